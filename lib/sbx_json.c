@@ -1,0 +1,125 @@
+#include "sbx_json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+/* cJSON keeps the first of duplicate keys while other parsers keep the last;
+ * a request that means different things to different layers is refused. */
+static int has_duplicate_keys(const cJSON *node, const char **dup)
+{
+	const cJSON *a, *b;
+
+	for (a = node ? node->child : NULL; a; a = a->next) {
+		if (cJSON_IsObject(node) && a->string)
+			for (b = a->next; b; b = b->next)
+				if (b->string && strcmp(a->string, b->string) == 0) {
+					*dup = a->string;
+					return 1;
+				}
+		if ((cJSON_IsObject(a) || cJSON_IsArray(a)) &&
+		    has_duplicate_keys(a, dup))
+			return 1;
+	}
+	return 0;
+}
+
+cJSON *sbx_json_parse_object(const void *p, size_t n, struct sbx_err *err)
+{
+	const char *end = NULL, *dup = NULL;
+	cJSON *root;
+
+	if (n == 0) {
+		sbx_err_set(err, EINVAL, "empty body, expected a JSON object");
+		return NULL;
+	}
+	root = cJSON_ParseWithLengthOpts(p, n, &end, 0);
+	if (!root) {
+		size_t at = end && end >= (const char *)p ?
+			    (size_t)(end - (const char *)p) : 0;
+		if (!end) {
+			const char *ep = cJSON_GetErrorPtr();
+			at = ep && ep >= (const char *)p &&
+			     ep <= (const char *)p + n ?
+			     (size_t)(ep - (const char *)p) : 0;
+		}
+		sbx_err_set(err, EINVAL, "invalid JSON at byte %zu", at);
+		return NULL;
+	}
+	/* Only whitespace may follow the value. */
+	if (end) {
+		const char *q = end, *lim = (const char *)p + n;
+		while (q < lim && (*q == ' ' || *q == '\t' || *q == '\n' ||
+				   *q == '\r' || *q == '\0'))
+			q++;
+		if (q < lim) {
+			sbx_err_set(err, EINVAL, "invalid JSON at byte %zu: trailing data",
+				    (size_t)(q - (const char *)p));
+			cJSON_Delete(root);
+			return NULL;
+		}
+	}
+	if (!cJSON_IsObject(root)) {
+		sbx_err_set(err, EINVAL, "expected a JSON object");
+		cJSON_Delete(root);
+		return NULL;
+	}
+	if (has_duplicate_keys(root, &dup)) {
+		sbx_err_set(err, EINVAL, "duplicate key \"%.64s\"", dup);
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
+int sbx_json_get_str(const cJSON *obj, const char *name, const char **out,
+		     struct sbx_err *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v))
+		return sbx_err_set(err, EINVAL, "field \"%s\" must be a string", name);
+	*out = v->valuestring;
+	return 1;
+}
+
+int sbx_json_get_bool(const cJSON *obj, const char *name, int *out,
+		      struct sbx_err *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsBool(v))
+		return sbx_err_set(err, EINVAL, "field \"%s\" must be true or false", name);
+	*out = cJSON_IsTrue(v);
+	return 1;
+}
+
+int sbx_json_get_i64(const cJSON *obj, const char *name, int64_t min,
+		     int64_t max, int64_t *out, struct sbx_err *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+	double d;
+
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v))
+		return sbx_err_set(err, EINVAL, "field \"%s\" must be a number", name);
+	d = v->valuedouble;
+	if (!isfinite(d) || d != floor(d))
+		return sbx_err_set(err, EINVAL, "field \"%s\" must be an integer", name);
+	if (d < (double)min || d > (double)max)
+		return sbx_err_set(err, ERANGE,
+				   "field \"%s\" must be between %lld and %lld",
+				   name, (long long)min, (long long)max);
+	*out = (int64_t)d;
+	return 1;
+}
+
+char *sbx_json_print(const cJSON *obj)
+{
+	return cJSON_PrintUnformatted(obj);
+}

@@ -1,0 +1,61 @@
+#!/bin/bash
+# Runs every test suite and prints one closing line: "N passed, N failed".
+#  1. cmocka unit tests (ASan+UBSan build)
+#  2. each tests/<suite>/run.sh, in SUITES order; each ends with
+#     "N passed, N failed[, N skipped]"
+#  3. a short libFuzzer run of every fuzz target
+set -u
+cd "$(dirname "$0")/.."
+
+SUITES="agent runner gateway"
+FUZZ_SECONDS=${FUZZ_SECONDS:-10}
+passed=0 failed=0 skipped=0
+log=$(mktemp -d /tmp/sbx-tests.XXXXXX)
+
+add_counts() { # file
+	local line
+	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+	if [ -z "$line" ]; then
+		echo "  (no closing line: counted as 1 failure)"
+		failed=$((failed + 1)); return
+	fi
+	line=${line#*: }
+	local p f s
+	p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+	f=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed.*/\1/')
+	s=$(echo "$line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+' || echo 0)
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+}
+
+echo "== unit tests (cmocka, ASan+UBSan)"
+for t in build/asan/tests/test_*; do
+	[ -x "$t" ] || continue
+	if "$t" >"$log/unit.out" 2>&1; then rc=0; else rc=$?; fi
+	n_ok=$(grep -oE '\[  PASSED  \] [0-9]+' "$log/unit.out" | grep -oE '[0-9]+$' || echo 0)
+	n_bad=$(grep -oE '\[  FAILED  \] [0-9]+' "$log/unit.out" | grep -oE '[0-9]+$' | head -1 || echo 0)
+	[ -n "$n_bad" ] || n_bad=0
+	[ "$rc" != 0 ] && [ "$n_bad" = 0 ] && n_bad=1
+	echo "  $(basename "$t"): $n_ok passed, $n_bad failed"
+	[ "$n_bad" != 0 ] && cat "$log/unit.out"
+	passed=$((passed + n_ok)); failed=$((failed + n_bad))
+done
+
+for s in $SUITES; do
+	[ -x "tests/$s/run.sh" ] || continue
+	echo "== $s"
+	"tests/$s/run.sh" 2>&1 | tee "$log/$s.out"
+	add_counts "$log/$s.out"
+done
+
+echo "== fuzz (${FUZZ_SECONDS}s per target)"
+if tests/fuzz/run.sh "$FUZZ_SECONDS" >"$log/fuzz.out" 2>&1; then
+	cat "$log/fuzz.out"; add_counts "$log/fuzz.out"
+else
+	cat "$log/fuzz.out"; add_counts "$log/fuzz.out"
+	grep -qE '[0-9]+ passed, [0-9]+ failed' "$log/fuzz.out" || failed=$((failed + 1))
+fi
+
+rm -rf "$log"
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
