@@ -41,7 +41,7 @@ obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
 all:
 
 include lib/lib.mk
-include $(wildcard guest/guest.mk runner/runner.mk gateway/gateway.mk)
+include $(wildcard guest/guest.mk runner/runner.mk gateway/gateway.mk mk/image.mk)
 include tests/tests.mk
 
 all: $(ALL_BINS)
@@ -60,7 +60,12 @@ test: deps
 	$(MAKE) all
 	$(MAKE) VARIANT=asan all unit-tests
 	$(MAKE) fuzz-build
+	@if [ -f mk/image.mk ]; then $(MAKE) image; fi
 	tests/run.sh
+
+run: deps all
+	@if [ -f mk/image.mk ]; then $(MAKE) image; fi
+	mk/run.sh
 
 bench: deps all
 	bench/run.sh
