@@ -41,7 +41,8 @@ obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
 all:
 
 include lib/lib.mk
-include $(wildcard guest/guest.mk runner/runner.mk gateway/gateway.mk mk/image.mk)
+include $(wildcard guest/guest.mk runner/runner.mk gateway/gateway.mk mk/image.mk \
+                  tests/seccomp/seccomp.mk)
 include tests/tests.mk
 
 all: $(ALL_BINS)

@@ -1,0 +1,167 @@
+/* sandbox-agent internals shared by its modules: the event loop's handles,
+ * connections, commands. One thread, one epoll set; every fd is
+ * non-blocking and O_CLOEXEC. */
+#ifndef AGENT_H
+#define AGENT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cJSON.h>
+
+#include "agent_req.h"
+#include "agent_ring.h"
+#include "sbx_buf.h"
+
+#define AG_PROTO_PORT 1024
+#define AG_CHUNK 65536u              /* one read() of a pipe, one file DATA frame */
+#define AG_OUT_HIGH (256u * 1024)    /* stop filling a connection's send queue here */
+#define AG_OUT_CAP (2u * 1024 * 1024)
+#define AG_IN_CAP (2u * (1024 * 1024 + 5))
+#define AG_MAX_CONNS 1024
+#define AG_MAX_FINISHED 64           /* exited commands kept for replay */
+#define AG_HANDSHAKE_MS 5000
+#define AG_FIRST_FRAME_MS 30000
+#define AG_LINGER_MS 2000
+#define AG_KILL_GRACE_MS 3000
+
+enum ag_kind { AG_EV_LISTEN, AG_EV_SIGNAL, AG_EV_TIMER, AG_EV_CONN, AG_EV_PEER,
+	       AG_EV_CMD_OUT, AG_EV_CMD_ERR, AG_EV_CMD_IN };
+
+/* epoll_event.data.ptr points at one of these, embedded in its owner. */
+struct ag_ev {
+	enum ag_kind kind;
+	void *owner;
+	int fd;
+	uint32_t mask;          /* events currently registered (0 = not) */
+};
+
+enum ag_state {
+	AG_ST_DETECT,           /* first byte decides: 'C' handshake or a frame */
+	AG_ST_HANDSHAKE,        /* reading "CONNECT <port>\n" */
+	AG_ST_REQUEST,          /* waiting for the first frame */
+	AG_ST_ATTACH,           /* streaming a command's output */
+	AG_ST_STDIN,            /* feeding a command's stdin */
+	AG_ST_WAIT,             /* waiting for a command to exit */
+	AG_ST_WRITE_FILE,
+	AG_ST_READ_FILE,
+	AG_ST_FORWARD,          /* raw splice to 127.0.0.1:port */
+	AG_ST_CLOSING           /* flushing the last frame, then linger */
+};
+
+struct ag_cmd;
+
+struct ag_conn {
+	struct ag_ev ev;
+	enum ag_state state;
+	struct sbx_buf in, out;
+	int64_t deadline;       /* ms (monotonic) or 0 */
+	int rd_closed;          /* peer half-closed or we stopped reading */
+	int in_paused;          /* stop reading (backpressure) */
+	int wr_shut;
+	int dead;               /* closed; freed after the current loop round */
+	struct ag_conn *next, *prev;
+
+	/* attach / stdin / wait */
+	struct ag_cmd *cmd;
+	struct ag_conn *wnext, *wprev;  /* on cmd->watchers */
+	struct ag_cursor cur;
+	int accept_stdin;
+	uint32_t stdin_done;    /* bytes of the head STDIN frame already written */
+	int exit_sent;
+
+	/* files */
+	int fd;
+	char *tmp_path, *final_path;
+	uint64_t size;
+	int64_t mode, uid, gid;
+
+	/* forward */
+	struct ag_ev peer;
+	struct sbx_buf up, down;       /* client->peer, peer->client */
+	int connecting, handshake_port, peer_rd_closed, peer_wr_shut;
+};
+
+struct ag_cmd {
+	char id[72];
+	pid_t pid;
+	int64_t started_at, ended_at;
+	int reaped, exited;
+	int exit_code, term_sig;       /* exit_code -1 when killed by term_sig */
+	int is_pty;
+	struct ag_ev out, err, in;     /* fd -1 when closed */
+	int in_fd_is_out;              /* PTY: stdin is the master too */
+	struct ag_ring ring;
+	struct ag_conn *watchers;
+	struct ag_conn *stdin_conn;
+	struct ag_cmd *next;
+};
+
+struct ag_ctx {
+	int epfd;
+	int listen_fd;
+	int vsock;
+	size_t retention;
+	char base_dir[4096];
+	struct ag_conn *conns;
+	int nconns;
+	struct ag_cmd *cmds;
+	int shutting_down;
+	int64_t kill_at;
+};
+
+extern struct ag_ctx ag;
+
+/* agent_main.c */
+int64_t ag_now_ms(void);
+int64_t ag_wall_ms(void);
+void ag_ev_set(struct ag_ev *e, uint32_t mask);
+void ag_ev_del(struct ag_ev *e);
+/* Resolve a request path against the base directory into out (PATH_MAX). */
+int ag_resolve(const char *path, char *out, size_t outlen);
+
+/* agent_conn.c */
+void ag_conn_accept(void);
+void ag_conn_event(struct ag_conn *c, uint32_t events);
+void ag_conn_sweep(int64_t now);
+void ag_conn_close(struct ag_conn *c);
+void ag_conn_free_dead(void);
+int ag_conn_json(struct ag_conn *c, cJSON *o);   /* consumes o */
+void ag_conn_fail(struct ag_conn *c, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ag_conn_fail_errno(struct ag_conn *c, int e, const char *what);
+void ag_conn_ok(struct ag_conn *c);
+/* Stop the operation: flush what is queued, then half-close and linger. */
+void ag_conn_closing(struct ag_conn *c);
+void ag_conn_flush(struct ag_conn *c);
+void ag_conn_update(struct ag_conn *c);
+void ag_conn_process(struct ag_conn *c);
+cJSON *ag_ok(void);
+const char *ag_errno_code(int e);
+
+/* agent_cmd.c */
+void ag_cmd_request(struct ag_conn *c, struct ag_req *r);
+void ag_cmd_event(struct ag_ev *e, uint32_t events);
+void ag_cmd_reap(void);
+void ag_cmd_frame(struct ag_conn *c, int type, const unsigned char *p, uint32_t n, int *consumed);
+void ag_cmd_detach(struct ag_conn *c);
+void ag_cmd_pump(struct ag_conn *c);
+void ag_cmd_stdin_writable(struct ag_cmd *cmd);
+void ag_cmd_kill_all(int sig);
+int ag_cmd_running(void);
+/* Drop the oldest finished commands past AG_MAX_FINISHED; called between
+ * loop rounds so no queued event can point at a freed command. */
+void ag_cmd_evict(void);
+
+/* agent_fs.c */
+void ag_fs_request(struct ag_conn *c, struct ag_req *r);
+void ag_fs_frame(struct ag_conn *c, int type, const unsigned char *p, uint32_t n);
+void ag_fs_pump(struct ag_conn *c);
+void ag_fs_abort(struct ag_conn *c);
+
+/* agent_fwd.c */
+void ag_fwd_start(struct ag_conn *c, int port, int handshake);
+void ag_fwd_event(struct ag_conn *c, int from_peer, uint32_t events);
+void ag_fwd_close(struct ag_conn *c);
+
+#endif

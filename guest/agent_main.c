@@ -1,0 +1,303 @@
+/* sandbox-agent: the program inside every sandbox (usually PID 1). Parses
+ * flags, listens on a UNIX socket or an AF_VSOCK port, and runs the one
+ * epoll loop: connections, command pipes, signals (signalfd) and a periodic
+ * timer for deadlines. Protocol: docs/protocol.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/vm_sockets.h>
+
+#include "agent.h"
+#include "sbx_log.h"
+
+struct ag_ctx ag;
+
+int64_t ag_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t ag_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void ag_ev_set(struct ag_ev *e, uint32_t mask)
+{
+	struct epoll_event ev = { .events = mask, .data.ptr = e };
+
+	if (e->fd < 0 || mask == e->mask)
+		return;
+	if (e->mask == 0 && mask != 0) {
+		/* Regular files cannot be polled: EPERM is not an error here. */
+		if (epoll_ctl(ag.epfd, EPOLL_CTL_ADD, e->fd, &ev) < 0)
+			sbx_warn("epoll add fd %d: %s", e->fd, strerror(errno));
+	} else if (mask == 0) {
+		epoll_ctl(ag.epfd, EPOLL_CTL_DEL, e->fd, NULL);
+	} else if (epoll_ctl(ag.epfd, EPOLL_CTL_MOD, e->fd, &ev) < 0) {
+		sbx_warn("epoll mod fd %d: %s", e->fd, strerror(errno));
+	}
+	e->mask = mask;
+}
+
+void ag_ev_del(struct ag_ev *e)
+{
+	ag_ev_set(e, 0);
+}
+
+int ag_resolve(const char *path, char *out, size_t outlen)
+{
+	int n;
+
+	if (path[0] == '/')
+		n = snprintf(out, outlen, "%s", path);
+	else
+		n = snprintf(out, outlen, "%s/%s", ag.base_dir, path);
+	if (n < 0 || (size_t)n >= outlen) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: sandbox-agent --listen unix:PATH|vsock:PORT [--retention BYTES]\n"
+		"                     [--log-level error|warn|info|debug]\n");
+	exit(2);
+}
+
+static int listen_on(const char *spec)
+{
+	int fd;
+
+	if (!strncmp(spec, "unix:", 5)) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		const char *p = spec + 5;
+
+		if (!*p || strlen(p) >= sizeof(sa.sun_path)) {
+			sbx_err_log("bad unix socket path \"%s\"", p);
+			return -1;
+		}
+		memcpy(sa.sun_path, p, strlen(p) + 1);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -1;
+		unlink(p);
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			sbx_err_log("bind %s: %s", p, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	} else if (!strncmp(spec, "vsock:", 6)) {
+		struct sockaddr_vm sa = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY };
+		char *end;
+		long port = strtol(spec + 6, &end, 10);
+
+		if (*end || port <= 0 || port > 0x7fffffff) {
+			sbx_err_log("bad vsock port \"%s\"", spec + 6);
+			return -1;
+		}
+		sa.svm_port = (unsigned)port;
+		fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			sbx_err_log("vsock socket: %s", strerror(errno));
+			return -1;
+		}
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			sbx_err_log("bind vsock:%ld: %s", port, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		ag.vsock = 1;
+	} else {
+		usage();
+		return -1;
+	}
+	if (listen(fd, 128) < 0) {
+		sbx_err_log("listen: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int setup_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -1;
+	/* A vanished client must give EPIPE, not kill the agent. Commands get
+	 * SIG_DFL back before exec. */
+	signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+static void on_signal(int sfd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		if (!ag.shutting_down) {
+			sbx_info("signal %u: terminating all commands", si.ssi_signo);
+			ag.shutting_down = 1;
+			epoll_ctl(ag.epfd, EPOLL_CTL_DEL, ag.listen_fd, NULL);
+			ag.kill_at = ag_now_ms() + AG_KILL_GRACE_MS;
+			ag_cmd_kill_all(SIGTERM);
+		}
+	}
+	ag_cmd_reap();
+}
+
+static void base_dir_init(void)
+{
+	struct stat st;
+
+	if (stat("/home/sandbox", &st) == 0 && S_ISDIR(st.st_mode))
+		snprintf(ag.base_dir, sizeof(ag.base_dir), "/home/sandbox");
+	else if (!getcwd(ag.base_dir, sizeof(ag.base_dir)))
+		snprintf(ag.base_dir, sizeof(ag.base_dir), "/");
+}
+
+int main(int argc, char **argv)
+{
+	const char *listen_spec = NULL;
+	enum sbx_log_level lvl = SBX_LOG_INFO;
+	struct ag_ev lev = { .kind = AG_EV_LISTEN }, sev = { .kind = AG_EV_SIGNAL },
+		     tev = { .kind = AG_EV_TIMER };
+	struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
+	int i;
+
+	ag.retention = 16u << 20;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--listen") && i + 1 < argc) {
+			listen_spec = argv[++i];
+		} else if (!strcmp(argv[i], "--retention") && i + 1 < argc) {
+			char *end;
+			unsigned long long v = strtoull(argv[++i], &end, 10);
+
+			if (*end || v < 2 * (AG_CHUNK + AG_RING_REC_HDR) || v > (1ull << 34))
+				usage();
+			ag.retention = (size_t)v;
+		} else if (!strcmp(argv[i], "--log-level") && i + 1 < argc) {
+			const char *l = argv[++i];
+
+			lvl = !strcmp(l, "error") ? SBX_LOG_ERR : !strcmp(l, "warn") ? SBX_LOG_WARN :
+			      !strcmp(l, "debug") ? SBX_LOG_DEBUG : SBX_LOG_INFO;
+		} else {
+			usage();
+		}
+	}
+	if (!listen_spec)
+		usage();
+	sbx_log_init("sandbox-agent", lvl);
+	/* As PID 1 fds 0-2 may be closed; a pipe landing there would then
+	 * keep its number through dup2 in a child, and O_CLOEXEC with it. */
+	for (i = 0; i < 3; i++)
+		if (fcntl(i, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
+			return 1;
+
+	/* Orphans of our commands come to us even when not PID 1; nobody may
+	 * ptrace or read our memory. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	base_dir_init();
+
+	ag.epfd = epoll_create1(EPOLL_CLOEXEC);
+	sev.fd = setup_signals();
+	lev.fd = ag.listen_fd = listen_on(listen_spec);
+	tev.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (ag.epfd < 0 || sev.fd < 0 || lev.fd < 0 || tev.fd < 0 ||
+	    timerfd_settime(tev.fd, 0, &its, NULL) < 0) {
+		sbx_err_log("start-up failed: %s", strerror(errno));
+		return 1;
+	}
+	ag_ev_set(&lev, EPOLLIN);
+	ag_ev_set(&sev, EPOLLIN);
+	ag_ev_set(&tev, EPOLLIN);
+	sbx_info("listening on %s (pid %d, retention %zu bytes)", listen_spec,
+		 (int)getpid(), ag.retention);
+
+	for (;;) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(ag.epfd, evs, 64, -1), k;
+
+		if (n < 0 && errno != EINTR) {
+			sbx_err_log("epoll_wait: %s", strerror(errno));
+			return 1;
+		}
+		for (k = 0; k < n; k++) {
+			struct ag_ev *e = evs[k].data.ptr;
+
+			switch (e->kind) {
+			case AG_EV_LISTEN:
+				if (!ag.shutting_down)
+					ag_conn_accept();
+				break;
+			case AG_EV_SIGNAL:
+				on_signal(e->fd);
+				break;
+			case AG_EV_TIMER: {
+				uint64_t ticks;
+
+				if (read(e->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+					sbx_warn("timerfd: %s", strerror(errno));
+				ag_conn_sweep(ag_now_ms());
+				break;
+			}
+			case AG_EV_CONN:
+				ag_conn_event(e->owner, evs[k].events);
+				break;
+			case AG_EV_PEER:
+				ag_fwd_event(e->owner, 1, evs[k].events);
+				break;
+			case AG_EV_CMD_OUT:
+			case AG_EV_CMD_ERR:
+			case AG_EV_CMD_IN:
+				ag_cmd_event(e, evs[k].events);
+				break;
+			}
+		}
+		ag_conn_free_dead();
+		ag_cmd_evict();
+		if (ag.shutting_down) {
+			if (!ag_cmd_running()) {
+				sbx_info("all commands ended; exiting");
+				return 0;
+			}
+			if (ag_now_ms() >= ag.kill_at) {
+				ag_cmd_kill_all(SIGKILL);
+				ag.kill_at = ag_now_ms() + AG_KILL_GRACE_MS;
+			}
+		}
+	}
+}

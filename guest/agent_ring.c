@@ -1,0 +1,145 @@
+/* Retention ring; see agent_ring.h. Ring positions are monotonic 64-bit
+ * counters reduced modulo cap on access, so a stale cursor is detected by
+ * comparison alone. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_ring.h"
+
+int ag_ring_init(struct ag_ring *r, size_t cap)
+{
+	memset(r, 0, sizeof(*r));
+	r->buf = malloc(cap);
+	if (!r->buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	r->cap = cap;
+	return 0;
+}
+
+void ag_ring_free(struct ag_ring *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+static void ring_put(struct ag_ring *r, uint64_t pos, const void *p, size_t n)
+{
+	size_t at = (size_t)(pos % r->cap);
+	size_t first = r->cap - at < n ? r->cap - at : n;
+
+	memcpy(r->buf + at, p, first);
+	memcpy(r->buf, (const unsigned char *)p + first, n - first);
+}
+
+static void ring_get(const struct ag_ring *r, uint64_t pos, void *p, size_t n)
+{
+	size_t at = (size_t)(pos % r->cap);
+	size_t first = r->cap - at < n ? r->cap - at : n;
+
+	memcpy(p, r->buf + at, first);
+	memcpy((unsigned char *)p + first, r->buf, n - first);
+}
+
+static uint32_t rec_len(const struct ag_ring *r, uint64_t pos, unsigned *tag)
+{
+	unsigned char h[AG_RING_REC_HDR];
+
+	ring_get(r, pos, h, sizeof(h));
+	if (tag)
+		*tag = h[0];
+	return (uint32_t)h[1] << 24 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 8 | h[4];
+}
+
+int ag_ring_push(struct ag_ring *r, unsigned tag, const void *p, size_t n)
+{
+	unsigned char h[AG_RING_REC_HDR];
+	size_t need = n + AG_RING_REC_HDR;
+
+	if (need > r->cap || n > UINT32_MAX) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	while (r->head - r->tail + need > r->cap) {
+		uint32_t l = rec_len(r, r->tail, NULL);
+
+		r->tail += AG_RING_REC_HDR + l;
+		r->tail_off += l;
+	}
+	h[0] = (unsigned char)tag;
+	h[1] = (unsigned char)(n >> 24);
+	h[2] = (unsigned char)(n >> 16);
+	h[3] = (unsigned char)(n >> 8);
+	h[4] = (unsigned char)n;
+	ring_put(r, r->head, h, sizeof(h));
+	ring_put(r, r->head + AG_RING_REC_HDR, p, n);
+	r->head += need;
+	r->total += n;
+	return 0;
+}
+
+uint64_t ag_ring_seek(const struct ag_ring *r, uint64_t want, struct ag_cursor *c)
+{
+	uint64_t lost = 0;
+
+	if (want > r->total)
+		want = r->total;
+	if (want < r->tail_off) {
+		lost = r->tail_off - want;
+		want = r->tail_off;
+	}
+	c->pos = r->tail;
+	c->off = r->tail_off;
+	c->skip = 0;
+	/* Walk records: an attach does this once, readers then move forward. */
+	while (c->pos < r->head) {
+		uint32_t l = rec_len(r, c->pos, NULL);
+
+		if (c->off + l > want) {
+			c->skip = (uint32_t)(want - c->off);
+			c->off = want;
+			break;
+		}
+		c->pos += AG_RING_REC_HDR + l;
+		c->off += l;
+	}
+	return lost;
+}
+
+uint64_t ag_ring_catch(const struct ag_ring *r, struct ag_cursor *c)
+{
+	uint64_t lost;
+
+	if (c->pos >= r->tail)
+		return 0;
+	lost = r->tail_off - c->off;
+	c->pos = r->tail;
+	c->off = r->tail_off;
+	c->skip = 0;
+	return lost;
+}
+
+size_t ag_ring_read(const struct ag_ring *r, struct ag_cursor *c, unsigned *tag,
+		    void *out, size_t max, uint64_t *lost)
+{
+	uint32_t l;
+	size_t n;
+
+	*lost = ag_ring_catch(r, c);
+	if (c->pos >= r->head)
+		return 0;
+	l = rec_len(r, c->pos, tag);
+	n = l - c->skip;
+	if (n > max)
+		n = max;
+	ring_get(r, c->pos + AG_RING_REC_HDR + c->skip, out, n);
+	c->skip += (uint32_t)n;
+	c->off += n;
+	if (c->skip == l) {
+		c->pos += AG_RING_REC_HDR + l;
+		c->skip = 0;
+	}
+	return n;
+}

@@ -1,0 +1,13 @@
+# `make image`: the default sandbox image (Debian 12 root filesystem) in
+# $(SANDBOX_IMAGE_DIR)/default/rootfs, built once and reused; see docs/image.md.
+SANDBOX_IMAGE_DIR ?= /var/cache/sandbox/images
+export SANDBOX_IMAGE_DIR
+
+.PHONY: image image-rebuild
+image:
+	@mk/image.sh
+
+# Rebuild even when a complete image exists (for example after changing the
+# package list in mk/image.sh without bumping IMAGE_VERSION).
+image-rebuild:
+	@mk/image.sh --force
