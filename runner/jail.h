@@ -1,0 +1,52 @@
+/* Internals shared by the jail driver's parent side (jail_driver.c), the
+ * child side (jail_child.c) and the runtime preparation (jail_runtime.c). */
+#ifndef JAIL_H
+#define JAIL_H
+
+#include <limits.h>
+#include <sys/types.h>
+
+#include "rn_spec.h"
+#include "sbx_err.h"
+
+#define JAIL_UID_BASE 200000u     /* first host uid of slot 0 */
+#define JAIL_UID_COUNT 65536u     /* ids per sandbox: 0..65535 inside */
+#define JAIL_SANDBOX_UID 1000
+#define JAIL_AGENT_SOCK_DIR "/run/sbx"
+#define JAIL_AGENT_SOCK JAIL_AGENT_SOCK_DIR "/agent.sock"
+#define JAIL_RUNTIME_MOUNT "/.sandbox"
+
+/* What the child needs to build the sandbox; filled in by the parent
+ * before clone, read by the child from its copy of memory. */
+struct jail_plan {
+	char dir[PATH_MAX];      /* the sandbox's state dir; holds the next four */
+	char lower[PATH_MAX];    /* host path where the parent mounts the image */
+	char rw[PATH_MAX];       /* tmpfs for the writable layer */
+	char root[PATH_MAX];     /* overlay mount point, becomes / */
+	char sockdir[PATH_MAX];  /* host dir bound at JAIL_AGENT_SOCK_DIR */
+	const char *runtime_dir; /* agent + libs, bound read-only */
+	const char *loader;      /* basename of ld.so inside runtime/lib */
+	const struct rn_spec *spec;
+	int agent_stderr;        /* keep the runner's stderr for the agent */
+};
+
+/* Message the child sends on failure (a successful exec sends nothing:
+ * the parent sees EOF because the channel is close-on-exec). */
+struct jail_sync_msg {
+	int err;
+	char msg[480];
+};
+
+/* Child side: wait for the parent's go byte on fd, build the jail and exec
+ * the agent. Never returns. */
+void jail_child_run(const struct jail_plan *plan, int fd) __attribute__((noreturn));
+
+/* Copy the agent and the shared objects ldd lists (and ld.so) to dir.
+ * loader receives the basename of the dynamic loader. */
+int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
+			 size_t loader_len, struct sbx_err *err);
+
+/* rm -rf without crossing into mounts. 0 or -1 (errno). */
+int jail_rmtree(const char *path);
+
+#endif

@@ -1,0 +1,487 @@
+/* Parent side of the jail driver: plan, clone, write the id maps, join the
+ * cgroups, lend the child an id-mapped view of the image, wait for the
+ * child's report; and kill, clean up and reconcile. */
+#include "jail_driver.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "jail.h"
+#include "jail_cgroup.h"
+#include "jail_net.h"
+#include "sbx_log.h"
+
+#define CHILD_SETUP_TIMEOUT_MS 10000
+
+/* The driver's host facts, found once by jail_driver_init. */
+static struct {
+	const struct jail_cg_ops *cg;
+	char loader[64];
+	int agent_stderr;
+	int idmap_warned;
+} jd;
+
+static int write_str(const char *path, const char *s, struct sbx_err *err)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return sbx_err_sys(err, "open %s", path);
+	n = write(fd, s, strlen(s));
+	close(fd);
+	if (n != (ssize_t)strlen(s))
+		return sbx_err_sys(err, "write %s", path);
+	return 0;
+}
+
+static unsigned long long proc_starttime(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	int fd;
+	ssize_t n;
+	unsigned long long st = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* field 3 (state) follows ") "; starttime is field 22 */
+	if (p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	p += 2;
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (p)
+		st = strtoull(p, NULL, 10);
+	return st;
+}
+
+/* state.json: what a restarted runner needs to find and kill what is left.
+ * Written to a temp file and renamed, so it is never torn. */
+static int save_state(const struct rn_sandbox *sb, struct sbx_err *err)
+{
+	char tmp[PATH_MAX + 16], dst[PATH_MAX + 16], *txt;
+	cJSON *o = cJSON_CreateObject();
+	int fd, rc = 0;
+
+	cJSON_AddStringToObject(o, "id", sb->id);
+	cJSON_AddNumberToObject(o, "slot", sb->slot);
+	cJSON_AddNumberToObject(o, "pid", sb->pid);
+	cJSON_AddNumberToObject(o, "starttime", (double)(sb->pid > 0 ? proc_starttime(sb->pid) : 0));
+	cJSON_AddStringToObject(o, "driver", "jail");
+	txt = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!txt)
+		return sbx_err_set(err, ENOMEM, "state.json: out of memory");
+	snprintf(tmp, sizeof(tmp), "%s/state.json.tmp", sb->dir);
+	snprintf(dst, sizeof(dst), "%s/state.json", sb->dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* No fsync: the file only has to survive a crash of the runner (the
+	 * rename is atomic for that); after a host crash the sandboxes and
+	 * cgroups are gone anyway and the dir alone is enough to clean. */
+	if (fd < 0 || write(fd, txt, strlen(txt)) != (ssize_t)strlen(txt) ||
+	    rename(tmp, dst) < 0)
+		rc = sbx_err_sys(err, "write %s", dst);
+	if (fd >= 0)
+		close(fd);
+	cJSON_free(txt);
+	return rc;
+}
+
+static void sub(char *out, const struct rn_sandbox *sb, const char *name)
+{
+	/* sb->dir is short (checked at start-up); truncation only clips */
+	if (snprintf(out, PATH_MAX, "%s/%s", sb->dir, name) >= PATH_MAX)
+		out[0] = 0;
+}
+
+static int make_dirs(const struct rn_sandbox *sb, uid_t base, struct sbx_err *err)
+{
+	static const char *const subs[] = { "lower", "rw", "root", "sock", NULL };
+	char p[PATH_MAX], opts[96];
+
+	if (mkdir(sb->dir, 0700) < 0)
+		return sbx_err_sys(err, "mkdir %s", sb->dir);
+	/* Root of the sandbox (host uid base) walks these paths in the child. */
+	if (chown(sb->dir, base, base) < 0)
+		return sbx_err_sys(err, "chown %s", sb->dir);
+	for (int i = 0; subs[i]; i++) {
+		sub(p, sb, subs[i]);
+		if (mkdir(p, 0755) < 0 || chown(p, base, base) < 0)
+			return sbx_err_sys(err, "mkdir %s", p);
+	}
+	/* The agent's socket dir is writable by root inside and visible on the
+	 * host: a tiny tmpfs of its own, so nothing written there lands on the
+	 * host's disk (disk_mb covers only the overlay). */
+	sub(p, sb, "sock");
+	snprintf(opts, sizeof(opts), "size=64k,nr_inodes=64,mode=0755,uid=%u,gid=%u",
+		 (unsigned)base, (unsigned)base);
+	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+		return sbx_err_sys(err, "mount tmpfs on %s", p);
+	return 0;
+}
+
+/* Bind the image at <dir>/lower, id-mapped into the sandbox's user
+ * namespace so image files owned by root are root's inside (and copy-up
+ * keeps their owners). The child copies this mount into its own
+ * namespace; the parent detaches the host's copy once the child is done.
+ * Without id-mapping support files show as nobody: warn once, go on. */
+static int mount_lower(const char *image, const struct rn_sandbox *sb,
+		       struct sbx_err *err)
+{
+	char lower[PATH_MAX], ns[64];
+	struct mount_attr attr = { 0 };
+	int tree, usern, rc;
+
+	sub(lower, sb, "lower");
+	tree = (int)syscall(SYS_open_tree, AT_FDCWD, image,
+			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree < 0)
+		return sbx_err_sys(err, "open_tree %s", image);
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/user", (int)sb->pid);
+	usern = open(ns, O_RDONLY | O_CLOEXEC);
+	if (usern < 0) {
+		close(tree);
+		return sbx_err_sys(err, "open %s", ns);
+	}
+	attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			MOUNT_ATTR_NODEV;
+	attr.userns_fd = (unsigned long long)usern;
+	rc = (int)syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE,
+			  &attr, sizeof(attr));
+	if (rc < 0) {
+		if (!jd.idmap_warned++)
+			sbx_warn("id-mapped mount of %s failed (%s): image files will show "
+				 "as nobody inside", image, strerror(errno));
+		attr.attr_set &= ~(unsigned long long)MOUNT_ATTR_IDMAP;
+		rc = (int)syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE,
+				  &attr, sizeof(attr));
+	}
+	close(usern);
+	if (rc < 0) {
+		close(tree);
+		return sbx_err_sys(err, "mount_setattr %s", image);
+	}
+	rc = (int)syscall(SYS_move_mount, tree, "", AT_FDCWD, lower, MOVE_MOUNT_F_EMPTY_PATH);
+	close(tree);
+	if (rc < 0)
+		return sbx_err_sys(err, "move_mount %s to %s", image, lower);
+	return 0;
+}
+
+static void unmount_lower(const struct rn_sandbox *sb)
+{
+	char lower[PATH_MAX];
+
+	sub(lower, sb, "lower");
+	for (int i = 0; i < 8 && umount2(lower, MNT_DETACH) == 0; i++)
+		;
+}
+
+/* Every host-side mount of a sandbox: the image (normally gone right after
+ * setup) and the socket tmpfs. */
+static void unmount_all(const struct rn_sandbox *sb)
+{
+	char sock[PATH_MAX];
+
+	unmount_lower(sb);
+	sub(sock, sb, "sock");
+	for (int i = 0; i < 8 && umount2(sock, MNT_DETACH) == 0; i++)
+		;
+}
+
+static int write_maps(pid_t pid, uid_t base, struct sbx_err *err)
+{
+	char path[64], map[64];
+
+	snprintf(map, sizeof(map), "0 %u %u\n", base, JAIL_UID_COUNT);
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+	if (write_str(path, map, err) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+	return write_str(path, map, err);
+}
+
+/* Wait for the child's verdict: EOF means it exec'd the agent. */
+static int wait_child(int fd, struct sbx_err *err)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	struct jail_sync_msg m;
+	ssize_t n;
+	int r = poll(&pfd, 1, CHILD_SETUP_TIMEOUT_MS);
+
+	if (r == 0)
+		return sbx_err_set(err, ETIMEDOUT, "sandbox setup took over %d ms",
+				   CHILD_SETUP_TIMEOUT_MS);
+	if (r < 0)
+		return sbx_err_sys(err, "poll the setup channel");
+	n = recv(fd, &m, sizeof(m), 0);
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof(m))
+		return sbx_err_set(err, EPROTO, "sandbox setup died without a report");
+	m.msg[sizeof(m.msg) - 1] = 0;
+	return sbx_err_set(err, m.err ? m.err : EIO, "sandbox setup: %s", m.msg);
+}
+
+static int jail_start(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	uid_t base = JAIL_UID_BASE + (uid_t)sb->slot * JAIL_UID_COUNT;
+	char image[PATH_MAX + 64];
+	struct jail_plan plan;
+	int sv[2] = { -1, -1 }, st;
+	const char go = 'g';
+	pid_t pid;
+
+	snprintf(image, sizeof(image), "%s/%s/rootfs", r->image_dir, sb->spec.image);
+	if (access(image, X_OK) < 0)
+		return sbx_err_set(err, EINVAL, "image: no image \"%s\" on this runner "
+				   "(%s missing)", sb->spec.image, image);
+	if (access(r->runtime_dir, X_OK) < 0 || !jd.loader[0])
+		return sbx_err_set(err, ENOENT, "the agent runtime is not prepared "
+				   "(is --agent right?)");
+
+	memset(&plan, 0, sizeof(plan));
+	snprintf(plan.dir, sizeof(plan.dir), "%s", sb->dir);
+	sub(plan.lower, sb, "lower");
+	sub(plan.rw, sb, "rw");
+	sub(plan.root, sb, "root");
+	sub(plan.sockdir, sb, "sock");
+	plan.runtime_dir = r->runtime_dir;
+	plan.loader = jd.loader;
+	plan.spec = &sb->spec;
+	plan.agent_stderr = jd.agent_stderr;
+
+	sb->pid = 0;
+	if (make_dirs(sb, base, err) < 0)
+		goto fail;
+	if (jd.cg->create(sb->id, &sb->spec, err) < 0)
+		goto fail;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		sbx_err_sys(err, "socketpair");
+		goto fail;
+	}
+	/* A raw clone behaves like fork: no stack to allocate, and the child
+	 * is PID 1 of its new pid namespace. Mount and cgroup namespaces come
+	 * later, once the parent has set up the child's cgroup and image. */
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |
+			     CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, NULL, NULL, NULL, 0);
+	if (pid < 0) {
+		sbx_err_sys(err, "clone");
+		goto fail;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		jail_child_run(&plan, sv[1]);
+	}
+	close(sv[1]);
+	sv[1] = -1;
+	sb->pid = pid;
+	if (save_state(sb, err) < 0 || write_maps(pid, base, err) < 0 ||
+	    mount_lower(image, sb, err) < 0)
+		goto fail;
+	if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
+		sbx_err_sys(err, "start the sandbox child");
+		goto fail;
+	}
+	/* Moving a task into a v1 memory cgroup waits for an RCU grace period
+	 * (~10 ms here): do it while the child builds its mounts. The child
+	 * waits for the second byte before it enters its cgroup namespace and
+	 * long before it runs anything of the user's. */
+	if (jd.cg->attach(sb->id, pid, err) < 0)
+		goto fail;
+	if (sb->spec.network == RN_NET_ALLOW_ALL && jail_net_allow_all(pid, sb->slot, err) < 0)
+		goto fail;
+	if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
+		sbx_err_sys(err, "start the sandbox child");
+		goto fail;
+	}
+	if (wait_child(sv[0], err) < 0)
+		goto fail;
+	close(sv[0]);
+	unmount_lower(sb);
+	sub(sb->agent_socket, sb, "sock/agent.sock");
+	return 0;
+fail:
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	if (sb->pid > 0) {
+		kill(sb->pid, SIGKILL);
+		while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
+			;
+		sb->pid = 0;
+	}
+	jd.cg->kill_all(sb->id);
+	unmount_all(sb);
+	for (int i = 0; i < 100 && jd.cg->destroy(sb->id) == 1; i++)
+		usleep(1000);
+	jail_rmtree(sb->dir);
+	return -1;
+}
+
+static void jail_kill(struct rn_sandbox *sb)
+{
+	/* SIGKILL of PID 1 ends the whole pid namespace; the cgroup sweep is
+	 * for anything that escaped it (there should be nothing). */
+	if (sb->pid > 0 && !sb->reaped)
+		kill(sb->pid, SIGKILL);
+	jd.cg->kill_all(sb->id);
+}
+
+static int jail_cleanup(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	(void)r;
+	jd.cg->kill_all(sb->id);
+	if (jd.cg->destroy(sb->id) == 1)
+		return 1;
+	unmount_all(sb);
+	if (jail_rmtree(sb->dir) < 0)
+		return sbx_err_sys(err, "remove %s", sb->dir);
+	return 0;
+}
+
+static long jail_oom_kills(struct rn_sandbox *sb)
+{
+	return jd.cg->oom_kills(sb->id);
+}
+
+static long jail_pids_hits(struct rn_sandbox *sb)
+{
+	return jd.cg->pids_hits(sb->id);
+}
+
+/* ---- reconciliation after a crash ---- */
+
+static void kill_leftover(const char *dir)
+{
+	char path[PATH_MAX + 16], buf[1024];
+	cJSON *o = NULL, *v;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0)
+			o = cJSON_ParseWithLength(buf, (size_t)n);
+	}
+	v = o ? cJSON_GetObjectItemCaseSensitive(o, "pid") : NULL;
+	if (v && cJSON_IsNumber(v) && v->valueint > 1) {
+		pid_t pid = (pid_t)v->valueint;
+		cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "starttime");
+		unsigned long long st = proc_starttime(pid);
+		/* Kill only the process we started, not a reused pid. */
+		if (st && s && cJSON_IsNumber(s) && (unsigned long long)s->valuedouble == st) {
+			kill(pid, SIGKILL);
+			for (int i = 0; i < 400 && proc_starttime(pid) == st; i++)
+				usleep(5000);
+		}
+	}
+	cJSON_Delete(o);
+}
+
+static void reap_cgroup(const char *id, void *arg)
+{
+	const char *prefix = arg;
+
+	/* only this runner's sandboxes: another runner may share the host */
+	if (prefix && strncmp(id, prefix, strlen(prefix)) != 0)
+		return;
+	jd.cg->kill_all(id);
+	for (int i = 0; i < 400 && jd.cg->destroy(id) == 1; i++) {
+		usleep(5000);
+		jd.cg->kill_all(id);
+	}
+	if (jd.cg->destroy(id) == 1)
+		sbx_warn("cgroup of %s is still busy after cleanup", id);
+}
+
+static void jail_reconcile(struct runner *r)
+{
+	DIR *d = opendir(r->sbx_root);
+	struct dirent *e;
+	int n = 0;
+
+	if (d) {
+		while ((e = readdir(d))) {
+			struct rn_sandbox tmp;
+			if (strncmp(e->d_name, "sbx_", 4) != 0)
+				continue;
+			memset(&tmp, 0, sizeof(tmp));
+			if (strlen(e->d_name) >= sizeof(tmp.id) ||
+			    snprintf(tmp.dir, sizeof(tmp.dir), "%s/%s", r->sbx_root,
+				     e->d_name) >= (int)sizeof(tmp.dir))
+				continue;
+			strcpy(tmp.id, e->d_name);
+			kill_leftover(tmp.dir);
+			reap_cgroup(tmp.id, NULL);
+			unmount_all(&tmp);
+			if (jail_rmtree(tmp.dir) < 0)
+				sbx_warn("cannot remove %s: %s", tmp.dir, strerror(errno));
+			n++;
+		}
+		closedir(d);
+	}
+	/* cgroups whose state dir is gone (a crash between the two) */
+	{
+		char prefix[40];
+		snprintf(prefix, sizeof(prefix), "sbx_%s_", r->name);
+		jd.cg->each(reap_cgroup, prefix);
+	}
+	if (n)
+		sbx_info("reconciled %d sandbox(es) left by a previous run: killed and removed", n);
+}
+
+static const struct rn_driver jail_driver = {
+	"jail", jail_start, jail_kill, jail_cleanup, jail_oom_kills, jail_pids_hits,
+	jail_reconcile
+};
+
+const struct rn_driver *jail_driver_init(struct runner *r, int agent_stderr,
+					 struct sbx_err *err)
+{
+	memset(&jd, 0, sizeof(jd));
+	jd.agent_stderr = agent_stderr;
+	jd.cg = jail_cgroup_detect(err);
+	if (!jd.cg)
+		return NULL;
+	if (jail_runtime_prepare(r->agent_path, r->runtime_dir, jd.loader,
+				 sizeof(jd.loader), err) < 0) {
+		/* The runner still serves get/list/stop; create reports this. */
+		sbx_warn("agent runtime: %s", err->msg);
+		jd.loader[0] = 0;
+	}
+	sbx_info("jail driver: cgroup %s, agent %s", jd.cg->name, r->agent_path);
+	return &jail_driver;
+}

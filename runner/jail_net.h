@@ -1,0 +1,16 @@
+/* allow-all networking for the jail driver: a veth pair per sandbox
+ * (sbxh<slot> on the host, eth0 inside), NAT to the host's uplink, and an
+ * always-denied list no policy overrides (docs/runner.md). */
+#ifndef JAIL_NET_H
+#define JAIL_NET_H
+
+#include <sys/types.h>
+
+#include "sbx_err.h"
+
+/* Give the network namespace of pid (slot's addresses) a veth with a
+ * default route through the host. The first call installs the host's
+ * forwarding and firewall rules. 0 or -1 with err. */
+int jail_net_allow_all(pid_t pid, int slot, struct sbx_err *err);
+
+#endif

@@ -1,0 +1,119 @@
+/* The runtime directory bound read-only at /.sandbox in every sandbox: the
+ * agent binary, the shared objects it links and the host's ld.so, so the
+ * agent runs on any image (the image need not ship libcjson). */
+#include "jail.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int copy_file(const char *src, const char *dst, mode_t mode, struct sbx_err *err)
+{
+	char buf[65536];
+	int in = open(src, O_RDONLY | O_CLOEXEC), out;
+	ssize_t n;
+
+	if (in < 0)
+		return sbx_err_sys(err, "open %s", src);
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (out < 0) {
+		close(in);
+		return sbx_err_sys(err, "create %s", dst);
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	if (n < 0)
+		sbx_err_sys(err, "copy %s", src);
+	close(in);
+	if (close(out) < 0 && n >= 0)
+		n = sbx_err_sys(err, "close %s", dst);
+	fchmodat(AT_FDCWD, dst, mode, 0);
+	return n < 0 ? -1 : 0;
+}
+
+/* One path per ldd line: "name => /path (addr)" or "/path (addr)". */
+static const char *ldd_path(char *line)
+{
+	char *p = strstr(line, "=> "), *e;
+
+	p = p ? p + 3 : line;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p != '/')
+		return NULL;
+	e = strchr(p, ' ');
+	if (e)
+		*e = 0;
+	return p;
+}
+
+int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
+			 size_t loader_len, struct sbx_err *err)
+{
+	char cmd[PATH_MAX + 32], line[PATH_MAX + 128], dst[PATH_MAX * 2], lib[PATH_MAX + 8];
+	FILE *f;
+	int nlibs = 0;
+
+	if (access(agent, X_OK) < 0)
+		return sbx_err_sys(err, "agent %s", agent);
+	if (strchr(agent, '\'') || strchr(agent, '\n'))
+		return sbx_err_set(err, EINVAL, "agent path has a quote or newline");
+	jail_rmtree(dir);
+	snprintf(lib, sizeof(lib), "%s/lib", dir);
+	if (mkdir(dir, 0755) < 0 || mkdir(lib, 0755) < 0)
+		return sbx_err_sys(err, "mkdir %s", lib);
+	chmod(dir, 0755);
+	snprintf(dst, sizeof(dst), "%s/sandbox-agent", dir);
+	if (copy_file(agent, dst, 0755, err) < 0)
+		return -1;
+	/* ldd runs once at start-up, on our own binary. */
+	snprintf(cmd, sizeof(cmd), "ldd '%s' 2>/dev/null", agent);
+	f = popen(cmd, "re");
+	if (!f)
+		return sbx_err_sys(err, "run ldd");
+	loader[0] = 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = ldd_path(line);
+		const char *base;
+
+		if (!p)
+			continue;
+		base = strrchr(p, '/') + 1;
+		snprintf(dst, sizeof(dst), "%s/%s", lib, base);
+		if (copy_file(p, dst, 0755, err) < 0) {
+			pclose(f);
+			return -1;
+		}
+		if (strncmp(base, "ld-linux", 8) == 0 || strncmp(base, "ld-", 3) == 0)
+			snprintf(loader, loader_len, "%s", base);
+		nlibs++;
+	}
+	pclose(f);
+	if (!loader[0])
+		return sbx_err_set(err, ENOEXEC, "ldd %s listed no dynamic loader "
+				   "(the agent must be dynamically linked)", agent);
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) < 0 && errno != ENOENT ? -1 : 0;
+	return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int jail_rmtree(const char *path)
+{
+	if (access(path, F_OK) < 0)
+		return 0;
+	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}

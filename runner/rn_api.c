@@ -1,0 +1,194 @@
+/* The control API's operations (docs/runner.md): create, get, list,
+ * extend, stop, connect. Each request gets exactly one reply. */
+#include "rn_conn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rn_sandbox.h"
+#include "sbx_id.h"
+#include "sbx_json.h"
+
+static const char *err_code(int code)
+{
+	switch (code) {
+	case EINVAL: case ERANGE: return "invalid";
+	case ENOENT: return "not_found";
+	case EBUSY: return "conflict";
+	case EAGAIN: case ENOSPC: return "no_capacity";
+	default: return "internal";
+	}
+}
+
+/* The sandbox named by "id", or NULL after replying not_found/invalid. */
+static struct rn_sandbox *find(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	struct sbx_err err = { 0, "" };
+	const char *id = NULL;
+	char prefix[40], msg[200];
+	struct rn_sandbox *sb;
+	int rc = sbx_json_get_str(req, "id", &id, &err);
+
+	if (rc < 0) {
+		rn_conn_reply_err(c, "invalid", err.msg);
+		return NULL;
+	}
+	if (rc == 0) {
+		rn_conn_reply_err(c, "invalid", "id: required");
+		return NULL;
+	}
+	snprintf(prefix, sizeof(prefix), "sbx_%s_", r->name);
+	sb = sbx_id_valid(prefix, id) ? rn_sandbox_find(r, id) : NULL;
+	if (!sb) {
+		snprintf(msg, sizeof(msg), "id: no sandbox %.80s on runner %s", id, r->name);
+		rn_conn_reply_err(c, "not_found", msg);
+	}
+	return sb;
+}
+
+static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	struct sbx_err err = { 0, "" };
+	struct rn_spec spec;
+	struct rn_sandbox *sb;
+
+	if (rn_spec_parse(req, &spec, &err) < 0) {
+		rn_conn_reply_err(c, err_code(err.code), err.msg);
+		return;
+	}
+	sb = rn_sandbox_create(r, &spec, &err);
+	if (!sb) {
+		rn_conn_reply_err(c, err_code(err.code), err.msg);
+		return;
+	}
+	/* The reply waits for the agent to listen (or for the failure). */
+	rn_conn_wait(c, sb, RN_WAIT_READY);
+}
+
+/* Live sandboxes first, then stopped ones, while the reply stays well
+ * inside one frame (SBX_FRAME_MAX); "truncated":true says some were left
+ * out (get still answers for each). */
+#define LIST_BUDGET (900u * 1024)
+
+static void op_list(struct runner *r, struct rn_conn *c)
+{
+	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "sandboxes");
+	size_t total = 0;
+	int truncated = 0;
+
+	cJSON_AddBoolToObject(o, "ok", 1);
+	for (int pass = 0; pass < 2 && !truncated; pass++)
+		for (struct rn_sandbox *sb = r->sandboxes; sb && !truncated; sb = sb->next) {
+			cJSON *item;
+			char *txt;
+			if (rn_sandbox_final(sb) != pass)
+				continue;
+			item = rn_sandbox_json(r, sb);
+			txt = sbx_json_print(item);
+			total += txt ? strlen(txt) + 1 : 0;
+			cJSON_free(txt);
+			if (total > LIST_BUDGET) {
+				cJSON_Delete(item);
+				truncated = 1;
+				break;
+			}
+			cJSON_AddItemToArray(a, item);
+		}
+	if (truncated)
+		cJSON_AddBoolToObject(o, "truncated", 1);
+	rn_conn_reply_obj(c, o);
+}
+
+static void op_extend(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	struct sbx_err err = { 0, "" };
+	struct rn_sandbox *sb = find(r, c, req);
+	int64_t ms = 0;
+	int rc;
+
+	if (!sb)
+		return;
+	rc = sbx_json_get_i64(req, "duration_ms", 1, RN_EXTEND_MAX_MS, &ms, &err);
+	if (rc <= 0) {
+		rn_conn_reply_err(c, "invalid", rc < 0 ? err.msg : "duration_ms: required");
+		return;
+	}
+	if (rn_sandbox_extend(r, sb, ms, &err) < 0) {
+		rn_conn_reply_err(c, err_code(err.code), err.msg);
+		return;
+	}
+	rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
+}
+
+static void op_stop(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	struct rn_sandbox *sb = find(r, c, req);
+
+	if (!sb)
+		return;
+	if (rn_sandbox_final(sb)) {
+		rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
+		return;
+	}
+	rn_sandbox_stop(r, sb, RN_REASON_REQUESTED);
+	rn_conn_wait(c, sb, RN_WAIT_FINAL);
+}
+
+static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	struct sbx_err err = { 0, "" };
+	struct rn_sandbox *sb = find(r, c, req);
+	int64_t port = 0;
+	int rc;
+
+	if (!sb)
+		return;
+	rc = sbx_json_get_i64(req, "port", 1, 65535, &port, &err);
+	if (rc <= 0) {
+		rn_conn_reply_err(c, "invalid", rc < 0 ? err.msg : "port: required");
+		return;
+	}
+	if (sb->status != RN_RUNNING) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "sandbox %s is %s, not running", sb->id,
+			 rn_status_name(sb->status));
+		rn_conn_reply_err(c, "conflict", msg);
+		return;
+	}
+	rn_conn_connect(c, sb, (int)port);
+}
+
+void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	struct sbx_err err = { 0, "" };
+	const char *op = NULL;
+	int rc = sbx_json_get_str(req, "op", &op, &err);
+
+	if (rc <= 0) {
+		rn_conn_reply_err(c, "bad_request", rc < 0 ? err.msg : "op: required");
+		return;
+	}
+	if (strcmp(op, "create") == 0)
+		op_create(r, c, req);
+	else if (strcmp(op, "get") == 0) {
+		struct rn_sandbox *sb = find(r, c, req);
+		if (sb)
+			rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
+	} else if (strcmp(op, "list") == 0)
+		op_list(r, c);
+	else if (strcmp(op, "extend") == 0)
+		op_extend(r, c, req);
+	else if (strcmp(op, "stop") == 0)
+		op_stop(r, c, req);
+	else if (strcmp(op, "connect") == 0)
+		op_connect(r, c, req);
+	else if (strcmp(op, "ping") == 0) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", r->name);
+		cJSON_AddStringToObject(o, "driver", r->drv->name);
+		rn_conn_reply_ok(c, "runner", o);
+	} else
+		rn_conn_reply_err(c, "bad_request", "op: unknown operation (create, get, "
+				  "list, extend, stop, connect, ping)");
+}

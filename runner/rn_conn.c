@@ -1,0 +1,546 @@
+#include "rn_conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "rn_sandbox.h"
+#include "sbx_buf.h"
+#include "sbx_frame.h"
+#include "sbx_json.h"
+#include "sbx_log.h"
+
+enum cstate { C_REQ, C_WAIT, C_REPLY, C_HANDSHAKE, C_SPLICE, C_DEAD };
+
+struct rn_conn {
+	struct rn_ev ev;          /* the client */
+	struct rn_ev peer;        /* the agent socket (connect) */
+	struct runner *r;
+	enum cstate state;
+	struct sbx_buf in;        /* request bytes, then client -> agent */
+	struct sbx_buf out;       /* reply bytes, then agent -> client */
+	struct sbx_buf hs;        /* the guest's "OK <n>\n" line */
+	int64_t deadline;         /* 0 = none */
+	struct rn_sandbox *wait_sb;
+	enum rn_wait wait_kind;
+	int port;
+	int c_eof, p_eof;         /* read side ended */
+	int c_shut, p_shut;       /* we shut down the write side */
+	int p_parked;             /* peer hung up, out of epoll until room */
+	int p_gone;               /* peer fully closed and drained */
+	struct rn_conn *next;
+};
+
+/* All connections; one list because there are few and sweeps are cheap. */
+static struct rn_conn *conns;
+static int n_conns;
+
+static void conn_close(struct rn_conn *c)
+{
+	if (c->state == C_DEAD)
+		return;
+	rn_loop_del(&c->ev);
+	close(c->ev.fd);
+	c->ev.fd = -1;
+	if (c->peer.fd >= 0) {
+		rn_loop_del(&c->peer);
+		close(c->peer.fd);
+		c->peer.fd = -1;
+	}
+	c->state = C_DEAD;
+	c->wait_sb = NULL;
+}
+
+static void splice_update(struct rn_conn *c);
+
+/* Write as much of b as fd takes. -1 on a hard error. */
+static int flush(int fd, struct sbx_buf *b)
+{
+	while (b->len) {
+		ssize_t n = send(fd, sbx_buf_head(b), b->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		sbx_buf_consume(b, (size_t)n);
+	}
+	return 0;
+}
+
+/* Read into b up to its cap. Returns bytes read, 0 on EOF, -1 error,
+ * -2 would block. */
+static ssize_t fill(int fd, struct sbx_buf *b, size_t room)
+{
+	unsigned char *p;
+	ssize_t n;
+
+	if (room > 65536)
+		room = 65536;
+	p = sbx_buf_reserve(b, room);
+	if (!p)
+		return -1;
+	n = recv(fd, p, room, MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? -2 : -1;
+	sbx_buf_commit(b, (size_t)n);
+	return n;
+}
+
+static void send_json(struct rn_conn *c, cJSON *o)
+{
+	char *txt = sbx_json_print(o);
+
+	cJSON_Delete(o);
+	sbx_buf_reset(&c->out);
+	if (!txt || sbx_frame_append(&c->out, SBX_FRAME_JSON, txt, strlen(txt)) < 0) {
+		cJSON_free(txt);
+		conn_close(c);
+		return;
+	}
+	cJSON_free(txt);
+	if (c->state == C_HANDSHAKE) {
+		/* the ok precedes the stream; flushed by the splice */
+		return;
+	}
+	c->state = C_REPLY;
+	c->deadline = rn_now_mono() + RN_REQ_TIMEOUT_MS;
+	if (flush(c->ev.fd, &c->out) < 0) {
+		conn_close(c);
+		return;
+	}
+	if (!c->out.len) {
+		conn_close(c);
+		return;
+	}
+	rn_loop_mod(&c->ev, EPOLLOUT);
+}
+
+void rn_conn_reply_ok(struct rn_conn *c, const char *key, cJSON *obj)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddBoolToObject(o, "ok", 1);
+	if (key && obj)
+		cJSON_AddItemToObject(o, key, obj);
+	else if (obj)
+		cJSON_Delete(obj);
+	send_json(c, o);
+}
+
+void rn_conn_reply_obj(struct rn_conn *c, cJSON *obj)
+{
+	send_json(c, obj);
+}
+
+void rn_conn_reply_err(struct rn_conn *c, const char *code, const char *msg)
+{
+	cJSON *o = cJSON_CreateObject(), *e;
+
+	cJSON_AddBoolToObject(o, "ok", 0);
+	e = cJSON_AddObjectToObject(o, "error");
+	cJSON_AddStringToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", msg);
+	if (c->state == C_HANDSHAKE)
+		c->state = C_WAIT;      /* plain reply, then close */
+	send_json(c, o);
+}
+
+static void handle_frame(struct rn_conn *c)
+{
+	struct sbx_frame f;
+	struct sbx_err err = { 0, "" };
+	long n = sbx_frame_decode(sbx_buf_head(&c->in), c->in.len, RN_REQ_MAX, &f, &err);
+	cJSON *req;
+
+	if (n == 0)
+		return;
+	if (n < 0) {
+		rn_conn_reply_err(c, "bad_request", err.msg);
+		return;
+	}
+	if (f.type != SBX_FRAME_JSON) {
+		rn_conn_reply_err(c, "bad_request", "expected a JSON frame (type 3)");
+		return;
+	}
+	req = sbx_json_parse_object(f.payload, f.len, &err);
+	if (!req) {
+		rn_conn_reply_err(c, "bad_request", err.msg);
+		return;
+	}
+	/* Anything after the request frame is ignored (or, for connect,
+	 * forwarded: keep it). */
+	sbx_buf_consume(&c->in, (size_t)n);
+	c->state = C_WAIT;
+	rn_api_handle(c->r, c, req);
+	cJSON_Delete(req);
+}
+
+static void on_client(struct rn_ev *ev, uint32_t events)
+{
+	struct rn_conn *c = ev->owner;
+	ssize_t n;
+
+	switch (c->state) {
+	case C_REQ:
+		n = fill(c->ev.fd, &c->in, RN_REQ_MAX + SBX_FRAME_HDR - c->in.len);
+		if (n == -2)
+			return;
+		if (n <= 0) {
+			conn_close(c);
+			return;
+		}
+		handle_frame(c);
+		if (c->state == C_REQ && c->in.len >= RN_REQ_MAX + SBX_FRAME_HDR)
+			rn_conn_reply_err(c, "bad_request", "request too large");
+		return;
+	case C_WAIT:
+	case C_HANDSHAKE:
+		/* only full hang-ups (HUP/ERR are always reported): a client
+		 * that half-closes after its request still gets the reply */
+		if (events & (EPOLLHUP | EPOLLERR))
+			conn_close(c);
+		return;
+	case C_REPLY:
+		if (flush(c->ev.fd, &c->out) < 0 || !c->out.len)
+			conn_close(c);
+		return;
+	case C_SPLICE:
+		if (events & EPOLLIN && !c->c_eof) {
+			n = fill(c->ev.fd, &c->in, RN_SPLICE_BUF - c->in.len);
+			if (n == 0 || n == -1)
+				c->c_eof = 1;
+		}
+		if (events & EPOLLOUT && flush(c->ev.fd, &c->out) < 0) {
+			conn_close(c);
+			return;
+		}
+		/* HUP: the client closed both directions; nothing more can
+		 * reach it, and HUP is level-triggered */
+		if (events & (EPOLLERR | EPOLLHUP)) {
+			if (!c->p_gone)
+				flush(c->peer.fd, &c->in);
+			conn_close(c);
+			return;
+		}
+		splice_update(c);
+		return;
+	case C_DEAD:
+		return;
+	}
+}
+
+static void handshake_line(struct rn_conn *c)
+{
+	unsigned char *nl = memchr(sbx_buf_head(&c->hs), '\n', c->hs.len);
+	size_t linelen;
+	char want[32];
+
+	if (!nl) {
+		if (c->hs.len >= 64)
+			rn_conn_reply_err(c, "internal", "the guest sent a malformed handshake");
+		return;
+	}
+	linelen = (size_t)(nl - sbx_buf_head(&c->hs)) + 1;
+	snprintf(want, sizeof(want), "OK ");
+	if (linelen < 4 || memcmp(sbx_buf_head(&c->hs), want, 3) != 0) {
+		rn_conn_reply_err(c, "conflict", "the guest refused the connection "
+				  "(nothing listens on that port?)");
+		return;
+	}
+	sbx_buf_consume(&c->hs, linelen);
+	/* Bytes after OK belong to the stream, behind our ok reply. */
+	c->state = C_HANDSHAKE;
+	rn_conn_reply_ok(c, NULL, NULL);
+	if (c->state == C_DEAD)
+		return;
+	if (c->hs.len && sbx_buf_append(&c->out, sbx_buf_head(&c->hs), c->hs.len) < 0) {
+		conn_close(c);
+		return;
+	}
+	sbx_buf_free(&c->hs);
+	c->state = C_SPLICE;
+	c->deadline = 0;
+	splice_update(c);
+}
+
+static void on_peer(struct rn_ev *ev, uint32_t events)
+{
+	struct rn_conn *c = ev->owner;
+	ssize_t n;
+
+	if (c->state == C_HANDSHAKE) {
+		n = fill(c->peer.fd, &c->hs, 64 - c->hs.len);
+		if (n == -2)
+			return;
+		if (n <= 0) {
+			rn_conn_reply_err(c, "conflict", "the guest closed the connection "
+					  "(nothing listens on that port?)");
+			return;
+		}
+		handshake_line(c);
+		return;
+	}
+	if (c->state != C_SPLICE)
+		return;
+	if (events & EPOLLIN && !c->p_eof) {
+		n = fill(c->peer.fd, &c->out, RN_SPLICE_BUF - c->out.len);
+		if (n == 0 || n == -1)
+			c->p_eof = 1;
+	}
+	if (events & EPOLLHUP) {
+		/* The guest closed both directions (e.g. the sandbox stopped).
+		 * Drain what it sent as room allows; HUP is level-triggered, so
+		 * the fd leaves epoll until there is room, or for good. */
+		while (!c->p_eof && c->out.len < RN_SPLICE_BUF) {
+			n = fill(c->peer.fd, &c->out, RN_SPLICE_BUF - c->out.len);
+			if (n == 0 || n == -1)
+				c->p_eof = 1;
+			else if (n == -2)
+				break;
+		}
+		rn_loop_del(&c->peer);
+		if (c->p_eof) {
+			c->p_gone = 1;
+			c->p_shut = 1;          /* nothing can be written to it */
+			sbx_buf_reset(&c->in);
+		} else {
+			c->p_parked = 1;
+		}
+		splice_update(c);
+		return;
+	}
+	if (events & EPOLLOUT && flush(c->peer.fd, &c->in) < 0) {
+		conn_close(c);
+		return;
+	}
+	if ((events & EPOLLERR) && !(events & EPOLLIN)) {
+		conn_close(c);
+		return;
+	}
+	splice_update(c);
+}
+
+/* Flow control: read a side only while the buffer toward the other side
+ * has room; pass EOF on once that buffer drained; close when both ended. */
+static void splice_update(struct rn_conn *c)
+{
+	uint32_t ce = EPOLLRDHUP, pe = EPOLLRDHUP;
+
+	if (c->state != C_SPLICE)
+		return;
+	if ((!c->p_gone && flush(c->peer.fd, &c->in) < 0) || flush(c->ev.fd, &c->out) < 0) {
+		conn_close(c);
+		return;
+	}
+	if (c->c_eof && !c->in.len && !c->p_shut) {
+		shutdown(c->peer.fd, SHUT_WR);
+		c->p_shut = 1;
+	}
+	if (c->p_eof && !c->out.len && !c->c_shut) {
+		shutdown(c->ev.fd, SHUT_WR);
+		c->c_shut = 1;
+	}
+	if (c->p_shut && c->c_shut) {
+		conn_close(c);
+		return;
+	}
+	if (!c->c_eof && c->in.len < RN_SPLICE_BUF)
+		ce |= EPOLLIN;
+	if (c->out.len)
+		ce |= EPOLLOUT;
+	if (!c->p_eof && c->out.len < RN_SPLICE_BUF)
+		pe |= EPOLLIN;
+	if (c->in.len)
+		pe |= EPOLLOUT;
+	/* EPOLLRDHUP only matters while we still read that side */
+	if (c->c_eof)
+		ce &= ~(uint32_t)EPOLLRDHUP;
+	if (c->p_eof)
+		pe &= ~(uint32_t)EPOLLRDHUP;
+	rn_loop_mod(&c->ev, ce);
+	if (c->p_gone)
+		return;
+	if (c->p_parked) {
+		if (!(pe & EPOLLIN))
+			return;         /* still no room: stay out of epoll */
+		c->p_parked = 0;
+		rn_loop_add(&c->peer, pe);
+		return;
+	}
+	rn_loop_mod(&c->peer, pe);
+}
+
+/* Open the agent socket without following a symlink the sandbox's root
+ * may have put in place of it (the directory is writable inside). */
+static int open_agent_socket(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct stat st;
+	int pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC), fd, rc;
+
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		close(pfd);
+		errno = ENOTSOCK;
+		return -1;
+	}
+	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d", pfd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		close(pfd);
+		return -1;
+	}
+	rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
+	close(pfd);
+	if (rc < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port)
+{
+	char line[32];
+	int fd = open_agent_socket(sb->agent_socket), n;
+	char msg[128];
+
+	if (fd < 0) {
+		snprintf(msg, sizeof(msg), "cannot reach the agent of %s: %s", sb->id,
+			 strerror(errno));
+		rn_conn_reply_err(c, "conflict", msg);
+		return;
+	}
+	n = snprintf(line, sizeof(line), "CONNECT %d\n", port);
+	/* an empty socket buffer always takes these few bytes */
+	if (send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n) {
+		close(fd);
+		rn_conn_reply_err(c, "conflict", "cannot write to the agent");
+		return;
+	}
+	c->peer.fd = fd;
+	c->peer.cb = on_peer;
+	c->peer.owner = c;
+	sbx_buf_init(&c->hs, 64);
+	c->state = C_HANDSHAKE;
+	c->port = port;
+	c->deadline = rn_now_mono() + RN_HANDSHAKE_TIMEOUT_MS;
+	if (rn_loop_add(&c->peer, EPOLLIN | EPOLLRDHUP) < 0) {
+		rn_conn_reply_err(c, "internal", "epoll");
+		return;
+	}
+	rn_loop_mod(&c->ev, 0);
+}
+
+void rn_conn_wait(struct rn_conn *c, struct rn_sandbox *sb, enum rn_wait kind)
+{
+	c->state = C_WAIT;
+	c->wait_sb = sb;
+	c->wait_kind = kind;
+	c->deadline = 0;
+	rn_loop_mod(&c->ev, 0);
+}
+
+int rn_conn_waiting_on(const struct rn_sandbox *sb)
+{
+	for (struct rn_conn *c = conns; c; c = c->next)
+		if (c->state == C_WAIT && c->wait_sb == sb)
+			return 1;
+	return 0;
+}
+
+void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb)
+{
+	for (struct rn_conn *c = conns; c; c = c->next) {
+		if (c->state != C_WAIT || c->wait_sb != sb)
+			continue;
+		if (c->wait_kind == RN_WAIT_READY && sb->status == RN_RUNNING) {
+			c->wait_sb = NULL;
+			rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
+		} else if (rn_sandbox_final(sb)) {
+			c->wait_sb = NULL;
+			if (c->wait_kind == RN_WAIT_READY) {
+				char msg[400];
+				snprintf(msg, sizeof(msg), "sandbox %s failed to start: %s",
+					 sb->id, sb->error[0] ? sb->error : "unknown");
+				rn_conn_reply_err(c, "internal", msg);
+			} else {
+				rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
+			}
+		}
+	}
+}
+
+void rn_conn_accept(struct runner *r, int listen_fd)
+{
+	for (int i = 0; i < 64; i++) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct rn_conn *c;
+
+		if (fd < 0)
+			return;
+		if (n_conns >= RN_MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
+			close(fd);
+			continue;
+		}
+		c->r = r;
+		c->ev.fd = fd;
+		c->ev.cb = on_client;
+		c->ev.owner = c;
+		c->peer.fd = -1;
+		sbx_buf_init(&c->in, RN_SPLICE_BUF);
+		sbx_buf_init(&c->out, RN_SPLICE_BUF + SBX_FRAME_HDR + 4096);
+		c->state = C_REQ;
+		c->deadline = rn_now_mono() + RN_REQ_TIMEOUT_MS;
+		if (rn_loop_add(&c->ev, EPOLLIN | EPOLLRDHUP) < 0) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->next = conns;
+		conns = c;
+		n_conns++;
+	}
+}
+
+int rn_conn_sweep(void)
+{
+	int64_t now = rn_now_mono(), next = -1;
+	struct rn_conn **pp = &conns;
+
+	while (*pp) {
+		struct rn_conn *c = *pp;
+		if (c->state != C_DEAD && c->deadline && now >= c->deadline) {
+			if (c->state == C_HANDSHAKE)
+				rn_conn_reply_err(c, "conflict", "the guest did not answer the handshake");
+			else
+				conn_close(c);
+		}
+		if (c->state == C_DEAD) {
+			*pp = c->next;
+			sbx_buf_free(&c->in);
+			sbx_buf_free(&c->out);
+			sbx_buf_free(&c->hs);
+			free(c);
+			n_conns--;
+			continue;
+		}
+		if (c->deadline && (next < 0 || c->deadline - now < next))
+			next = c->deadline - now;
+		pp = &c->next;
+	}
+	return (int)next;
+}
+
+void rn_conn_close_all(void)
+{
+	for (struct rn_conn *c = conns; c; c = c->next)
+		conn_close(c);
+	rn_conn_sweep();
+}

@@ -1,0 +1,46 @@
+/* Control connections: one JSON request frame, one JSON reply frame; a
+ * connect request turns the connection into a spliced byte stream to the
+ * sandbox's agent socket. */
+#ifndef RN_CONN_H
+#define RN_CONN_H
+
+#include <cJSON.h>
+
+#include "runner.h"
+
+#define RN_MAX_CONNS 4096
+#define RN_REQ_MAX (64u * 1024)         /* request frame payload cap */
+#define RN_REQ_TIMEOUT_MS 10000         /* whole request must arrive in */
+#define RN_HANDSHAKE_TIMEOUT_MS 5000
+#define RN_SPLICE_BUF (256u * 1024)     /* per direction */
+
+struct rn_conn;
+
+enum rn_wait { RN_WAIT_READY, RN_WAIT_FINAL };
+
+/* Accept every pending connection on the listening fd. */
+void rn_conn_accept(struct runner *r, int listen_fd);
+/* Send {"ok":true, <key>: obj} (obj consumed; key may be NULL). */
+void rn_conn_reply_ok(struct rn_conn *c, const char *key, cJSON *obj);
+/* Send obj as the whole reply (consumed). */
+void rn_conn_reply_obj(struct rn_conn *c, cJSON *obj);
+/* Send {"ok":false,"error":{"code":code,"message":msg}}. */
+void rn_conn_reply_err(struct rn_conn *c, const char *code, const char *msg);
+/* Reply later, when sb reaches the state kind asks for. */
+void rn_conn_wait(struct rn_conn *c, struct rn_sandbox *sb, enum rn_wait kind);
+/* Start the hybrid vsock handshake to port on sb's agent socket; replies
+ * {"ok":true} and splices once the guest said OK. */
+void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port);
+/* Tell waiting connections that sb changed state. */
+void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb);
+int rn_conn_waiting_on(const struct rn_sandbox *sb);
+/* Free closed connections, time out slow ones. Returns ms until the next
+ * connection deadline (-1 none). */
+int rn_conn_sweep(void);
+/* Close everything (shutdown). */
+void rn_conn_close_all(void);
+
+/* Implemented in rn_api.c: handle one parsed request. */
+void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req);
+
+#endif

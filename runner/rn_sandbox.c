@@ -1,0 +1,373 @@
+#include "rn_sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rn_conn.h"
+#include "sbx_id.h"
+#include "sbx_log.h"
+
+#define CLEANUP_RETRY_MS 5
+#define CLEANUP_MAX_TRIES 2000     /* ~10 s of a busy cgroup */
+
+const char *rn_status_name(enum rn_status s)
+{
+	static const char *const n[] = { "starting", "running", "stopping", "stopped", "failed" };
+	return n[s];
+}
+
+const char *rn_reason_name(enum rn_reason s)
+{
+	static const char *const n[] = { NULL, "requested", "timeout", "error", "out_of_memory" };
+	return n[s];
+}
+
+int rn_sandbox_final(const struct rn_sandbox *sb)
+{
+	return sb->status == RN_STOPPED || sb->status == RN_FAILED;
+}
+
+struct rn_sandbox *rn_sandbox_find(struct runner *r, const char *id)
+{
+	for (struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
+		if (strcmp(sb->id, id) == 0)
+			return sb;
+	return NULL;
+}
+
+/* A slot is a uid range (jail.h). Claimed with a non-blocking flock on
+ * RN_SLOT_DIR/<n>, held until the sandbox is cleaned up; a runner that dies
+ * drops its locks with its fds. */
+static int alloc_slot(struct runner *r)
+{
+	char path[64];
+
+	mkdir("/run/sandbox", 0755);
+	mkdir(RN_SLOT_DIR, 0700);
+	for (int i = 0; i < RN_MAX_SLOTS; i++) {
+		int fd;
+		if (r->slots[i])
+			continue;
+		snprintf(path, sizeof(path), RN_SLOT_DIR "/%d", i);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -1;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			close(fd);
+			continue;       /* another runner's */
+		}
+		r->slots[i] = fd + 1;
+		return i;
+	}
+	return -1;
+}
+
+static void free_slot(struct runner *r, int i)
+{
+	if (i >= 0 && r->slots[i]) {
+		close(r->slots[i] - 1);
+		r->slots[i] = 0;
+	}
+}
+
+/* Drop the oldest final sandboxes beyond RN_KEEP_STOPPED. */
+static void prune(struct runner *r)
+{
+	int n = 0;
+	struct rn_sandbox **pp, *sb;
+
+	for (sb = r->sandboxes; sb; sb = sb->next)
+		n += rn_sandbox_final(sb);
+	/* the list is newest first: walk to the tail for the oldest */
+	while (n > RN_KEEP_STOPPED) {
+		struct rn_sandbox **victim = NULL;
+		for (pp = &r->sandboxes; *pp; pp = &(*pp)->next)
+			if (rn_sandbox_final(*pp) && !rn_conn_waiting_on(*pp))
+				victim = pp;
+		if (!victim)
+			return;
+		sb = *victim;
+		*victim = sb->next;
+		rn_spec_free(&sb->spec);
+		free(sb);
+		n--;
+	}
+}
+
+struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_spec *spec,
+				     struct sbx_err *err)
+{
+	struct rn_sandbox *sb;
+	char prefix[40];
+	int64_t t0 = rn_now_mono();
+
+	if (r->stopping) {
+		rn_spec_free(spec);
+		sbx_err_set(err, EAGAIN, "the runner is shutting down");
+		return NULL;
+	}
+	sb = calloc(1, sizeof(*sb));
+	if (!sb) {
+		rn_spec_free(spec);
+		sbx_err_set(err, ENOMEM, "out of memory");
+		return NULL;
+	}
+	sb->spec = *spec;
+	memset(spec, 0, sizeof(*spec));
+	sb->slot = alloc_slot(r);
+	if (sb->slot < 0) {
+		sbx_err_set(err, EAGAIN, "this runner has %d sandboxes, its maximum",
+			    RN_MAX_SLOTS);
+		goto fail;
+	}
+	/* sbx_<runner>_<24 random base32>: the runner is recoverable, and
+	 * no '-' (it separates port and id in preview hosts). */
+	snprintf(prefix, sizeof(prefix), "sbx_%s_", r->name);
+	if (sbx_id_new(prefix, sb->id, sizeof(sb->id)) < 0) {
+		sbx_err_set(err, EIO, "cannot make a sandbox id");
+		goto fail_slot;
+	}
+	if (snprintf(sb->dir, sizeof(sb->dir), "%s/%s", r->sbx_root, sb->id) >=
+	    (int)sizeof(sb->dir)) {
+		sbx_err_set(err, ENAMETOOLONG, "state dir path too long");
+		goto fail_slot;
+	}
+	sb->created_wall = rn_now_wall();
+	sb->created_mono = t0;
+	sb->deadline_mono = t0 + sb->spec.timeout_ms;
+	sb->ready_by_mono = t0 + RN_READY_TIMEOUT_MS;
+	sb->status = RN_STARTING;
+	if (r->drv->start(r, sb, err) < 0) {
+		if (err->code != EINVAL)
+			sbx_err_log("create: %s", err->msg);
+		goto fail_slot;
+	}
+	sb->next = r->sandboxes;
+	r->sandboxes = sb;
+	r->n_live++;
+	sbx_info("%s: started (pid %d, setup %lld ms, memory %lld MiB, pids %lld, "
+		 "disk %lld MiB, timeout %lld ms, %d env vars)", sb->id, (int)sb->pid,
+		 (long long)(rn_now_mono() - t0), (long long)sb->spec.memory_mb,
+		 (long long)sb->spec.pids, (long long)sb->spec.disk_mb,
+		 (long long)sb->spec.timeout_ms, sb->spec.n_env);
+	return sb;
+fail_slot:
+	free_slot(r, sb->slot);
+fail:
+	rn_spec_free(&sb->spec);
+	free(sb);
+	return NULL;
+}
+
+void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason)
+{
+	(void)r;
+	if (sb->status != RN_STARTING && sb->status != RN_RUNNING)
+		return;
+	sb->status = RN_STOPPING;
+	sb->reason = reason;
+	sb->stopped_mono = rn_now_mono();
+	r->drv->kill(sb);
+	sbx_info("%s: stopping (%s)", sb->id, rn_reason_name(reason));
+}
+
+int rn_sandbox_extend(struct runner *r, struct rn_sandbox *sb, int64_t ms,
+		      struct sbx_err *err)
+{
+	int64_t now = rn_now_mono(), cap = now + RN_TIMEOUT_MAX_MS;
+
+	(void)r;
+	if (sb->status != RN_STARTING && sb->status != RN_RUNNING)
+		return sbx_err_set(err, EBUSY, "sandbox %s is %s, not running", sb->id,
+				   rn_status_name(sb->status));
+	sb->deadline_mono += ms;
+	if (sb->deadline_mono > cap)
+		sb->deadline_mono = cap;
+	return 0;
+}
+
+static void finish(struct runner *r, struct rn_sandbox *sb)
+{
+	free_slot(r, sb->slot);
+	r->n_live--;
+	sb->status = (sb->reason == RN_REASON_ERROR || sb->reason == RN_REASON_OOM) ?
+		     RN_FAILED : RN_STOPPED;
+	sbx_info("%s: %s (%s)%s%s", sb->id, rn_status_name(sb->status),
+		 rn_reason_name(sb->reason), sb->error[0] ? ": " : "", sb->error);
+	rn_spec_wipe_values(&sb->spec);  /* env values are not needed any more */
+	rn_conn_sandbox_changed(r, sb);
+}
+
+void rn_sandbox_reap(struct runner *r)
+{
+	int st;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		struct rn_sandbox *sb;
+		for (sb = r->sandboxes; sb; sb = sb->next)
+			if (sb->pid == pid && !sb->reaped)
+				break;
+		if (!sb)
+			continue;
+		sb->reaped = 1;
+		sb->wait_status = st;
+		if (sb->status == RN_STARTING || sb->status == RN_RUNNING) {
+			/* The agent died on its own: the sandbox failed. */
+			long oom = r->drv->oom_kills(sb);
+			sb->status = RN_STOPPING;
+			sb->stopped_mono = rn_now_mono();
+			if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && oom > 0) {
+				sb->reason = RN_REASON_OOM;
+				snprintf(sb->error, sizeof(sb->error),
+					 "the agent was killed by the out-of-memory killer");
+			} else {
+				sb->reason = RN_REASON_ERROR;
+				if (WIFSIGNALED(st))
+					snprintf(sb->error, sizeof(sb->error),
+						 "the agent was killed by signal %d", WTERMSIG(st));
+				else
+					snprintf(sb->error, sizeof(sb->error),
+						 "the agent exited with status %d", WEXITSTATUS(st));
+			}
+			r->drv->kill(sb);
+		}
+	}
+}
+
+/* Non-blocking probe: does the agent accept connections yet? */
+static int agent_listening(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd, ok;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return 0;
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return ok;
+}
+
+int rn_sandbox_tick(struct runner *r)
+{
+	int64_t now = rn_now_mono(), next = -1;
+	struct sbx_err err;
+
+#define WANT(at) do { int64_t d_ = (at) - now; if (d_ < 0) d_ = 0; \
+		if (next < 0 || d_ < next) next = d_; } while (0)
+
+	for (struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next) {
+		if (sb->status == RN_STARTING) {
+			if (agent_listening(sb->agent_socket)) {
+				sb->status = RN_RUNNING;
+				sbx_info("%s: ready in %lld ms", sb->id,
+					 (long long)(now - sb->created_mono));
+				rn_conn_sandbox_changed(r, sb);
+			} else if (now >= sb->ready_by_mono) {
+				snprintf(sb->error, sizeof(sb->error),
+					 "the agent did not listen within %d ms", RN_READY_TIMEOUT_MS);
+				rn_sandbox_stop(r, sb, RN_REASON_ERROR);
+			} else {
+				WANT(now + 1);
+			}
+		}
+		if ((sb->status == RN_STARTING || sb->status == RN_RUNNING)) {
+			if (now >= sb->deadline_mono)
+				rn_sandbox_stop(r, sb, RN_REASON_TIMEOUT);
+			else
+				WANT(sb->deadline_mono);
+		}
+		if (sb->status == RN_STOPPING && sb->reaped) {
+			int rc;
+			if (sb->cleanup_retry_mono > now) {
+				WANT(sb->cleanup_retry_mono);
+				continue;
+			}
+			memset(&err, 0, sizeof(err));
+			if (sb->cleanup_tries == 0) {
+				sb->oom_kills = r->drv->oom_kills(sb);
+				sb->pids_hits = r->drv->pids_hits(sb);
+			}
+			rc = r->drv->cleanup(r, sb, &err);
+			if (rc == 1 && ++sb->cleanup_tries < CLEANUP_MAX_TRIES) {
+				sb->cleanup_retry_mono = now + CLEANUP_RETRY_MS;
+				WANT(sb->cleanup_retry_mono);
+				continue;
+			}
+			if (rc != 0) {
+				sbx_err_log("%s: cleanup: %s", sb->id,
+					    rc < 0 ? err.msg : "cgroup still busy");
+				if (!sb->error[0])
+					snprintf(sb->error, sizeof(sb->error), "cleanup failed");
+			}
+			finish(r, sb);
+		} else if (sb->status == RN_STOPPING) {
+			/* still waiting for the exit; SIGCHLD wakes us, but a
+			 * sweep every 100 ms is cheap insurance */
+			WANT(now + 100);
+		}
+	}
+	prune(r);
+	return next > 100000 ? 100000 : (int)next;
+}
+
+cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
+{
+	cJSON *o = cJSON_CreateObject(), *a;
+	int64_t expires = sb->created_wall + (sb->deadline_mono - sb->created_mono);
+	long oom, pids;
+
+	cJSON_AddStringToObject(o, "id", sb->id);
+	cJSON_AddStringToObject(o, "status", rn_status_name(sb->status));
+	if (sb->reason != RN_REASON_NONE && (sb->status == RN_STOPPED ||
+					      sb->status == RN_FAILED || sb->status == RN_STOPPING))
+		cJSON_AddStringToObject(o, "stop_reason", rn_reason_name(sb->reason));
+	if (sb->error[0])
+		cJSON_AddStringToObject(o, "error", sb->error);
+	cJSON_AddNumberToObject(o, "created_at", (double)sb->created_wall);
+	cJSON_AddNumberToObject(o, "expires_at", (double)expires);
+	cJSON_AddNumberToObject(o, "timeout_ms", (double)sb->spec.timeout_ms);
+	cJSON_AddNumberToObject(o, "vcpus", (double)sb->spec.vcpus);
+	cJSON_AddNumberToObject(o, "memory_mb", (double)sb->spec.memory_mb);
+	cJSON_AddNumberToObject(o, "pids", (double)sb->spec.pids);
+	cJSON_AddNumberToObject(o, "disk_mb", (double)sb->spec.disk_mb);
+	cJSON_AddNumberToObject(o, "nofile", (double)sb->spec.nofile);
+	a = cJSON_AddArrayToObject(o, "ports");
+	for (int i = 0; i < sb->spec.n_ports; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(sb->spec.ports[i]));
+	a = cJSON_AddArrayToObject(o, "env_names");
+	for (int i = 0; i < sb->spec.n_env; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(sb->spec.env_names[i]));
+	cJSON_AddStringToObject(o, "network", rn_network_name(sb->spec.network));
+	cJSON_AddStringToObject(o, "image", sb->spec.image);
+	cJSON_AddStringToObject(o, "driver", r->drv->name);
+	cJSON_AddStringToObject(o, "runner", r->name);
+	oom = sb->oom_kills;
+	pids = sb->pids_hits;
+	if (!rn_sandbox_final(sb)) {
+		cJSON_AddStringToObject(o, "agent_socket", sb->agent_socket);
+		if (sb->status != RN_STOPPING || !sb->reaped) {
+			oom = r->drv->oom_kills((struct rn_sandbox *)sb);
+			pids = r->drv->pids_hits((struct rn_sandbox *)sb);
+		}
+	}
+	if (oom >= 0)
+		cJSON_AddNumberToObject(o, "oom_kills", (double)oom);
+	if (pids >= 0)
+		cJSON_AddNumberToObject(o, "pids_limit_hits", (double)pids);
+	return o;
+}

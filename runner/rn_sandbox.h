@@ -1,0 +1,30 @@
+/* Sandbox lifecycles: create, readiness, deadlines, stop, reaping and
+ * cleanup, driven from the loop by rn_sandbox_tick and rn_sandbox_reaped. */
+#ifndef RN_SANDBOX_H
+#define RN_SANDBOX_H
+
+#include <cJSON.h>
+
+#include "runner.h"
+
+/* Create and start a sandbox from spec (ownership of spec's strings moves
+ * to the sandbox, also on failure). Returns the sandbox in status starting,
+ * or NULL with err: EINVAL (a field), EAGAIN (capacity), other (internal). */
+struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_spec *spec,
+				     struct sbx_err *err);
+/* Begin stopping sb for reason (no-op if already stopping or gone). */
+void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason);
+/* Extend the deadline by ms. -1 with err (EBUSY) when not running. */
+int rn_sandbox_extend(struct runner *r, struct rn_sandbox *sb, int64_t ms,
+		      struct sbx_err *err);
+/* Reap exited children (on SIGCHLD). */
+void rn_sandbox_reap(struct runner *r);
+/* Readiness checks, deadlines, pending cleanups. Returns the number of ms
+ * until it wants to run again (-1: no need). */
+int rn_sandbox_tick(struct runner *r);
+/* The sandbox as the API shows it (never env values). */
+cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb);
+/* 1 when sb has reached a final status. */
+int rn_sandbox_final(const struct rn_sandbox *sb);
+
+#endif

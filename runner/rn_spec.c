@@ -1,0 +1,186 @@
+#include "rn_spec.h"
+
+#include <errno.h>
+#include <string.h>
+#include <stdlib.h>
+
+#include "sbx_json.h"
+
+struct limit {
+	const char *name;
+	int64_t min, def, max;
+	size_t off;
+};
+
+/* Defaults follow API.md; maxima keep one sandbox from taking the host. */
+static const struct limit limits[] = {
+	{ "timeout_ms", 1000, 300000, RN_TIMEOUT_MAX_MS, offsetof(struct rn_spec, timeout_ms) },
+	{ "vcpus", 1, 1, 8, offsetof(struct rn_spec, vcpus) },
+	{ "memory_mb", 32, 512, 8192, offsetof(struct rn_spec, memory_mb) },
+	{ "pids", 16, 512, 4096, offsetof(struct rn_spec, pids) },
+	{ "disk_mb", 16, 1024, 16384, offsetof(struct rn_spec, disk_mb) },
+	{ "nofile", 64, 1024, 65536, offsetof(struct rn_spec, nofile) },
+};
+
+static const char *const known[] = {
+	"op", "timeout_ms", "vcpus", "memory_mb", "pids", "disk_mb", "nofile",
+	"ports", "env", "network", "image", "idle_timeout_ms", NULL
+};
+
+const char *rn_network_name(enum rn_network n)
+{
+	return n == RN_NET_ALLOW_ALL ? "allow-all" : "deny-all";
+}
+
+void rn_spec_wipe_values(struct rn_spec *spec)
+{
+	for (int i = 0; i < spec->n_env; i++)
+		if (spec->env_values[i]) {
+			explicit_bzero(spec->env_values[i], strlen(spec->env_values[i]));
+			free(spec->env_values[i]);
+			spec->env_values[i] = NULL;
+		}
+}
+
+void rn_spec_free(struct rn_spec *spec)
+{
+	for (int i = 0; i < spec->n_env; i++) {
+		free(spec->env_names[i]);
+		if (spec->env_values[i]) {
+			/* secrets: do not leave them in freed heap */
+			explicit_bzero(spec->env_values[i], strlen(spec->env_values[i]));
+			free(spec->env_values[i]);
+		}
+	}
+	spec->n_env = 0;
+}
+
+static int env_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 128 || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+static int parse_ports(const cJSON *req, struct rn_spec *spec, struct sbx_err *err)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(req, "ports"), *it;
+
+	if (!p || cJSON_IsNull(p))
+		return 0;
+	if (!cJSON_IsArray(p))
+		return sbx_err_set(err, EINVAL, "ports: expected an array of port numbers");
+	cJSON_ArrayForEach(it, p) {
+		/* range first: casting an out-of-range double is undefined */
+		if (!cJSON_IsNumber(it) || !(it->valuedouble >= 1 && it->valuedouble <= 65535) ||
+		    it->valuedouble != (double)(int)it->valuedouble)
+			return sbx_err_set(err, EINVAL, "ports: each port must be an integer 1..65535");
+		if (it->valueint == 1024)
+			return sbx_err_set(err, EINVAL, "ports: 1024 is the agent's port");
+		if (spec->n_ports >= RN_MAX_PORTS)
+			return sbx_err_set(err, EINVAL, "ports: at most %d ports", RN_MAX_PORTS);
+		spec->ports[spec->n_ports++] = it->valueint;
+	}
+	return 0;
+}
+
+static int parse_env(const cJSON *req, struct rn_spec *spec, struct sbx_err *err)
+{
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(req, "env"), *it;
+	size_t total = 0;
+
+	if (!e || cJSON_IsNull(e))
+		return 0;
+	if (!cJSON_IsObject(e))
+		return sbx_err_set(err, EINVAL, "env: expected an object of strings");
+	cJSON_ArrayForEach(it, e) {
+		if (!env_name_ok(it->string))
+			return sbx_err_set(err, EINVAL, "env: invalid variable name \"%.64s\"",
+					   it->string);
+		if (!cJSON_IsString(it))
+			return sbx_err_set(err, EINVAL, "env.%.64s: expected a string", it->string);
+		total += strlen(it->string) + strlen(it->valuestring) + 2;
+		if (spec->n_env >= RN_MAX_ENV || total > RN_ENV_BYTES)
+			return sbx_err_set(err, EINVAL, "env: at most %d variables and %d bytes",
+					   RN_MAX_ENV, RN_ENV_BYTES);
+		spec->env_names[spec->n_env] = strdup(it->string);
+		spec->env_values[spec->n_env] = strdup(it->valuestring);
+		spec->n_env++;
+		if (!spec->env_names[spec->n_env - 1] || !spec->env_values[spec->n_env - 1])
+			return sbx_err_set(err, ENOMEM, "env: out of memory");
+	}
+	return 0;
+}
+
+static int image_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 32 || s[0] == '.' || s[0] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '-' || s[i] == '_' || s[i] == '.'))
+			return 0;
+	return 1;
+}
+
+static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *err)
+{
+	const char *s = NULL;
+	const cJSON *it;
+	int r;
+
+	cJSON_ArrayForEach(it, req) {
+		int ok = 0;
+		for (int i = 0; known[i]; i++)
+			ok |= strcmp(known[i], it->string) == 0;
+		if (!ok)
+			return sbx_err_set(err, EINVAL, "%.64s: unknown field", it->string);
+	}
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		int64_t *v = (int64_t *)((char *)spec + limits[i].off);
+		*v = limits[i].def;
+		if (sbx_json_get_i64(req, limits[i].name, limits[i].min, limits[i].max,
+				     v, err) < 0)
+			return -1;
+	}
+	r = sbx_json_get_str(req, "network", &s, err);
+	if (r < 0)
+		return -1;
+	if (r == 1) {
+		if (strcmp(s, "deny-all") == 0)
+			spec->network = RN_NET_DENY_ALL;
+		else if (strcmp(s, "allow-all") == 0)
+			spec->network = RN_NET_ALLOW_ALL;
+		else
+			return sbx_err_set(err, EINVAL,
+					   "network: expected \"deny-all\" or \"allow-all\"");
+	}
+	s = "default";
+	if (sbx_json_get_str(req, "image", &s, err) < 0)
+		return -1;
+	if (!image_name_ok(s))
+		return sbx_err_set(err, EINVAL, "image: invalid image name");
+	strcpy(spec->image, s);
+	if (parse_ports(req, spec, err) < 0)
+		return -1;
+	return parse_env(req, spec, err);
+}
+
+int rn_spec_parse(const cJSON *req, struct rn_spec *spec, struct sbx_err *err)
+{
+	memset(spec, 0, sizeof(*spec));
+	if (parse_rest(req, spec, err) < 0) {
+		err->code = err->code == ENOMEM ? ENOMEM : EINVAL;
+		rn_spec_free(spec);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,46 @@
+/* A sandbox's requested shape: limits, ports, env, network and image,
+ * parsed from the create request with a default and a maximum per field. */
+#ifndef RN_SPEC_H
+#define RN_SPEC_H
+
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "sbx_err.h"
+
+#define RN_MAX_PORTS 16
+#define RN_MAX_ENV 64
+#define RN_ENV_BYTES 32768      /* names + values together */
+
+enum rn_network { RN_NET_DENY_ALL, RN_NET_ALLOW_ALL };
+
+struct rn_spec {
+	int64_t timeout_ms;
+	int64_t vcpus;
+	int64_t memory_mb;
+	int64_t pids;
+	int64_t disk_mb;
+	int64_t nofile;
+	int ports[RN_MAX_PORTS];
+	int n_ports;
+	char *env_names[RN_MAX_ENV];   /* owned; values never logged */
+	char *env_values[RN_MAX_ENV];
+	int n_env;
+	enum rn_network network;
+	char image[33];
+};
+
+/* Limits on what a create may ask for (min, default, max). */
+#define RN_TIMEOUT_MAX_MS (24LL * 3600 * 1000)
+#define RN_EXTEND_MAX_MS RN_TIMEOUT_MAX_MS
+
+/* Fill spec from a create request. Returns 0, or -1 with err (code EINVAL)
+ * naming the offending field. On failure spec holds nothing to free. */
+int rn_spec_parse(const cJSON *req, struct rn_spec *spec, struct sbx_err *err);
+void rn_spec_free(struct rn_spec *spec);
+/* Wipe and free only the env values (names stay for display). */
+void rn_spec_wipe_values(struct rn_spec *spec);
+const char *rn_network_name(enum rn_network n);
+
+#endif

@@ -1,0 +1,285 @@
+/* sandbox-runner: owns sandbox lifecycles on one host and serves the
+ * control API on a UNIX socket (docs/runner.md). One epoll loop, no
+ * threads: sandbox creation blocks the loop for its few milliseconds of
+ * setup; nothing a client or a sandbox sends can block it. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "jail_driver.h"
+#include "rn_conn.h"
+#include "rn_sandbox.h"
+#include "runner.h"
+#include "sbx_log.h"
+
+#define SHUTDOWN_GRACE_MS 10000
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: sandbox-runner [--socket PATH] [--state-dir DIR] [--image-dir DIR]\n"
+		   "                      [--name NAME] [--agent PATH] [--agent-stderr] [--verbose]\n");
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[PATH_MAX];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -1;
+	return chmod(tmp, mode);
+}
+
+static int name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 16)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9')))
+			return 0;
+	return 1;
+}
+
+static int listen_on(const char *path, struct sbx_err *err)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char dir[PATH_MAX], *slash;
+	mode_t old;
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return sbx_err_set(err, ENAMETOOLONG, "--socket: path too long");
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir_p(dir, 0755) < 0)
+			return sbx_err_sys(err, "mkdir %s", dir);
+	}
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sbx_err_sys(err, "socket");
+	unlink(path);
+	old = umask(0177);      /* the socket is born 0600 */
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		umask(old);
+		close(fd);
+		return sbx_err_sys(err, "bind %s", path);
+	}
+	umask(old);
+	chmod(path, 0600);
+	if (listen(fd, 512) < 0) {
+		close(fd);
+		return sbx_err_sys(err, "listen %s", path);
+	}
+	return fd;
+}
+
+static void default_agent(char *out, size_t n)
+{
+	char self[PATH_MAX];
+	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (k <= 0) {
+		snprintf(out, n, "sandbox-agent");
+		return;
+	}
+	self[k] = 0;
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	if ((size_t)snprintf(out, n, "%s/sandbox-agent", self) >= n)
+		snprintf(out, n, "sandbox-agent");
+}
+
+static void on_listen(struct rn_ev *ev, uint32_t events)
+{
+	(void)events;
+	rn_conn_accept(ev->owner, ev->fd);
+}
+
+static void on_signal(struct rn_ev *ev, uint32_t events)
+{
+	struct runner *r = ev->owner;
+	struct signalfd_siginfo si;
+
+	(void)events;
+	while (read(ev->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			rn_sandbox_reap(r);
+		else if (!r->stopping) {
+			sbx_info("signal %u: stopping every sandbox, then exiting", si.ssi_signo);
+			r->stopping = 1;
+			for (struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
+				rn_sandbox_stop(r, sb, RN_REASON_REQUESTED);
+		}
+	}
+}
+
+static int parse_args(struct runner *r, int argc, char **argv, int *agent_stderr)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "state-dir", required_argument, NULL, 'd' },
+		{ "image-dir", required_argument, NULL, 'i' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "agent", required_argument, NULL, 'a' },
+		{ "agent-stderr", no_argument, NULL, 'e' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char *agent = NULL;
+	int c;
+
+	snprintf(r->socket_path, sizeof(r->socket_path), "/run/sandbox/runner.sock");
+	snprintf(r->state_dir, sizeof(r->state_dir), "/var/lib/sandbox");
+	snprintf(r->image_dir, sizeof(r->image_dir), "/var/cache/sandbox/images");
+	snprintf(r->name, sizeof(r->name), "local");
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': snprintf(r->socket_path, sizeof(r->socket_path), "%s", optarg); break;
+		case 'd': snprintf(r->state_dir, sizeof(r->state_dir), "%s", optarg); break;
+		case 'i': snprintf(r->image_dir, sizeof(r->image_dir), "%s", optarg); break;
+		case 'n': snprintf(r->name, sizeof(r->name), "%s", optarg); break;
+		case 'a': agent = optarg; break;
+		case 'e': *agent_stderr = 1; break;
+		case 'v': sbx_log_init("sandbox-runner", SBX_LOG_DEBUG); break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind != argc || !name_ok(r->name)) {
+		if (!name_ok(r->name))
+			fprintf(stderr, "sandbox-runner: --name must be 1..16 of [a-z0-9]\n");
+		usage(stderr);
+		return -1;
+	}
+	if (agent) {
+		if (!realpath(agent, r->agent_path))
+			snprintf(r->agent_path, sizeof(r->agent_path), "%s", agent);
+	} else {
+		default_agent(r->agent_path, sizeof(r->agent_path));
+	}
+	/* overlayfs options are comma- and colon-separated */
+	if (r->state_dir[0] != '/' || r->image_dir[0] != '/' ||
+	    strpbrk(r->state_dir, ",:\\") || strpbrk(r->image_dir, ",:\\")) {
+		fprintf(stderr, "sandbox-runner: --state-dir and --image-dir must be absolute "
+			"and free of ',' ':' '\\'\n");
+		return -1;
+	}
+	if (strlen(r->state_dir) > 200 ||
+	    snprintf(r->sbx_root, sizeof(r->sbx_root), "%s/sandboxes", r->state_dir) < 0 ||
+	    snprintf(r->runtime_dir, sizeof(r->runtime_dir), "%s/runtime", r->state_dir) < 0) {
+		fprintf(stderr, "sandbox-runner: --state-dir is too long (max 200)\n");
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct runner r;
+	struct rn_ev lev = { .fd = -1 }, sev = { .fd = -1 };
+	struct sbx_err err = { 0, "" };
+	struct rlimit rl;
+	sigset_t mask;
+	int agent_stderr = 0;
+	int64_t shutdown_by = 0;
+
+	sbx_log_init("sandbox-runner", SBX_LOG_INFO);
+	if (parse_args(&r, argc, argv, &agent_stderr) < 0)
+		return 2;
+	if (geteuid() != 0) {
+		fprintf(stderr, "sandbox-runner: the jail driver needs root (it maps each "
+			"sandbox to its own unprivileged uid range)\n");
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* The sandboxes' root (an unprivileged host uid) must walk these. */
+	if (mkdir_p(r.state_dir, 0711) < 0 || mkdir_p(r.sbx_root, 0711) < 0) {
+		sbx_err_log("state dir %s: %s", r.state_dir, strerror(errno));
+		return 1;
+	}
+	r.drv = jail_driver_init(&r, agent_stderr, &err);
+	if (!r.drv) {
+		sbx_err_log("%s", err.msg);
+		return 1;
+	}
+	r.drv->reconcile(&r);
+	if (rn_loop_init() < 0) {
+		sbx_err_log("epoll: %s", strerror(errno));
+		return 1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sev.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	sev.cb = on_signal;
+	sev.owner = &r;
+	lev.fd = listen_on(r.socket_path, &err);
+	lev.cb = on_listen;
+	lev.owner = &r;
+	if (sev.fd < 0 || lev.fd < 0 || rn_loop_add(&sev, EPOLLIN) < 0 ||
+	    rn_loop_add(&lev, EPOLLIN) < 0) {
+		sbx_err_log("%s", lev.fd < 0 ? err.msg : strerror(errno));
+		return 1;
+	}
+	sbx_info("runner %s listening on %s (state %s, images %s)", r.name, r.socket_path,
+		 r.state_dir, r.image_dir);
+	for (;;) {
+		int t1 = rn_sandbox_tick(&r), t2 = rn_conn_sweep(), t;
+
+		t = t1 < 0 ? t2 : (t2 < 0 || t1 < t2 ? t1 : t2);
+		if (r.stopping) {
+			if (!shutdown_by) {
+				shutdown_by = rn_now_mono() + SHUTDOWN_GRACE_MS;
+				rn_loop_del(&lev);
+				close(lev.fd);
+				lev.fd = -1;
+				unlink(r.socket_path);
+			}
+			if (r.n_live == 0 || rn_now_mono() > shutdown_by)
+				break;
+			if (t < 0 || t > 50)
+				t = 50;
+		}
+		if (rn_loop_run_once(t) < 0) {
+			sbx_err_log("epoll_wait: %s", strerror(errno));
+			break;
+		}
+	}
+	rn_conn_close_all();
+	if (r.n_live)
+		sbx_warn("%d sandbox(es) still being cleaned at exit; the next start "
+			 "reconciles them", r.n_live);
+	sbx_info("runner %s stopped", r.name);
+	return 0;
+}

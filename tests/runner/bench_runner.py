@@ -1,0 +1,157 @@
+"""Benchmark of sandbox-runner's jail driver (run by bench/runner.sh).
+
+Usage: bench_runner.py RUNNER AGENT KIND   (KIND: agent | shell)
+1. create-to-ready and create-to-first-output of `echo hi`, p50/p99 over
+   N sandboxes (created and stopped one at a time), against bwrap running
+   the same command on the same image in comparable namespaces;
+2. density: D idle sandboxes at once, host memory per sandbox."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rnclient as rc  # noqa: E402
+
+RUNNER, AGENT, KIND = sys.argv[1], sys.argv[2], sys.argv[3]
+N = int(os.environ.get("BENCH_N", "100"))
+D = int(os.environ.get("BENCH_DENSITY", "200"))
+IMAGE_DIR = os.environ.get("SANDBOX_IMAGE_DIR", "/var/cache/sandbox/images")
+ROOTFS = IMAGE_DIR + "/default/rootfs"
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
+
+
+def first_output(sock, sid):
+    if KIND == "shell":
+        s, rep = rc.connect(sock, sid, 1024)
+        s.sendall(b"echo hi\n")
+        buf = b""
+        while b"hi" not in buf:
+            d = s.recv(4096)
+            if not d:
+                break
+            buf += d
+        s.close()
+        return b"hi" in buf
+    s, rep = rc.connect(sock, sid, 1024)
+    rc.send_frame(s, {"op": "exec", "cmd": "echo", "args": ["hi"], "uid": 1000, "gid": 1000,
+                      "attach": True})
+    rc.recv_frame(s)
+    while True:
+        t, p = rc.recv_frame(s)
+        if t == 1:
+            s.close()
+            return b"hi" in p
+
+
+def meminfo():
+    m = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            k, v = line.split(":")
+            m[k] = int(v.split()[0]) * 1024
+    return m["MemTotal"] - m["MemFree"] - m.get("Buffers", 0) - m.get("Cached", 0) + m.get("Shmem", 0)
+
+
+def rss(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="sbx-bench-")
+    sock = d + "/r.sock"
+    log = open(d + "/runner.log", "w")
+    p = subprocess.Popen([RUNNER, "--socket", sock, "--state-dir", d + "/state", "--image-dir",
+                          IMAGE_DIR, "--name", "bench", "--agent", AGENT], stdout=log, stderr=log)
+    try:
+        for _ in range(300):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.01)
+        time.sleep(0.1)
+        ready, first = [], []
+        for i in range(N):
+            t0 = time.perf_counter()
+            rep = rc.request(sock, {"op": "create"})
+            t1 = time.perf_counter()
+            if not rep.get("ok"):
+                print("create failed:", rep)
+                return 1
+            ok = first_output(sock, rep["sandbox"]["id"])
+            t2 = time.perf_counter()
+            if not ok:
+                print("no output from sandbox")
+                return 1
+            ready.append((t1 - t0) * 1000)
+            first.append((t2 - t0) * 1000)
+            rc.request(sock, {"op": "stop", "id": rep["sandbox"]["id"]})
+        bw = []
+        for i in range(N):
+            t0 = time.perf_counter()
+            out = subprocess.run(["bwrap", "--unshare-all", "--die-with-parent",
+                                  "--ro-bind", ROOTFS, "/", "--proc", "/proc", "--dev", "/dev",
+                                  "--tmpfs", "/tmp", "--uid", "1000", "--gid", "1000",
+                                  "echo", "hi"], capture_output=True)
+            bw.append((time.perf_counter() - t0) * 1000)
+            if out.stdout != b"hi\n":
+                print("bwrap failed:", out)
+                bw = []
+                break
+        print("jail create-to-ready      (%s agent, n=%d): p50 %.1f ms  p99 %.1f ms" %
+              (KIND, N, pct(ready, 50), pct(ready, 99)))
+        print("jail create-to-first-output of echo hi:      p50 %.1f ms  p99 %.1f ms" %
+              (pct(first, 50), pct(first, 99)))
+        if bw:
+            print("bwrap --unshare-all echo hi (peer, n=%d):     p50 %.1f ms  p99 %.1f ms" %
+                  (N, pct(bw, 50), pct(bw, 99)))
+            print("ratio jail first-output / bwrap: p50 %.2fx" % (pct(first, 50) / pct(bw, 50)))
+        # density
+        time.sleep(0.5)
+        base = meminfo()
+        base_rss = rss(p.pid)
+        ids = []
+        t0 = time.perf_counter()
+        for i in range(D):
+            rep = rc.request(sock, {"op": "create"})
+            if not rep.get("ok"):
+                print("density: create %d failed: %s" % (i, rep))
+                break
+            ids.append(rep["sandbox"]["id"])
+        t_create = time.perf_counter() - t0
+        time.sleep(1.0)
+        used = meminfo() - base
+        cg = 0
+        for sid in ids:
+            try:
+                with open("/sys/fs/cgroup/memory/sandbox/%s/memory.usage_in_bytes" % sid) as f:
+                    cg += int(f.read())
+            except OSError:
+                pass
+        n = max(1, len(ids))
+        print("density: %d idle sandboxes created in %.2f s; host memory +%.1f MiB = %.2f MiB "
+              "per sandbox (cgroup-charged %.2f MiB each; runner RSS +%.1f MiB)" %
+              (len(ids), t_create, used / 2**20, used / n / 2**20, cg / n / 2**20,
+               (rss(p.pid) - base_rss) / 2**20))
+        for sid in ids:
+            rc.request(sock, {"op": "stop", "id": sid})
+        return 0
+    finally:
+        p.terminate()
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        log.close()
+
+
+sys.exit(main())

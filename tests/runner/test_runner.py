@@ -1,0 +1,715 @@
+"""Integration tests of sandbox-runner with the jail driver (real image).
+
+Usage: test_runner.py RUNNER SHELL_AGENT [REAL_AGENT]
+Runs a runner with the test shell agent (one shell line per connection)
+for the probes, and, when REAL_AGENT is given, one with the real agent for
+an exec through the agent protocol. Prints PASS/FAIL/SKIP lines and ends
+with "N passed, N failed, N skipped"."""
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import rnclient as rc
+
+RUNNER, SHELL_AGENT = sys.argv[1], sys.argv[2]
+REAL_AGENT = sys.argv[3] if len(sys.argv) > 3 else ""
+IMAGE_DIR = os.environ.get("SANDBOX_IMAGE_DIR", "/var/cache/sandbox/images")
+SECRET = "runner-secret-%d" % os.getpid()
+ENV_SECRET = "env-secret-%d" % os.getpid()
+counts = {"passed": 0, "failed": 0, "skipped": 0}
+procs = []
+
+
+def result(name, ok, detail=""):
+    if ok is None:
+        counts["skipped"] += 1
+        print("SKIP: %s %s" % (name, detail))
+    elif ok:
+        counts["passed"] += 1
+        print("PASS: %s" % name)
+    else:
+        counts["failed"] += 1
+        print("FAIL: %s %s" % (name, detail))
+    sys.stdout.flush()
+
+
+class Runner:
+    def __init__(self, name, agent):
+        self.dir = tempfile.mkdtemp(prefix="sbx-rt-")
+        self.sock = self.dir + "/runner.sock"
+        self.state = self.dir + "/state"
+        self.name = name
+        self.agent = agent
+        self.log = open(self.dir + "/runner.log", "ab")
+        self.start()
+
+    def start(self):
+        env = dict(os.environ, RUNNER_SECRET=SECRET)
+        self.p = subprocess.Popen([RUNNER, "--socket", self.sock, "--state-dir", self.state,
+                                   "--image-dir", IMAGE_DIR, "--name", self.name,
+                                   "--agent", self.agent], env=env,
+                                  stdout=self.log, stderr=self.log)
+        procs.append(self.p)
+        for _ in range(200):
+            if os.path.exists(self.sock):
+                try:
+                    if self.req({"op": "ping"}).get("ok"):
+                        return
+                except OSError:
+                    pass
+            time.sleep(0.02)
+        raise RuntimeError("runner did not start: " + self.logtext())
+
+    def logtext(self):
+        self.log.flush()
+        with open(self.dir + "/runner.log", "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def req(self, obj, timeout=30):
+        return rc.request(self.sock, obj, timeout)
+
+    def create(self, **kw):
+        kw["op"] = "create"
+        return self.req(kw)
+
+    def sh(self, sid, line, timeout=30):
+        return rc.shell(self.sock, sid, line, timeout)
+
+    def stop_all(self):
+        try:
+            for s in self.req({"op": "list"})["sandboxes"]:
+                self.req({"op": "stop", "id": s["id"]})
+        except Exception:
+            pass
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(15)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+
+def cpu_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+MY_RUNNERS = ("t1", "tstop", "treal", "tfail")
+
+
+def sandbox_uids_running():
+    """Processes of this suite's sandboxes still alive: sandbox uids whose
+    cgroup is one of our runners' (another runner may share the host)."""
+    out = subprocess.run(["ps", "-eo", "uid=,pid=,comm="], capture_output=True, text=True).stdout
+    mine = []
+    for l in out.splitlines():
+        f = l.split()
+        if not f or int(f[0]) < 200000:
+            continue
+        try:
+            with open("/proc/%s/cgroup" % f[1]) as cg:
+                text = cg.read()
+        except OSError:
+            continue
+        if any("/sandbox/sbx_%s_" % n in text for n in MY_RUNNERS):
+            mine.append(l)
+    return mine
+
+
+def leftovers(r, sid):
+    """Everything of sandbox sid still on the host."""
+    left = []
+    if os.path.exists(os.path.join(r.state, "sandboxes", sid)):
+        left.append("state dir")
+    for c in ("memory", "pids", "cpu"):
+        if os.path.exists("/sys/fs/cgroup/%s/sandbox/%s" % (c, sid)):
+            left.append("cgroup " + c)
+    if os.path.exists("/sys/fs/cgroup/sandbox/" + sid):
+        left.append("cgroup v2")
+    with open("/proc/self/mountinfo") as f:
+        if sid in f.read():
+            left.append("mount")
+    return left
+
+
+def wait_until(fn, seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.05)
+    return fn()
+
+
+def t_basic(r):
+    rep = r.create(env={"MY_TOKEN": ENV_SECRET})
+    ok = rep.get("ok") and rep["sandbox"]["status"] == "running"
+    result("create returns a running sandbox", ok, json.dumps(rep))
+    if not ok:
+        return None
+    s = rep["sandbox"]
+    sid = s["id"]
+    result("id is sbx_<runner>_<24 base32> and names the runner",
+           sid.startswith("sbx_%s_" % r.name) and len(sid) == len("sbx_%s_" % r.name) + 24
+           and all(ch in "abcdefghijklmnopqrstuvwxyz234567" for ch in sid[-24:]), sid)
+    result("env values never in replies", ENV_SECRET not in json.dumps(rep) and
+           ENV_SECRET not in json.dumps(r.req({"op": "list"})) and s["env_names"] == ["MY_TOKEN"])
+    result("agent_socket is a socket on the host",
+           os.path.exists(s["agent_socket"]) and
+           (os.stat(s["agent_socket"]).st_mode & 0o170000) == 0o140000)
+    out = r.sh(sid, "whoami; id -u")
+    result("whoami is sandbox (uid 1000)", out.split() == ["sandbox", "1000"], out)
+    out = r.sh(sid, "cat /etc/passwd")
+    with open("/etc/passwd") as f:
+        host = f.read()
+    result("/etc/passwd is the sandbox's", "sandbox:x:1000:1000" in out and out != host
+           and "_apt" not in out, out)
+    out = r.sh(sid, "root:cat /proc/1/environ | tr '\\0' '\\n'; env")
+    result("runner's secret env is not in the sandbox", SECRET not in out, out)
+    result("the sandbox's env reaches the agent", ("MY_TOKEN=" + ENV_SECRET) in out, out)
+    out = r.sh(sid, "ls / ; ls /var/lib/sandbox 2>&1; cat /proc/1/cmdline | tr '\\0' ' '")
+    result("host filesystem not visible", "No such file" in out and "work" not in out.split(), out)
+    out = r.sh(sid, "touch /etc/probe 2>&1 && echo WROTE; ls -ld /usr/bin | awk '{print $3}'")
+    result("image files are root's inside; uid 1000 cannot write /etc",
+           "WROTE" not in out and "root" in out, out)
+    out = r.sh(sid, "grep -E 'SigBlk|SigIgn' /proc/self/status")
+    result("commands start with no blocked or ignored signals",
+           out.count("0000000000000000") == 2, out)
+    out = r.sh(sid, "root:dd if=/dev/zero of=/run/sbx/fill bs=1k count=1000 2>&1 | "
+               "grep -o 'No space left' | head -1; rm -f /run/sbx/fill")
+    result("root inside cannot fill the host disk through the agent socket dir",
+           "No space left" in out, out)
+    out = r.sh(sid, "cat /proc/mounts")
+    result("/proc/mounts inside does not show the host's state dir", r.state not in out
+           and "lowerdir=lower" in out, out)
+    out = r.sh(sid, "cat /proc/self/status | grep CapEff")
+    result("commands have no capabilities", "0000000000000000" in out, out)
+    out = r.sh(sid, "echo hi > /home/sandbox/f && cat /home/sandbox/f && echo x > /tmp/t && cat /tmp/t")
+    result("/home/sandbox and /tmp writable", out.split() == ["hi", "x"], out)
+    out = r.sh(sid, "cat /proc/kallsyms | head -1 | wc -c; cat /proc/timer_list | wc -c")
+    result("masked /proc paths are empty", out.split() == ["0", "0"], out)
+    return sid
+
+
+def t_network(r, sid):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+    port = srv.getsockname()[1]
+    out = r.sh(sid, "cat /proc/net/dev | tail -n +3 | awk '{print $1}'; "
+               "timeout 3 bash -c 'echo > /dev/tcp/127.0.0.1/%d' 2>/dev/null && echo HOSTLO-OPEN || echo HOSTLO-CLOSED; "
+               "timeout 3 bash -c 'echo > /dev/tcp/1.1.1.1/80' 2>/dev/null && echo OUT-OPEN || echo OUT-CLOSED; "
+               "timeout 3 bash -c 'echo > /dev/tcp/10.0.0.1/80' 2>/dev/null && echo PRIV-OPEN || echo PRIV-CLOSED" % port)
+    srv.close()
+    result("deny-all: only lo", out.split()[0] == "lo:" and "eth" not in out, out)
+    result("deny-all: host loopback server unreachable", "HOSTLO-CLOSED" in out, out)
+    result("deny-all: outside addresses unreachable", "OUT-CLOSED" in out and "PRIV-CLOSED" in out, out)
+
+
+def t_limits(r):
+    other = r.create()
+    osid = other["sandbox"]["id"] if other.get("ok") else None
+    # fork bomb
+    rep = r.create(pids=64)
+    sid = rep["sandbox"]["id"]
+    out = r.sh(sid, "timeout 5 bash -c ':(){ :|:& };:' </dev/null >/dev/null 2>&1; "
+               "cat /sys/fs/cgroup/pids.max 2>/dev/null; echo done", timeout=60)
+    before = len(subprocess.run(["ps", "-e"], capture_output=True).stdout.splitlines())
+    ok2 = osid and r.sh(osid, "echo alive").strip() == "alive"
+    g = r.req({"op": "get", "id": sid})["sandbox"]
+    result("fork bomb contained (pids=64) and reported (pids_limit_hits) while a second "
+           "sandbox works", "done" in out and ok2 and before < 2000 and
+           g.get("pids_limit_hits", 0) > 0, "%s %s" % (out, g))
+    t = time.time()
+    st = r.req({"op": "stop", "id": sid})
+    result("fork-bombed sandbox stops and leaves nothing",
+           st.get("ok") and st["sandbox"]["status"] == "stopped" and
+           wait_until(lambda: not leftovers(r, sid), 10) is True, "%s %.2fs %s" %
+           (leftovers(r, sid), time.time() - t, st))
+    # memory bomb
+    rep = r.create(memory_mb=64)
+    sid = rep["sandbox"]["id"]
+    out = r.sh(sid, "python3 -c 'a=bytearray(256<<20); print(len(a))'; echo rc=$?", timeout=60)
+    g = r.req({"op": "get", "id": sid})["sandbox"]
+    ok2 = osid and r.sh(osid, "echo alive").strip() == "alive"
+    result("memory bomb killed inside (memory_mb=64), reported as oom_kills",
+           "rc=137" in out and g.get("oom_kills", 0) >= 1 and g["status"] == "running" and ok2,
+           "%s %s" % (out, g))
+    r.req({"op": "stop", "id": sid})
+    # disk
+    rep = r.create(disk_mb=32)
+    sid = rep["sandbox"]["id"]
+    out = r.sh(sid, "dd if=/dev/zero of=/tmp/big bs=1M count=64 2>&1 | grep -o 'No space left' | head -1; "
+               "ls -l /tmp/big | awk '{print $5}'", timeout=60)
+    size = int(out.split()[-1]) if out.split() and out.split()[-1].isdigit() else -1
+    result("disk limit: writing past disk_mb=32 fails inside (ENOSPC)",
+           "No space left" in out and 0 <= size <= 32 << 20, out)
+    r.req({"op": "stop", "id": sid})
+    # timeout
+    rep = r.create(timeout_ms=1500)
+    sid = rep["sandbox"]["id"]
+    r.sh(sid, "nohup sh -c 'while true; do :; done' </dev/null >/dev/null 2>&1 & echo started")
+    g = wait_until(lambda: (lambda s: s if s["status"] == "stopped" else None)(
+        r.req({"op": "get", "id": sid})["sandbox"]), 10)
+    result("while-true past timeout_ms is killed, stop_reason timeout",
+           g and g.get("stop_reason") == "timeout" and not leftovers(r, sid), str(g))
+    # extend
+    rep = r.create(timeout_ms=2000)
+    sid = rep["sandbox"]["id"]
+    e = r.req({"op": "extend", "id": sid, "duration_ms": 60000})
+    time.sleep(2.5)
+    g = r.req({"op": "get", "id": sid})["sandbox"]
+    result("extend moves expires_at and keeps it running",
+           e.get("ok") and e["sandbox"]["expires_at"] >= rep["sandbox"]["expires_at"] + 60000
+           and g["status"] == "running", "%s %s" % (e, g))
+    r.req({"op": "stop", "id": sid})
+    if osid:
+        r.req({"op": "stop", "id": osid})
+
+
+def t_invalid(r):
+    cases = [({"memory_mb": -1}, "memory_mb"), ({"vcpus": "two"}, "vcpus"),
+             ({"pids": 10 ** 7}, "pids"), ({"disk_mb": 1.5}, "disk_mb"),
+             ({"timeout_ms": 0}, "timeout_ms"), ({"nofile": True}, "nofile"),
+             ({"ports": [70000]}, "ports"), ({"env": {"A": 1}}, "env"),
+             ({"network": "maybe"}, "network"), ({"colour": 1}, "colour")]
+    bad = []
+    for kw, field in cases:
+        rep = r.create(**kw)
+        if rep.get("ok") or rep["error"]["code"] != "invalid" or field not in rep["error"]["message"]:
+            bad.append((kw, rep))
+    result("invalid limits give code invalid naming the field", not bad, str(bad))
+    rep = r.req({"op": "get", "id": "sbx_%s_%s" % (r.name, "a" * 24)})
+    result("get of an unknown id is not_found", rep["error"]["code"] == "not_found", str(rep))
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(r.sock)
+    s.sendall(struct.pack(">IB", 5, 3) + b"{bad}")
+    t, p = rc.recv_frame(s)
+    s.close()
+    result("bad JSON is bad_request", json.loads(p)["error"]["code"] == "bad_request", str(p))
+    # a client that sends half a frame and sits does not block others
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(r.sock)
+    s.sendall(struct.pack(">IB", 100, 3) + b"{")
+    ok = r.req({"op": "list"}, timeout=5).get("ok")
+    s.close()
+    result("a stalled client does not block the runner", ok)
+    mode = os.stat(r.sock).st_mode & 0o777
+    result("control socket is mode 0600", mode == 0o600, oct(mode))
+
+
+def t_stop_clean(r, sid):
+    st = r.req({"op": "stop", "id": sid})
+    again = r.req({"op": "stop", "id": sid})
+    left = wait_until(lambda: not leftovers(r, sid), 5)
+    result("stop reports stopped/requested and is idempotent",
+           st.get("ok") and st["sandbox"]["status"] == "stopped" and
+           st["sandbox"]["stop_reason"] == "requested" and again.get("ok"), str(st))
+    result("after stop: no state dir, cgroups or mounts left", left is True, str(leftovers(r, sid)))
+
+
+def t_agent_crash(r):
+    rep = r.create()
+    sid = rep["sandbox"]["id"]
+    with open(os.path.join(r.state, "sandboxes", sid, "state.json")) as f:
+        pid = json.load(f)["pid"]
+    os.kill(pid, signal.SIGKILL)
+    g = wait_until(lambda: (lambda s: s if s["status"] in ("failed", "stopped") else None)(
+        r.req({"op": "get", "id": sid})["sandbox"]), 10)
+    result("killed agent: sandbox failed (stop_reason error), cleaned",
+           g and g["status"] == "failed" and g.get("stop_reason") == "error" and
+           not leftovers(r, sid), str(g))
+
+
+def t_restart(r):
+    ids = []
+    for _ in range(3):
+        rep = r.create()
+        ids.append(rep["sandbox"]["id"])
+    r.sh(ids[0], "nohup sleep 1000 </dev/null >/dev/null 2>&1 & echo ok")
+    r.p.kill()
+    r.p.wait()
+    present = all(os.path.exists(os.path.join(r.state, "sandboxes", i)) for i in ids)
+    r.start()
+    left = [(i, leftovers(r, i)) for i in ids if leftovers(r, i)]
+    result("kill -9 runner, restart: leftover sandboxes killed and removed",
+           present and not left and not wait_until(lambda: not sandbox_uids_running(), 5) is False,
+           "%s %s" % (left, sandbox_uids_running()))
+    rep = r.create()
+    result("restarted runner creates sandboxes", rep.get("ok"), str(rep))
+    if rep.get("ok"):
+        r.req({"op": "stop", "id": rep["sandbox"]["id"]})
+
+
+def agent_exec(sock, sid, cmd, args):
+    s, rep = rc.connect(sock, sid, 1024)
+    if not rep.get("ok"):
+        return rep, b"", None
+    rc.send_frame(s, {"op": "exec", "cmd": cmd, "args": args, "uid": 1000, "gid": 1000,
+                      "attach": True})
+    t, p = rc.recv_frame(s)
+    first = json.loads(p)
+    out, exitm = b"", None
+    while exitm is None:
+        t, p = rc.recv_frame(s)
+        if t == 1:
+            out += p
+        elif t == 3:
+            m = json.loads(p)
+            if m.get("type") == "exit":
+                exitm = m
+    s.close()
+    return first, out, exitm
+
+
+def t_real_agent():
+    if not REAL_AGENT or not os.access(REAL_AGENT, os.X_OK):
+        result("exec via the real agent", None, "(no sandbox-agent binary built)")
+        return
+    r = Runner("treal", REAL_AGENT)
+    try:
+        rep = r.create()
+        if not rep.get("ok"):
+            result("create with the real agent", False, str(rep) + r.logtext()[-2000:])
+            return
+        sid = rep["sandbox"]["id"]
+        first, out, ex = agent_exec(r.sock, sid, "whoami", [])
+        result("exec via the agent: whoami -> sandbox, exit 0",
+               first.get("ok") and out.strip() == b"sandbox" and ex and ex.get("exit_code") == 0,
+               "%s %r %s" % (first, out, ex))
+        first, out, ex = agent_exec(r.sock, sid, "echo", ["hi"])
+        result("exec via the agent: echo hi", out == b"hi\n", "%r %s" % (out, ex))
+        first, out, ex = agent_exec(r.sock, sid, "head", ["-c", "4000000", "/dev/zero"])
+        result("4 MB of output through the runner's spliced stream, whole",
+               len(out) == 4000000 and ex and ex.get("exit_code") == 0, "%d %s" % (len(out), ex))
+        # a client that does not read: the runner buffers a bounded amount
+        s, rep = rc.connect(r.sock, sid, 1024)
+        rss0 = rss_kb(r.p.pid)
+        rc.send_frame(s, {"op": "exec", "cmd": "head", "args": ["-c", "64000000", "/dev/zero"],
+                          "uid": 1000, "gid": 1000, "attach": True})
+        time.sleep(1.5)
+        rss1 = rss_kb(r.p.pid)
+        n = 0
+        while True:
+            t, p = rc.recv_frame(s)
+            if t == 1:
+                n += len(p)
+            elif t == 3 and json.loads(p).get("type") == "exit":
+                break
+        s.close()
+        # (the agent keeps a bounded retention per command and may truncate
+        # for a reader this slow: that is its policy, not the runner's)
+        print("  slow reader: runner RSS +%d KiB while stalled, %d of 64000000 bytes arrived"
+              % (rss1 - rss0, n))
+        result("slow reader: runner memory stays bounded (backpressure), stream ends cleanly",
+               rss1 - rss0 < 8 * 1024 and n >= 8 << 20, "rss +%d KiB, %d bytes" % (rss1 - rss0, n))
+        s, rep = rc.connect(r.sock, sid, 1024)
+        rc.send_frame(s, {"op": "exec", "cmd": "python3",
+                          "args": ["-m", "http.server", "8000", "--bind", "127.0.0.1"],
+                          "uid": 1000, "gid": 1000, "attach": False})
+        rc.recv_frame(s)
+        s.close()
+        body = b""
+        for _ in range(100):
+            s, rep = rc.connect(r.sock, sid, 8000)
+            if rep.get("ok"):
+                s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+                while True:
+                    d = s.recv(65536)
+                    if not d:
+                        break
+                    body += d
+                s.close()
+                break
+            s.close()
+            time.sleep(0.05)
+        result("connect to a guest TCP port (python http.server) through the runner",
+               body.startswith(b"HTTP/1.0 200"), repr(body[:200]))
+        # the client leaves mid-stream; later the sandbox stops under an
+        # idle client: the runner must not spin on either hang-up
+        s, rep = rc.connect(r.sock, sid, 1024)
+        rc.send_frame(s, {"op": "exec", "cmd": "head", "args": ["-c", "64000000", "/dev/zero"],
+                          "uid": 1000, "gid": 1000, "attach": True})
+        rc.recv_frame(s)
+        rc.recv_frame(s)
+        s.close()
+        s2, rep = rc.connect(r.sock, sid, 1024)
+        rc.send_frame(s2, {"op": "exec", "cmd": "sleep", "args": ["100"], "uid": 1000,
+                           "gid": 1000, "attach": True})
+        rc.recv_frame(s2)
+        r.req({"op": "stop", "id": sid})
+        c0 = cpu_ticks(r.p.pid)
+        time.sleep(1.0)
+        c1 = cpu_ticks(r.p.pid)
+        s2.settimeout(5)
+        eof = s2.recv(100) == b""
+        s2.close()
+        ok = r.req({"op": "list"}, timeout=5).get("ok")
+        result("client gone mid-stream, sandbox stopped under an idle client: stream EOF, "
+               "runner idle and serving", eof and ok and c1 - c0 < 20, "cpu %d ticks" % (c1 - c0))
+        result("real-agent sandbox leaves nothing", wait_until(lambda: not leftovers(r, sid), 5) is True)
+    except Exception as e:  # noqa
+        result("exec via the real agent", False, repr(e) + r.logtext()[-2000:])
+    finally:
+        r.stop_all()
+        r.kill()
+
+
+def t_concurrent(r):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i):
+        rep = r.create(timeout_ms=60000)
+        if not rep.get("ok"):
+            return "create: %s" % rep
+        sid = rep["sandbox"]["id"]
+        out = r.sh(sid, "echo n%d" % i).strip()
+        st = r.req({"op": "stop", "id": sid})
+        st2 = r.req({"op": "stop", "id": sid})
+        if out != "n%d" % i or st["sandbox"]["status"] != "stopped" or not st2.get("ok"):
+            return "sandbox %s: %r %s" % (sid, out, st)
+        return None
+    with ThreadPoolExecutor(max_workers=12) as ex:
+        errs = [e for e in ex.map(one, range(30)) if e]
+    result("30 concurrent create/exec/stop/stop: all correct", not errs, str(errs[:3]))
+    live = [s for s in r.req({"op": "list"})["sandboxes"] if s["status"] not in ("stopped", "failed")]
+    result("after the concurrent run nothing is live and no dirs remain",
+           not live and not os.listdir(os.path.join(r.state, "sandboxes")), str(live))
+    # signals from inside: the pid-namespace init ignores what it has no handler for
+    rep = r.create()
+    sid = rep["sandbox"]["id"]
+    r.sh(sid, "root:kill -9 1; kill -STOP -1 2>/dev/null; echo sent")
+    time.sleep(0.2)
+    g = r.req({"op": "get", "id": sid})["sandbox"]
+    out = r.sh(sid, "echo still-here", timeout=10)
+    result("kill -9 1 and kill -STOP -1 from inside: agent survives",
+           g["status"] == "running" and "still-here" in out, "%s %r" % (g, out))
+    r.req({"op": "stop", "id": sid})
+
+
+PROBE = r"""
+import socket, sys
+for a in sys.argv[1:]:
+    host, port = a.rsplit(":", 1)
+    s = socket.socket()
+    s.settimeout(2)
+    try:
+        s.connect((host, int(port)))
+        print(a, "OPEN")
+    except OSError as e:
+        print(a, "closed")
+    s.close()
+"""
+
+
+def upstream():
+    """A fake internet host in a netns the test creates: 198.51.100.1:8080."""
+    cmds = ["ip netns add sbxtup", "ip link add sbxtup0 type veth peer name up1 netns sbxtup",
+            "ip addr add 198.51.100.2/30 dev sbxtup0", "ip link set sbxtup0 up",
+            "ip -n sbxtup addr add 198.51.100.1/30 dev up1", "ip -n sbxtup link set up1 up",
+            "ip -n sbxtup link set lo up", "ip -n sbxtup route add default via 198.51.100.2"]
+    for c in cmds:
+        if subprocess.run(c.split(), capture_output=True).returncode != 0:
+            return None
+    # (not http.server: its reverse DNS lookup stalls in a netns without DNS)
+    srv = ("import socket\ns = socket.socket()\n"
+           "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+           "s.bind(('198.51.100.1', 8080))\ns.listen(16)\n"
+           "while True:\n    c, _ = s.accept()\n"
+           "    c.sendall(b'HTTP/1.0 200 OK\\r\\n\\r\\nok')\n    c.close()\n")
+    p = subprocess.Popen(["ip", "netns", "exec", "sbxtup", "/usr/bin/python3", "-c", srv],
+                         stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs.append(p)
+    for _ in range(100):
+        c = socket.socket()
+        c.settimeout(1)
+        try:
+            c.connect(("198.51.100.1", 8080))
+            c.close()
+            return p
+        except OSError:
+            time.sleep(0.05)
+        finally:
+            c.close()
+    p.kill()
+    return None
+
+
+def upstream_down(p):
+    if p:
+        p.kill()
+        p.wait()
+    subprocess.run(["ip", "netns", "del", "sbxtup"], capture_output=True)
+    subprocess.run(["ip", "link", "del", "sbxtup0"], capture_output=True)
+
+
+FW_UNDO = ["iptables -D FORWARD -i sbxh+ -j SBX-FWD", "iptables -D FORWARD -o sbxh+ -j SBX-IN",
+           "iptables -D INPUT -i sbxh+ -j DROP",
+           "iptables -t nat -D POSTROUTING -s 10.201.0.0/18 ! -o sbxh+ -j MASQUERADE",
+           "iptables -F SBX-FWD", "iptables -X SBX-FWD", "iptables -F SBX-IN", "iptables -X SBX-IN"]
+
+
+def firewall_state():
+    had = subprocess.run(["iptables", "-S", "SBX-FWD"], capture_output=True).returncode == 0
+    with open("/proc/sys/net/ipv4/ip_forward") as f:
+        return had, f.read().strip()
+
+
+def firewall_restore(state):
+    """Undo what the runner's allow-all set up, unless it was there before
+    the test (another runner on this host may be using it)."""
+    had, fwd = state
+    if had:
+        return
+    for c in FW_UNDO:
+        subprocess.run(c.split(), capture_output=True)
+    with open("/proc/sys/net/ipv4/ip_forward", "w") as f:
+        f.write(fwd)
+
+
+def t_allow_all(r):
+    import base64
+    up = upstream()
+    if not up:
+        result("allow-all networking", None, "(cannot create the test upstream netns)")
+        upstream_down(up)
+        return
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+    try:
+        rep = r.create(network="allow-all")
+        if not rep.get("ok"):
+            result("allow-all create", False, str(rep))
+            return
+        sid = rep["sandbox"]["id"]
+        slot_host = None
+        b64 = base64.b64encode(PROBE.encode()).decode()
+        targets = ["198.51.100.1:8080", "127.0.0.1:%d" % srv.getsockname()[1],
+                   "192.0.2.2:22", "10.201.0.1:22", "169.254.169.254:80", "10.0.0.1:80",
+                   "172.16.0.1:80", "192.168.0.1:80", "100.64.0.1:80"]
+        out = r.sh(sid, "echo %s | base64 -d > /tmp/p.py; python3 /tmp/p.py %s; cat /proc/net/dev" %
+                   (b64, " ".join(targets)), timeout=60)
+        res = dict(l.split() for l in out.splitlines() if l.endswith(("OPEN", "closed")))
+        result("allow-all: an outside host (test upstream netns) is reachable",
+               res.get("198.51.100.1:8080") == "OPEN", out)
+        blocked = [t for t in targets[1:] if res.get(t) != "closed"]
+        result("allow-all: host, loopback, private, CGNAT, link-local/metadata always denied",
+               not blocked, out)
+        links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
+        had = "sbxh" in links
+        r.req({"op": "stop", "id": sid})
+        links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
+        result("allow-all: the veth is removed at stop", had and "sbxh" not in links, links)
+        # someone flushes the runner's chain: the next sandbox must not be open
+        subprocess.run(["iptables", "-F", "SBX-FWD"], capture_output=True)
+        rep = r.create(network="allow-all")
+        sid = rep["sandbox"]["id"]
+        out = r.sh(sid, "echo %s | base64 -d > /tmp/p.py; "
+                   "python3 /tmp/p.py 169.254.169.254:80 10.0.0.1:80 198.51.100.1:8080" % b64,
+                   timeout=60)
+        r.req({"op": "stop", "id": sid})
+        result("allow-all: a flushed firewall is reinstalled before the next sandbox (fail closed)",
+               "169.254.169.254:80 closed" in out and "10.0.0.1:80 closed" in out and
+               "198.51.100.1:8080 OPEN" in out, out)
+    finally:
+        srv.close()
+        upstream_down(up)
+
+
+def t_failed_start():
+    r = Runner("tfail", "/bin/false")   # an "agent" that exits at once
+    try:
+        rep = r.create()
+        sid = None
+        lst = r.req({"op": "list"})["sandboxes"]
+        if lst:
+            sid = lst[0]["id"]
+        result("an agent that exits at once: create fails with the reason",
+               not rep.get("ok") and "exited with status 1" in rep["error"]["message"] and
+               lst and lst[0]["status"] == "failed", "%s %s" % (rep, lst))
+        result("a failed start leaves nothing behind", sid and not leftovers(r, sid),
+               str(sid and leftovers(r, sid)))
+    finally:
+        r.kill()
+
+
+def t_shutdown():
+    r = Runner("tstop", SHELL_AGENT)
+    ids = [r.create()["sandbox"]["id"] for _ in range(2)]
+    r.p.send_signal(signal.SIGTERM)
+    try:
+        rc_ = r.p.wait(15)
+    except subprocess.TimeoutExpired:
+        rc_ = None
+        r.p.kill()
+    left = [(i, leftovers(r, i)) for i in ids if leftovers(r, i)]
+    result("SIGTERM: runner stops every sandbox, leaves nothing, exits 0",
+           rc_ == 0 and not left and not os.path.exists(r.sock), "%s %s" % (rc_, left))
+
+
+def main():
+    if not os.path.isdir(os.path.join(IMAGE_DIR, "default", "rootfs")):
+        for n in ["create/exec/stop", "probes", "limits", "restart", "real agent"]:
+            result(n, None, "(no image at %s/default/rootfs: run make image)" % IMAGE_DIR)
+        return
+    r = Runner("t1", SHELL_AGENT)
+    try:
+        sid = t_basic(r)
+        if sid:
+            t_network(r, sid)
+            t_stop_clean(r, sid)
+        t_invalid(r)
+        t_limits(r)
+        t_agent_crash(r)
+        t_concurrent(r)
+        fw = firewall_state()
+        try:
+            t_allow_all(r)
+        finally:
+            firewall_restore(fw)
+        t_restart(r)
+        log = r.logtext()
+        result("env values never in the runner's log", ENV_SECRET not in log)
+    except Exception as e:  # noqa
+        import traceback
+        traceback.print_exc()
+        result("runner suite", False, repr(e) + "\n" + r.logtext()[-3000:])
+    finally:
+        r.stop_all()
+        r.kill()
+    t_shutdown()
+    t_failed_start()
+    t_real_agent()
+    result("no sandbox processes left on the host",
+           wait_until(lambda: not sandbox_uids_running(), 5) is True, str(sandbox_uids_running()))
+
+
+try:
+    main()
+finally:
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+    print("%d passed, %d failed, %d skipped" % (counts["passed"], counts["failed"], counts["skipped"]))

@@ -1,0 +1,108 @@
+/* Unit tests of the runner's create-request parsing (runner/rn_spec.c):
+ * defaults, bounds, types, and that every error names its field. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../runner/rn_spec.h"
+#include "sbx_json.h"
+
+static int parse(const char *json, struct rn_spec *spec, struct sbx_err *err)
+{
+	cJSON *o = sbx_json_parse_object(json, strlen(json), err);
+	int rc;
+
+	assert_non_null(o);
+	rc = rn_spec_parse(o, spec, err);
+	cJSON_Delete(o);
+	return rc;
+}
+
+static void test_defaults(void **state)
+{
+	struct rn_spec s;
+	struct sbx_err err = { 0, "" };
+
+	(void)state;
+	assert_int_equal(parse("{\"op\":\"create\"}", &s, &err), 0);
+	assert_int_equal(s.timeout_ms, 300000);
+	assert_int_equal(s.vcpus, 1);
+	assert_int_equal(s.memory_mb, 512);
+	assert_int_equal(s.pids, 512);
+	assert_int_equal(s.disk_mb, 1024);
+	assert_int_equal(s.nofile, 1024);
+	assert_int_equal(s.network, RN_NET_DENY_ALL);
+	assert_string_equal(s.image, "default");
+	rn_spec_free(&s);
+}
+
+static void test_values(void **state)
+{
+	struct rn_spec s;
+	struct sbx_err err = { 0, "" };
+
+	(void)state;
+	assert_int_equal(parse("{\"memory_mb\":64,\"vcpus\":2,\"ports\":[3000,8080],"
+			       "\"env\":{\"A\":\"x\",\"B_2\":\"\"},\"network\":\"allow-all\","
+			       "\"image\":\"py-3.11\"}", &s, &err), 0);
+	assert_int_equal(s.memory_mb, 64);
+	assert_int_equal(s.n_ports, 2);
+	assert_int_equal(s.ports[1], 8080);
+	assert_int_equal(s.n_env, 2);
+	assert_string_equal(s.env_names[1], "B_2");
+	assert_string_equal(s.env_values[0], "x");
+	assert_int_equal(s.network, RN_NET_ALLOW_ALL);
+	rn_spec_wipe_values(&s);
+	assert_null(s.env_values[0]);
+	assert_string_equal(s.env_names[0], "A");
+	rn_spec_free(&s);
+}
+
+static void test_errors_name_field(void **state)
+{
+	static const struct { const char *json, *field; } cases[] = {
+		{ "{\"memory_mb\":-1}", "memory_mb" },
+		{ "{\"memory_mb\":100000}", "memory_mb" },
+		{ "{\"vcpus\":\"2\"}", "vcpus" },
+		{ "{\"pids\":1.5}", "pids" },
+		{ "{\"timeout_ms\":0}", "timeout_ms" },
+		{ "{\"disk_mb\":true}", "disk_mb" },
+		{ "{\"nofile\":1e9}", "nofile" },
+		{ "{\"ports\":[0]}", "ports" },
+		{ "{\"ports\":[1024]}", "ports" },
+		{ "{\"ports\":\"3000\"}", "ports" },
+		{ "{\"env\":{\"A\":1}}", "env" },
+		{ "{\"env\":{\"1A\":\"x\"}}", "env" },
+		{ "{\"env\":[]}", "env" },
+		{ "{\"network\":\"open\"}", "network" },
+		{ "{\"image\":\"../etc\"}", "image" },
+		{ "{\"image\":7}", "image" },
+		{ "{\"colour\":1}", "colour" },
+	};
+	struct rn_spec s;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sbx_err err = { 0, "" };
+		assert_int_equal(parse(cases[i].json, &s, &err), -1);
+		assert_int_equal(err.code, EINVAL);
+		if (!strstr(err.msg, cases[i].field))
+			fail_msg("%s: message \"%s\" does not name %s", cases[i].json,
+				 err.msg, cases[i].field);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_errors_name_field),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
