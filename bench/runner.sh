@@ -6,9 +6,6 @@ set -u
 cd "$(dirname "$0")/.."
 RUNNER=bin/sandbox-runner
 AGENT=bin/sandbox-agent KIND=agent
-if [ ! -x "$AGENT" ]; then
-	AGENT=build/release/tests/runner-shell-agent KIND=shell
-fi
 IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}/default/rootfs
 if [ "$(id -u)" != 0 ] || [ ! -x "$RUNNER" ] || [ ! -x "$AGENT" ] || [ ! -d "$IMG" ]; then
 	echo "SKIP: runner bench needs root, $RUNNER, $AGENT and $IMG"

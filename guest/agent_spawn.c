@@ -117,24 +117,46 @@ static void child(const struct ag_spawn *s, char **envp, int in, int out, int er
 	child_exec(s, envp);
 }
 
+/* 1 if the NAME=value entry e names a variable set in env. */
+static int env_overrides(char **env, const char *e)
+{
+	char name[256];
+	const char *eq = strchr(e, '=');
+	size_t l = eq ? (size_t)(eq - e) : strlen(e);
+
+	if (l >= sizeof(name))
+		return 0;
+	memcpy(name, e, l);
+	name[l] = '\0';
+	return env_has(env, name);
+}
+
+/* A command's environment: the agent's own (the sandbox's env, set by the
+ * runner when it started the agent with a cleared environment), overridden
+ * by the exec request's env, plus defaults for PATH, HOME and TERM. */
 static char **build_env(const struct ag_spawn *s)
 {
-	size_t n = 0, i, k = 0;
+	size_t n = 0, m = 0, i, k = 0;
 	char **env;
 
 	while (s->env && s->env[n])
 		n++;
-	env = calloc(n + 4, sizeof(char *));
+	while (environ && environ[m])
+		m++;
+	env = calloc(n + m + 4, sizeof(char *));
 	if (!env)
 		return NULL;
 	for (i = 0; i < n; i++)
 		env[k++] = s->env[i];
-	if (!env_has(s->env, "PATH"))
+	for (i = 0; i < m; i++)
+		if (!env_overrides(s->env, environ[i]))
+			env[k++] = environ[i];
+	if (!env_has(env, "PATH"))
 		env[k++] = (char *)"PATH=" DEFAULT_PATH;
-	if (!env_has(s->env, "HOME"))
+	if (!env_has(env, "HOME"))
 		env[k++] = (char *)((s->uid == 0 || (s->uid < 0 && geteuid() == 0)) ?
 				    "HOME=/root" : "HOME=/home/sandbox");
-	if (s->pty && !env_has(s->env, "TERM"))
+	if (s->pty && !env_has(env, "TERM"))
 		env[k++] = (char *)"TERM=xterm-256color";
 	return env;
 }

@@ -9,13 +9,6 @@ $(BINDIR)/sandbox-runner: $(call obj,$(RUNNER_SRCS)) $(LIBSBX)
 
 ALL_BINS += $(BINDIR)/sandbox-runner
 
-# A stand-in agent for tests/runner (runs one shell line per connection).
-$(OUT)/tests/runner-shell-agent: $(call obj,tests/runner/shell_agent.c)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^
-
-ALL_BINS += $(OUT)/tests/runner-shell-agent
-
 # cmocka test of the create-request parser (a pure module).
 $(OUT)/tests/test_runner_spec: $(call obj,runner/rn_spec.c)
 

@@ -49,17 +49,33 @@ def connect(path, sid, port, timeout=30):
 
 
 def shell(path, sid, line, timeout=30, port=1024):
-    """Run one line through the test shell agent; returns its output."""
+    """Run one shell line in the sandbox through the real agent (exec of
+    /bin/sh -c LINE as uid 1000, or as root when LINE starts with "root:")
+    over the runner's connect; returns stdout and stderr in arrival order."""
+    uid = 1000
+    if line.startswith("root:"):
+        uid, line = 0, line[5:]
     s, rep = connect(path, sid, port, timeout)
     if not rep.get("ok"):
         s.close()
         raise RuntimeError(rep)
-    s.sendall(line.encode() + b"\n")
-    out = b""
-    while True:
-        d = s.recv(65536)
-        if not d:
-            break
-        out += d
-    s.close()
-    return out.decode(errors="replace")
+    try:
+        send_frame(s, {"op": "exec", "cmd": "/bin/sh", "args": ["-c", line],
+                       "uid": uid, "gid": uid, "attach": True})
+        out = b""
+        while True:
+            try:
+                t, payload = recv_frame(s)
+            except EOFError:
+                break
+            if t in (1, 2):
+                out += payload
+            elif t == 3:
+                msg = json.loads(payload)
+                if msg.get("ok") is False:
+                    raise RuntimeError(msg)
+                if msg.get("type") == "exit":
+                    break
+        return out.decode(errors="replace")
+    finally:
+        s.close()

@@ -5,8 +5,6 @@ set -u
 cd "$(dirname "$0")/../.."
 RUNNER=build/asan/bin/sandbox-runner
 [ -x "$RUNNER" ] || RUNNER=bin/sandbox-runner
-SHELL_AGENT=build/release/tests/runner-shell-agent
-[ -x "$SHELL_AGENT" ] || SHELL_AGENT=build/asan/tests/runner-shell-agent
 AGENT=build/asan/bin/sandbox-agent
 [ -x "$AGENT" ] || AGENT=bin/sandbox-agent
 IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}/default/rootfs
@@ -14,15 +12,15 @@ if [ ! -d "$IMG" ] && [ -z "${SANDBOX_IMAGE_DIR:-}" ]; then
 	echo "runner: no image at $IMG, running make image"
 	make image >/dev/null 2>&1 || true
 fi
-if [ "$(id -u)" != 0 ] || [ ! -x "$RUNNER" ] || [ ! -x "$SHELL_AGENT" ]; then
-	echo "SKIP: runner suite needs root and built binaries ($RUNNER, $SHELL_AGENT)"
+if [ "$(id -u)" != 0 ] || [ ! -x "$RUNNER" ] || [ ! -x "$AGENT" ]; then
+	echo "SKIP: runner suite needs root and built binaries ($RUNNER, $AGENT)"
 	echo "0 passed, 0 failed, 1 skipped"
 	exit 0
 fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 # bounded: the suite must end even if something hangs
 timeout 600 python3 tests/runner/test_runner.py "$(realpath "$RUNNER")" \
-	"$(realpath "$SHELL_AGENT")" "$( [ -x "$AGENT" ] && realpath "$AGENT")"
+	"$(realpath "$AGENT")"
 rc=$?
 [ $rc = 124 ] && { echo "FAIL: runner suite timed out"; echo "0 passed, 1 failed"; exit 1; }
 exit $rc

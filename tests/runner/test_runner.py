@@ -1,9 +1,8 @@
 """Integration tests of sandbox-runner with the jail driver (real image).
 
-Usage: test_runner.py RUNNER SHELL_AGENT [REAL_AGENT]
-Runs a runner with the test shell agent (one shell line per connection)
-for the probes, and, when REAL_AGENT is given, one with the real agent for
-an exec through the agent protocol. Prints PASS/FAIL/SKIP lines and ends
+Usage: test_runner.py RUNNER AGENT
+Every sandbox runs the real sandbox-agent as PID 1; probes are shell lines
+run through the agent's exec over the runner's connect. Prints PASS/FAIL/SKIP lines and ends
 with "N passed, N failed, N skipped"."""
 import json
 import os
@@ -18,8 +17,8 @@ import time
 
 import rnclient as rc
 
-RUNNER, SHELL_AGENT = sys.argv[1], sys.argv[2]
-REAL_AGENT = sys.argv[3] if len(sys.argv) > 3 else ""
+RUNNER, AGENT = sys.argv[1], sys.argv[2]
+REAL_AGENT = AGENT
 IMAGE_DIR = os.environ.get("SANDBOX_IMAGE_DIR", "/var/cache/sandbox/images")
 SECRET = "runner-secret-%d" % os.getpid()
 ENV_SECRET = "env-secret-%d" % os.getpid()
@@ -656,7 +655,7 @@ def t_failed_start():
 
 
 def t_shutdown():
-    r = Runner("tstop", SHELL_AGENT)
+    r = Runner("tstop", AGENT)
     ids = [r.create()["sandbox"]["id"] for _ in range(2)]
     r.p.send_signal(signal.SIGTERM)
     try:
@@ -674,7 +673,7 @@ def main():
         for n in ["create/exec/stop", "probes", "limits", "restart", "real agent"]:
             result(n, None, "(no image at %s/default/rootfs: run make image)" % IMAGE_DIR)
         return
-    r = Runner("t1", SHELL_AGENT)
+    r = Runner("t1", AGENT)
     try:
         sid = t_basic(r)
         if sid:
@@ -713,3 +712,4 @@ finally:
         if p.poll() is None:
             p.kill()
     print("%d passed, %d failed, %d skipped" % (counts["passed"], counts["failed"], counts["skipped"]))
+    sys.exit(1 if counts["failed"] else 0)
