@@ -1,0 +1,173 @@
+/* sandbox-gateway: shared types. One HTTP transaction is a struct gw_req
+ * (the lws per-session data of the "http" protocol, reset per request);
+ * its runner/agent upstream is a raw child wsi whose opaque user data
+ * points back at the request. Per-vhost state is struct gw_vh. */
+#ifndef GW_H
+#define GW_H
+#include <stdint.h>
+#include <stddef.h>
+#include <libwebsockets.h>
+#include <cJSON.h>
+#include "sbx_buf.h"
+#include "sbx_frame.h"
+#include "sbx_err.h"
+#include "sbx_json.h"
+#include <stdlib.h>
+
+#define GW_MAX_KEYS      64
+#define GW_KEY_MAX       256
+#define GW_MAX_OWNED     4096
+#define GW_JSON_BODY_CAP (64 * 1024)          /* JSON request bodies */
+#define GW_FILE_BODY_CAP (256u * 1024 * 1024) /* PUT files (streamed) */
+#define GW_OUTPUT_CAP    (1024 * 1024)        /* non-detached stdout/stderr each */
+#define GW_QUEUE_HIGH    (256 * 1024)         /* flow-control watermark */
+#define GW_CHUNK         (16 * 1024)          /* bytes per lws_write */
+
+struct gw_owned {            /* which key created which sandbox */
+	char id[80];
+	int key;
+	int live;
+};
+
+struct gw_metrics {
+	uint64_t http_requests, http_4xx, http_5xx, upstream_errors;
+	uint64_t sandboxes_created, sandboxes_deleted, commands_started;
+	uint64_t bytes_streamed, files_put_bytes, files_get_bytes;
+};
+
+struct gw_vh {
+	struct lws_context *ctx;
+	struct lws_vhost *vhost;
+	const char *runner_socket;
+	const char *preview_domain;
+	int port;
+	int nkeys;
+	char keys[GW_MAX_KEYS][GW_KEY_MAX];
+	int max_sandboxes_per_key;
+	int64_t max_timeout_ms;
+	struct gw_owned owned[GW_MAX_OWNED];
+	int nowned;
+	struct gw_metrics m;
+};
+
+struct gw_req;
+/* Called with each frame of the upstream after the runner accepted the
+ * request (or with the runner's reply itself for plain runner ops).
+ * Returns 0 to go on, 1 when the operation is complete (the upstream is
+ * closed), -1 after having replied with an error. */
+typedef int (*gw_frame_cb)(struct gw_req *r, const struct sbx_frame *f);
+
+enum gw_up_phase { GW_UP_NONE, GW_UP_RUNNER, GW_UP_AGENT, GW_UP_DONE };
+
+struct gw_req {
+	struct gw_vh *vh;
+	struct lws *wsi;
+	int active;                 /* a transaction is in progress */
+	char method[8];
+	char uri[1024];
+	int key;                    /* index of the caller's key, -1 none */
+	int64_t t0_us;
+	/* body */
+	int64_t body_expected;
+	size_t body_seen;
+	struct sbx_buf body;
+	int body_stream;            /* body goes to the upstream as DATA frames */
+	int body_done;
+	/* route parameters */
+	char sid[80], cid[80];
+	char qpath[4096];
+	int route;
+	int route_kind;
+	char wrap[16];
+	/* upstream */
+	struct lws *up;
+	enum gw_up_phase up_phase;
+	struct sbx_buf up_out, up_in;
+	int agent_frame;            /* an agent request waits behind the runner reply */
+	size_t up_gate;             /* bytes that may go out before that reply */
+	gw_frame_cb on_frame;
+	int up_rx_paused, http_rx_paused;
+	/* operation state */
+	int op_state;
+	struct sbx_buf out, err;
+	int out_trunc, err_trunc;
+	cJSON *acc;                 /* an accumulated reply object */
+	int64_t started_ms;
+	/* response */
+	int status;
+	const char *ctype;
+	struct sbx_buf resp;
+	int64_t content_len;        /* -1: unknown (then the connection closes) */
+	int resp_ready, hdr_sent, resp_done, close_after;
+	uint64_t resp_bytes;
+};
+
+/* gw_auth.c */
+int gw_auth_load_file(struct gw_vh *vh, const char *path, struct sbx_err *err);
+int gw_auth_add_list(struct gw_vh *vh, const char *csv);
+/* Index of the key the request presents (Bearer header, or access_token
+ * query when allow_query), -1 when none matches. Constant time per key. */
+int gw_auth_check(struct gw_vh *vh, struct lws *wsi, int allow_query);
+
+/* gw_owner.c */
+int gw_owner_get(struct gw_vh *vh, const char *id);  /* key index or -1 */
+int gw_owner_add(struct gw_vh *vh, const char *id, int key);
+void gw_owner_set_live(struct gw_vh *vh, const char *id, int live);
+int gw_owner_count_live(struct gw_vh *vh, int key);
+
+/* gw_resp.c: responses, written only from HTTP_WRITEABLE */
+void gw_resp_json(struct gw_req *r, int status, cJSON *body /* consumed */);
+int gw_resp_error(struct gw_req *r, int status, const char *code,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void gw_resp_start_stream(struct gw_req *r, int status, const char *ctype,
+			  int64_t content_len);
+int gw_resp_writeable(struct gw_req *r);
+void gw_resp_runner_error(struct gw_req *r, const cJSON *reply);
+void gw_req_reset(struct gw_req *r);
+
+/* gw_upstream.c */
+int gw_up_open(struct gw_req *r, cJSON *runner_req, cJSON *agent_req,
+	       gw_frame_cb cb);
+int gw_up_send(struct gw_req *r, enum sbx_frame_type t, const void *p, size_t n);
+void gw_up_close(struct gw_req *r);
+void gw_up_flow(struct gw_req *r);
+int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
+		   void *user, void *in, size_t len);
+
+/* gw_route.c */
+void gw_route(struct gw_req *r);
+void gw_route_body(struct gw_req *r, const void *in, size_t len);
+void gw_route_body_done(struct gw_req *r);
+
+/* gw_sandbox.c */
+void gw_sandbox_create(struct gw_req *r, cJSON *body);
+void gw_sandbox_list(struct gw_req *r);
+void gw_sandbox_get(struct gw_req *r);
+void gw_sandbox_extend(struct gw_req *r, cJSON *body);
+void gw_sandbox_delete(struct gw_req *r);
+
+/* gw_command.c */
+void gw_cmd_exec(struct gw_req *r, cJSON *body);
+void gw_cmd_simple(struct gw_req *r, cJSON *agent_req, const char *wrap);
+void gw_cmd_kill(struct gw_req *r, cJSON *body);
+void gw_cmd_stdin_start(struct gw_req *r);
+void gw_cmd_stdin_data(struct gw_req *r, const void *in, size_t len);
+void gw_cmd_stdin_done(struct gw_req *r);
+
+/* gw_files.c */
+void gw_files_put_start(struct gw_req *r);
+void gw_files_put_data(struct gw_req *r, const void *in, size_t len);
+void gw_files_put_done(struct gw_req *r);
+void gw_files_get(struct gw_req *r);
+void gw_files_mkdir(struct gw_req *r, cJSON *body);
+void gw_files_list(struct gw_req *r);
+
+/* gw_metrics.c */
+void gw_metrics_reply(struct gw_req *r);
+
+/* gw_http.c */
+int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
+		     void *user, void *in, size_t len);
+
+int64_t gw_now_ms(void);
+#endif

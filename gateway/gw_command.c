@@ -1,0 +1,231 @@
+/* Commands: exec (detached, or waited for with output collected up to
+ * GW_OUTPUT_CAP per stream and a *_truncated flag), status/wait/list, kill,
+ * stdin. Each is one agent connection through the runner's `connect`. */
+#include <stdio.h>
+#include <string.h>
+#include "gw.h"
+
+cJSON *gw_connect_req(struct gw_req *r);
+cJSON *gw_connect_req(struct gw_req *r)
+{
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "op", "connect");
+	cJSON_AddStringToObject(c, "id", r->sid);
+	cJSON_AddNumberToObject(c, "port", 1024);
+	return c;
+}
+
+/* Parse an agent JSON frame; an error reply is answered and NULL returned. */
+cJSON *gw_agent_json(struct gw_req *r, const struct sbx_frame *f, int need_ok);
+cJSON *gw_agent_json(struct gw_req *r, const struct sbx_frame *f, int need_ok)
+{
+	struct sbx_err err = { 0 };
+	cJSON *o = f->type == SBX_FRAME_JSON ?
+		sbx_json_parse_object(f->payload, f->len, &err) : NULL;
+	if (!o) {
+		gw_resp_error(r, 502, "internal", "bad agent frame");
+		return NULL;
+	}
+	if (need_ok && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
+		gw_resp_runner_error(r, o);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static void add_text(cJSON *o, const char *name, struct sbx_buf *b)
+{
+	char *s = malloc(b->len + 1);
+	if (!s)
+		return;
+	if (b->len)
+		memcpy(s, sbx_buf_head(b), b->len);
+	s[b->len] = '\0';
+	cJSON_AddStringToObject(o, name, s);   /* NUL bytes end the text */
+	free(s);
+}
+
+static void collect(struct sbx_buf *b, int *trunc, const struct sbx_frame *f)
+{
+	size_t room = GW_OUTPUT_CAP - b->len;
+	size_t n = f->len < room ? f->len : room;
+	if (n < f->len)
+		*trunc = 1;
+	if (n && sbx_buf_append(b, f->payload, n))
+		*trunc = 1;
+}
+
+static int on_exec(struct gw_req *r, const struct sbx_frame *f)
+{
+	cJSON *o;
+	if (r->op_state == 0) {              /* the exec reply */
+		if (!(o = gw_agent_json(r, f, 1)))
+			return -1;
+		r->vh->m.commands_started++;
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "ok");
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "offset");
+		if (r->route_kind == 2) {    /* detached */
+			cJSON_AddStringToObject(o, "status", "running");
+			gw_resp_json(r, 201, o);
+			return 1;
+		}
+		r->acc = o;
+		r->op_state = 1;
+		sbx_buf_init(&r->out, 0);
+		sbx_buf_init(&r->err, 0);
+		return 0;
+	}
+	if (f->type == SBX_FRAME_STDOUT) {
+		collect(&r->out, &r->out_trunc, f);
+		return 0;
+	}
+	if (f->type == SBX_FRAME_STDERR) {
+		collect(&r->err, &r->err_trunc, f);
+		return 0;
+	}
+	if (!(o = gw_agent_json(r, f, 0)))
+		return -1;
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
+	if (cJSON_IsString(t) && !strcmp(t->valuestring, "truncated")) {
+		r->out_trunc = r->err_trunc = 1;
+		cJSON_Delete(o);
+		return 0;
+	}
+	if (!cJSON_IsString(t) || strcmp(t->valuestring, "exit")) {
+		cJSON_Delete(o);
+		return 0;
+	}
+	cJSON *res = cJSON_CreateObject();
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(r->acc, "id");
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(r->acc, "started_at");
+	cJSON_AddStringToObject(res, "id", cJSON_IsString(id) ? id->valuestring : "");
+	cJSON_AddStringToObject(res, "status", "exited");
+	cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(o, "exit_code");
+	cJSON_AddItemToObject(res, "exit_code", v ? v : cJSON_CreateNull());
+	v = cJSON_DetachItemFromObjectCaseSensitive(o, "signal");
+	cJSON_AddItemToObject(res, "signal", v ? v : cJSON_CreateNull());
+	add_text(res, "stdout", &r->out);
+	add_text(res, "stderr", &r->err);
+	cJSON_AddBoolToObject(res, "stdout_truncated", r->out_trunc);
+	cJSON_AddBoolToObject(res, "stderr_truncated", r->err_trunc);
+	int64_t now = gw_now_ms();
+	cJSON_AddNumberToObject(res, "duration_ms",
+		cJSON_IsNumber(st) ? (double)(now - (int64_t)st->valuedouble) : 0);
+	cJSON_Delete(o);
+	gw_resp_json(r, 200, res);
+	return 1;
+}
+
+static const char *const exec_fields[] = { "cmd", "args", "cwd", "env" };
+
+void gw_cmd_exec(struct gw_req *r, cJSON *body)
+{
+	struct sbx_err err = { 0 };
+	const char *cmd = NULL;
+	int sudo = 0, detached = 0;
+	if (sbx_json_get_str(body, "cmd", &cmd, &err) < 0 ||
+	    sbx_json_get_bool(body, "sudo", &sudo, &err) < 0 ||
+	    sbx_json_get_bool(body, "detached", &detached, &err) < 0) {
+		cJSON_Delete(body);
+		gw_resp_error(r, 422, "invalid", "%s", err.msg);
+		return;
+	}
+	if (!cmd || !*cmd) {
+		cJSON_Delete(body);
+		gw_resp_error(r, 422, "invalid", "cmd is required");
+		return;
+	}
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "op", "exec");
+	for (size_t i = 0; i < sizeof exec_fields / sizeof exec_fields[0]; i++) {
+		cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(body, exec_fields[i]);
+		if (v)
+			cJSON_AddItemToObject(a, exec_fields[i], v);
+	}
+	cJSON_Delete(body);
+	if (!cJSON_GetObjectItemCaseSensitive(a, "cwd"))
+		cJSON_AddStringToObject(a, "cwd", "/home/sandbox");
+	cJSON_AddNumberToObject(a, "uid", sudo ? 0 : 1000);
+	cJSON_AddNumberToObject(a, "gid", sudo ? 0 : 1000);
+	/* detached commands get a stdin pipe, fed by .../stdin and streams */
+	cJSON_AddBoolToObject(a, "stdin", detached);
+	cJSON_AddBoolToObject(a, "attach", !detached);
+	r->route_kind = detached ? 2 : 3;
+	gw_up_open(r, gw_connect_req(r), a, on_exec);
+}
+
+static int on_simple(struct gw_req *r, const struct sbx_frame *f)
+{
+	cJSON *o = gw_agent_json(r, f, 1);
+	if (!o)
+		return -1;
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "ok");
+	if (r->wrap[0]) {
+		cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(o, r->wrap);
+		cJSON_Delete(o);
+		o = v ? v : cJSON_CreateObject();
+	}
+	gw_resp_json(r, 200, o);
+	return 1;
+}
+
+void gw_cmd_simple(struct gw_req *r, cJSON *agent_req, const char *wrap)
+{
+	if (!cJSON_GetObjectItemCaseSensitive(agent_req, "op"))
+		cJSON_AddStringToObject(agent_req, "op", "commands");
+	snprintf(r->wrap, sizeof r->wrap, "%s", wrap ? wrap : "");
+	gw_up_open(r, gw_connect_req(r), agent_req, on_simple);
+}
+
+void gw_cmd_kill(struct gw_req *r, cJSON *body)
+{
+	struct sbx_err err = { 0 };
+	const char *sig = "SIGTERM";
+	if (sbx_json_get_str(body, "signal", &sig, &err) < 0) {
+		cJSON_Delete(body);
+		gw_resp_error(r, 422, "invalid", "%s", err.msg);
+		return;
+	}
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "op", "signal");
+	cJSON_AddStringToObject(a, "id", r->cid);
+	cJSON_AddStringToObject(a, "signal", sig);
+	cJSON_Delete(body);
+	gw_cmd_simple(r, a, NULL);
+}
+
+/* POST .../stdin: the body goes out as STDIN frames. With ?eof=1 an EOF
+ * frame follows and the agent's {"ok":true} answers; without it the
+ * gateway answers once the bytes were handed to the agent. */
+void gw_cmd_stdin_start(struct gw_req *r)
+{
+	char b[8];
+	const char *e = lws_get_urlarg_by_name(r->wsi, "eof=", b, sizeof b);
+	r->route_kind = e && strcmp(e, "0") ? 4 : 5;
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "op", "stdin");
+	cJSON_AddStringToObject(a, "id", r->cid);
+	snprintf(r->wrap, sizeof r->wrap, "%s", "");
+	gw_up_open(r, gw_connect_req(r), a, on_simple);
+}
+
+void gw_cmd_stdin_data(struct gw_req *r, const void *in, size_t len)
+{
+	if (gw_up_send(r, SBX_FRAME_STDIN, in, len))
+		gw_resp_error(r, 500, "internal", "out of memory");
+}
+
+void gw_cmd_stdin_done(struct gw_req *r)
+{
+	if (r->resp_ready)
+		return;
+	if (r->route_kind == 4) {
+		gw_up_send(r, SBX_FRAME_EOF, NULL, 0);
+		return;
+	}
+	/* no EOF: the agent keeps stdin open; answer when the bytes are out */
+	r->op_state = 9;
+	if (r->up)
+		lws_callback_on_writable(r->up);
+}

@@ -1,0 +1,160 @@
+/* Files: PUT streams the body to the agent's write_file as DATA frames
+ * (rx flow control on the client while the upstream queue is full); GET
+ * streams read_file's DATA frames to the client (rx flow control on the
+ * upstream while the response queue is full). mkdir and list are one
+ * request each. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gw.h"
+
+cJSON *gw_connect_req(struct gw_req *r);
+cJSON *gw_agent_json(struct gw_req *r, const struct sbx_frame *f, int need_ok);
+
+static int get_path(struct gw_req *r)
+{
+	int n = lws_get_urlarg_by_name(r->wsi, "path=", r->qpath, (int)sizeof r->qpath) ?
+		1 : 0;
+	if (!n) {
+		if (lws_hdr_total_length(r->wsi, WSI_TOKEN_HTTP_URI_ARGS) >= (int)sizeof r->qpath - 8)
+			return gw_resp_error(r, 422, "invalid", "path too long (max %zu bytes)",
+					     sizeof r->qpath - 8);
+		return gw_resp_error(r, 422, "invalid", "path is required");
+	}
+	/* lws_get_urlarg_by_name returns a pointer inside qpath after "path=" */
+	memmove(r->qpath, r->qpath + 5, strlen(r->qpath + 5) + 1);
+	if (!r->qpath[0])
+		return gw_resp_error(r, 422, "invalid", "path is empty");
+	return 0;
+}
+
+static int on_put(struct gw_req *r, const struct sbx_frame *f)
+{
+	cJSON *o = gw_agent_json(r, f, 1);
+	if (!o) {
+		r->close_after = 1;
+		return -1;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "ok");
+	cJSON_AddStringToObject(o, "path", r->qpath);
+	gw_resp_json(r, 200, o);
+	return 1;
+}
+
+void gw_files_put_start(struct gw_req *r)
+{
+	char b[16];
+	long mode = 0644;
+	if (get_path(r))
+		return;
+	const char *m = lws_get_urlarg_by_name(r->wsi, "mode=", b, sizeof b);
+	if (m) {
+		char *e;
+		mode = strtol(m, &e, 8);
+		if (*e || mode < 0 || mode > 07777) {
+			gw_resp_error(r, 422, "invalid", "mode must be octal, 0..07777");
+			return;
+		}
+	}
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "op", "write_file");
+	cJSON_AddStringToObject(a, "path", r->qpath);
+	cJSON_AddNumberToObject(a, "mode", (double)mode);
+	cJSON_AddNumberToObject(a, "uid", 1000);
+	cJSON_AddNumberToObject(a, "gid", 1000);
+	gw_up_open(r, gw_connect_req(r), a, on_put);
+}
+
+void gw_files_put_data(struct gw_req *r, const void *in, size_t len)
+{
+	r->vh->m.files_put_bytes += len;
+	if (gw_up_send(r, SBX_FRAME_DATA, in, len))
+		gw_resp_error(r, 500, "internal", "out of memory");
+}
+
+void gw_files_put_done(struct gw_req *r)
+{
+	if (!r->resp_ready && gw_up_send(r, SBX_FRAME_EOF, NULL, 0))
+		gw_resp_error(r, 500, "internal", "out of memory");
+}
+
+static int on_get(struct gw_req *r, const struct sbx_frame *f)
+{
+	if (r->op_state == 0) {
+		cJSON *o = gw_agent_json(r, f, 1);
+		if (!o)
+			return -1;
+		const cJSON *sz = cJSON_GetObjectItemCaseSensitive(o, "size");
+		int64_t n = cJSON_IsNumber(sz) ? (int64_t)sz->valuedouble : -1;
+		cJSON_Delete(o);
+		r->op_state = 1;
+		sbx_buf_init(&r->resp, 0);
+		gw_resp_start_stream(r, 200, "application/octet-stream", n);
+		return 0;
+	}
+	if (f->type == SBX_FRAME_DATA) {
+		if (sbx_buf_append(&r->resp, f->payload, f->len)) {
+			r->close_after = 1;
+			r->resp_done = 1;
+			return 1;
+		}
+		r->vh->m.files_get_bytes += f->len;
+		lws_callback_on_writable(r->wsi);
+		return 0;
+	}
+	if (f->type == SBX_FRAME_EOF) {
+		r->resp_done = 1;
+		lws_callback_on_writable(r->wsi);
+		return 1;
+	}
+	/* an error in mid-stream: the length is wrong now, so close */
+	r->close_after = 1;
+	r->resp_done = 1;
+	lws_callback_on_writable(r->wsi);
+	return 1;
+}
+
+void gw_files_get(struct gw_req *r)
+{
+	if (get_path(r))
+		return;
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "op", "read_file");
+	cJSON_AddStringToObject(a, "path", r->qpath);
+	gw_up_open(r, gw_connect_req(r), a, on_get);
+}
+
+void gw_files_mkdir(struct gw_req *r, cJSON *body)
+{
+	struct sbx_err err = { 0 };
+	const char *path = NULL;
+	int parents = 0;
+	if (sbx_json_get_str(body, "path", &path, &err) < 0 ||
+	    sbx_json_get_bool(body, "parents", &parents, &err) < 0) {
+		cJSON_Delete(body);
+		gw_resp_error(r, 422, "invalid", "%s", err.msg);
+		return;
+	}
+	if (!path || !*path || strlen(path) >= sizeof r->qpath) {
+		cJSON_Delete(body);
+		gw_resp_error(r, 422, "invalid", "path is required (at most %zu bytes)",
+			      sizeof r->qpath - 1);
+		return;
+	}
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "op", "mkdir");
+	cJSON_AddStringToObject(a, "path", path);
+	cJSON_AddBoolToObject(a, "parents", parents);
+	cJSON_Delete(body);
+	gw_cmd_simple(r, a, NULL);
+}
+
+void gw_files_list(struct gw_req *r)
+{
+	if (get_path(r))
+		return;
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "op", "list");
+	cJSON_AddStringToObject(a, "path", r->qpath);
+	gw_cmd_simple(r, a, NULL);
+}

@@ -1,0 +1,74 @@
+/* The "http" protocol callback: thin, it turns lws events into calls on the
+ * request (gw_route.c) and its response writer (gw_resp.c). */
+#include <string.h>
+#include "gw.h"
+
+static const struct { enum lws_token_indexes tok; const char *name; } methods[] = {
+	{ WSI_TOKEN_GET_URI, "GET" }, { WSI_TOKEN_POST_URI, "POST" },
+	{ WSI_TOKEN_PUT_URI, "PUT" }, { WSI_TOKEN_DELETE_URI, "DELETE" },
+	{ WSI_TOKEN_OPTIONS_URI, "OPTIONS" }, { WSI_TOKEN_PATCH_URI, "PATCH" },
+	{ WSI_TOKEN_HEAD_URI, "HEAD" },
+};
+
+static void start(struct gw_req *r, struct gw_vh *vh, struct lws *wsi,
+		  const char *in, size_t len)
+{
+	r->vh = vh;
+	r->wsi = wsi;
+	gw_req_reset(r);
+	r->active = 1;
+	r->t0_us = (int64_t)lws_now_usecs();
+	strcpy(r->method, "?");
+	for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+		if (lws_hdr_total_length(wsi, methods[i].tok) > 0) {
+			strcpy(r->method, methods[i].name);
+			break;
+		}
+	if (len >= sizeof r->uri) {
+		strcpy(r->uri, "/");
+		gw_resp_error(r, 414, "too_large", "URI longer than %zu bytes", sizeof r->uri - 1);
+		r->close_after = 1;
+		return;
+	}
+	memcpy(r->uri, in, len);
+	r->uri[len] = '\0';
+	gw_route(r);
+}
+
+int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
+		     void *user, void *in, size_t len)
+{
+	struct gw_req *r = user;
+	struct gw_vh **pvh = lws_protocol_vh_priv_get(lws_get_vhost(wsi),
+						      lws_get_protocol(wsi));
+	struct gw_vh *vh = pvh ? *pvh : NULL;
+
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		if (!vh || !r)
+			return -1;
+		start(r, vh, wsi, in, in ? strlen(in) : 0);
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY:
+		if (r && r->active)
+			gw_route_body(r, in, len);
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		if (r && r->active)
+			gw_route_body_done(r);
+		return 0;
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		if (!r)
+			return 0;
+		return gw_resp_writeable(r);
+	case LWS_CALLBACK_CLOSED_HTTP:
+		if (r && r->vh) {
+			gw_req_reset(r);
+			r->vh = NULL;
+		}
+		return 0;
+	default:
+		break;
+	}
+	return lws_callback_http_dummy(wsi, reason, user, in, len);
+}

@@ -1,0 +1,122 @@
+/* sandbox-gateway: flags, keys, the lws context and its one vhost. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gw.h"
+#include "sbx_log.h"
+
+static volatile sig_atomic_t stop_flag;   /* the only global: set by signals */
+static struct lws_context *sig_ctx;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+	if (sig_ctx)
+		lws_cancel_service(sig_ctx);
+}
+
+static const struct lws_protocols protocols[] = {
+	{ "http", gw_http_callback, sizeof(struct gw_req), 0, 0, NULL, 0 },
+	{ "gw-upstream", gw_up_callback, 0, 0, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: sandbox-gateway [--port N] [--listen-address A] "
+		"[--runner-socket PATH] [--keys-file F] [--preview-domain D] "
+		"[--max-sandboxes-per-key N] [--max-timeout-ms N] [--verbose]\n");
+}
+
+int main(int argc, char **argv)
+{
+	static struct gw_vh vh;   /* large; lives for the whole process */
+	struct sbx_err err = { 0 };
+	const char *addr = "127.0.0.1", *keys_file = NULL;
+	int verbose = 0;
+
+	vh.runner_socket = "/run/sandbox/runner.sock";
+	vh.preview_domain = getenv("PREVIEW_DOMAIN") ? getenv("PREVIEW_DOMAIN") : "localhost";
+	vh.port = 8080;
+	vh.max_sandboxes_per_key = 20;
+	vh.max_timeout_ms = 86400000;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
+		if (!v) { usage(); return 2; }
+		if (!strcmp(a, "--port")) vh.port = atoi(v);
+		else if (!strcmp(a, "--listen-address")) addr = v;
+		else if (!strcmp(a, "--runner-socket")) vh.runner_socket = v;
+		else if (!strcmp(a, "--keys-file")) keys_file = v;
+		else if (!strcmp(a, "--preview-domain")) vh.preview_domain = v;
+		else if (!strcmp(a, "--max-sandboxes-per-key")) vh.max_sandboxes_per_key = atoi(v);
+		else if (!strcmp(a, "--max-timeout-ms")) vh.max_timeout_ms = atoll(v);
+		else { usage(); return 2; }
+		i++;
+	}
+	sbx_log_init("sandbox-gateway", verbose ? SBX_LOG_DEBUG : SBX_LOG_INFO);
+	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
+	if (keys_file && gw_auth_load_file(&vh, keys_file, &err)) {
+		sbx_err_log("%s", err.msg);
+		return 1;
+	}
+	if (getenv("SANDBOX_API_KEYS") && gw_auth_add_list(&vh, getenv("SANDBOX_API_KEYS"))) {
+		sbx_err_log("SANDBOX_API_KEYS: a key is too long or there are too many");
+		return 1;
+	}
+	if (!vh.nkeys) {
+		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
+		return 1;
+	}
+
+	struct lws_context_creation_info ci;
+	memset(&ci, 0, sizeof ci);
+	ci.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_VALIDATE_UTF8;
+	ci.pt_serv_buf_size = 64 * 1024;
+	struct lws_context *ctx = lws_create_context(&ci);
+	if (!ctx) {
+		sbx_err_log("lws_create_context failed");
+		return 1;
+	}
+	struct lws_context_creation_info vi;
+	memset(&vi, 0, sizeof vi);
+	vi.port = vh.port;
+	vi.protocols = protocols;
+	vi.vhost_name = "gateway";
+	vi.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
+	/* LIBWEBSOCKETS.md §6: an IPv4 iface with IPv6 on binds [::]; keep
+	 * IPv4 addresses on IPv4 so loopback really means loopback. */
+	if (!strchr(addr, ':'))
+		vi.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	vi.iface = strcmp(addr, "0.0.0.0") && strcmp(addr, "::") ? addr : NULL;
+	vh.ctx = ctx;
+	vh.vhost = lws_create_vhost(ctx, &vi);
+	if (!vh.vhost) {
+		sbx_err_log("cannot listen on %s:%d", addr, vh.port);
+		lws_context_destroy(ctx);
+		return 1;
+	}
+	struct gw_vh **pv = lws_protocol_vh_priv_zalloc(vh.vhost, &protocols[0], sizeof *pv);
+	if (!pv) {
+		lws_context_destroy(ctx);
+		return 1;
+	}
+	*pv = &vh;
+	vh.port = lws_get_vhost_listen_port(vh.vhost);
+	sbx_info("listening on http://%s:%d runner %s, %d keys", addr, vh.port,
+		 vh.runner_socket, vh.nkeys);
+	fprintf(stderr, "sandbox-gateway: port %d\n", vh.port);
+
+	sig_ctx = ctx;
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	while (!stop_flag)
+		if (lws_service(ctx, 0) < 0)
+			break;
+	lws_context_destroy(ctx);
+	return 0;
+}

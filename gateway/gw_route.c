@@ -1,0 +1,259 @@
+/* Request routing: path -> handler, auth and ownership, request bodies
+ * (JSON capped at GW_JSON_BODY_CAP and answered 413 from Content-Length
+ * without reading them; file uploads streamed to the agent). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gw.h"
+
+enum {
+	R_NONE, R_SBX_CREATE, R_SBX_LIST, R_SBX_GET, R_SBX_DELETE, R_SBX_EXTEND,
+	R_CMD_EXEC, R_CMD_LIST, R_CMD_GET, R_CMD_KILL, R_CMD_STDIN,
+	R_FILE_PUT, R_FILE_GET, R_FILE_MKDIR, R_FILE_LIST,
+};
+
+static int is_id_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+	       (c >= 'A' && c <= 'Z') || c == '-';
+}
+
+/* Copy the next path segment of *p into out; 0 on success. */
+static int segment(const char **p, char *out, size_t outlen)
+{
+	const char *s = *p;
+	size_t n = 0;
+	if (*s != '/')
+		return -1;
+	s++;
+	while (s[n] && s[n] != '/' && s[n] != '?') {
+		if (!is_id_char(s[n]) || n + 1 >= outlen)
+			return -1;
+		out[n] = s[n];
+		n++;
+	}
+	if (!n)
+		return -1;
+	out[n] = '\0';
+	*p = s + n;
+	return 0;
+}
+
+static int m(struct gw_req *r, const char *meth)
+{
+	return !strcmp(r->method, meth);
+}
+
+static int pick(struct gw_req *r)
+{
+	const char *p = r->uri;
+	char seg[80];
+	if (strncmp(p, "/v1/sandboxes", 13))
+		return -1;
+	p += 13;
+	if (!*p || *p == '?')
+		return m(r, "POST") ? R_SBX_CREATE : m(r, "GET") ? R_SBX_LIST : -2;
+	if (segment(&p, r->sid, sizeof r->sid))
+		return -1;
+	if (!*p || *p == '?')
+		return m(r, "GET") ? R_SBX_GET : m(r, "DELETE") ? R_SBX_DELETE : -2;
+	if (segment(&p, seg, sizeof seg))
+		return -1;
+	int end = !*p || *p == '?';
+	if (!strcmp(seg, "extend") && end)
+		return m(r, "POST") ? R_SBX_EXTEND : -2;
+	if (!strcmp(seg, "files")) {
+		if (end)
+			return m(r, "PUT") ? R_FILE_PUT : m(r, "GET") ? R_FILE_GET : -2;
+		if (segment(&p, seg, sizeof seg) || (*p && *p != '?'))
+			return -1;
+		if (!strcmp(seg, "mkdir"))
+			return m(r, "POST") ? R_FILE_MKDIR : -2;
+		if (!strcmp(seg, "list"))
+			return m(r, "GET") ? R_FILE_LIST : -2;
+		return -1;
+	}
+	if (strcmp(seg, "commands"))
+		return -1;
+	if (end)
+		return m(r, "POST") ? R_CMD_EXEC : m(r, "GET") ? R_CMD_LIST : -2;
+	if (segment(&p, r->cid, sizeof r->cid))
+		return -1;
+	if (!*p || *p == '?')
+		return m(r, "GET") ? R_CMD_GET : -2;
+	if (segment(&p, seg, sizeof seg) || (*p && *p != '?'))
+		return -1;
+	if (!strcmp(seg, "kill"))
+		return m(r, "POST") ? R_CMD_KILL : -2;
+	if (!strcmp(seg, "stdin"))
+		return m(r, "POST") ? R_CMD_STDIN : -2;
+	return -1;
+}
+
+static int64_t content_length(struct gw_req *r)
+{
+	char b[32];
+	if (lws_hdr_copy(r->wsi, b, sizeof b, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0)
+		return 0;
+	return strtoll(b, NULL, 10);
+}
+
+static void dispatch(struct gw_req *r, cJSON *body)
+{
+	switch (r->route) {
+	case R_SBX_CREATE: gw_sandbox_create(r, body); return;
+	case R_SBX_EXTEND: gw_sandbox_extend(r, body); return;
+	case R_CMD_EXEC: gw_cmd_exec(r, body); return;
+	case R_CMD_KILL: gw_cmd_kill(r, body); return;
+	case R_FILE_MKDIR: gw_files_mkdir(r, body); return;
+	default: break;
+	}
+	cJSON_Delete(body);
+	switch (r->route) {
+	case R_SBX_LIST: gw_sandbox_list(r); return;
+	case R_SBX_GET: gw_sandbox_get(r); return;
+	case R_SBX_DELETE: gw_sandbox_delete(r); return;
+	case R_CMD_LIST:
+		gw_cmd_simple(r, cJSON_CreateObject(), NULL);
+		return;
+	case R_CMD_GET: {
+		char b[16];
+		const char *w = lws_get_urlarg_by_name(r->wsi, "wait=", b, sizeof b);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "op", w && strcmp(w, "0") ? "wait" : "status");
+		cJSON_AddStringToObject(o, "id", r->cid);
+		gw_cmd_simple(r, o, "command");
+		return;
+	}
+	case R_FILE_GET: gw_files_get(r); return;
+	case R_FILE_LIST: gw_files_list(r); return;
+	default:
+		gw_resp_error(r, 404, "not_found", "no such endpoint");
+	}
+}
+
+static int needs_json_body(int route)
+{
+	return route == R_SBX_CREATE || route == R_SBX_EXTEND || route == R_CMD_EXEC ||
+	       route == R_CMD_KILL || route == R_FILE_MKDIR;
+}
+
+void gw_route(struct gw_req *r)
+{
+	if (!strcmp(r->uri, "/healthz") || !strncmp(r->uri, "/healthz?", 9)) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "status", "ok");
+		gw_resp_json(r, 200, o);
+		return;
+	}
+	if (!strcmp(r->uri, "/metrics") || !strncmp(r->uri, "/metrics?", 9)) {
+		gw_metrics_reply(r);
+		return;
+	}
+	int route = pick(r);
+	if (route == -1) {
+		gw_resp_error(r, 404, "not_found", "no such endpoint");
+		return;
+	}
+	r->key = gw_auth_check(r->vh, r->wsi, 0);
+	if (r->key < 0) {
+		gw_resp_error(r, 401, "unauthorized", "missing or unknown API key (Authorization: Bearer <key>)");
+		return;
+	}
+	if (route == -2) {
+		gw_resp_error(r, 405, "method_not_allowed", "method %s not allowed here", r->method);
+		return;
+	}
+	r->route = route;
+	if (r->sid[0] && gw_owner_get(r->vh, r->sid) != r->key) {
+		gw_resp_error(r, 404, "not_found", "no sandbox %s", r->sid);
+		return;
+	}
+	r->body_expected = content_length(r);
+	if (r->body_expected < 0) {
+		r->close_after = 1;
+		gw_resp_error(r, 400, "bad_request", "bad Content-Length");
+		return;
+	}
+	if (lws_hdr_total_length(r->wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
+		/* lws 4.1 gives no body completion for chunked requests */
+		r->close_after = 1;
+		gw_resp_error(r, 411, "length_required", "send a Content-Length (chunked bodies are not accepted)");
+		return;
+	}
+	if (route == R_FILE_PUT || route == R_CMD_STDIN) {
+		if (r->body_expected > (int64_t)(route == R_FILE_PUT ? GW_FILE_BODY_CAP : SBX_FRAME_MAX)) {
+			r->close_after = 1;
+			gw_resp_error(r, 413, "too_large", "body over %u bytes",
+				      route == R_FILE_PUT ? GW_FILE_BODY_CAP : SBX_FRAME_MAX);
+			return;
+		}
+		r->body_stream = 1;
+		if (route == R_FILE_PUT)
+			gw_files_put_start(r);
+		else
+			gw_cmd_stdin_start(r);
+		if (!r->body_expected && !r->resp_ready) {
+			r->body_done = 1;
+			if (route == R_FILE_PUT)
+				gw_files_put_done(r);
+			else
+				gw_cmd_stdin_done(r);
+		}
+		return;
+	}
+	if (r->body_expected > GW_JSON_BODY_CAP) {
+		r->close_after = 1;
+		gw_resp_error(r, 413, "too_large", "body over %d bytes", GW_JSON_BODY_CAP);
+		return;
+	}
+	if (!r->body_expected || !needs_json_body(route)) {
+		r->body_done = 1;
+		dispatch(r, needs_json_body(route) ? cJSON_CreateObject() : NULL);
+		return;
+	}
+	sbx_buf_init(&r->body, GW_JSON_BODY_CAP);
+}
+
+void gw_route_body(struct gw_req *r, const void *in, size_t len)
+{
+	if (r->resp_ready || r->body_done)
+		return;
+	r->body_seen += len;
+	if (r->body_stream) {
+		if (r->route == R_FILE_PUT)
+			gw_files_put_data(r, in, len);
+		else
+			gw_cmd_stdin_data(r, in, len);
+		if (r->up && r->up_out.len >= GW_QUEUE_HIGH && !r->http_rx_paused) {
+			r->http_rx_paused = 1;
+			lws_rx_flow_control(r->wsi, 0);
+		}
+		return;
+	}
+	if (sbx_buf_append(&r->body, in, len)) {
+		r->close_after = 1;
+		gw_resp_error(r, 413, "too_large", "body over %d bytes", GW_JSON_BODY_CAP);
+	}
+}
+
+void gw_route_body_done(struct gw_req *r)
+{
+	struct sbx_err err = { 0 };
+	if (r->resp_ready || r->body_done)
+		return;
+	r->body_done = 1;
+	if (r->body_stream) {
+		if (r->route == R_FILE_PUT)
+			gw_files_put_done(r);
+		else
+			gw_cmd_stdin_done(r);
+		return;
+	}
+	cJSON *o = sbx_json_parse_object(sbx_buf_head(&r->body), r->body.len, &err);
+	if (!o) {
+		gw_resp_error(r, 400, "bad_request", "%s", err.msg);
+		return;
+	}
+	dispatch(r, o);
+}

@@ -1,0 +1,197 @@
+/* Sandboxes: create/list/get/extend/delete through the runner's control
+ * socket, with per-key ownership and quotas. The runner's sandbox object
+ * is passed on without agent_socket, plus the preview routes. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "gw.h"
+
+static cJSON *public_sandbox(struct gw_vh *vh, const cJSON *s)
+{
+	cJSON *o = cJSON_Duplicate(s, 1);
+	if (!o)
+		return NULL;
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "agent_socket");
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
+	const cJSON *ports = cJSON_GetObjectItemCaseSensitive(o, "ports");
+	cJSON *routes = cJSON_AddArrayToObject(o, "routes");
+	const cJSON *p;
+	cJSON_ArrayForEach(p, ports) {
+		char url[300];
+		if (!cJSON_IsNumber(p) || !cJSON_IsString(id))
+			continue;
+		snprintf(url, sizeof url, "http://%d-%s.%s:%d", p->valueint,
+			 id->valuestring, vh->preview_domain, vh->port);
+		cJSON *rt = cJSON_CreateObject();
+		cJSON_AddNumberToObject(rt, "port", p->valueint);
+		cJSON_AddStringToObject(rt, "url", url);
+		cJSON_AddItemToArray(routes, rt);
+	}
+	return o;
+}
+
+/* Parse the runner reply; on error answer the client and return NULL. */
+static cJSON *reply_ok(struct gw_req *r, const struct sbx_frame *f)
+{
+	struct sbx_err err = { 0 };
+	cJSON *o = f->type == SBX_FRAME_JSON ?
+		sbx_json_parse_object(f->payload, f->len, &err) : NULL;
+	if (!o) {
+		gw_resp_error(r, 502, "internal", "bad runner reply");
+		return NULL;
+	}
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
+		gw_resp_runner_error(r, o);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static void track(struct gw_req *r, const cJSON *s)
+{
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(s, "status");
+	if (cJSON_IsString(st) && (!strcmp(st->valuestring, "stopped") ||
+				   !strcmp(st->valuestring, "failed")))
+		gw_owner_set_live(r->vh, r->sid, 0);
+}
+
+static int one_sandbox(struct gw_req *r, const struct sbx_frame *f, int status)
+{
+	cJSON *o = reply_ok(r, f);
+	if (!o)
+		return -1;
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "sandbox");
+	if (!cJSON_IsObject(s)) {
+		cJSON_Delete(o);
+		return gw_resp_error(r, 502, "internal", "runner reply without sandbox");
+	}
+	if (r->route_kind == 1) {   /* create */
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
+		if (!cJSON_IsString(id) || gw_owner_add(r->vh, id->valuestring, r->key)) {
+			cJSON_Delete(o);
+			return gw_resp_error(r, 503, "no_capacity", "gateway sandbox table full");
+		}
+		r->vh->m.sandboxes_created++;
+	} else {
+		track(r, s);
+	}
+	gw_resp_json(r, status, public_sandbox(r->vh, s));
+	cJSON_Delete(o);
+	return 1;
+}
+
+static int on_one_200(struct gw_req *r, const struct sbx_frame *f)
+{
+	return one_sandbox(r, f, 200);
+}
+
+static int on_create(struct gw_req *r, const struct sbx_frame *f)
+{
+	return one_sandbox(r, f, 201);
+}
+
+static int on_list(struct gw_req *r, const struct sbx_frame *f)
+{
+	cJSON *o = reply_ok(r, f);
+	if (!o)
+		return -1;
+	cJSON *out = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(out, "sandboxes");
+	const cJSON *s;
+	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "sandboxes")) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
+		if (cJSON_IsString(id) && gw_owner_get(r->vh, id->valuestring) == r->key)
+			cJSON_AddItemToArray(arr, public_sandbox(r->vh, s));
+	}
+	cJSON_Delete(o);
+	gw_resp_json(r, 200, out);
+	return 1;
+}
+
+static const char *const create_fields[] = {
+	"timeout_ms", "vcpus", "memory_mb", "ports", "env", "network", "image",
+	"pids", "disk_mb", "nofile",
+};
+
+void gw_sandbox_create(struct gw_req *r, cJSON *body)
+{
+	struct sbx_err err = { 0 };
+	int64_t t = 300000;
+	if (sbx_json_get_i64(body, "timeout_ms", 1, INT64_MAX, &t, &err) < 0) {
+		cJSON_Delete(body);
+		gw_resp_error(r, 422, "invalid", "%s", err.msg);
+		return;
+	}
+	if (t > r->vh->max_timeout_ms) {
+		cJSON_Delete(body);
+		gw_resp_error(r, 429, "limit_reached", "timeout_ms over this key's limit of %lld",
+			      (long long)r->vh->max_timeout_ms);
+		return;
+	}
+	if (gw_owner_count_live(r->vh, r->key) >= r->vh->max_sandboxes_per_key) {
+		cJSON_Delete(body);
+		gw_resp_error(r, 429, "limit_reached", "this key already has %d sandboxes",
+			      r->vh->max_sandboxes_per_key);
+		return;
+	}
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "op", "create");
+	/* unknown fields are ignored, as the API says; the runner refuses them */
+	for (size_t i = 0; i < sizeof create_fields / sizeof create_fields[0]; i++) {
+		cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(body, create_fields[i]);
+		if (v)
+			cJSON_AddItemToObject(req, create_fields[i], v);
+	}
+	cJSON_Delete(body);
+	r->route_kind = 1;
+	gw_up_open(r, req, NULL, on_create);
+}
+
+void gw_sandbox_list(struct gw_req *r)
+{
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "op", "list");
+	gw_up_open(r, req, NULL, on_list);
+}
+
+static cJSON *id_req(struct gw_req *r, const char *op)
+{
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "op", op);
+	cJSON_AddStringToObject(req, "id", r->sid);
+	return req;
+}
+
+void gw_sandbox_get(struct gw_req *r)
+{
+	gw_up_open(r, id_req(r, "get"), NULL, on_one_200);
+}
+
+void gw_sandbox_extend(struct gw_req *r, cJSON *body)
+{
+	cJSON *req = id_req(r, "extend");
+	cJSON *d = cJSON_DetachItemFromObjectCaseSensitive(body, "duration_ms");
+	cJSON_Delete(body);
+	if (!d) {
+		cJSON_Delete(req);
+		gw_resp_error(r, 422, "invalid", "duration_ms is required");
+		return;
+	}
+	cJSON_AddItemToObject(req, "duration_ms", d);
+	gw_up_open(r, req, NULL, on_one_200);
+}
+
+static int on_delete(struct gw_req *r, const struct sbx_frame *f)
+{
+	int rc = one_sandbox(r, f, 200);
+	if (rc == 1) {
+		gw_owner_set_live(r->vh, r->sid, 0);
+		r->vh->m.sandboxes_deleted++;
+	}
+	return rc;
+}
+
+void gw_sandbox_delete(struct gw_req *r)
+{
+	gw_up_open(r, id_req(r, "stop"), NULL, on_delete);
+}

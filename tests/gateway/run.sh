@@ -1,0 +1,126 @@
+#!/bin/bash
+# Gateway suite: real sandbox-gateway (release and ASan builds) with curl.
+# REST errors, auth, healthz, metrics and limits need no runner; the
+# sandbox flow needs a working sandbox-runner and image, else SKIP.
+set -u
+cd "$(dirname "$0")/../.."
+pass=0 fail=0 skip=0
+T=$(mktemp -d /tmp/gw-test.XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+ok() { echo "PASS: $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
+check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1 (got '$2', want '$3')"; fi; }
+skipt() { echo "SKIP: $1"; skip=$((skip + 1)); }
+
+start_gw() { # bin port runner-socket
+	SANDBOX_API_KEYS=key-one,key-two "$1" --port "$2" --runner-socket "$3" \
+		--max-sandboxes-per-key 2 >>"$T/gw.$2.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$2/healthz" >/dev/null && return 0; sleep 0.1; done
+	return 1
+}
+
+code() { curl -s -m 20 -o "$T/body" -w '%{http_code}' "$@"; }
+
+suite_basic() { # bin port
+	local b=$1 u=http://127.0.0.1:$2 A='Authorization: Bearer key-one' n=$(basename "$(dirname "$(dirname "$1")")")
+	check "$n healthz" "$(code $u/healthz)" 200
+	check "$n no key 401" "$(code $u/v1/sandboxes)" 401
+	check "$n wrong key 401" "$(code -H 'Authorization: Bearer nope' $u/v1/sandboxes)" 401
+	check "$n unknown path 404" "$(code -H "$A" $u/v1/nothing)" 404
+	check "$n bad json 400" "$(code -H "$A" -d '{"a":' $u/v1/sandboxes)" 400
+	grep -q 'at byte [0-9]' "$T/body" && ok "$n bad json says where" || bad "$n bad json says where: $(cat $T/body)"
+	check "$n not an object 400" "$(code -H "$A" -d '[1]' $u/v1/sandboxes)" 400
+	check "$n duplicate key 400" "$(code -H "$A" -d '{"a":1,"a":2}' $u/v1/sandboxes)" 400
+	head -c 200000 /dev/zero >"$T/big"
+	check "$n body over cap 413" "$(code -H "$A" --data-binary @"$T/big" $u/v1/sandboxes)" 413
+	check "$n unknown sandbox 404" "$(code -H "$A" $u/v1/sandboxes/sbx_local_aaaaaaaaaaaaaaaaaaaaaaaa)" 404
+	check "$n bad id chars 404" "$(code -H "$A" "$u/v1/sandboxes/%00x")" 404
+	check "$n method 405" "$(code -H "$A" -X PATCH $u/v1/sandboxes)" 405
+	check "$n metrics" "$(curl -s -m 5 $u/metrics | grep -c '^sandbox_gateway_http_requests_total')" 1
+	grep -q 'key-one' "$T/gw.$2.log" && bad "$n key in log" || ok "$n no key in log"
+	check "$n listens on loopback only" "$(ss -ltnH "sport = :$2" | awk '{print $4}' | grep -vc '^127.0.0.1:')" 0
+	curl -s -m 5 -H "$A" -d '{"a":' $u/v1/sandboxes >/dev/null
+	check "$n still alive" "$(code $u/healthz)" 200
+}
+
+suite_flow() { # bin port socket
+	local u=http://127.0.0.1:$2/v1/sandboxes A='Authorization: Bearer key-one' n=flow
+	local c id
+	c=$(code -H "$A" -d '{"timeout_ms":60000,"unknown_field":1}' $u)
+	check "$n create 201" "$c" 201
+	id=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
+	[ -n "$id" ] || { bad "$n no id"; return; }
+	grep -q agent_socket "$T/body" && bad "$n agent_socket leaked" || ok "$n no agent_socket"
+	check "$n other key 404" "$(code -H 'Authorization: Bearer key-two' $u/$id)" 404
+	check "$n list own" "$(curl -s -m 10 -H "$A" $u | grep -c "$id")" 1
+	check "$n list other key empty" "$(curl -s -m 10 -H 'Authorization: Bearer key-two' $u | grep -c "$id")" 0
+	printf 'hello\nworld\n' >"$T/f"
+	check "$n put file" "$(code -H "$A" --data-binary @"$T/f" -X PUT "$u/$id/files?path=src/a.txt")" 200
+	check "$n put chunked 411" "$(code -H "$A" -T "$T/f" -H 'Transfer-Encoding: chunked' "$u/$id/files?path=src/b.txt")" 411
+	check "$n put second file" "$(code -H "$A" --data-binary @"$T/f" -X PUT "$u/$id/files?path=src/b.txt")" 200
+	check "$n get file" "$(curl -s -m 10 -H "$A" "$u/$id/files?path=src/a.txt" | md5sum)" "$(md5sum <"$T/f")"
+	check "$n get chunked-put file" "$(curl -s -m 10 -H "$A" "$u/$id/files?path=src/b.txt" | md5sum)" "$(md5sum <"$T/f")"
+	head -c 3000000 /dev/urandom >"$T/big3"
+	check "$n put 3MB" "$(code -H "$A" --data-binary @"$T/big3" -X PUT "$u/$id/files?path=big")" 200
+	check "$n get 3MB exact" "$(curl -s -m 20 -H "$A" "$u/$id/files?path=big" | md5sum)" "$(md5sum <"$T/big3")"
+	check "$n missing file 404" "$(code -H "$A" "$u/$id/files?path=nope")" 404
+	check "$n mkdir" "$(code -H "$A" -d '{"path":"x/y","parents":true}' "$u/$id/files/mkdir")" 200
+	check "$n list dir" "$(curl -s -m 10 -H "$A" "$u/$id/files/list?path=src" | grep -c '"b.txt"')" 1
+	c=$(code -H "$A" -d '{"cmd":"cat","args":["src/a.txt"]}' "$u/$id/commands")
+	check "$n exec 200" "$c" 200
+	check "$n exec stdout" "$(python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print(repr(d["stdout"]),d["exit_code"])' "$T/body")" "'hello\\nworld\\n' 0"
+	c=$(code -H "$A" -d '{"cmd":"nosuchprog"}' "$u/$id/commands")
+	check "$n exec missing 127" "$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["exit_code"])' "$T/body")" 127
+	check "$n exec sudo uid 0" "$(curl -s -m 10 -H "$A" -d '{"cmd":"id","args":["-u"],"sudo":true}' "$u/$id/commands" | python3 -c 'import json,sys;print(json.load(sys.stdin)["stdout"].strip())')" 0
+	check "$n exec uid 1000" "$(curl -s -m 10 -H "$A" -d '{"cmd":"id","args":["-u"]}' "$u/$id/commands" | python3 -c 'import json,sys;print(json.load(sys.stdin)["stdout"].strip())')" 1000
+	check "$n exec cmd missing 422" "$(code -H "$A" -d '{"args":[]}' "$u/$id/commands")" 422
+	check "$n exec wrong type 422" "$(code -H "$A" -d '{"cmd":5}' "$u/$id/commands")" 422
+	c=$(code -H "$A" -d '{"cmd":"sleep","args":["30"],"detached":true}' "$u/$id/commands")
+	check "$n detached 201" "$c" 201
+	local cid
+	cid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body")
+	check "$n command status" "$(curl -s -m 10 -H "$A" "$u/$id/commands/$cid" | grep -c '"running"')" 1
+	check "$n kill" "$(code -H "$A" -d '{"signal":"SIGKILL"}' "$u/$id/commands/$cid/kill")" 200
+	check "$n wait" "$(curl -s -m 10 -H "$A" "$u/$id/commands/$cid?wait=1" | grep -c 'SIGKILL')" 1
+	check "$n commands list" "$(curl -s -m 10 -H "$A" "$u/$id/commands" | grep -c "$cid")" 1
+	c=$(code -H "$A" -d '{"cmd":"cat","detached":true}' "$u/$id/commands")
+	cid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body")
+	check "$n stdin eof" "$(code -H "$A" --data-binary 'abc' "$u/$id/commands/$cid/stdin?eof=1")" 200
+	check "$n stdin reached cmd" "$(curl -s -m 10 -H "$A" "$u/$id/commands/$cid?wait=1" | grep -c '"exit_code":0')" 1
+	check "$n extend" "$(code -H "$A" -d '{"duration_ms":1000}' "$u/$id/extend")" 200
+	check "$n quota: second ok" "$(code -H "$A" -d '{}' $u)" 201
+	local id2; id2=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body")
+	check "$n quota 429" "$(code -H "$A" -d '{}' $u)" 429
+	check "$n timeout quota 422/429" "$(code -H 'Authorization: Bearer key-two' -d '{"timeout_ms":99999999999}' $u)" 429
+	check "$n delete" "$(code -H "$A" -X DELETE $u/$id)" 200
+	check "$n delete again" "$(code -H "$A" -X DELETE $u/$id)" 200
+	check "$n stopped state" "$(curl -s -m 10 -H "$A" $u/$id | grep -c '"stop_reason":"requested"')" 1
+	code -H "$A" -X DELETE $u/$id2 >/dev/null
+}
+
+port=$((20000 + RANDOM % 20000))
+for b in bin/sandbox-gateway build/asan/bin/sandbox-gateway; do
+	if [ ! -x "$b" ]; then skipt "$b not built"; continue; fi
+	port=$((port + 1))
+	if start_gw "$b" $port "$T/none.sock"; then suite_basic "$b" $port; else bad "$b did not start"; fi
+done
+
+IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
+if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0 ]; then
+	bin/sandbox-runner --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 50); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
+	port=$((port + 1))
+	gwb=build/asan/bin/sandbox-gateway; [ -x $gwb ] || gwb=bin/sandbox-gateway
+	if start_gw $gwb $port "$T/r.sock"; then suite_flow $gwb $port "$T/r.sock"; else bad "gateway with runner did not start"; fi
+	if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log; then bad "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40; else ok "no sanitizer report"; fi
+else
+	skipt "sandbox flow: needs root, bin/sandbox-runner and $IMG/default/rootfs"
+fi
+skipt "WebSocket streams, since-resume, two subscribers, 300 ms spacing: not implemented yet"
+skipt "logs?follow=1 ndjson: not implemented yet"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
