@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -92,6 +93,14 @@ static void child(const struct ag_spawn *s, char **envp, int in, int out, int er
 	sigprocmask(SIG_UNBLOCK, &all, NULL);
 	for (i = 1; i < NSIG; i++)
 		signal(i, SIG_DFL);
+	/* glibc refuses signal() for its reserved real-time signals (32, 33),
+	 * and an ignored disposition inherited from whoever started the agent
+	 * would survive exec: reset them with the raw system call. */
+	for (i = 32; i < SIGRTMIN; i++) {
+		struct { void *handler; unsigned long flags; void *restorer;
+			 unsigned long mask; } ksa = { SIG_DFL, 0, NULL, 0 };
+		syscall(SYS_rt_sigaction, i, &ksa, NULL, sizeof(ksa.mask));
+	}
 	setsid();
 	if (slave) {
 		int fd = open(slave, O_RDWR);
