@@ -125,6 +125,11 @@ int gw_resp_writeable(struct gw_req *r);
 void gw_resp_runner_error(struct gw_req *r, const cJSON *reply);
 void gw_req_reset(struct gw_req *r);
 
+/* Move the fields named in names[0..n) from src into dst (the allow-list of
+ * what a client request may pass on to the runner or agent). */
+void gw_json_move_fields(cJSON *dst, cJSON *src, const char *const *names,
+			 size_t n);
+
 /* gw_upstream.c */
 int gw_up_open(struct gw_req *r, cJSON *runner_req, cJSON *agent_req,
 	       gw_frame_cb cb);

@@ -138,11 +138,7 @@ void gw_cmd_exec(struct gw_req *r, cJSON *body)
 	}
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "exec");
-	for (size_t i = 0; i < sizeof exec_fields / sizeof exec_fields[0]; i++) {
-		cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(body, exec_fields[i]);
-		if (v)
-			cJSON_AddItemToObject(a, exec_fields[i], v);
-	}
+	gw_json_move_fields(a, body, exec_fields, sizeof exec_fields / sizeof exec_fields[0]);
 	cJSON_Delete(body);
 	if (!cJSON_GetObjectItemCaseSensitive(a, "cwd"))
 		cJSON_AddStringToObject(a, "cwd", "/home/sandbox");

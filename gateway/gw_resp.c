@@ -42,6 +42,16 @@ static void ready(struct gw_req *r)
 		lws_callback_on_writable(r->wsi);
 }
 
+/* r->resp holds a whole JSON body: send it with status. */
+static void finish_json(struct gw_req *r, int status)
+{
+	r->status = status;
+	r->ctype = "application/json";
+	r->content_len = (int64_t)r->resp.len;
+	r->resp_done = 1;
+	ready(r);
+}
+
 void gw_resp_json(struct gw_req *r, int status, cJSON *body)
 {
 	char *s = body ? sbx_json_print(body) : NULL;
@@ -58,11 +68,7 @@ void gw_resp_json(struct gw_req *r, int status, cJSON *body)
 		return;
 	}
 	cJSON_free(s);
-	r->status = status;
-	r->ctype = "application/json";
-	r->content_len = (int64_t)r->resp.len;
-	r->resp_done = 1;
-	ready(r);
+	finish_json(r, status);
 }
 
 int gw_resp_error(struct gw_req *r, int status, const char *code,
@@ -86,11 +92,7 @@ int gw_resp_error(struct gw_req *r, int status, const char *code,
 		sbx_buf_append(&r->resp, s, strlen(s));
 	sbx_buf_append(&r->resp, "\n", 1);
 	cJSON_free(s);
-	r->status = status;
-	r->ctype = "application/json";
-	r->content_len = (int64_t)r->resp.len;
-	r->resp_done = 1;
-	ready(r);
+	finish_json(r, status);
 	return -1;
 }
 

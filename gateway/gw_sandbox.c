@@ -137,11 +137,7 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", "create");
 	/* unknown fields are ignored, as the API says; the runner refuses them */
-	for (size_t i = 0; i < sizeof create_fields / sizeof create_fields[0]; i++) {
-		cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(body, create_fields[i]);
-		if (v)
-			cJSON_AddItemToObject(req, create_fields[i], v);
-	}
+	gw_json_move_fields(req, body, create_fields, sizeof create_fields / sizeof create_fields[0]);
 	cJSON_Delete(body);
 	r->route_kind = 1;
 	gw_up_open(r, req, NULL, on_create);

@@ -242,3 +242,13 @@ int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		return 0;
 	}
 }
+
+void gw_json_move_fields(cJSON *dst, cJSON *src, const char *const *names,
+			 size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(src, names[i]);
+		if (v)
+			cJSON_AddItemToObject(dst, names[i], v);
+	}
+}
