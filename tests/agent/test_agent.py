@@ -170,9 +170,9 @@ def t_env_cwd_uid():
     check(out == WORK.encode() + b"\n", repr(out))
     if os.geteuid() != 0:
         raise Skip("not root: uid switch untested")
-    r, out, err, ex = run(SOCK, "id", ["-u"], uid=65534, gid=65534)
+    r, out, err, ex = run(SOCK, "id", ["-u"], uid=65534, gid=65534, cwd="/")
     check(out == b"65534\n", repr((out, err)))
-    r, out, err, ex = run(SOCK, "id", ["-g"], uid=65534)
+    r, out, err, ex = run(SOCK, "id", ["-g"], uid=65534, cwd="/")
     check(out == b"65534\n", repr((out, err)))
     r, out, err, ex = run(SOCK, "pwd", cwd="/nonexistent-dir")
     check(ex["exit_code"] == 127 and b"cwd" in err, repr((ex, err)))
