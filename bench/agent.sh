@@ -23,31 +23,42 @@ bytes=${AGENT_BENCH_BYTES:-2147483648}
 apid=$!
 for _ in $(seq 100); do [ -S "$work/a.sock" ] && break; sleep 0.05; done
 
+# Best of 3 alternating runs each, to damp a busy machine's noise.
 # baseline: the same producer, read straight from a pipe in 64 KiB reads
-t0=$(date +%s%N)
-head -c "$bytes" /dev/zero | dd of=/dev/null bs=64K iflag=fullblock status=none
-t1=$(date +%s%N)
-base=$(( (t1 - t0) / 1000 ))   # microseconds
+best_base=0 best_res=
+for round in 1 2 3; do
+	t0=$(date +%s%N)
+	head -c "$bytes" /dev/zero | dd of=/dev/null bs=64K iflag=fullblock status=none
+	t1=$(date +%s%N)
+	us=$(( (t1 - t0) / 1000 ))
+	if [ "$best_base" = 0 ] || [ "$us" -lt "$best_base" ]; then best_base=$us; fi
 
-"$work/reader" "$work/a.sock" - - "head -c $bytes /dev/zero" >"$work/res" &
-rpid=$!
-peak=0
-while kill -0 "$rpid" 2>/dev/null; do
-	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$apid/status" 2>/dev/null || echo 0)
-	[ "${rss:-0}" -gt "$peak" ] && peak=$rss
-	sleep 0.05
+	"$work/reader" "$work/a.sock" - - "head -c $bytes /dev/zero" >"$work/res" &
+	rpid=$!
+	while kill -0 "$rpid" 2>/dev/null; do
+		rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$apid/status" 2>/dev/null || echo 0)
+		[ "${rss:-0}" -gt "${peak:-0}" ] && peak=$rss
+		sleep 0.1
+	done
+	wait "$rpid"
+	best_res=$(python3 - "$best_res" "$(tail -1 "$work/res")" <<'PY'
+import json, sys
+a = json.loads(sys.argv[1]) if sys.argv[1] else None
+b = json.loads(sys.argv[2])
+rate = lambda r: (r["bytes"] - r["truncated"]) / r["secs"]
+print(json.dumps(b if a is None or rate(b) > rate(a) else a))
+PY
+)
 done
-wait "$rpid"
-res=$(tail -1 "$work/res")
-echo "agent peak RSS during the flood: $((peak / 1024)) MiB (retention 16 MiB)"
-python3 - "$bytes" "$base" "$res" <<'PY'
+echo "agent peak RSS during the floods: $((${peak:-0} / 1024)) MiB (retention 16 MiB)"
+python3 - "$bytes" "$best_base" "$best_res" <<'PY'
 import json, sys
 total, base, r = int(sys.argv[1]), int(sys.argv[2]) / 1e6, json.loads(sys.argv[3])
 got = r["bytes"] - r["truncated"]
 pipe = total / base / 2**20
 agent = got / r["secs"] / 2**20
-print("throughput: plain pipe %.0f MiB/s, through agent %.0f MiB/s (%d MiB delivered, "
-      "%d MiB dropped for lag), ratio %.2f (goal >= 0.5)" %
+print("throughput (best of 3): plain pipe %.0f MiB/s, through agent %.0f MiB/s (%d MiB "
+      "delivered, %d MiB dropped for lag), ratio %.2f (goal >= 0.5)" %
       (pipe, agent, got >> 20, r["truncated"] >> 20, agent / pipe))
 PY
 

@@ -240,24 +240,33 @@ static int read_stream(struct ag_cmd *cmd, struct ag_ev *e, unsigned tag, int ma
 	return 0;
 }
 
+/* Finished commands are kept for replay, at most AG_MAX_FINISHED of them
+ * and at most a budget of retained bytes (4 x --retention, at least
+ * 64 MiB) in total; the oldest go first, except those with readers. */
 void ag_cmd_evict(void)
 {
-	struct ag_cmd *c, **pp, **victim = NULL;
-	int n = 0;
+	for (;;) {
+		struct ag_cmd *c, **pp, **victim = NULL;
+		size_t bytes = 0, budget = 4 * ag.retention;
+		int n = 0;
 
-	for (pp = &ag.cmds; *pp; pp = &(*pp)->next)
-		if ((*pp)->exited) {
-			n++;
-			if (!(*pp)->watchers)
-				victim = pp;   /* last = oldest */
-		}
-	if (n <= AG_MAX_FINISHED || !victim)
-		return;
-	c = *victim;
-	*victim = c->next;
-	sbx_debug("%s: dropped from the finished list", c->id);
-	ag_ring_free(&c->ring);
-	free(c);
+		if (budget < (64u << 20))
+			budget = 64u << 20;
+		for (pp = &ag.cmds; *pp; pp = &(*pp)->next)
+			if ((*pp)->exited) {
+				n++;
+				bytes += (*pp)->ring.cap;
+				if (!(*pp)->watchers)
+					victim = pp;   /* last = oldest */
+			}
+		if ((n <= AG_MAX_FINISHED && bytes <= budget) || !victim)
+			return;
+		c = *victim;
+		*victim = c->next;
+		sbx_debug("%s: dropped from the finished list", c->id);
+		ag_ring_free(&c->ring);
+		free(c);
+	}
 }
 
 static void finish(struct ag_cmd *cmd)
@@ -281,6 +290,9 @@ static void finish(struct ag_cmd *cmd)
 	close_ev(&cmd->err);
 	cmd->exited = 1;
 	cmd->ended_at = ag_wall_ms();
+	/* no more output: keep only what is retained (small for most) */
+	if (ag_ring_shrink(&cmd->ring) < 0)
+		sbx_warn("%s: cannot shrink retention", cmd->id);
 	sbx_info("%s: exited (code %d, signal %d, %llu output bytes)", cmd->id,
 		 cmd->exit_code, cmd->term_sig, (unsigned long long)cmd->ring.total);
 	for (w = cmd->watchers; w; w = next) {

@@ -477,6 +477,7 @@ static void conn_read(struct ag_conn *c)
 			switch (c->state) {
 			case AG_ST_ATTACH:
 			case AG_ST_WAIT:
+			case AG_ST_READ_FILE:
 				/* half-close: keep streaming/waiting */
 				ag_conn_update(c);
 				return;

@@ -80,6 +80,41 @@ int ag_ring_push(struct ag_ring *r, unsigned tag, const void *p, size_t n)
 	return 0;
 }
 
+int ag_ring_shrink(struct ag_ring *r)
+{
+	size_t used = (size_t)(r->head - r->tail), ncap = used ? used : 1;
+	unsigned char *nb;
+	struct ag_ring tmp;
+
+	if (ncap >= r->cap)
+		return 0;
+	nb = malloc(ncap);
+	if (!nb) {
+		errno = ENOMEM;
+		return -1;
+	}
+	/* Positions keep their values; [tail, head) is exactly ncap long so
+	 * each maps to a distinct index modulo the new size. */
+	tmp = *r;
+	tmp.buf = nb;
+	tmp.cap = ncap;
+	if (used) {
+		unsigned char chunk[4096];
+		uint64_t p;
+
+		for (p = r->tail; p < r->head; ) {
+			size_t n = r->head - p < sizeof(chunk) ? (size_t)(r->head - p) : sizeof(chunk);
+
+			ring_get(r, p, chunk, n);
+			ring_put(&tmp, p, chunk, n);
+			p += n;
+		}
+	}
+	free(r->buf);
+	*r = tmp;
+	return 0;
+}
+
 uint64_t ag_ring_seek(const struct ag_ring *r, uint64_t want, struct ag_cursor *c)
 {
 	uint64_t lost = 0;

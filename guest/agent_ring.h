@@ -33,6 +33,11 @@ struct ag_cursor {
 int ag_ring_init(struct ag_ring *r, size_t cap);
 void ag_ring_free(struct ag_ring *r);
 
+/* Give back unused capacity once no more output will come (the command
+ * ended): the buffer becomes exactly as large as what is retained. Cursors
+ * stay valid. Returns 0, or -1 (ENOMEM; the ring is unchanged). */
+int ag_ring_shrink(struct ag_ring *r);
+
 /* Append one chunk, dropping the oldest records to make room. Returns 0, or
  * -1 (EMSGSIZE) if the chunk can never fit. */
 int ag_ring_push(struct ag_ring *r, unsigned tag, const void *p, size_t n);

@@ -37,7 +37,7 @@ def start_agent(sock, extra=(), prefix=()):
     log = open(os.path.join(WORK, "agent-%s.log" % os.path.basename(sock)), "ab")
     p = subprocess.Popen(list(prefix) + [AGENT, "--listen", "unix:" + sock,
                                          "--retention", str(RETENTION)] + list(extra),
-                         stdout=log, stderr=log)
+                         stdout=log, stderr=log, cwd=WORK)
     for _ in range(200):
         try:
             if call(sock, {"op": "ping"}, timeout=2).get("ok"):
@@ -126,6 +126,33 @@ def t_replay_and_offset():
     check(st["output_bytes"] == len(combined) and st["status"] == "exited")
 
 
+def t_retention_truncated_attach():
+    total = 12 << 20   # over the suite agent's 8 MiB retention
+    cid = exec_bg(cmd="sh", args=["-c", "yes abcdefghijklmno | head -c %d" % total])
+    st = wait(cid)
+    check(st["output_bytes"] == total)
+    c = Conn(SOCK)
+    c.req({"op": "attach", "id": cid, "offset": 0})
+    r = c.json()
+    t = c.json()
+    check(t["type"] == "truncated" and t["bytes"] == r["offset"] > total - RETENTION, repr((r, t)))
+    off = r["offset"]
+    while True:
+        f = c.frame()
+        if f[0] == JSON:
+            check(json.loads(f[1])["type"] == "exit")
+            break
+        check(verify(off, f[1]), "bytes at %d" % off)
+        off += len(f[1])
+    c.close()
+    check(off == total)
+    # attach beyond the end: clamped, no data, just the exit
+    c = Conn(SOCK)
+    c.req({"op": "attach", "id": cid, "offset": total + 100})
+    check(c.json()["offset"] == total and json.loads(c.frame()[1])["type"] == "exit")
+    c.close()
+
+
 def t_exit_codes_signals():
     check(run(SOCK, "sh", ["-c", "exit 3"])[3]["exit_code"] == 3)
     ex = run(SOCK, "sh", ["-c", "kill -9 $$"])[3]
@@ -166,6 +193,9 @@ def t_env_cwd_uid():
     check(out.startswith(b"bar baz:/"), repr(out))
     r, out, err, ex = run(SOCK, "sh", ["-c", "echo $FOO"])
     check(out == b"\n", "environment leaked: %r" % out)
+    # no agent fd leaks into commands (everything is O_CLOEXEC)
+    r, out, err, ex = run(SOCK, "sh", ["-c", "ls /proc/$$/fd"])
+    check(sorted(out.split()) == [b"0", b"1", b"2"], "fds of a command: %r" % out)
     r, out, err, ex = run(SOCK, "pwd", cwd=WORK)
     check(out == WORK.encode() + b"\n", repr(out))
     if os.geteuid() != 0:
@@ -320,6 +350,19 @@ def t_files():
     check(hashlib.sha256(back).digest() == hashlib.sha256(big).digest(), "100 MB round trip")
     os.unlink(os.path.join(d, "big"))
     del big, back
+    # a client that half-closes after its request still gets the whole file
+    c = Conn(SOCK)
+    c.req({"op": "read_file", "path": os.path.join(d, "bin.dat")})
+    c.s.shutdown(socket.SHUT_WR)
+    check(c.json()["size"] == len(data))
+    got = bytearray()
+    while True:
+        t, p = c.frame()
+        if t == EOF:
+            break
+        got += p
+    c.close()
+    check(bytes(got) == data, "read_file after half-close")
     r, _ = read_file(os.path.join(d, "missing"))
     check(r["error"]["code"] == "not_found", repr(r))
     r, _ = read_file(d)
@@ -472,7 +515,7 @@ def t_flood():
             "-c", "read go; yes abcdefghijklmno | head -c %d" % total]})
         cid = r["id"]
         fast = subprocess.Popen([reader, sock, cid, "check"], stdout=subprocess.PIPE)
-        slow = Conn(sock, timeout=120)
+        slow = Conn(sock, timeout=30)
         slow.req({"op": "attach", "id": cid})
         check(slow.json()["ok"])
         slow.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
@@ -519,9 +562,10 @@ def t_flood():
         check(res["truncated"] < truncated, "fast reader lost more than the slow one")
         limit_kb = (FLOOD_RETENTION >> 10) + 64 * 1024
         check(peak < limit_kb, "agent RSS %d KiB over %d KiB" % (peak, limit_kb))
-        print("    flood: %d MiB in %.1fs (%.0f MiB/s), agent peak RSS %d MiB (ASan build, "
+        print("    flood: %d MiB in %.1fs (%.0f MiB/s), agent peak RSS %d MiB (%s build, "
               "retention %d MiB), slow reader skipped %d MiB, fast reader %d KiB" % (
-                  total >> 20, dt, (total >> 20) / dt, peak >> 10, FLOOD_RETENTION >> 20,
+                  total >> 20, dt, (total >> 20) / dt, peak >> 10,
+                  "ASan" if "asan" in AGENT else "release", FLOOD_RETENTION >> 20,
                   truncated >> 20, res["truncated"] >> 10))
     finally:
         p.send_signal(signal.SIGTERM)
@@ -626,6 +670,58 @@ def t_bad_input():
     alive()
 
 
+def t_socket_fuzz():
+    """Mutated requests and frame sequences on real connections; the agent
+    must survive all of them (ASan build aborts on any memory error)."""
+    import random
+    rnd = random.Random(int(os.environ.get("AGENT_FUZZ_SEED", "1234")))
+    n = int(os.environ.get("AGENT_FUZZ_CONNS", "300"))
+    cid = exec_bg(cmd="sh", args=["-c", "cat; echo done"], stdin=True)
+    reqs = [
+        {"op": "ping"}, {"op": "attach", "id": cid}, {"op": "attach", "id": cid, "stdin": True},
+        {"op": "stdin", "id": cid}, {"op": "status", "id": cid}, {"op": "commands"},
+        {"op": "exec", "cmd": "true", "attach": True},
+        {"op": "exec", "cmd": "cat", "stdin": True, "attach": True},
+        {"op": "exec", "cmd": "sh", "pty": True, "attach": True, "args": ["-c", "exit 0"]},
+        {"op": "write_file", "path": os.path.join(WORK, "fz", "f")},
+        {"op": "read_file", "path": "/etc/passwd"}, {"op": "list", "path": "/"},
+        {"op": "stat", "path": "/"}, {"op": "mkdir", "path": os.path.join(WORK, "fz"), "parents": True},
+        {"op": "forward", "port": 1}, {"op": "resize", "id": cid, "cols": 5, "rows": 5},
+        {"op": "wait", "id": "nope"},
+    ]
+    for i in range(n):
+        req = rnd.choice(reqs)
+        data = bytearray(jf(req))
+        for _ in range(rnd.randint(0, 4)):
+            t = rnd.choice([STDIN, DATA, EOF, JSON, 7])
+            pl = os.urandom(rnd.randint(0, 300)) if t != EOF else b""
+            data += struct.pack(">IB", len(pl), t) + pl
+        m = rnd.random()
+        if m < 0.2:
+            data = data[:rnd.randint(0, len(data))]
+        elif m < 0.4 and req["op"] not in ("write_file", "mkdir"):
+            # (no flips in paths we create: they could land outside WORK)
+            for _ in range(rnd.randint(1, 5)):
+                data[rnd.randrange(len(data))] = rnd.randrange(256)
+        elif m < 0.5:
+            data = bytearray(b"CONNECT 1024\n") + data
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(0.2)
+        s.connect(SOCK)
+        try:
+            s.sendall(bytes(data))
+            if rnd.random() < 0.5:
+                s.shutdown(socket.SHUT_WR)
+            if rnd.random() < 0.7:
+                s.recv(65536)
+        except OSError:
+            pass
+        s.close()
+    alive()
+    # (cid may be finished and even dropped from the list by now)
+    call(SOCK, {"op": "stdin_eof", "id": cid})
+
+
 def t_pid1():
     try:
         subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"], check=True,
@@ -675,10 +771,11 @@ def t_pid1():
             p.wait()
 
 
-TESTS = [t_ping_and_handshake, t_two_chunks_in_time, t_replay_and_offset, t_exit_codes_signals,
+TESTS = [t_ping_and_handshake, t_two_chunks_in_time, t_replay_and_offset,
+         t_retention_truncated_attach, t_exit_codes_signals,
          t_126_127, t_env_cwd_uid, t_stdin, t_readers_independent, t_finished_eviction,
          t_status_commands, t_files, t_forward, t_pty,
-         t_bad_input, t_flood, t_pid1]
+         t_bad_input, t_socket_fuzz, t_flood, t_pid1]
 
 
 def main():

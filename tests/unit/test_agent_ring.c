@@ -93,6 +93,39 @@ static void test_wrap_and_drop(void **state)
 	ag_ring_free(&r);
 }
 
+static void test_shrink(void **state)
+{
+	struct ag_ring r;
+	struct ag_cursor c, mid;
+	unsigned char out[256], exp[700];
+	uint64_t lost;
+	size_t i, n;
+
+	(void)state;
+	assert_int_equal(ag_ring_init(&r, 50), 0);
+	for (i = 0; i < 9; i++) {
+		memset(exp + i * 7, (int)('a' + i), 7);
+		ag_ring_push(&r, 1 + (unsigned)(i % 2), exp + i * 7, 7);
+	}
+	ag_ring_seek(&r, r.tail_off + 3, &mid);
+	assert_int_equal(ag_ring_shrink(&r), 0);
+	assert_int_equal(r.cap, 4 * 12);
+	ag_ring_seek(&r, 0, &c);
+	n = read_all(&r, &c, out, sizeof(out), &lost);
+	assert_int_equal(n, 28);
+	assert_memory_equal(out, exp + 63 - 28, 28);
+	n = read_all(&r, &mid, out, sizeof(out), &lost);
+	assert_int_equal(n, 25);
+	assert_memory_equal(out, exp + 63 - 25, 25);
+	ag_ring_free(&r);
+	/* empty ring */
+	assert_int_equal(ag_ring_init(&r, 50), 0);
+	assert_int_equal(ag_ring_shrink(&r), 0);
+	ag_ring_seek(&r, 0, &c);
+	assert_int_equal(read_all(&r, &c, out, sizeof(out), &lost), 0);
+	ag_ring_free(&r);
+}
+
 static void test_too_big(void **state)
 {
 	struct ag_ring r;
@@ -111,6 +144,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_push_read_tags),
 		cmocka_unit_test(test_wrap_and_drop),
+		cmocka_unit_test(test_shrink),
 		cmocka_unit_test(test_too_big),
 	};
 
