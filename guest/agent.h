@@ -69,6 +69,7 @@ struct ag_conn {
 	int accept_stdin;
 	uint32_t stdin_done;    /* bytes of the head STDIN frame already written */
 	int exit_sent;
+	int64_t until;          /* attach without follow: stop here; -1 follows */
 
 	/* files */
 	int fd;
@@ -91,6 +92,8 @@ struct ag_cmd {
 	int is_pty;
 	struct ag_ev out, err, in;     /* fd -1 when closed */
 	int in_fd_is_out;              /* PTY: stdin is the master too */
+	int out_wr;                    /* PTY: stdin waits for the master */
+	int out_throttled;             /* PTY: not read while a reader lags */
 	struct ag_ring ring;
 	struct ag_conn *watchers;
 	struct ag_conn *stdin_conn;

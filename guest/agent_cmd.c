@@ -90,6 +90,38 @@ static void watch(struct ag_cmd *cmd, struct ag_conn *c)
 	cmd->watchers = c;
 }
 
+/* What the PTY master (or stdout pipe) is polled for: output unless a
+ * PTY is throttled, and writability while stdin waits on a PTY master. */
+static void out_events(struct ag_cmd *cmd)
+{
+	ag_ev_set(&cmd->out, (cmd->out_throttled ? 0u : (uint32_t)EPOLLIN) |
+			     (cmd->out_wr ? (uint32_t)EPOLLOUT : 0u));
+}
+
+/* A terminal is paced by its slowest attached reader: while one lags more
+ * than AG_PTY_LAG behind, the master is not read, so `yes` blocks in the
+ * kernel instead of overwriting what the reader has yet to see, and ^C
+ * reaches a program that is not buried under megabytes of output. Pipes are
+ * never paced (readers of a detached command must not slow it down). */
+#define AG_PTY_LAG (256u * 1024)
+static void pty_pace(struct ag_cmd *cmd)
+{
+	struct ag_conn *w;
+	uint64_t lag = 0;
+	int throttle;
+
+	if (!cmd->is_pty || cmd->out.fd < 0)
+		return;
+	for (w = cmd->watchers; w; w = w->wnext)
+		if (w->state == AG_ST_ATTACH && cmd->ring.total - w->cur.off > lag)
+			lag = cmd->ring.total - w->cur.off;
+	throttle = cmd->out_throttled ? lag > AG_PTY_LAG / 2 : lag > AG_PTY_LAG;
+	if (throttle != cmd->out_throttled) {
+		cmd->out_throttled = throttle;
+		out_events(cmd);
+	}
+}
+
 void ag_cmd_detach(struct ag_conn *c)
 {
 	struct ag_cmd *cmd = c->cmd;
@@ -105,12 +137,15 @@ void ag_cmd_detach(struct ag_conn *c)
 	c->wnext = c->wprev = NULL;
 	if (cmd->stdin_conn == c) {
 		cmd->stdin_conn = NULL;
-		if (cmd->in_fd_is_out && cmd->out.fd >= 0)
-			ag_ev_set(&cmd->out, EPOLLIN);
-		else
+		if (cmd->in_fd_is_out && cmd->out.fd >= 0) {
+			cmd->out_wr = 0;
+			out_events(cmd);
+		} else {
 			ag_ev_set(&cmd->in, 0);
+		}
 	}
 	c->cmd = NULL;
+	pty_pace(cmd);   /* a lagging reader left */
 }
 
 static void close_ev(struct ag_ev *e)
@@ -176,6 +211,20 @@ void ag_cmd_pump(struct ag_conn *c)
 		sbx_frame_header(dst, (enum sbx_frame_type)tag, (uint32_t)n);
 		sbx_buf_commit(&c->out, SBX_FRAME_HDR + n);
 	}
+	if (cmd->out_throttled)
+		pty_pace(cmd);   /* this reader caught up */
+	if (!cmd->exited && c->until >= 0 && !c->exit_sent &&
+	    c->cur.off >= (uint64_t)c->until && c->out.len < AG_OUT_HIGH) {
+		/* attach without follow: what existed at attach time, then end */
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "type", "end");
+		cJSON_AddNumberToObject(o, "offset", (double)c->cur.off);
+		ag_conn_json(c, o);
+		c->exit_sent = 1;
+		ag_conn_closing(c);
+		return;
+	}
 	if (cmd->exited && !c->exit_sent && c->cur.off == cmd->ring.total &&
 	    c->out.len < AG_OUT_HIGH) {
 		cJSON *o = cJSON_CreateObject();
@@ -237,6 +286,7 @@ static int read_stream(struct ag_cmd *cmd, struct ag_ev *e, unsigned tag, int ma
 	}
 	if (got)
 		fan_out(cmd);
+	pty_pace(cmd);
 	return 0;
 }
 
@@ -409,10 +459,12 @@ void ag_cmd_frame(struct ag_conn *c, int type, const unsigned char *p, uint32_t 
 		*consumed = 0;
 		c->in_paused = 1;
 		ag_conn_update(c);
-		if (cmd->in_fd_is_out)
-			ag_ev_set(&cmd->out, EPOLLIN | EPOLLOUT);
-		else
+		if (cmd->in_fd_is_out) {
+			cmd->out_wr = 1;
+			out_events(cmd);
+		} else {
 			ag_ev_set(&cmd->in, EPOLLOUT);
+		}
 		return;
 	}
 	c->stdin_done = 0;
@@ -427,10 +479,12 @@ void ag_cmd_stdin_writable(struct ag_cmd *cmd)
 {
 	struct ag_conn *c = cmd->stdin_conn;
 
-	if (cmd->in_fd_is_out)
-		ag_ev_set(&cmd->out, EPOLLIN);
-	else
+	if (cmd->in_fd_is_out) {
+		cmd->out_wr = 0;
+		out_events(cmd);
+	} else {
 		ag_ev_set(&cmd->in, 0);
+	}
 	if (!c)
 		return;
 	c->in_paused = 0;
@@ -456,9 +510,11 @@ void ag_cmd_event(struct ag_ev *e, uint32_t events)
 }
 
 static void start_attach(struct ag_conn *c, struct ag_cmd *cmd, int64_t offset,
-			 int want_stdin, cJSON *reply)
+			 int want_stdin, int follow, cJSON *reply)
 {
 	uint64_t lost;
+
+	c->until = follow ? -1 : (int64_t)cmd->ring.total;
 
 	if (want_stdin) {
 		if (cmd->exited || stdin_fd(cmd) < 0) {
@@ -542,7 +598,7 @@ static void do_exec(struct ag_conn *c, struct ag_req *r)
 	cmd->err = (struct ag_ev){ .kind = AG_EV_CMD_ERR, .owner = cmd, .fd = sp.err };
 	cmd->in = (struct ag_ev){ .kind = AG_EV_CMD_IN, .owner = cmd, .fd = sp.in };
 	cmd->in_fd_is_out = r->pty;
-	ag_ev_set(&cmd->out, EPOLLIN);
+	out_events(cmd);
 	ag_ev_set(&cmd->err, EPOLLIN);
 	cmd->next = ag.cmds;
 	ag.cmds = cmd;
@@ -553,7 +609,7 @@ static void do_exec(struct ag_conn *c, struct ag_req *r)
 	cJSON_AddNumberToObject(o, "pid", cmd->pid);
 	cJSON_AddNumberToObject(o, "started_at", (double)cmd->started_at);
 	if (r->attach) {
-		start_attach(c, cmd, 0, r->want_stdin || r->pty, o);
+		start_attach(c, cmd, 0, r->want_stdin || r->pty, 1, o);
 		return;
 	}
 	ag_conn_json(c, o);
@@ -592,7 +648,7 @@ void ag_cmd_request(struct ag_conn *c, struct ag_req *r)
 	}
 	switch (r->op) {
 	case AG_OP_ATTACH:
-		start_attach(c, cmd, r->offset, r->want_stdin, ag_ok());
+		start_attach(c, cmd, r->offset, r->want_stdin, r->follow, ag_ok());
 		return;
 	case AG_OP_STDIN:
 		if (cmd->exited || stdin_fd(cmd) < 0) {

@@ -243,6 +243,8 @@ static int parse_fields(struct ag_req *r, struct sbx_err *err)
 	case AG_OP_ATTACH:
 		I64("offset", 0, INT64_MAX, &r->offset);
 		BOOL("stdin", &r->want_stdin);
+		r->follow = 1;
+		BOOL("follow", &r->follow);
 		return get_id(o, 1, &r->id, err);
 	case AG_OP_STDIN:
 	case AG_OP_STDIN_EOF:

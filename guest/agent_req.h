@@ -37,6 +37,7 @@ struct ag_req {
 	int64_t port;
 	int sig;
 	int want_stdin, pty, attach, parents;
+	int follow;             /* attach: 1 (default) live until exit */
 };
 
 /* Parse [p, p+n). Returns 0 and fills r (free with ag_req_free), or -1 with

@@ -483,6 +483,61 @@ def t_pty():
     check(call(SOCK, {"op": "resize", "id": cid, "rows": 1, "cols": 1})["error"]["code"] == "invalid")
 
 
+def t_attach_no_follow():
+    cid = exec_bg(cmd="sh", args=["-c", "printf abc; printf de >&2; read x; exit 0"], stdin=True)
+    for _ in range(100):
+        if call(SOCK, {"op": "status", "id": cid})["command"]["output_bytes"] == 5:
+            break
+        time.sleep(0.02)
+    c = Conn(SOCK)
+    c.req({"op": "attach", "id": cid, "offset": 1, "follow": False})
+    r = c.json()
+    frames = []
+    while True:
+        f = c.frame()
+        if f is None:
+            break
+        frames.append(f)
+    c.close()
+    data = b"".join(p for t, p in frames if t in (STDOUT, STDERR))
+    last = json.loads(frames[-1][1]) if frames and frames[-1][0] == JSON else {}
+    check(r["ok"] and r["offset"] == 1 and data == b"bcde" and last == {"type": "end", "offset": 5},
+          "attach without follow: %r %r" % (r, frames))
+    call(SOCK, {"op": "stdin_eof", "id": cid})
+    wait(cid)
+    c = Conn(SOCK)
+    c.req({"op": "attach", "id": cid, "follow": False})
+    c.json()
+    _, _, _, ex, _ = collect(c)
+    c.close()
+    check(ex and ex["exit_code"] == 0, "an exited command ends with exit: %r" % ex)
+
+
+def t_pty_paced():
+    """A PTY is not read while its only reader is behind: `yes` blocks
+    instead of overwriting retention, and resumes when the reader reads."""
+    c = Conn(SOCK)
+    c.req({"op": "exec", "cmd": "yes", "pty": True, "attach": True})
+    r = c.json()
+    check(r["ok"])
+    c.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    time.sleep(1.0)
+    n1 = call(SOCK, {"op": "status", "id": r["id"]})["command"]["output_bytes"]
+    time.sleep(0.5)
+    n2 = call(SOCK, {"op": "status", "id": r["id"]})["command"]["output_bytes"]
+    check(n1 == n2 and n1 < RETENTION, "a stalled reader did not stop the PTY: %d -> %d" % (n1, n2))
+    got = 0
+    while got < 3 * n1:
+        f = c.frame()
+        check(f is not None and f[0] == STDOUT, "stream ended early")
+        got += len(f[1])
+    n3 = call(SOCK, {"op": "status", "id": r["id"]})["command"]["output_bytes"]
+    check(n3 > n2, "the PTY was not read again once the reader caught up")
+    call(SOCK, {"op": "signal", "id": r["id"], "signal": "SIGKILL"})
+    c.close()
+    wait(r["id"])
+
+
 def agent_rss_kb(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -774,7 +829,7 @@ def t_pid1():
 TESTS = [t_ping_and_handshake, t_two_chunks_in_time, t_replay_and_offset,
          t_retention_truncated_attach, t_exit_codes_signals,
          t_126_127, t_env_cwd_uid, t_stdin, t_readers_independent, t_finished_eviction,
-         t_status_commands, t_files, t_forward, t_pty,
+         t_status_commands, t_files, t_forward, t_pty, t_attach_no_follow, t_pty_paced,
          t_bad_input, t_socket_fuzz, t_flood, t_pid1]
 
 
