@@ -234,13 +234,19 @@ def t_limits(r):
     # timeout's group kill can miss bomb children forked at that moment, and
     # the survivors would keep the cgroup full (then dash cannot fork `cat`
     # and exits): kill(-1) from the same uid ends them all but the caller.
-    out = r.sh(sid, "timeout -s KILL 5 bash -c ':(){ :|:& };:' </dev/null >/dev/null 2>&1; "
-               "kill -9 -1 2>/dev/null; kill -9 -1 2>/dev/null; echo done", timeout=60)
+    # On a loaded machine one 5 s bomb has been seen not to reach the
+    # cgroup's limit (hits 0) once; a second round tells that from a bug.
+    for _ in range(2):
+        out = r.sh(sid, "timeout -s KILL 5 bash -c ':(){ :|:& };:' </dev/null >/dev/null 2>&1; "
+                   "ps -e | wc -l; kill -9 -1 2>/dev/null; kill -9 -1 2>/dev/null; echo done",
+                   timeout=60)
+        if r.req({"op": "get", "id": sid})["sandbox"].get("pids_limit_hits", 0) > 0:
+            break
     before = len(subprocess.run(["ps", "-e"], capture_output=True).stdout.splitlines())
     ok2 = osid and r.sh(osid, "echo alive").strip() == "alive"
     g = r.req({"op": "get", "id": sid})["sandbox"]
     result("fork bomb contained (pids=64) and reported (pids_limit_hits) while a second "
-           "sandbox works", "done" in out and ok2 and before < 2000 and
+           "sandbox works", "done" in out and out.split()[0].isdigit() and int(out.split()[0]) <= 66 and ok2 and before < 2000 and
            g.get("pids_limit_hits", 0) > 0, "%r %s" % (out, g))
     t = time.time()
     st = r.req({"op": "stop", "id": sid})
