@@ -97,6 +97,7 @@ struct ag_cmd {
 	struct ag_ring ring;
 	struct ag_conn *watchers;
 	struct ag_conn *stdin_conn;
+	struct ag_conn *hup_conn;      /* its leaving hangs the command up */
 	struct ag_cmd *next;
 };
 

@@ -145,6 +145,14 @@ void ag_cmd_detach(struct ag_conn *c)
 		}
 	}
 	c->cmd = NULL;
+	if (cmd->hup_conn == c) {
+		/* the terminal's user went away: what closing a terminal does */
+		cmd->hup_conn = NULL;
+		if (!cmd->reaped) {
+			kill(-cmd->pid, SIGHUP);
+			kill(-cmd->pid, SIGCONT);
+		}
+	}
 	pty_pace(cmd);   /* a lagging reader left */
 }
 
@@ -610,6 +618,8 @@ static void do_exec(struct ag_conn *c, struct ag_req *r)
 	cJSON_AddNumberToObject(o, "started_at", (double)cmd->started_at);
 	if (r->attach) {
 		start_attach(c, cmd, 0, r->want_stdin || r->pty, 1, o);
+		if (r->hangup && c->cmd == cmd && !c->dead)
+			cmd->hup_conn = c;
 		return;
 	}
 	ag_conn_json(c, o);

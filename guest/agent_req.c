@@ -225,6 +225,7 @@ static int parse_exec(struct ag_req *r, struct sbx_err *err)
 	BOOL("stdin", &r->want_stdin);
 	BOOL("pty", &r->pty);
 	BOOL("attach", &r->attach);
+	BOOL("hangup_on_detach", &r->hangup);
 	I64("cols", 1, 65535, &r->cols);
 	I64("rows", 1, 65535, &r->rows);
 	return 0;

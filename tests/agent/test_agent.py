@@ -538,6 +538,17 @@ def t_pty_paced():
     wait(r["id"])
 
 
+def t_pty_hangup_on_detach():
+    c = Conn(SOCK)
+    c.req({"op": "exec", "cmd": "sleep", "args": ["60"], "pty": True, "attach": True,
+           "hangup_on_detach": True})
+    r = c.json()
+    check(r["ok"])
+    c.close()
+    st = wait(r["id"])
+    check(st["signal"] == "SIGHUP", "closing the terminal's connection: %r" % st)
+
+
 def agent_rss_kb(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -829,7 +840,7 @@ def t_pid1():
 TESTS = [t_ping_and_handshake, t_two_chunks_in_time, t_replay_and_offset,
          t_retention_truncated_attach, t_exit_codes_signals,
          t_126_127, t_env_cwd_uid, t_stdin, t_readers_independent, t_finished_eviction,
-         t_status_commands, t_files, t_forward, t_pty, t_attach_no_follow, t_pty_paced,
+         t_status_commands, t_files, t_forward, t_pty, t_attach_no_follow, t_pty_paced, t_pty_hangup_on_detach,
          t_bad_input, t_socket_fuzz, t_flood, t_pid1]
 
 
