@@ -33,6 +33,7 @@ struct gw_metrics {
 	uint64_t http_requests, http_4xx, http_5xx, upstream_errors;
 	uint64_t sandboxes_created, sandboxes_deleted, commands_started;
 	uint64_t bytes_streamed, files_put_bytes, files_get_bytes;
+	int64_t ws_open;
 };
 
 struct gw_vh {
@@ -100,7 +101,19 @@ struct gw_req {
 	int64_t content_len;        /* -1: unknown (then the connection closes) */
 	int resp_ready, hdr_sent, resp_done, close_after;
 	uint64_t resp_bytes;
+	/* WebSocket sessions (gw_ws.c): r->resp is the message queue */
+	int ws;                     /* GW_WS_STREAM or GW_WS_PTY */
+	int ws_counted, ws_closing, ws_paused;
+	int ws_in_mid, ws_in_bin, ws_in_tagged;
+	struct sbx_buf ws_text;     /* a client text message being assembled */
+	struct gw_side *stdin_side;
+	int64_t pending_cols, pending_rows;
+	/* ndjson logs (gw_logs.c) */
+	int logs_b64;
+	uint64_t logs_off;
 };
+
+enum { GW_WS_STREAM = 1, GW_WS_PTY = 2 };
 
 /* gw_auth.c */
 int gw_auth_load_file(struct gw_vh *vh, const char *path, struct sbx_err *err);
@@ -166,6 +179,36 @@ void gw_files_put_done(struct gw_req *r);
 void gw_files_get(struct gw_req *r);
 void gw_files_mkdir(struct gw_req *r, cJSON *body);
 void gw_files_list(struct gw_req *r);
+
+/* gw_ws.c: WebSocket sessions (streams, terminals) */
+int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
+		   struct gw_req *r, struct gw_vh *vh, void *in, size_t len);
+int gw_ws_queue_bin(struct gw_req *r, unsigned tag, const void *p, size_t n);
+int gw_ws_queue_json(struct gw_req *r, cJSON *o /* consumed */);
+void gw_ws_queue_close(struct gw_req *r, int code, const char *reason);
+void gw_ws_error(struct gw_req *r, const char *code, const char *msg);
+void gw_ws_fail(struct gw_req *r, int status, const char *code, const char *msg);
+void gw_ws_output_flow(struct gw_req *r);
+void gw_ws_input_flow(struct gw_req *r);
+struct gw_side;
+void gw_ws_side_closed(struct gw_req *r, struct gw_side *s);
+
+/* gw_stream.c: what a session does upstream */
+void gw_stream_start(struct gw_req *r);
+void gw_pty_start(struct gw_req *r);
+void gw_session_input(struct gw_req *r, const void *p, size_t n);
+void gw_session_message(struct gw_req *r, const char *type, const cJSON *o);
+
+/* gw_side.c: side operations of a session (kill, resize, stdin) */
+struct gw_side *gw_side_open(struct gw_req *r, cJSON *agent_req /* consumed */, int keep);
+int gw_side_send(struct gw_side *s, enum sbx_frame_type t, const void *p, size_t n);
+size_t gw_side_queued(const struct gw_side *s);
+void gw_side_detach(struct gw_side *s);
+int gw_side_callback(struct lws *wsi, enum lws_callback_reasons reason,
+		     void *user, void *in, size_t len);
+
+/* gw_logs.c: GET .../logs as ndjson */
+void gw_logs_start(struct gw_req *r);
 
 /* gw_metrics.c */
 void gw_metrics_reply(struct gw_req *r);

@@ -61,6 +61,12 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		if (!r)
 			return 0;
 		return gw_resp_writeable(r);
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+	case LWS_CALLBACK_ESTABLISHED:
+	case LWS_CALLBACK_RECEIVE:
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+	case LWS_CALLBACK_CLOSED:
+		return gw_ws_callback(wsi, reason, r, vh, in, len);
 	case LWS_CALLBACK_CLOSED_HTTP:
 		if (r && r->vh) {
 			gw_req_reset(r);

@@ -20,6 +20,7 @@ static void on_signal(int sig)
 static const struct lws_protocols protocols[] = {
 	{ "http", gw_http_callback, sizeof(struct gw_req), 0, 0, NULL, 0 },
 	{ "gw-upstream", gw_up_callback, 0, 0, 0, NULL, 0 },
+	{ "gw-side", gw_side_callback, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 

@@ -27,6 +27,7 @@ void gw_req_reset(struct gw_req *r)
 	sbx_buf_free(&r->out);
 	sbx_buf_free(&r->err);
 	sbx_buf_free(&r->resp);
+	sbx_buf_free(&r->ws_text);
 	if (r->acc)
 		cJSON_Delete(r->acc);
 	memset(r, 0, sizeof *r);
@@ -76,12 +77,16 @@ int gw_resp_error(struct gw_req *r, int status, const char *code,
 {
 	char msg[600];
 	va_list ap;
-	if (r->resp_ready)
+	if (r->resp_ready || r->ws_closing)
 		return -1;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	gw_up_close(r);
+	if (r->ws) {
+		gw_ws_fail(r, status, code, msg);
+		return -1;
+	}
 	cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
 	cJSON_AddStringToObject(e, "code", code);
 	cJSON_AddStringToObject(e, "message", msg);

@@ -9,7 +9,7 @@
 enum {
 	R_NONE, R_SBX_CREATE, R_SBX_LIST, R_SBX_GET, R_SBX_DELETE, R_SBX_EXTEND,
 	R_CMD_EXEC, R_CMD_LIST, R_CMD_GET, R_CMD_KILL, R_CMD_STDIN,
-	R_FILE_PUT, R_FILE_GET, R_FILE_MKDIR, R_FILE_LIST,
+	R_FILE_PUT, R_FILE_GET, R_FILE_MKDIR, R_FILE_LIST, R_CMD_LOGS, R_WS_ONLY,
 };
 
 static int is_id_char(char c)
@@ -62,6 +62,8 @@ static int pick(struct gw_req *r)
 	int end = !*p || *p == '?';
 	if (!strcmp(seg, "extend") && end)
 		return m(r, "POST") ? R_SBX_EXTEND : -2;
+	if (!strcmp(seg, "pty") && end)
+		return R_WS_ONLY;
 	if (!strcmp(seg, "files")) {
 		if (end)
 			return m(r, "PUT") ? R_FILE_PUT : m(r, "GET") ? R_FILE_GET : -2;
@@ -87,6 +89,10 @@ static int pick(struct gw_req *r)
 		return m(r, "POST") ? R_CMD_KILL : -2;
 	if (!strcmp(seg, "stdin"))
 		return m(r, "POST") ? R_CMD_STDIN : -2;
+	if (!strcmp(seg, "logs"))
+		return m(r, "GET") ? R_CMD_LOGS : -2;
+	if (!strcmp(seg, "stream"))
+		return R_WS_ONLY;
 	return -1;
 }
 
@@ -126,6 +132,10 @@ static void dispatch(struct gw_req *r, cJSON *body)
 		return;
 	}
 	case R_FILE_GET: gw_files_get(r); return;
+	case R_CMD_LOGS: gw_logs_start(r); return;
+	case R_WS_ONLY:
+		gw_resp_error(r, 426, "upgrade_required", "this endpoint is a WebSocket (send Upgrade: websocket)");
+		return;
 	case R_FILE_LIST: gw_files_list(r); return;
 	default:
 		gw_resp_error(r, 404, "not_found", "no such endpoint");

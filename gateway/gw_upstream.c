@@ -189,6 +189,8 @@ static int writeable(struct lws *wsi, struct gw_req *r)
 		r->up_gate -= n;
 	if (r->up_out.len && (r->up_phase != GW_UP_RUNNER || r->up_gate))
 		lws_callback_on_writable(wsi);
+	else if (r->ws)
+		gw_ws_input_flow(r);
 	else if (r->http_rx_paused && r->wsi) {
 		r->http_rx_paused = 0;
 		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
@@ -215,7 +217,8 @@ int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			lws_set_opaque_user_data(wsi, NULL);
 			return -1;
 		}
-		if (r->up == wsi && r->resp.len >= GW_QUEUE_HIGH && !r->up_rx_paused) {
+		if (r->up == wsi && (r->resp.len >= GW_QUEUE_HIGH || r->ws_paused) &&
+		    !r->up_rx_paused) {
 			r->up_rx_paused = 1;
 			lws_rx_flow_control(wsi, 0);
 		}
@@ -227,7 +230,10 @@ int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_RAW_CLOSE:
 		if (r && r->up == wsi) {
 			r->up = NULL;
-			if (r->up_phase != GW_UP_DONE && !r->resp_ready)
+			if (r->ws) {
+				if (!r->ws_closing)
+					gw_resp_error(r, 502, "internal", "the sandbox ended the stream");
+			} else if (r->up_phase != GW_UP_DONE && !r->resp_ready)
 				gw_resp_error(r, 502, "internal", "upstream closed early");
 			else if (r->resp_ready && !r->resp_done) {
 				/* a stream cut short: close the client too */

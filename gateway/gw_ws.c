@@ -1,0 +1,334 @@
+/* WebSocket sessions (command streams and terminals) on the "http"
+ * protocol: admission before the upgrade, the outgoing message queue, and
+ * client messages. The queue is r->resp holding records of
+ * [kind 1 byte][length 4 bytes BE][payload]; kinds 1/2 are output of
+ * stdout/stderr, 3 a text message, 4 a close. The upstream is paused while
+ * the queue holds GW_QUEUE_HIGH bytes (gw_upstream.c), so a slow client
+ * costs at most that much; it is resumed below half of it. */
+#include <stdio.h>
+#include <string.h>
+#include "gw.h"
+#include "sbx_log.h"
+
+#define WSQ_TEXT 3
+#define WSQ_CLOSE 4
+#define WS_MSG_MAX (64 * 1024)      /* largest binary message we send */
+#define WS_TEXT_MAX 4096            /* largest client text message */
+
+static int queue(struct gw_req *r, unsigned kind, const void *p, size_t n)
+{
+	unsigned char *d;
+
+	if (r->ws_closing)
+		return 0;
+	d = sbx_buf_reserve(&r->resp, 5 + n);
+	if (!d)
+		return -1;
+	d[0] = (unsigned char)kind;
+	d[1] = (unsigned char)(n >> 24);
+	d[2] = (unsigned char)(n >> 16);
+	d[3] = (unsigned char)(n >> 8);
+	d[4] = (unsigned char)n;
+	if (n)
+		memcpy(d + 5, p, n);
+	sbx_buf_commit(&r->resp, 5 + n);
+	if (kind == WSQ_CLOSE)
+		r->ws_closing = 1;
+	lws_callback_on_writable(r->wsi);
+	return 0;
+}
+
+int gw_ws_queue_bin(struct gw_req *r, unsigned tag, const void *p, size_t n)
+{
+	r->vh->m.bytes_streamed += n;
+	return queue(r, tag, p, n);
+}
+
+int gw_ws_queue_json(struct gw_req *r, cJSON *o)
+{
+	char *s = o ? sbx_json_print(o) : NULL;
+	int rc = s ? queue(r, WSQ_TEXT, s, strlen(s)) : -1;
+	cJSON_free(s);
+	cJSON_Delete(o);
+	return rc;
+}
+
+void gw_ws_queue_close(struct gw_req *r, int code, const char *reason)
+{
+	unsigned char b[2 + 120];
+	size_t n = strlen(reason) < 120 ? strlen(reason) : 120;
+
+	b[0] = (unsigned char)(code >> 8);
+	b[1] = (unsigned char)code;
+	memcpy(b + 2, reason, n);
+	queue(r, WSQ_CLOSE, b, 2 + n);
+}
+
+/* The API's error body as a text message; the session goes on. */
+void gw_ws_error(struct gw_req *r, const char *code, const char *msg)
+{
+	cJSON *o = cJSON_CreateObject(), *e;
+
+	cJSON_AddStringToObject(o, "type", "error");
+	e = cJSON_AddObjectToObject(o, "error");
+	cJSON_AddStringToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", msg);
+	gw_ws_queue_json(r, o);
+}
+
+/* The error message, then a close 4000 + status: the session ends. */
+void gw_ws_fail(struct gw_req *r, int status, const char *code, const char *msg)
+{
+	gw_ws_error(r, code, msg);
+	gw_ws_queue_close(r, 4000 + status % 1000, code);
+}
+
+static uint32_t rec_len(const unsigned char *h)
+{
+	return (uint32_t)h[1] << 24 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 8 | h[4];
+}
+
+/* Take up to max payload bytes of the head record; a record only partly
+ * taken keeps its rest at the head with a rewritten header. */
+static size_t take(struct gw_req *r, unsigned char *dst, size_t max)
+{
+	unsigned char *h = sbx_buf_head(&r->resp);
+	unsigned kind = h[0];
+	size_t n = rec_len(h), k = n < max ? n : max;
+
+	memcpy(dst, h + 5, k);
+	if (k == n) {
+		sbx_buf_consume(&r->resp, 5 + n);
+	} else {
+		sbx_buf_consume(&r->resp, k);
+		h = sbx_buf_head(&r->resp);
+		h[0] = (unsigned char)kind;
+		n -= k;
+		h[1] = (unsigned char)(n >> 24);
+		h[2] = (unsigned char)(n >> 16);
+		h[3] = (unsigned char)(n >> 8);
+		h[4] = (unsigned char)n;
+	}
+	return k;
+}
+
+void gw_ws_output_flow(struct gw_req *r)
+{
+	if (r->up && r->up_rx_paused && !r->ws_paused && r->resp.len < GW_QUEUE_HIGH / 2)
+		gw_up_flow(r);
+}
+
+static int writeable(struct gw_req *r)
+{
+	unsigned char buf[LWS_PRE + 1 + WS_MSG_MAX];
+	unsigned char *p = buf + LWS_PRE;
+	unsigned kind;
+	size_t n = 0;
+
+	if (!r->resp.len)
+		return 0;
+	kind = sbx_buf_head(&r->resp)[0];
+	if (kind == WSQ_CLOSE) {
+		unsigned char *h = sbx_buf_head(&r->resp);
+		uint32_t len = rec_len(h);
+		lws_close_reason(r->wsi, (enum lws_close_status)(h[5] << 8 | h[6]),
+				 h + 7, len - 2);
+		sbx_buf_consume(&r->resp, 5 + len);
+		return -1;
+	}
+	if (kind == WSQ_TEXT) {
+		n = take(r, p, WS_MSG_MAX + 1);
+		if (lws_write(r->wsi, p, n, LWS_WRITE_TEXT) < (int)n)
+			return -1;
+	} else {
+		/* output: everything of one stream that queued, up to one
+		 * message's worth, goes out together */
+		p[0] = (unsigned char)kind;
+		n = 1;
+		while (r->resp.len && sbx_buf_head(&r->resp)[0] == kind && n < 1 + WS_MSG_MAX)
+			n += take(r, p + n, 1 + WS_MSG_MAX - n);
+		if (lws_write(r->wsi, p, n, LWS_WRITE_BINARY) < (int)n)
+			return -1;
+	}
+	if (r->resp.len)
+		lws_callback_on_writable(r->wsi);
+	gw_ws_output_flow(r);
+	return 0;
+}
+
+/* Pause reading the client while what it sent has not gone upstream. */
+static void input_backpressure(struct gw_req *r)
+{
+	if (!r->http_rx_paused &&
+	    (r->up_out.len >= GW_QUEUE_HIGH || gw_side_queued(r->stdin_side) >= GW_QUEUE_HIGH)) {
+		r->http_rx_paused = 1;
+		lws_rx_flow_control(r->wsi, 0);
+	}
+}
+
+void gw_ws_input_flow(struct gw_req *r)
+{
+	if (r->http_rx_paused && r->up_out.len < GW_QUEUE_HIGH / 2 &&
+	    gw_side_queued(r->stdin_side) < GW_QUEUE_HIGH / 2) {
+		r->http_rx_paused = 0;
+		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+	}
+}
+
+void gw_ws_side_closed(struct gw_req *r, struct gw_side *s)
+{
+	if (r->stdin_side == s) {
+		r->stdin_side = NULL;
+		gw_ws_input_flow(r);
+	}
+}
+
+static int receive(struct gw_req *r, const unsigned char *in, size_t len)
+{
+	int start = !r->ws_in_mid;
+	int end = lws_is_final_fragment(r->wsi) && !lws_remaining_packet_payload(r->wsi);
+
+	r->ws_in_mid = !end;
+	if (start) {
+		r->ws_in_bin = lws_frame_is_binary(r->wsi);
+		sbx_buf_reset(&r->ws_text);
+		if (r->ws_in_bin) {
+			if (!len) {
+				r->ws_in_tagged = 0;   /* the tag comes in the next piece */
+				return 0;
+			}
+		}
+		r->ws_in_tagged = 0;
+	}
+	if (r->ws_in_bin) {
+		if (!r->ws_in_tagged && len) {
+			if (in[0] != 0) {
+				gw_ws_fail(r, 400, "bad_request",
+					   "binary messages from the client are stdin: tag 0 then bytes");
+				return 0;
+			}
+			r->ws_in_tagged = 1;
+			in++;
+			len--;
+		}
+		if (len && !r->ws_closing)
+			gw_session_input(r, in, len);
+		input_backpressure(r);
+		return 0;
+	}
+	if (sbx_buf_append(&r->ws_text, in, len)) {
+		lws_close_reason(r->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+				 (unsigned char *)"text message too large", 22);
+		return -1;
+	}
+	if (end && !r->ws_closing) {
+		struct sbx_err err = { 0 };
+		cJSON *o = sbx_json_parse_object(sbx_buf_head(&r->ws_text), r->ws_text.len, &err);
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
+		if (!o || !cJSON_IsString(t)) {
+			cJSON_Delete(o);
+			gw_ws_error(r, "bad_request", o ? "a message needs a string \"type\"" : err.msg);
+			return 0;
+		}
+		gw_session_message(r, t->valuestring, o);
+		cJSON_Delete(o);
+		input_backpressure(r);
+	}
+	return 0;
+}
+
+/* Refuse an upgrade with the API's JSON error body. This runs before the
+ * upgrade on a fresh connection, so writing the response directly is safe
+ * (lws_return_http_status does the same, with an HTML body). */
+static int reject(struct lws *wsi, unsigned status, const char *code, const char *msg)
+{
+	unsigned char buf[LWS_PRE + 1024];
+	unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf;
+	char body[512];
+	int n = snprintf(body, sizeof body,
+			 "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}\n", code, msg);
+
+	if (lws_add_http_common_headers(wsi, status, "application/json", (lws_filepos_t)n, &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
+					 (const unsigned char *)"close", 5, &p, end) ||
+	    lws_finalize_http_header(wsi, &p, end) || end - p < n)
+		return -1;
+	memcpy(p, body, (size_t)n);
+	p += n;
+	lws_write(wsi, start, (size_t)(p - start), LWS_WRITE_HTTP_HEADERS);
+	return -1;
+}
+
+/* Path, key and owner, before the upgrade: a refused upgrade is an HTTP
+ * error with the API's JSON body. Returns 0 to accept. */
+static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
+{
+	char uri[512], seg[16];
+	int key, n, kind = 0;
+
+	r->vh = vh;
+	r->wsi = wsi;
+	n = lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI);
+	if (n > 0 && sscanf(uri, "/v1/sandboxes/%79[A-Za-z0-9_-]/commands/%79[A-Za-z0-9_-]/%15s",
+			    r->sid, r->cid, seg) == 3 && !strcmp(seg, "stream"))
+		kind = GW_WS_STREAM;
+	else if (n > 0 && sscanf(uri, "/v1/sandboxes/%79[A-Za-z0-9_-]/%15s", r->sid, seg) == 2 &&
+		 !strcmp(seg, "pty"))
+		kind = GW_WS_PTY;
+	if (!kind) {
+		return reject(wsi, 404, "not_found", "no such WebSocket endpoint");
+	}
+	key = gw_auth_check(vh, wsi, 1);
+	if (key < 0) {
+		return reject(wsi, 401, "unauthorized", "missing or unknown API key (access_token=)");
+	}
+	if (gw_owner_get(vh, r->sid) != key) {
+		return reject(wsi, 404, "not_found", "no such sandbox");
+	}
+	r->key = key;
+	r->ws = kind;
+	snprintf(r->uri, sizeof r->uri, "%s", uri);
+	return 0;
+}
+
+int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
+		   struct gw_req *r, struct gw_vh *vh, void *in, size_t len)
+{
+	switch (reason) {
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		if (!r || !vh)
+			return -1;
+		gw_req_reset(r);
+		return admit(r, vh, wsi);
+	case LWS_CALLBACK_ESTABLISHED:
+		if (!r || !r->ws)
+			return -1;
+		r->vh->m.ws_open++;
+		r->ws_counted = 1;
+		r->t0_us = (int64_t)lws_now_usecs();
+		sbx_buf_init(&r->resp, 0);
+		sbx_buf_init(&r->ws_text, WS_TEXT_MAX);
+		sbx_info("ws open %s key=%d", r->ws == GW_WS_PTY ? "pty" : "stream", r->key);
+		if (r->ws == GW_WS_PTY)
+			gw_pty_start(r);
+		else
+			gw_stream_start(r);
+		return 0;
+	case LWS_CALLBACK_RECEIVE:
+		return r && r->ws ? receive(r, in, len) : -1;
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+		return r && r->ws ? writeable(r) : 0;
+	case LWS_CALLBACK_CLOSED:
+		if (r && r->ws) {
+			if (r->ws_counted)
+				r->vh->m.ws_open--;
+			sbx_info("ws close %s %lld ms", r->ws == GW_WS_PTY ? "pty" : "stream",
+				 (long long)((lws_now_usecs() - (lws_usec_t)r->t0_us) / 1000));
+			gw_side_detach(r->stdin_side);
+			gw_req_reset(r);
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
