@@ -37,7 +37,7 @@ UNIT_TESTS :=
 
 obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
 
-.PHONY: all asan test bench run image fuzz clean deps unit-tests
+.PHONY: all asan test bench run image fuzz clean deps unit-tests node-deps
 all:
 
 include lib/lib.mk
@@ -57,7 +57,14 @@ asan:
 deps:
 	@mk/deps.sh
 
+# npm packages of the browser side and the Node test clients (package.json)
+node-deps: node_modules/.stamp
+node_modules/.stamp: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
 test: deps
+	$(MAKE) node-deps
 	$(MAKE) all
 	$(MAKE) VARIANT=asan all unit-tests
 	$(MAKE) fuzz-build

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "gw.h"
 #include "sbx_log.h"
 
@@ -70,6 +71,15 @@ int main(int argc, char **argv)
 	if (!vh.nkeys) {
 		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
 		return 1;
+	}
+
+	/* lws sizes its fd table from this limit when the context is made
+	 * (LIBWEBSOCKETS.md §3); each stream costs two fds (client and
+	 * upstream). Capped so the table stays small. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536) {
+		rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 
 	struct lws_context_creation_info ci;

@@ -142,11 +142,13 @@ static int writeable(struct gw_req *r)
 			return -1;
 	} else {
 		/* output: everything of one stream that queued, up to one
-		 * message's worth, goes out together */
+		 * message's worth, goes out together; a stream message starts
+		 * with its tag, a terminal's is bare screen bytes */
+		size_t hdr = r->ws == GW_WS_PTY ? 0 : 1;
 		p[0] = (unsigned char)kind;
-		n = 1;
-		while (r->resp.len && sbx_buf_head(&r->resp)[0] == kind && n < 1 + WS_MSG_MAX)
-			n += take(r, p + n, 1 + WS_MSG_MAX - n);
+		n = hdr;
+		while (r->resp.len && sbx_buf_head(&r->resp)[0] == kind && n < hdr + WS_MSG_MAX)
+			n += take(r, p + n, hdr + WS_MSG_MAX - n);
 		if (lws_write(r->wsi, p, n, LWS_WRITE_BINARY) < (int)n)
 			return -1;
 	}
@@ -201,6 +203,8 @@ static int receive(struct gw_req *r, const unsigned char *in, size_t len)
 		r->ws_in_tagged = 0;
 	}
 	if (r->ws_in_bin) {
+		if (r->ws == GW_WS_PTY)   /* keystrokes, no tag */
+			r->ws_in_tagged = 1;
 		if (!r->ws_in_tagged && len) {
 			if (in[0] != 0) {
 				gw_ws_fail(r, 400, "bad_request",

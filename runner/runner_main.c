@@ -3,12 +3,14 @@
  * threads: sandbox creation blocks the loop for its few milliseconds of
  * setup; nothing a client or a sandbox sends can block it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -198,6 +200,30 @@ static int parse_args(struct runner *r, int argc, char **argv, int *agent_stderr
 	return 0;
 }
 
+/* One runner per name on a host: cgroups are named after sandbox ids, which
+ * start with the runner's name, and reconciliation reaps every cgroup of
+ * that name whose state is gone; a second runner of the same name would
+ * kill the first one's sandboxes. The lock lives as long as the process. */
+static int lock_name(const char *name)
+{
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/sandbox-runner.%s.lock", name);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		sbx_err_log("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		sbx_err_log("another sandbox-runner named '%s' runs on this host (%s); "
+			    "give each runner its own --name", name, path);
+		close(fd);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct runner r;
@@ -226,6 +252,8 @@ int main(int argc, char **argv)
 		sbx_err_log("state dir %s: %s", r.state_dir, strerror(errno));
 		return 1;
 	}
+	if (lock_name(r.name) < 0)
+		return 1;
 	r.drv = jail_driver_init(&r, agent_stderr, &err);
 	if (!r.drv) {
 		sbx_err_log("%s", err.msg);

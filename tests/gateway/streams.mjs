@@ -1,0 +1,308 @@
+// WebSocket streams, terminals and ndjson logs of the real gateway, with
+// the `ws` client from npm, against a real runner and sandbox.
+// usage: node streams.mjs BASE_URL KEY OTHER_KEY GATEWAY_PID
+// Prints PASS/FAIL lines and "N passed, N failed".
+import WebSocket from 'ws';
+import fs from 'node:fs';
+
+const [BASE, KEY, KEY2, GWPID] = process.argv.slice(2);
+const WSBASE = BASE.replace(/^http/, 'ws');
+let passed = 0, failed = 0;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function result(name, ok, detail = '') {
+  if (ok) { passed++; console.log(`PASS: ${name}`); }
+  else { failed++; console.log(`FAIL: ${name} ${detail}`); }
+}
+
+async function api(method, path, body, key = KEY) {
+  const res = await fetch(BASE + path, {
+    method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: res.status, json, text };
+}
+
+async function run(sid, cmd, args = [], extra = {}) {
+  const r = await api('POST', `/v1/sandboxes/${sid}/commands`, { cmd, args, detached: true, ...extra });
+  if (r.status !== 201) throw new Error(`exec ${cmd}: ${r.status} ${r.text}`);
+  return r.json.id;
+}
+
+// One stream subscription: collects binary chunks (with arrival times),
+// text messages and the close code.
+function subscribe(sid, cid, { since = 0, key = KEY, onOpen, maxChunks } = {}) {
+  const url = `${WSBASE}/v1/sandboxes/${sid}/commands/${cid}/stream?since=${since}&access_token=${key}`;
+  const ws = new WebSocket(url);
+  const s = { ws, chunks: [], texts: [], bytes: 0, code: null, status: null, t0: Date.now() };
+  s.done = new Promise((resolve) => {
+    ws.on('open', () => onOpen && onOpen(ws));
+    ws.on('message', (d, bin) => {
+      if (bin) {
+        s.chunks.push({ tag: d[0], data: Buffer.from(d.subarray(1)), t: Date.now() });
+        s.bytes += d.length - 1;
+        if (maxChunks && s.chunks.length >= maxChunks) ws.terminate();
+      } else {
+        s.texts.push(JSON.parse(d.toString()));
+      }
+    });
+    ws.on('unexpected-response', (req, res) => { s.status = res.statusCode; resolve(s); });
+    ws.on('close', (code) => { s.code = code; resolve(s); });
+    ws.on('error', () => resolve(s));
+  });
+  return s;
+}
+const joined = (s) => Buffer.concat(s.chunks.map((c) => c.data));
+const exitOf = (s) => s.texts.find((t) => t.type === 'exit');
+
+function gwRssKb() {
+  try {
+    const m = fs.readFileSync(`/proc/${GWPID}/status`, 'utf8').match(/VmRSS:\s+(\d+)/);
+    return m ? Number(m[1]) : 0;
+  } catch { return 0; }
+}
+
+async function full(sid, cid) {
+  // the exact bytes, from the ndjson logs in base64
+  const res = await fetch(`${BASE}/v1/sandboxes/${sid}/commands/${cid}/logs?encoding=base64`,
+    { headers: { Authorization: `Bearer ${KEY}` } });
+  const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l));
+  return Buffer.concat(lines.filter((l) => l.stream).map((l) => Buffer.from(l.data, 'base64')));
+}
+
+async function main() {
+  const c = await api('POST', '/v1/sandboxes', { timeout_ms: 600000 });
+  if (c.status !== 201) { result('create sandbox', false, c.text); return; }
+  const sid = c.json.id;
+
+  // 1. chunk by chunk: a line every 300 ms arrives as its own message, in time
+  {
+    const cid = await run(sid, 'sh', ['-c', 'for i in 1 2 3 4 5; do echo line $i; sleep 0.3; done']);
+    const s = await subscribe(sid, cid).done;
+    const times = s.chunks.map((x) => x.t);
+    const spread = times.length ? times[times.length - 1] - times[0] : 0;
+    result('a line every 300 ms arrives as separate messages spaced in time',
+      s.chunks.length === 5 && spread >= 900 && joined(s).toString() === [1, 2, 3, 4, 5].map((i) => `line ${i}\n`).join('') &&
+      exitOf(s)?.exit_code === 0 && s.code === 1000,
+      JSON.stringify({ n: s.chunks.length, spread, code: s.code, texts: s.texts }));
+  }
+
+  // 2. stdout and stderr tags, in order
+  {
+    const cid = await run(sid, 'sh', ['-c', 'echo out; sleep 0.1; echo err >&2; sleep 0.1; echo out2; exit 7']);
+    const s = await subscribe(sid, cid).done;
+    const tags = s.chunks.map((x) => x.tag).join('');
+    result('stdout and stderr tagged 1 and 2, in order, exit code 7',
+      tags === '121' && joined(s).toString() === 'out\nerr\nout2\n' && exitOf(s)?.exit_code === 7,
+      JSON.stringify({ tags, texts: s.texts }));
+  }
+
+  // 3. reconnect with since: no gap, no duplicate
+  {
+    const cid = await run(sid, 'sh', ['-c', 'i=0; while [ $i -lt 300 ]; do echo "line $i $(date +%N)"; i=$((i+1)); [ $((i % 30)) = 0 ] && sleep 0.05; done']);
+    let got = Buffer.alloc(0), rounds = 0, last;
+    for (;;) {
+      const s = await subscribe(sid, cid, { since: got.length, maxChunks: 3 }).done;
+      got = Buffer.concat([got, joined(s)]);
+      rounds++;
+      last = s;
+      if (exitOf(s) || rounds > 500) break;
+    }
+    const want = await full(sid, cid);
+    result(`reconnect with since (${rounds} connections): no gap, no duplicate`,
+      rounds > 2 && got.equals(want) && want.length > 3000, `${got.length} vs ${want.length}`);
+    const late = await subscribe(sid, cid, { since: want.length - 10 }).done;
+    result('since near the end gives exactly the last bytes, then exit',
+      joined(late).equals(want.subarray(want.length - 10)) && exitOf(late) && late.code === 1000);
+    void last;
+  }
+
+  // 4. two subscribers receive identical bytes; a late one gets all of it
+  {
+    const cid = await run(sid, 'sh', ['-c', 'head -c 3000000 /dev/urandom | base64; echo tail >&2']);
+    const [a, b] = await Promise.all([subscribe(sid, cid).done, subscribe(sid, cid).done]);
+    const late = await subscribe(sid, cid).done;
+    const want = await full(sid, cid);
+    result('two subscribers get identical bytes',
+      joined(a).equals(joined(b)) && joined(a).equals(want) && want.length > 4000000);
+    result('a subscriber after the end gets all of it, then the exit',
+      joined(late).equals(want) && exitOf(late)?.exit_code === 0);
+  }
+
+  // 5. closing the WebSocket never stops a detached command; stdin, kill
+  {
+    const cid = await run(sid, 'sh', ['-c', 'cat; echo done'], {});
+    const s1 = subscribe(sid, cid, { onOpen: (ws) => { ws.send(Buffer.from([0, ...Buffer.from('abc\n')])); setTimeout(() => ws.close(), 300); } });
+    await s1.done;
+    const st = await api('GET', `/v1/sandboxes/${sid}/commands/${cid}`);
+    result('closing a stream leaves the command running', st.json?.status === 'running', st.text);
+    const s2 = await subscribe(sid, cid, { onOpen: (ws) => { ws.send(Buffer.from([0, ...Buffer.from('def\n')])); ws.send(JSON.stringify({ type: 'stdin_eof' })); } }).done;
+    result('stdin (tag 0) and stdin_eof reach the command; replay from 0',
+      joined(s2).toString() === 'abc\ndef\ndone\n' && exitOf(s2)?.exit_code === 0, joined(s2).toString());
+    const k = await run(sid, 'sleep', ['60']);
+    const s3 = await subscribe(sid, k, { onOpen: (ws) => ws.send(JSON.stringify({ type: 'kill', signal: 'SIGINT' })) }).done;
+    result('kill message signals the command', exitOf(s3)?.signal === 'SIGINT', JSON.stringify(s3.texts));
+  }
+
+  // 6. bad input
+  {
+    const k = await run(sid, 'sleep', ['30']);
+    const bad = async (send) => subscribe(sid, k, { onOpen: send }).done;
+    let s = await bad((ws) => ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false }));
+    result('invalid UTF-8 in a text message: close 1007', s.code === 1007, `code ${s.code}`);
+    s = await bad((ws) => ws.send('{"type":"kill","signal":"' + 'x'.repeat(10000) + '"}'));
+    result('oversized text message: close 1009', s.code === 1009, `code ${s.code}`);
+    s = await bad((ws) => ws.send(Buffer.from([5, 1, 2, 3])));
+    result('binary message with a tag other than 0: error and close 4400',
+      s.code === 4400 && s.texts[0]?.error?.code === 'bad_request', `code ${s.code}`);
+    s = await bad((ws) => { ws.send('not json'); ws.send('{"type":"nope"}'); ws.send('{"type":"kill","signal":5}'); setTimeout(() => ws.close(1000), 400); });
+    result('bad JSON, unknown type, wrong field type: error messages, the session goes on',
+      s.texts.length === 3 && s.texts.every((t) => t.type === 'error') && s.code === 1000,
+      JSON.stringify(s.texts) + ` ${s.code}`);
+    s = await subscribe(sid, k, { key: 'wrong' }).done;
+    result('wrong access_token: 401 before the upgrade', s.status === 401, `${s.status}`);
+    s = await subscribe(sid, k, { key: KEY2 }).done;
+    result("another key's sandbox: 404 before the upgrade", s.status === 404, `${s.status}`);
+    s = await subscribe(sid, 'cmd_nope').done;
+    result('unknown command: error not_found, close 4404',
+      s.code === 4404 && s.texts[0]?.error?.code === 'not_found', `${s.code}`);
+    s = await subscribe(sid, k, { since: 'abc' }).done;
+    result('since not a number: close 4422', s.code === 4422, `${s.code}`);
+    const plain = await api('GET', `/v1/sandboxes/${sid}/commands/${k}/stream`);
+    result('stream without Upgrade: 426', plain.status === 426, `${plain.status}`);
+    await api('POST', `/v1/sandboxes/${sid}/commands/${k}/kill`, { signal: 'SIGKILL' });
+  }
+
+  // 7. ndjson logs
+  {
+    const cid = await run(sid, 'sh', ['-c', 'printf "a\\000b\\n"; sleep 0.4; printf "\\377x" >&2']);
+    const t0 = Date.now();
+    const res = await fetch(`${BASE}/v1/sandboxes/${sid}/commands/${cid}/logs?follow=1`, { headers: { Authorization: `Bearer ${KEY}` } });
+    const reader = res.body.getReader();
+    let text = '', firstAt = 0;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (!firstAt) firstAt = Date.now() - t0;
+      text += Buffer.from(value).toString();
+    }
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+    result('logs?follow=1: ndjson chunks as they come, then the exit',
+      res.headers.get('content-type') === 'application/x-ndjson' && firstAt < 300 &&
+      lines.length === 3 && lines[0].data === 'a\u0000b\n' && lines[0].offset === 0 &&
+      lines[1].stream === 'stderr' && lines[1].data === '\ufffdx' && lines[1].offset === 4 &&
+      lines[2].exit_code === 0, text + ` first at ${firstAt} ms`);
+    const b64 = await full(sid, cid);
+    result('logs encoding=base64 keeps exact bytes', b64.equals(Buffer.from('a\0b\n\xffx', 'latin1')));
+    const k = await run(sid, 'sh', ['-c', 'echo first; sleep 30']);
+    await sleep(300);
+    const t1 = Date.now();
+    const nf = await api('GET', `/v1/sandboxes/${sid}/commands/${k}/logs`);
+    result('logs without follow: what exists now, at once',
+      nf.status === 200 && nf.text === '{"stream":"stdout","data":"first\\n","offset":0}\n' && Date.now() - t1 < 2000, nf.text);
+    const bad = await api('GET', `/v1/sandboxes/${sid}/commands/${k}/logs?since=-1`);
+    result('logs since=-1: 422', bad.status === 422, `${bad.status}`);
+    await api('POST', `/v1/sandboxes/${sid}/commands/${k}/kill`, { signal: 'SIGKILL' });
+  }
+
+  // 8. terminal
+  {
+    const url = `${WSBASE}/v1/sandboxes/${sid}/pty?cols=80&rows=24&access_token=${KEY}`;
+    const ws = new WebSocket(url);
+    let screen = '';
+    const texts = [];
+    const closed = new Promise((resolve) => ws.on('close', (code) => resolve(code)));
+    ws.on('message', (d, bin) => { if (bin) screen += d.toString(); else texts.push(JSON.parse(d.toString())); });
+    await new Promise((r) => ws.on('open', r));
+    const key = (s) => ws.send(Buffer.from(s));
+    const until = async (re, ms = 5000) => { const t = Date.now(); while (!re.test(screen) && Date.now() - t < ms) await sleep(20); return re.test(screen); };
+    ws.send(JSON.stringify({ type: 'resize', cols: 100, rows: 40 }));
+    key('echo $((6*7)); stty size\n');
+    result('terminal: echo $((6*7)) gives 42', await until(/[\r\n]42\r\n/), JSON.stringify(screen.slice(-300)));
+    result('terminal: resize reaches the PTY', await until(/40 100/), JSON.stringify(screen.slice(-200)));
+    // flow control: paused, `yes` stops being read; resumed, it goes on; ^C stops it
+    key('yes\n');
+    await until(/y\r\ny\r\n/);
+    ws.send(JSON.stringify({ type: 'pause' }));
+    await sleep(500);
+    const a = screen.length;
+    await sleep(1000);
+    const b = screen.length;
+    ws.send(JSON.stringify({ type: 'resume' }));
+    await sleep(300);
+    const c2 = screen.length;
+    key('\x03');
+    const stopped = await until(/\^C\r\n[^\r\n]*\$ $/, 5000);
+    result('terminal: paused output stops, resume continues, ^C stops yes',
+      b - a < 2 * 1024 * 1024 && c2 > b && stopped, JSON.stringify({ a, b, c2, stopped, tail: screen.slice(-80) }));
+    key('exit 5\n');
+    const code = await closed;
+    result('terminal: exit message with the code, close 1000',
+      texts.some((t) => t.type === 'exit' && t.exit_code === 5) && code === 1000, JSON.stringify(texts));
+    // a closed tab ends its shell
+    const ws2 = new WebSocket(`${WSBASE}/v1/sandboxes/${sid}/pty?cmd=cat&access_token=${KEY}`);
+    await new Promise((r) => ws2.on('open', r));
+    await sleep(300);
+    ws2.terminate();
+    await sleep(500);
+    const list = await api('GET', `/v1/sandboxes/${sid}/commands`);
+    const sl = list.json.commands.filter((x) => x.pty && x.status === 'exited' && x.signal === 'SIGHUP');
+    result('terminal: closing the WebSocket hangs up its program', sl.length >= 1, list.text.slice(0, 400));
+  }
+
+  // 9. a stalled client on a 1 GiB stream costs bounded gateway memory,
+  //    while a fast client on another command streams at full speed
+  {
+    const rss0 = gwRssKb();
+    const big = await run(sid, 'head', ['-c', String(1 << 30), '/dev/zero']);
+    const slow = subscribe(sid, big, { onOpen: (ws) => ws._socket.pause() });
+    await sleep(500);
+    const fastCid = await run(sid, 'head', ['-c', String(256 << 20), '/dev/zero']);
+    const t0 = Date.now();
+    const fast = await subscribe(sid, fastCid).done;
+    const secs = (Date.now() - t0) / 1000;
+    const mibs = fast.bytes / 1048576 / secs;
+    let peak = 0;
+    for (let i = 0; i < 10; i++) { peak = Math.max(peak, gwRssKb()); await sleep(100); }
+    const grow = peak - rss0;
+    // head outruns any client: what the agent's retention dropped for the
+    // fast one is announced (truncated), never silently lost
+    const skipped = fast.texts.filter((t) => t.type === 'truncated').reduce((a, t) => a + t.bytes, 0);
+    result(`stalled client: gateway RSS grew ${grow} KiB (bound 65536) while a fast client streamed at ${mibs.toFixed(0)} MiB/s`,
+      fast.bytes + skipped === 256 << 20 && exitOf(fast) && grow < 65536 && mibs > 20,
+      JSON.stringify({ bytes: fast.bytes, skipped, grow }));
+    slow.ws._socket.resume();
+    slow.ws.terminate();
+    await api('POST', `/v1/sandboxes/${sid}/commands/${big}/kill`, { signal: 'SIGKILL' });
+  }
+
+  // 10. 1000 concurrent subscribers (over 4 sandboxes, 250 each)
+  {
+    const boxes = [sid];
+    for (let i = 0; i < 3; i++) {
+      const b = await api('POST', '/v1/sandboxes', { timeout_ms: 600000 });
+      if (b.status === 201) boxes.push(b.json.id);
+    }
+    const cmds = [];
+    for (const b of boxes) cmds.push([b, await run(b, 'sh', ['-c', 'sleep 3; for i in 1 2 3; do echo tick $i; sleep 0.2; done'])]);
+    const subs = [];
+    for (const [b, cid] of cmds) for (let i = 0; i < 250; i++) subs.push(subscribe(b, cid));
+    await sleep(1000);
+    const metrics = await (await fetch(`${BASE}/metrics`)).text();
+    const open = Number((metrics.match(/sandbox_gateway_websockets_open (\d+)/) || [])[1]);
+    const all = await Promise.all(subs.map((s) => s.done));
+    const want = 'tick 1\ntick 2\ntick 3\n';
+    const good = all.filter((s) => joined(s).toString() === want && exitOf(s)?.exit_code === 0 && s.code === 1000).length;
+    result(`${subs.length} concurrent subscribers all get every byte and the exit (${open} open at once)`,
+      subs.length === 1000 && good === 1000 && open >= 1000, `${good} good of ${subs.length}, ${open} open`);
+    for (const b of boxes.slice(1)) await api('DELETE', `/v1/sandboxes/${b}`);
+  }
+
+  await api('DELETE', `/v1/sandboxes/${sid}`);
+}
+
+main().catch((e) => { result('suite ran to the end', false, e.stack); })
+  .finally(() => { console.log(`${passed} passed, ${failed} failed`); process.exit(failed ? 1 : 0); });
