@@ -42,7 +42,7 @@ all:
 
 include lib/lib.mk
 include $(wildcard guest/guest.mk runner/runner.mk gateway/gateway.mk mk/image.mk \
-                  tests/seccomp/seccomp.mk)
+                  tests/seccomp/seccomp.mk web-demo/web.mk)
 include tests/tests.mk
 
 all: $(ALL_BINS)
@@ -57,14 +57,17 @@ asan:
 deps:
 	@mk/deps.sh
 
-# npm packages of the browser side and the Node test clients (package.json)
-node-deps: node_modules/.stamp
-node_modules/.stamp: package.json package-lock.json
+# npm packages of the browser side and the Node test clients (package.json);
+# npm ci's own record of the install tells make whether it is current
+node-deps: node_modules/.package-lock.json
+ifeq ($(wildcard web-demo/web.mk),)
+node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
-	@touch $@
+endif
 
 test: deps
 	$(MAKE) node-deps
+	@if [ -f web-demo/web.mk ]; then $(MAKE) web; fi
 	$(MAKE) all
 	$(MAKE) VARIANT=asan all unit-tests
 	$(MAKE) fuzz-build
@@ -72,6 +75,7 @@ test: deps
 	tests/run.sh
 
 run: deps all
+	@if [ -f web-demo/web.mk ]; then $(MAKE) node-deps web; fi
 	@if [ -f mk/image.mk ]; then $(MAKE) image; fi
 	mk/run.sh
 

@@ -40,6 +40,7 @@ struct gw_vh {
 	struct lws_context *ctx;
 	struct lws_vhost *vhost;
 	const char *runner_socket;
+	char *web_dir_real;         /* realpath of --web-dir, or NULL */
 	const char *preview_domain;
 	int port;
 	int nkeys;
@@ -209,6 +210,16 @@ int gw_side_callback(struct lws *wsi, enum lws_callback_reasons reason,
 
 /* gw_logs.c: GET .../logs as ndjson */
 void gw_logs_start(struct gw_req *r);
+
+/* gw_static.c: the web demo's files */
+int gw_web_dir_init(struct gw_vh *vh, const char *dir);
+int gw_static_try(struct gw_req *r);
+
+/* gw_local_runner.c: the embedded runner when none is configured */
+int gw_local_runner_start(const char *state_dir, const char *image_dir,
+			  const char **socket_path, struct sbx_err *err);
+void gw_local_runner_watch(struct lws_context *ctx);
+void gw_local_runner_stop(void);
 
 /* gw_metrics.c */
 void gw_metrics_reply(struct gw_req *r);

@@ -29,17 +29,20 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: sandbox-gateway [--port N] [--listen-address A] "
 		"[--runner-socket PATH] [--keys-file F] [--preview-domain D] "
-		"[--max-sandboxes-per-key N] [--max-timeout-ms N] [--verbose]\n");
+		"[--max-sandboxes-per-key N] [--max-timeout-ms N] [--web-dir D] "
+		"[--state-dir D] [--image-dir D] [--verbose]\n"
+		"  without --runner-socket the gateway starts its own sandbox-runner\n");
 }
 
 int main(int argc, char **argv)
 {
 	static struct gw_vh vh;   /* large; lives for the whole process */
 	struct sbx_err err = { 0 };
-	const char *addr = "127.0.0.1", *keys_file = NULL;
-	int verbose = 0;
+	const char *addr = "127.0.0.1", *keys_file = NULL, *web_dir = NULL;
+	const char *state_dir = NULL, *image_dir = getenv("SANDBOX_IMAGE_DIR");
+	int verbose = 0, local_runner = 0;
 
-	vh.runner_socket = "/run/sandbox/runner.sock";
+	vh.runner_socket = NULL;
 	vh.preview_domain = getenv("PREVIEW_DOMAIN") ? getenv("PREVIEW_DOMAIN") : "localhost";
 	vh.port = 8080;
 	vh.max_sandboxes_per_key = 20;
@@ -55,6 +58,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--preview-domain")) vh.preview_domain = v;
 		else if (!strcmp(a, "--max-sandboxes-per-key")) vh.max_sandboxes_per_key = atoi(v);
 		else if (!strcmp(a, "--max-timeout-ms")) vh.max_timeout_ms = atoll(v);
+		else if (!strcmp(a, "--web-dir")) web_dir = v;
+		else if (!strcmp(a, "--state-dir")) state_dir = v;
+		else if (!strcmp(a, "--image-dir")) image_dir = v;
 		else { usage(); return 2; }
 		i++;
 	}
@@ -71,6 +77,16 @@ int main(int argc, char **argv)
 	if (!vh.nkeys) {
 		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
 		return 1;
+	}
+	if (gw_web_dir_init(&vh, web_dir))
+		return 1;
+	if (!vh.runner_socket) {
+		if (gw_local_runner_start(state_dir, image_dir ? image_dir : "/var/cache/sandbox/images",
+					  &vh.runner_socket, &err)) {
+			sbx_err_log("%s", err.msg);
+			return 1;
+		}
+		local_runner = 1;
 	}
 
 	/* lws sizes its fd table from this limit when the context is made
@@ -89,6 +105,8 @@ int main(int argc, char **argv)
 	struct lws_context *ctx = lws_create_context(&ci);
 	if (!ctx) {
 		sbx_err_log("lws_create_context failed");
+		if (local_runner)
+			gw_local_runner_stop();
 		return 1;
 	}
 	struct lws_context_creation_info vi;
@@ -107,6 +125,8 @@ int main(int argc, char **argv)
 	if (!vh.vhost) {
 		sbx_err_log("cannot listen on %s:%d", addr, vh.port);
 		lws_context_destroy(ctx);
+		if (local_runner)
+			gw_local_runner_stop();
 		return 1;
 	}
 	struct gw_vh **pv = lws_protocol_vh_priv_zalloc(vh.vhost, &protocols[0], sizeof *pv);
@@ -125,9 +145,14 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (local_runner)
+		gw_local_runner_watch(ctx);
 	while (!stop_flag)
 		if (lws_service(ctx, 0) < 0)
 			break;
+	sbx_info("stopping");
 	lws_context_destroy(ctx);
+	if (local_runner)
+		gw_local_runner_stop();
 	return 0;
 }

@@ -160,6 +160,8 @@ void gw_route(struct gw_req *r)
 		gw_metrics_reply(r);
 		return;
 	}
+	if (gw_static_try(r))
+		return;
 	int route = pick(r);
 	if (route == -1) {
 		gw_resp_error(r, 404, "not_found", "no such endpoint");

@@ -133,8 +133,35 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 		bad "streams: node_modules/ws missing (make node-deps)"
 	fi
 	if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log; then bad "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40; else ok "no sanitizer report"; fi
+	# the embedded default: no --runner-socket, the gateway runs its own
+	# runner; SIGTERM stops it all and leaves no runtime dir or process
+	port=$((port + 1))
+	before=$(ls -d /tmp/sandbox-gateway.* 2>/dev/null | wc -l)
+	SANDBOX_API_KEYS=key-one SANDBOX_IMAGE_DIR="$IMG" bin/sandbox-gateway --port $port \
+		>"$T/gw.embedded.log" 2>&1 &
+	egw=$!
+	for _ in $(seq 100); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	c=$(code -H 'Authorization: Bearer key-one' -d '{}' http://127.0.0.1:$port/v1/sandboxes)
+	eid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
+	check "embedded runner: create 201" "$c" 201
+	kill -TERM $egw; wait $egw 2>/dev/null
+	check "embedded runner: SIGTERM leaves no runtime dir" "$(ls -d /tmp/sandbox-gateway.* 2>/dev/null | wc -l)" "$before"
+	check "embedded runner: no sandbox process left" "$(pgrep -f "sandbox-runner.*sandbox-gateway\." | wc -l)$(grep -c "$eid: stopped" "$T/gw.embedded.log")" "01"
 else
 	skipt "sandbox flow: needs root, bin/sandbox-runner and $IMG/default/rootfs"
 fi
+
+# the web demo's files: / is index.html, types by extension, nothing outside
+mkdir -p "$T/web/sub" && echo '<h1>demo</h1>' >"$T/web/index.html" && echo 'export const a = 1;' >"$T/web/sub/app.js"
+echo secret >"$T/outside.txt"
+port=$((port + 1))
+SANDBOX_API_KEYS=key-one bin/sandbox-gateway --port $port --runner-socket "$T/none.sock" --web-dir "$T/web" >>"$T/gw.web.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+check "static: / is index.html" "$(curl -s -m 5 http://127.0.0.1:$port/)" "<h1>demo</h1>"
+check "static: .js as text/javascript" "$(curl -s -m 5 -o /dev/null -w '%{content_type}' http://127.0.0.1:$port/sub/app.js)" "text/javascript"
+check "static: .. cannot leave the directory" "$(curl -s -m 5 --path-as-is -o /dev/null -w '%{http_code}' http://127.0.0.1:$port/../outside.txt)" 404
+check "static: missing file 404" "$(code http://127.0.0.1:$port/nope.js)" 404
+check "static: the API is still the API" "$(code http://127.0.0.1:$port/v1/sandboxes)" 401
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

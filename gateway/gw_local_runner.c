@@ -1,0 +1,145 @@
+/* The embedded default: with no --runner-socket the gateway runs its own
+ * sandbox-runner (jail driver) from the directory of its own binary, on a
+ * socket in a private runtime directory, and watches it once a second: a
+ * runner that died is started again (it reconciles what the dead one left).
+ * On shutdown the runner gets SIGTERM (it stops every sandbox) and the
+ * runtime directory is removed, so nothing is left behind. */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "gw.h"
+#include "sbx_log.h"
+
+static struct {
+	char bin[PATH_MAX];
+	char dir[64];            /* private runtime dir */
+	char sock[PATH_MAX];
+	char state[PATH_MAX];
+	char images[PATH_MAX];
+	pid_t pid;
+	struct lws_context *ctx;
+	lws_sorted_usec_list_t sul;
+	int restarts;
+} lr;
+
+static int spawn(struct sbx_err *err)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return sbx_err_set(err, errno, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		execl(lr.bin, lr.bin, "--socket", lr.sock, "--state-dir", lr.state,
+		      "--image-dir", lr.images, "--name", "local", (char *)NULL);
+		fprintf(stderr, "sandbox-gateway: exec %s: %s\n", lr.bin, strerror(errno));
+		_exit(127);
+	}
+	lr.pid = pid;
+	unlink(lr.sock);
+	for (int i = 0; i < 300; i++) {   /* up to 30 s: the first start reconciles */
+		struct stat st;
+		int status;
+		if (stat(lr.sock, &st) == 0 && S_ISSOCK(st.st_mode))
+			return 0;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			lr.pid = 0;
+			return sbx_err_set(err, EIO, "the local runner exited at start (status %d); "
+					   "see its messages above", status), -1;
+		}
+		nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+	}
+	return sbx_err_set(err, ETIMEDOUT, "the local runner did not listen within 30 s");
+}
+
+static void watch(lws_sorted_usec_list_t *sul)
+{
+	struct sbx_err err = { 0 };
+	int status;
+
+	(void)sul;
+	if (lr.pid > 0 && waitpid(lr.pid, &status, WNOHANG) == lr.pid) {
+		sbx_err_log("the local runner died (status %d); starting it again", status);
+		lr.pid = 0;
+		if (++lr.restarts > 20 || spawn(&err))
+			sbx_err_log("local runner: %s", err.msg[0] ? err.msg : "too many restarts");
+	}
+	lws_sul_schedule(lr.ctx, 0, &lr.sul, watch, LWS_US_PER_SEC);
+}
+
+int gw_local_runner_start(const char *state_dir, const char *image_dir,
+			  const char **socket_path, struct sbx_err *err)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	char *slash;
+
+	if (n <= 0)
+		return sbx_err_set(err, errno, "cannot find my own binary");
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	if (snprintf(lr.bin, sizeof lr.bin, "%s/sandbox-runner", self) >= (int)sizeof lr.bin ||
+	    access(lr.bin, X_OK))
+		return sbx_err_set(err, ENOENT, "no sandbox-runner beside the gateway (%s); build it "
+				   "or give --runner-socket", lr.bin), -1;
+	snprintf(lr.dir, sizeof lr.dir, "/tmp/sandbox-gateway.XXXXXX");
+	if (!mkdtemp(lr.dir))
+		return sbx_err_set(err, errno, "mkdtemp: %s", strerror(errno));
+	chmod(lr.dir, 0711);   /* sandboxes' unprivileged roots walk the state dir */
+	snprintf(lr.sock, sizeof lr.sock, "%s/runner.sock", lr.dir);
+	if (state_dir)
+		snprintf(lr.state, sizeof lr.state, "%s", state_dir);
+	else
+		snprintf(lr.state, sizeof lr.state, "%s/state", lr.dir);
+	snprintf(lr.images, sizeof lr.images, "%s", image_dir);
+	sbx_info("starting the local runner %s (state %s, images %s)", lr.bin, lr.state, lr.images);
+	if (spawn(err)) {
+		rmdir(lr.dir);
+		return -1;
+	}
+	*socket_path = lr.sock;
+	return 0;
+}
+
+void gw_local_runner_watch(struct lws_context *ctx)
+{
+	lr.ctx = ctx;
+	lws_sul_schedule(ctx, 0, &lr.sul, watch, LWS_US_PER_SEC);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st; (void)f;
+	if (flag == FTW_DP)
+		return rmdir(path) < 0 && errno != ENOENT ? 0 : 0;
+	return unlink(path) < 0 ? 0 : 0;
+}
+
+void gw_local_runner_stop(void)
+{
+	if (lr.ctx)
+		lws_sul_cancel(&lr.sul);
+	if (lr.pid > 0) {
+		int status;
+		kill(lr.pid, SIGTERM);
+		for (int i = 0; i < 300 && waitpid(lr.pid, &status, WNOHANG) == 0; i++)
+			nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+		if (waitpid(lr.pid, &status, WNOHANG) == 0) {
+			sbx_warn("the local runner did not stop in 30 s: killing it");
+			kill(lr.pid, SIGKILL);
+			waitpid(lr.pid, &status, 0);
+		}
+		lr.pid = 0;
+	}
+	/* FTW_MOUNT: never descend into a mount a sandbox might have left */
+	if (lr.dir[0])
+		nftw(lr.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
