@@ -45,6 +45,7 @@ struct gw_vh {
 	int port;
 	int nkeys;
 	char keys[GW_MAX_KEYS][GW_KEY_MAX];
+	char key_tags[GW_MAX_KEYS][33];   /* owner tags: a hash of each key */
 	int max_sandboxes_per_key;
 	int64_t max_timeout_ms;
 	struct gw_owned owned[GW_MAX_OWNED];
@@ -128,6 +129,9 @@ int gw_owner_get(struct gw_vh *vh, const char *id);  /* key index or -1 */
 int gw_owner_add(struct gw_vh *vh, const char *id, int key);
 void gw_owner_set_live(struct gw_vh *vh, const char *id, int live);
 int gw_owner_count_live(struct gw_vh *vh, int key);
+/* Learn the owners of the sandboxes a runner already has (after a gateway
+ * restart) from their owner tags; blocking, once at start-up. */
+void gw_owner_sync(struct gw_vh *vh);
 
 /* gw_resp.c: responses, written only from HTTP_WRITEABLE */
 void gw_resp_json(struct gw_req *r, int status, cJSON *body /* consumed */);

@@ -5,7 +5,30 @@
 #include <string.h>
 #include <strings.h>
 #include <errno.h>
+#include <openssl/evp.h>
 #include "gw.h"
+
+/* The owner tag a runner keeps for a key's sandboxes: 128 bits of
+ * SHA-256 over a fixed prefix and the key, so the runner (and its state
+ * files) never hold the key itself. */
+static void tag(const char *key, char out[33])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+
+	if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ||
+	    !EVP_DigestUpdate(c, "sandbox-owner-v1:", 17) ||
+	    !EVP_DigestUpdate(c, key, strlen(key)) || !EVP_DigestFinal_ex(c, md, &mdlen))
+		mdlen = 0;
+	EVP_MD_CTX_free(c);
+	for (unsigned i = 0; i < 16; i++) {
+		out[2 * i] = hex[i < mdlen ? md[i] >> 4 : 0];
+		out[2 * i + 1] = hex[i < mdlen ? md[i] & 15 : 0];
+	}
+	out[32] = '\0';
+}
 
 static int add_key(struct gw_vh *vh, const char *k, size_t n)
 {
@@ -19,6 +42,7 @@ static int add_key(struct gw_vh *vh, const char *k, size_t n)
 		return -1;
 	memcpy(vh->keys[vh->nkeys], k, n);
 	vh->keys[vh->nkeys][n] = '\0';
+	tag(vh->keys[vh->nkeys], vh->key_tags[vh->nkeys]);
 	vh->nkeys++;
 	return 0;
 }

@@ -145,6 +145,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	gw_owner_sync(&vh);
 	if (local_runner)
 		gw_local_runner_watch(ctx);
 	while (!stop_flag)

@@ -1,8 +1,14 @@
 /* Which key created which sandbox. A key sees only its own sandboxes; a
- * sandbox the gateway did not create (or from before a restart) is
- * nobody's, so it is a 404 for every key. Bounded table. */
+ * sandbox the gateway did not create is nobody's, so it is a 404 for
+ * every key; a restarted gateway learns its keys' sandboxes back from the
+ * owner tags the runner keeps (gw_owner_sync). Bounded table. */
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include "gw.h"
+#include "sbx_log.h"
 
 int gw_owner_get(struct gw_vh *vh, const char *id)
 {
@@ -47,4 +53,81 @@ int gw_owner_count_live(struct gw_vh *vh, int key)
 	for (int i = 0; i < vh->nowned; i++)
 		n += vh->owned[i].key == key && vh->owned[i].live;
 	return n;
+}
+
+/* A blocking request on the runner's control socket (frames as in
+ * docs/runner.md): the parsed reply, or NULL. Only used before the loop
+ * runs. */
+static cJSON *runner_call(const char *path, const char *req)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 5, 0 };
+	struct sbx_buf in;
+	struct sbx_err err = { 0 };
+	unsigned char hdr[SBX_FRAME_HDR];
+	cJSON *o = NULL;
+	size_t n = strlen(req);
+	int fd;
+
+	if (strlen(path) >= sizeof sa.sun_path)
+		return NULL;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	sbx_frame_header(hdr, SBX_FRAME_JSON, (uint32_t)n);
+	sbx_buf_init(&in, SBX_FRAME_MAX + SBX_FRAME_HDR);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+	    write(fd, hdr, sizeof hdr) == (ssize_t)sizeof hdr && write(fd, req, n) == (ssize_t)n) {
+		for (;;) {
+			struct sbx_frame f;
+			unsigned char *d = sbx_buf_reserve(&in, 65536);
+			ssize_t k = d ? read(fd, d, 65536) : -1;
+			if (k <= 0)
+				break;
+			sbx_buf_commit(&in, (size_t)k);
+			long used = sbx_frame_decode(sbx_buf_head(&in), in.len, 0, &f, &err);
+			if (used < 0)
+				break;
+			if (used > 0) {
+				if (f.type == SBX_FRAME_JSON)
+					o = sbx_json_parse_object(f.payload, f.len, &err);
+				break;
+			}
+		}
+	}
+	sbx_buf_free(&in);
+	close(fd);
+	return o;
+}
+
+void gw_owner_sync(struct gw_vh *vh)
+{
+	cJSON *o = runner_call(vh->runner_socket, "{\"op\":\"list\"}");
+	const cJSON *s;
+	int n = 0;
+
+	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "sandboxes")) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
+		const cJSON *ow = cJSON_GetObjectItemCaseSensitive(s, "owner");
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(s, "status");
+		if (!cJSON_IsString(id) || !cJSON_IsString(ow) || gw_owner_get(vh, id->valuestring) >= 0)
+			continue;
+		for (int k = 0; k < vh->nkeys; k++)
+			if (!strcmp(vh->key_tags[k], ow->valuestring) &&
+			    !gw_owner_add(vh, id->valuestring, k)) {
+				if (cJSON_IsString(st) && (!strcmp(st->valuestring, "stopped") ||
+							   !strcmp(st->valuestring, "failed")))
+					gw_owner_set_live(vh, id->valuestring, 0);
+				n++;
+				break;
+			}
+	}
+	if (!o)
+		sbx_warn("runner %s: cannot list its sandboxes (ownership starts empty)", vh->runner_socket);
+	else if (n)
+		sbx_info("runner %s: %d sandbox(es) of known keys adopted", vh->runner_socket, n);
+	cJSON_Delete(o);
 }

@@ -12,6 +12,7 @@ static cJSON *public_sandbox(struct gw_vh *vh, const cJSON *s)
 	if (!o)
 		return NULL;
 	cJSON_DeleteItemFromObjectCaseSensitive(o, "agent_socket");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "owner");
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
 	const cJSON *ports = cJSON_GetObjectItemCaseSensitive(o, "ports");
 	cJSON *routes = cJSON_AddArrayToObject(o, "routes");
@@ -139,6 +140,7 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	/* unknown fields are ignored, as the API says; the runner refuses them */
 	gw_json_move_fields(req, body, create_fields, sizeof create_fields / sizeof create_fields[0]);
 	cJSON_Delete(body);
+	cJSON_AddStringToObject(req, "owner", r->vh->key_tags[r->key]);
 	r->route_kind = 1;
 	gw_up_open(r, req, NULL, on_create);
 }

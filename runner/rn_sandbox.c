@@ -354,6 +354,8 @@ cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
 		cJSON_AddItemToArray(a, cJSON_CreateString(sb->spec.env_names[i]));
 	cJSON_AddStringToObject(o, "network", rn_network_name(sb->spec.network));
 	cJSON_AddStringToObject(o, "image", sb->spec.image);
+	if (sb->spec.owner[0])
+		cJSON_AddStringToObject(o, "owner", sb->spec.owner);
 	cJSON_AddStringToObject(o, "driver", r->drv->name);
 	cJSON_AddStringToObject(o, "runner", r->name);
 	oom = sb->oom_kills;

@@ -24,7 +24,7 @@ static const struct limit limits[] = {
 
 static const char *const known[] = {
 	"op", "timeout_ms", "vcpus", "memory_mb", "pids", "disk_mb", "nofile",
-	"ports", "env", "network", "image", "idle_timeout_ms", NULL
+	"ports", "env", "network", "image", "idle_timeout_ms", "owner", NULL
 };
 
 const char *rn_network_name(enum rn_network n)
@@ -169,6 +169,13 @@ static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *er
 	if (!image_name_ok(s))
 		return sbx_err_set(err, EINVAL, "image: invalid image name");
 	strcpy(spec->image, s);
+	s = "";
+	if (sbx_json_get_str(req, "owner", &s, err) < 0)
+		return -1;
+	if (strlen(s) >= sizeof(spec->owner) || strspn(s, "abcdefghijklmnopqrstuvwxyz"
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != strlen(s))
+		return sbx_err_set(err, EINVAL, "owner: up to 64 of [A-Za-z0-9_-]");
+	strcpy(spec->owner, s);
 	if (parse_ports(req, spec, err) < 0)
 		return -1;
 	return parse_env(req, spec, err);

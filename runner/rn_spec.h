@@ -29,6 +29,7 @@ struct rn_spec {
 	int n_env;
 	enum rn_network network;
 	char image[33];
+	char owner[65];                /* opaque tag of the client that owns it */
 };
 
 /* Limits on what a create may ask for (min, default, max). */

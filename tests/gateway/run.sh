@@ -133,6 +133,27 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 		bad "streams: node_modules/ws missing (make node-deps)"
 	fi
 	if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log; then bad "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40; else ok "no sanitizer report"; fi
+	# a gateway killed with -9 and started again knows its keys' sandboxes
+	# (owner tags kept by the runner) and a command's output is all there
+	port=$((port + 1))
+	SANDBOX_API_KEYS=key-one,key-two bin/sandbox-gateway --port $port --runner-socket "$T/r.sock" >>"$T/gw.restart.log" 2>&1 &
+	rgw=$!
+	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	code -H 'Authorization: Bearer key-two' -d '{}' http://127.0.0.1:$port/v1/sandboxes >/dev/null
+	rid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
+	code -H 'Authorization: Bearer key-two' -d '{"cmd":"sh","args":["-c","echo before; sleep 1; echo after"],"detached":true}' \
+		http://127.0.0.1:$port/v1/sandboxes/$rid/commands >/dev/null
+	rcid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
+	kill -9 $rgw; wait $rgw 2>/dev/null
+	SANDBOX_API_KEYS=key-one,key-two bin/sandbox-gateway --port $port --runner-socket "$T/r.sock" >>"$T/gw.restart.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	check "gateway restart: the key still sees its sandbox" "$(code -H 'Authorization: Bearer key-two' http://127.0.0.1:$port/v1/sandboxes/$rid)" 200
+	check "gateway restart: another key still does not" "$(code -H 'Authorization: Bearer key-one' http://127.0.0.1:$port/v1/sandboxes/$rid)" 404
+	check "gateway restart: the command's output is whole" "$(curl -s -m 10 -H 'Authorization: Bearer key-two' "http://127.0.0.1:$port/v1/sandboxes/$rid/commands/$rcid/logs?follow=1" | python3 -c 'import json,sys;print("".join(json.loads(l).get("data","") for l in sys.stdin))')" "$(printf 'before\nafter\n')"
+	grep -q "$(printf '%s' key-two)" "$T/gw.restart.log" && bad "gateway restart: key in log" || true
+	code -H 'Authorization: Bearer key-two' -X DELETE http://127.0.0.1:$port/v1/sandboxes/$rid >/dev/null
+
 	# the embedded default: no --runner-socket, the gateway runs its own
 	# runner; SIGTERM stops it all and leaves no runtime dir or process
 	port=$((port + 1))
