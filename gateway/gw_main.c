@@ -102,6 +102,16 @@ int main(int argc, char **argv)
 	memset(&ci, 0, sizeof ci);
 	ci.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_VALIDATE_UTF8;
 	ci.pt_serv_buf_size = 64 * 1024;
+	/* Header buffers are pooled: a pool of lws's default size lets a few
+	 * dozen slow senders (slowloris) make everyone else wait; each one
+	 * still times out (timeout_secs_ah_idle, 10 s). */
+	ci.max_http_header_pool = 4096;
+	/* Dead peers of long-lived streams go away through TCP keepalive (a
+	 * stream to a quiet command sends nothing for minutes, so an idle
+	 * timeout would cut live clients). */
+	ci.ka_time = 60;
+	ci.ka_probes = 3;
+	ci.ka_interval = 10;
 	struct lws_context *ctx = lws_create_context(&ci);
 	if (!ctx) {
 		sbx_err_log("lws_create_context failed");

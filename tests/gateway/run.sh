@@ -108,6 +108,16 @@ for b in bin/sandbox-gateway build/asan/bin/sandbox-gateway; do
 	if start_gw "$b" $port "$T/none.sock"; then suite_basic "$b" $port; else bad "$b did not start"; fi
 done
 
+# idle and slowloris connections (no runner needed)
+port=$((port + 1))
+SANDBOX_API_KEYS=key-one bin/sandbox-gateway --port $port --runner-socket "$T/none.sock" >>"$T/gw.slow.log" 2>&1 &
+pids+=($!); slowpid=$!
+for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+python3 tests/gateway/slow.py $port $slowpid >"$T/slow.out" 2>&1
+grep -E '^(PASS|FAIL)' "$T/slow.out"
+pass=$((pass + $(grep -c '^PASS' "$T/slow.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/slow.out")))
+[ "$(grep -cE '^(PASS|FAIL)' "$T/slow.out")" = 4 ] || { bad "slow clients: suite did not finish"; tail -5 "$T/slow.out"; }
+
 IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
 if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0 ]; then
 	bin/sandbox-runner --name gwtest --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
