@@ -1,0 +1,237 @@
+// Node tests of web-demo/client.js against the real gateway, runner and a
+// real sandbox. GW_URL and GW_KEY come from run.sh; `ws` stands in for the
+// browser's WebSocket (Node 20 has fetch but no WebSocket).
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { SandboxClient, SandboxError, createSandbox } from '../../web-demo/client.js';
+import { test, run } from './harness.js';
+
+const baseUrl = process.env.GW_URL;
+const apiKey = process.env.GW_KEY;
+const client = new SandboxClient({ baseUrl, apiKey, WebSocket });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const text = (bytes) => Buffer.from(bytes).toString('utf8');
+let sbx;
+
+/** Every event of a stream, with the time each arrived. */
+async function collect(stream, onEvent = () => {}) {
+	const events = [];
+	for await (const ev of stream) {
+		events.push({ ...ev, at: Date.now() });
+		onEvent(ev, events);
+	}
+	return events;
+}
+const streamText = (events, type) => events.filter((e) => e.type === type).map((e) => text(e.data)).join('');
+const allBytes = (events) => Buffer.concat(events.filter((e) => e.data).map((e) => Buffer.from(e.data)));
+
+/** Terminal bytes as plain lines: escape sequences (colours, title, bracketed paste) and CRs removed. */
+const plain = (s) => s.replace(/\x1b\][^\x07]*\x07/g, '').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
+
+/** Resolves with the terminal output once `re` matches its plain text (or rejects after ms). */
+function waitForScreen(term, re, ms = 10000) {
+	return new Promise((resolve, reject) => {
+		let seen = '';
+		const timer = setTimeout(() => { off(); reject(new Error(`no ${re} on the terminal within ${ms} ms; saw ${JSON.stringify(plain(seen).slice(-300))}`)); }, ms);
+		const off = term.on('data', (b) => {
+			seen += text(b);
+			if (re.test(plain(seen))) { clearTimeout(timer); off(); resolve(seen); }
+		});
+	});
+}
+
+test('create: a running sandbox with a preview route for port 3000', async () => {
+	sbx = await createSandbox({ baseUrl, apiKey, WebSocket, ports: [3000], timeout_ms: 300000 });
+	assert.match(sbx.id, /^sbx_/);
+	assert.equal(sbx.status, 'running');
+	const url = new URL(sbx.domain(3000));
+	assert.equal(url.hostname, `3000-${sbx.id}.localhost`.toLowerCase());
+	assert.throws(() => sbx.domain(4000), /not declared/);
+	assert.ok(sbx.timeLeft() > 200000 && sbx.timeLeft() <= 300000, `time left ${sbx.timeLeft()}`);
+});
+
+test('get and list find the sandbox; another key does not', async () => {
+	const again = await client.get(sbx.id);
+	assert.equal(again.id, sbx.id);
+	assert.ok((await client.list()).some((s) => s.id === sbx.id));
+	const stranger = new SandboxClient({ baseUrl, apiKey: 'not-a-key', WebSocket });
+	await assert.rejects(stranger.get(sbx.id), (e) => e instanceof SandboxError && e.status === 401);
+	await assert.rejects(client.get('sbx_local_aaaaaaaaaaaaaaaaaaaaaaaa'), (e) => e.status === 404 && e.code === 'not_found');
+});
+
+test('writeFiles then readFile: text and every byte value, parents created', async () => {
+	const binary = Uint8Array.from({ length: 512 }, (_, i) => i % 256);
+	await sbx.writeFiles([
+		{ path: 'src/deep/hello.txt', content: 'héllo\nwörld\n' },
+		{ path: '/home/sandbox/bin.dat', content: binary },
+	]);
+	assert.equal(await sbx.readTextFile('src/deep/hello.txt'), 'héllo\nwörld\n');
+	assert.deepEqual(await sbx.readFile('bin.dat'), binary);
+	await assert.rejects(sbx.readFile('no/such/file'), (e) => e.status === 404);
+});
+
+test('runCommand, not detached: stdout, stderr and exit code when it ends', async () => {
+	const r = await sbx.runCommand({
+		cmd: 'python3', args: ['-c', 'import sys,os; print("out", os.getcwd()); print("err", file=sys.stderr); sys.exit(3)'],
+		env: { GREETING: 'hi' },
+	});
+	assert.equal(r.exit_code, 3);
+	assert.equal(r.stdout, 'out /home/sandbox\n');
+	assert.equal(r.stderr, 'err\n');
+	const env = await sbx.runCommand({ cmd: 'sh', args: ['-c', 'echo $GREETING; id -u'], env: { GREETING: 'hi' } });
+	assert.equal(env.stdout, 'hi\n1000\n');
+	const root = await sbx.runCommand({ cmd: 'id', args: ['-u'], sudo: true, cwd: '/tmp' });
+	assert.equal(root.stdout, '0\n');
+});
+
+// A program whose output is spread over ~2 s on both streams, each line numbered.
+const paced = ['-u', '-c', [
+	'import sys, time',
+	'for i in range(8):',
+	'    print(f"out {i}", flush=True)',
+	'    if i % 3 == 2: print(f"err {i}", file=sys.stderr, flush=True)',
+	'    time.sleep(0.25)',
+	'sys.exit(5)',
+].join('\n')];
+const pacedStdout = [...Array(8).keys()].map((i) => `out ${i}\n`).join('');
+const pacedStderr = 'err 2\nerr 5\n';
+
+test('detached + logs: chunks live and in order on both streams, then the exit', async () => {
+	const t0 = Date.now();
+	const cmd = await sbx.runCommand({ cmd: 'python3', args: paced, detached: true });
+	assert.match(cmd.id, /^cmd_/);
+	assert.ok(Date.now() - t0 < 1500, 'detached answers at once');
+	const events = await collect(cmd.logs());
+	const last = events.at(-1);
+	assert.equal(last.type, 'exit');
+	assert.equal(last.exit_code, 5);
+	assert.equal(streamText(events, 'stdout'), pacedStdout);
+	assert.equal(streamText(events, 'stderr'), pacedStderr);
+	// Live: the first line arrived well before the program ended, not all at the end.
+	const first = events.find((e) => e.type === 'stdout');
+	assert.ok(last.at - first.at > 1200, `first chunk ${last.at - first.at} ms before the exit`);
+	assert.ok(events.filter((e) => e.type === 'stdout').length >= 4, 'several separate chunks');
+	// Offsets count chunk bytes of both streams, without gaps.
+	let offset = 0;
+	for (const e of events.filter((x) => x.data)) { assert.equal(e.offset, offset); offset += e.data.length; }
+	// Cross-stream order: err 2 comes after out 2 and before out 3.
+	const order = events.filter((e) => e.data).map((e) => text(e.data)).join('');
+	assert.ok(order.indexOf('out 2') < order.indexOf('err 2') && order.indexOf('err 2') < order.indexOf('out 3'), order);
+});
+
+test('since: a late reader resumes at any byte offset, nothing lost or doubled', async () => {
+	const cmd = await sbx.runCommand({ cmd: 'python3', args: paced, detached: true });
+	const whole = allBytes(await collect(cmd.logs()));
+	for (const since of [1, 7, whole.length - 3, whole.length]) {
+		const events = await collect(cmd.logs({ since }));
+		assert.deepEqual(allBytes(events), whole.subarray(since), `since=${since}`);
+		assert.equal(events.at(-1).exit_code, 5);
+	}
+});
+
+test('a socket dropped mid-run is reopened with since: output whole, once', async () => {
+	const cmd = await sbx.runCommand({ cmd: 'python3', args: paced, detached: true });
+	const stream = cmd.logs();
+	let dropped = 0;
+	const events = await collect(stream, (ev, seen) => {
+		// Drop the socket after the 2nd and 5th chunks, while the program still runs.
+		const chunks = seen.filter((e) => e.data).length;
+		if (ev.data && (chunks === 2 || chunks === 5)) { dropped++; stream.reconnect(); }
+	});
+	assert.equal(dropped, 2);
+	assert.ok(stream.reconnects >= 2);
+	assert.equal(streamText(events, 'stdout'), pacedStdout);
+	assert.equal(streamText(events, 'stderr'), pacedStderr);
+	assert.equal(events.at(-1).exit_code, 5);
+});
+
+test('stdin over the stream reaches the command, stdin_eof ends it', async () => {
+	const cmd = await sbx.runCommand({ cmd: 'cat', detached: true });
+	const stream = cmd.logs();
+	stream.write('hello ');
+	stream.write(new Uint8Array([0xc3, 0xa9, 0x0a])); // "é\n" as raw bytes
+	stream.end();
+	const events = await collect(stream);
+	assert.equal(streamText(events, 'stdout'), 'hello é\n');
+	assert.equal(events.at(-1).exit_code, 0);
+});
+
+test('kill: through the API (SIGTERM) and through the stream (SIGINT)', async () => {
+	const a = await sbx.runCommand({ cmd: 'sleep', args: ['60'], detached: true });
+	const logs = a.logs();
+	await sleep(300);
+	await a.kill('SIGTERM');
+	const ev = (await collect(logs)).at(-1);
+	assert.equal(ev.type, 'exit');
+	assert.equal(ev.signal, 'SIGTERM');
+	const b = await sbx.runCommand({ cmd: 'sleep', args: ['60'], detached: true });
+	const s = b.logs();
+	s.kill('SIGINT');
+	const t0 = Date.now();
+	const end = (await collect(s)).at(-1);
+	assert.equal(end.signal, 'SIGINT');
+	assert.ok(Date.now() - t0 < 5000);
+	assert.equal((await b.wait()).signal, 'SIGINT');
+});
+
+test('pty: `echo $((6*7))` prints 42; resize reaches the terminal; exit message', async () => {
+	const term = sbx.pty({ cmd: 'bash', cols: 80, rows: 24 });
+	await term.opened;
+	term.write('echo $((6*7))\r');
+	await waitForScreen(term, /^42$/m);
+	term.write('stty size\r');
+	await waitForScreen(term, /^24 80$/m);
+	term.resize(100, 30);
+	await sleep(200);
+	term.write('stty size\r');
+	await waitForScreen(term, /^30 100$/m);
+	const exited = new Promise((r) => term.on('exit', r));
+	term.write('exit 7\r');
+	const e = await exited;
+	assert.equal(e.exit_code, 7);
+	await term.closed;
+});
+
+test('pty flow control: pause stops the output of `yes`, resume restarts it, Ctrl-C stops it', async () => {
+	const term = sbx.pty({ cmd: 'bash', cols: 80, rows: 24 });
+	await term.opened;
+	let bytes = 0;
+	term.on('data', (b) => { bytes += b.length; });
+	term.write('yes\r');
+	await sleep(800);
+	assert.ok(bytes > 100000, `yes produced only ${bytes} bytes`);
+	term.pause();
+	await sleep(700); // what was already in flight drains
+	const atPause = bytes;
+	await sleep(1000);
+	assert.ok(bytes - atPause < 64 * 1024, `${bytes - atPause} bytes arrived while paused`);
+	term.resume();
+	await sleep(700);
+	assert.ok(bytes - atPause > 100000, `only ${bytes - atPause} bytes after resume`);
+	term.pause();
+	term.write('\x03'); // keystrokes still go in while output is paused
+	await sleep(300);
+	term.resume();
+	term.write('echo flow-$((40+2))\r');
+	await waitForScreen(term, /flow-42/, 15000);
+	await term.close();
+});
+
+test('extendTimeout moves expires_at later', async () => {
+	const before = (await sbx.refresh()).info.expires_at;
+	await sbx.extendTimeout(120000);
+	assert.ok(sbx.info.expires_at > before, `${sbx.info.expires_at} <= ${before}`);
+	assert.equal((await client.get(sbx.id)).info.expires_at, sbx.info.expires_at);
+});
+
+test('stop: status stopped (requested); repeating it is fine; commands then fail', async () => {
+	await sbx.stop();
+	assert.equal(sbx.status, 'stopped');
+	assert.equal(sbx.info.stop_reason, 'requested');
+	await sbx.stop();
+	await assert.rejects(sbx.runCommand({ cmd: 'true' }), (e) => e instanceof SandboxError && (e.status === 409 || e.status === 404));
+});
+
+const ok = await run();
+if (sbx && sbx.status === 'running') await sbx.stop().catch(() => {});
+process.exit(ok ? 0 : 1); // sockets a failed case left open must not keep Node alive

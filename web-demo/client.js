@@ -1,0 +1,201 @@
+// JavaScript client of the sandbox service's public API (../shared/API.md).
+// One ES module with no dependencies, for the browser and for Node 20:
+// it uses the global fetch, and takes a WebSocket implementation
+// (options.WebSocket, default globalThis.WebSocket) because Node 20 has none.
+//
+//   const client = new SandboxClient({ baseUrl, apiKey, WebSocket });
+//   const sbx = await client.create({ ports: [3000] });   // or createSandbox({...})
+//   await sbx.writeFiles([{ path: 'main.py', content: 'print(1)' }]);
+//   const cmd = await sbx.runCommand({ cmd: 'python3', args: ['main.py'], detached: true });
+//   for await (const ev of sbx.logs(cmd.id)) ...           // stdout / stderr / exit
+import { CommandStream } from './command-stream.js';
+import { PtySession } from './pty-session.js';
+
+export { CommandStream } from './command-stream.js';
+export { PtySession } from './pty-session.js';
+export { RenderWatermark } from './flow-control.js';
+
+/** An API error: the HTTP status plus the body's error code and message. */
+export class SandboxError extends Error {
+	constructor(status, code, message) {
+		super(`${status} ${code}: ${message}`);
+		this.name = 'SandboxError';
+		this.status = status;
+		this.code = code;
+	}
+}
+
+/** One API key at one gateway; makes and finds sandboxes. */
+export class SandboxClient {
+	constructor({ baseUrl, apiKey, WebSocket, fetch } = {}) {
+		const origin = globalThis.location ? globalThis.location.origin : undefined;
+		this.baseUrl = String(baseUrl || origin || '').replace(/\/+$/, '');
+		if (!this.baseUrl) throw new TypeError('baseUrl is required outside a browser');
+		if (!apiKey) throw new TypeError('apiKey is required');
+		this.apiKey = apiKey;
+		this.WebSocket = WebSocket || globalThis.WebSocket;
+		this.fetch = fetch || globalThis.fetch.bind(globalThis);
+	}
+
+	/** A request to the REST API; JSON in and out unless `raw` asks for the Response. */
+	async request(method, path, { json, body, raw = false } = {}) {
+		const headers = { Authorization: `Bearer ${this.apiKey}` };
+		if (json !== undefined) {
+			headers['Content-Type'] = 'application/json';
+			body = JSON.stringify(json);
+		}
+		const res = await this.fetch(this.baseUrl + path, { method, headers, body });
+		if (!res.ok) {
+			let code = 'http_' + res.status, message = res.statusText;
+			try {
+				const e = (await res.json()).error;
+				if (e) ({ code, message } = e);
+			} catch { /* not a JSON error body: keep the status line */ }
+			throw new SandboxError(res.status, code, message);
+		}
+		if (raw) return res;
+		return res.json();
+	}
+
+	/** ws:// or wss:// URL of an API path, with the key as access_token (browsers cannot set headers). */
+	socketUrl(path, params = {}) {
+		const u = new URL(this.baseUrl + path);
+		u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+		for (const [k, v] of Object.entries(params)) if (v !== undefined) u.searchParams.set(k, String(v));
+		u.searchParams.set('access_token', this.apiKey);
+		return u.toString();
+	}
+
+	openSocket(path, params) {
+		if (!this.WebSocket) throw new TypeError('no WebSocket implementation: pass options.WebSocket');
+		const ws = new this.WebSocket(this.socketUrl(path, params));
+		ws.binaryType = 'arraybuffer';
+		return ws;
+	}
+
+	/** POST /v1/sandboxes; every field optional (timeout_ms, ports, env, network, image, ...). */
+	async create(fields = {}) {
+		return new Sandbox(this, await this.request('POST', '/v1/sandboxes', { json: fields }));
+	}
+
+	async get(id) {
+		return new Sandbox(this, await this.request('GET', `/v1/sandboxes/${encodeURIComponent(id)}`));
+	}
+
+	async list() {
+		const { sandboxes } = await this.request('GET', '/v1/sandboxes');
+		return sandboxes.map((s) => new Sandbox(this, s));
+	}
+}
+
+/** Shorthand: a client from {baseUrl, apiKey, WebSocket, fetch} and a sandbox from the other fields. */
+export async function createSandbox({ baseUrl, apiKey, WebSocket, fetch, ...fields } = {}) {
+	return new SandboxClient({ baseUrl, apiKey, WebSocket, fetch }).create(fields);
+}
+
+const encoder = new TextEncoder();
+
+/** One sandbox. `info` is the latest object the gateway returned for it. */
+export class Sandbox {
+	constructor(client, info) {
+		this.client = client;
+		this.info = info;
+		this.id = info.id;
+	}
+
+	get status() { return this.info.status; }
+	/** Milliseconds until the sandbox times out, by this machine's clock. */
+	timeLeft(now = Date.now()) { return Math.max(0, (this.info.expires_at || 0) - now); }
+
+	path(rest = '') { return `/v1/sandboxes/${encodeURIComponent(this.id)}${rest}`; }
+
+	async refresh() {
+		this.info = await this.client.request('GET', this.path());
+		return this;
+	}
+
+	/** files: [{path, content (string | Uint8Array | Blob), mode?}], written one after another. */
+	async writeFiles(files) {
+		for (const f of files) {
+			const q = new URLSearchParams({ path: f.path });
+			if (f.mode !== undefined) q.set('mode', typeof f.mode === 'number' ? f.mode.toString(8).padStart(4, '0') : f.mode);
+			const body = typeof f.content === 'string' ? encoder.encode(f.content) : f.content;
+			await this.client.request('PUT', this.path(`/files?${q}`), { body, raw: true });
+		}
+	}
+
+	/** The file's bytes as a Uint8Array. */
+	async readFile(path) {
+		const res = await this.client.request('GET', this.path(`/files?${new URLSearchParams({ path })}`), { raw: true });
+		return new Uint8Array(await res.arrayBuffer());
+	}
+
+	async readTextFile(path) { return new TextDecoder().decode(await this.readFile(path)); }
+
+	/**
+	 * {cmd, args, cwd, env, sudo, detached, timeout_ms}. Not detached: resolves when it
+	 * ends with {exit_code, signal, stdout, stderr, ...}. Detached: resolves at once
+	 * with a Command (id, logs(), kill(), wait()).
+	 */
+	async runCommand({ cmd, args, cwd, env, sudo, detached, timeout_ms } = {}) {
+		const body = { cmd, args, cwd, env, sudo, detached, timeout_ms };
+		for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
+		const r = await this.client.request('POST', this.path('/commands'), { json: body });
+		return detached ? new Command(this, r) : r;
+	}
+
+	async getCommand(cid, { wait = false } = {}) {
+		return this.client.request('GET', this.path(`/commands/${encodeURIComponent(cid)}${wait ? '?wait=1' : ''}`));
+	}
+
+	/**
+	 * The command's output over the WebSocket stream, as an async iterator of
+	 * {type:'stdout'|'stderr', data: Uint8Array, offset}, {type:'truncated', bytes},
+	 * then {type:'exit', exit_code, signal}. A dropped socket is reopened with
+	 * since = bytes received, so nothing is lost or doubled.
+	 */
+	logs(cid, { since = 0, maxReconnects = 8 } = {}) {
+		return new CommandStream(this.client, this.path(`/commands/${encodeURIComponent(cid)}/stream`), { since, maxReconnects });
+	}
+
+	async kill(cid, signal = 'SIGTERM') {
+		return this.client.request('POST', this.path(`/commands/${encodeURIComponent(cid)}/kill`), { json: { signal } });
+	}
+
+	/** The preview URL of a port the sandbox declared at creation. */
+	domain(port) {
+		const r = (this.info.routes || []).find((x) => Number(x.port) === Number(port));
+		if (!r) throw new SandboxError(0, 'no_route', `port ${port} was not declared when the sandbox was created`);
+		return r.url;
+	}
+
+	/** A terminal: {cmd='bash', cols=80, rows=24}; see PtySession. */
+	pty({ cmd = 'bash', cols = 80, rows = 24 } = {}) {
+		return new PtySession(this.client.openSocket(this.path('/pty'), { cmd, cols, rows }));
+	}
+
+	async extendTimeout(durationMs) {
+		this.info = await this.client.request('POST', this.path('/extend'), { json: { duration_ms: durationMs } });
+		return this;
+	}
+
+	/** Stops and destroys the sandbox; repeating it is not an error. */
+	async stop() {
+		await this.client.request('DELETE', this.path(), { raw: true });
+		try { await this.refresh(); } catch { this.info = { ...this.info, status: 'stopped' }; }
+		return this;
+	}
+}
+
+/** A detached command. */
+export class Command {
+	constructor(sandbox, info) {
+		this.sandbox = sandbox;
+		this.info = info;
+		this.id = info.id;
+	}
+	logs(opts) { return this.sandbox.logs(this.id, opts); }
+	kill(signal) { return this.sandbox.kill(this.id, signal); }
+	/** Resolves with the command's status once it has ended. */
+	wait() { return this.sandbox.getCommand(this.id, { wait: true }); }
+}

@@ -1,0 +1,68 @@
+// The Terminal tab: xterm.js fitted to its pane, on the sandbox's PTY
+// WebSocket. Output is acknowledged as xterm renders it (term.write's
+// callback) and RenderWatermark pauses the gateway's reading of the PTY while
+// too much is unrendered, so `yes` cannot flood the tab and Ctrl-C acts at once.
+import { Terminal } from '@xterm/xterm';
+import { FitAddon } from '@xterm/addon-fit';
+import '@xterm/xterm/css/xterm.css';
+import { RenderWatermark } from '../flow-control.js';
+import { mirrorInlineStyles } from './csp-styles.js';
+
+export class TerminalPane {
+	constructor(container) {
+		this.container = container;
+		this.term = new Terminal({
+			cursorBlink: true,
+			fontFamily: 'ui-monospace, "DejaVu Sans Mono", monospace',
+			fontSize: 14,
+			scrollback: 5000,
+			theme: { background: '#111418' },
+		});
+		this.fit = new FitAddon();
+		this.term.loadAddon(this.fit);
+		mirrorInlineStyles(container);
+		this.term.open(container);
+		this.session = null;
+		this.term.onData((d) => this.session && this.session.write(d));
+		this.term.onBinary((d) => this.session && this.session.write(Uint8Array.from(d, (c) => c.charCodeAt(0))));
+		this.term.onResize(({ cols, rows }) => this.session && this.session.resize(cols, rows));
+		// Refit whenever the pane changes size (window resize, tab shown).
+		new ResizeObserver(() => this.refit()).observe(container);
+	}
+
+	refit() {
+		if (this.container.offsetWidth > 0 && this.container.offsetHeight > 0) this.fit.fit();
+	}
+
+	/** Opens a shell in `sandbox` (closing any earlier one). */
+	async connect(sandbox) {
+		this.disconnect();
+		this.refit();
+		this.term.reset();
+		const session = sandbox.pty({ cmd: 'bash', cols: this.term.cols, rows: this.term.rows });
+		this.session = session;
+		const mark = new RenderWatermark({ onPause: () => session.pause(), onResume: () => session.resume() });
+		this.watermark = mark;
+		session.on('data', (bytes) => {
+			mark.written(bytes.length);
+			this.term.write(bytes, () => mark.rendered(bytes.length));
+		});
+		session.on('exit', (e) => {
+			this.term.write(`\r\n[shell exited${e.signal ? ` by ${e.signal}` : `, code ${e.exit_code}`}]\r\n`);
+		});
+		session.on('close', (c) => {
+			if (this.session === session) {
+				this.session = null;
+				if (!session.exit) this.term.write(`\r\n[terminal connection closed (${c.code})]\r\n`);
+			}
+		});
+		await session.opened;
+		this.term.focus();
+	}
+
+	disconnect() {
+		const s = this.session;
+		this.session = null;
+		if (s) s.close();
+	}
+}
