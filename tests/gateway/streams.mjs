@@ -253,6 +253,38 @@ async function main() {
     result('terminal: closing the WebSocket hangs up its program', sl.length >= 1, list.text.slice(0, 400));
   }
 
+  // 8b. several terminals at once, each its own shell
+  {
+    const open = (n) => new Promise((resolve) => {
+      const ws = new WebSocket(`${WSBASE}/v1/sandboxes/${sid}/pty?access_token=${KEY}`);
+      let screen = '';
+      ws.on('message', (d, bin) => { if (bin) screen += d.toString(); });
+      ws.on('open', () => ws.send(Buffer.from(`echo term-$((${n}*1000+$$%1000*0))-$$\n`)));
+      setTimeout(() => { ws.close(); resolve(screen); }, 2500);
+    });
+    const screens = await Promise.all([open(1), open(2), open(3)]);
+    const pids = screens.map((sc) => (sc.match(/term-\d+000-(\d+)/) || [])[1]);
+    result('three terminals at once, three shells', pids.every(Boolean) && new Set(pids).size === 3,
+      JSON.stringify(pids));
+  }
+
+  // 8c. a client that disconnects mid-upload leaves no file behind
+  {
+    const net = await import('node:net');
+    await new Promise((resolve) => {
+      const c = net.connect(Number(new URL(BASE).port), '127.0.0.1', () => {
+        c.write(`PUT /v1/sandboxes/${sid}/files?path=half.bin HTTP/1.1\r\nHost: x\r\n` +
+          `Authorization: Bearer ${KEY}\r\nContent-Length: 10000000\r\n\r\n`);
+        c.write(Buffer.alloc(2000000, 1), () => setTimeout(() => { c.destroy(); resolve(); }, 300));
+      });
+      c.on('error', resolve);
+    });
+    await sleep(500);
+    const ls = await api('GET', `/v1/sandboxes/${sid}/files/list?path=/home/sandbox`);
+    result('a client gone mid-upload: no file or temp file left',
+      ls.status === 200 && !ls.json.entries.some((e) => e.name.includes('half')), ls.text.slice(0, 300));
+  }
+
   // 9. a stalled client on a 1 GiB stream costs bounded gateway memory,
   //    while a fast client on another command streams at full speed
   {
