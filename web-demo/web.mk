@@ -4,7 +4,7 @@
 # not committed: it follows from package-lock.json and the sources here.
 
 WEB_SRC := web-demo/index.html web-demo/vite.config.js \
-           $(wildcard web-demo/*.js web-demo/src/*.js web-demo/src/*.css)
+           $(wildcard web-demo/*.js web-demo/src/*.js web-demo/src/*.css web-demo/public/*)
 
 .PHONY: web
 web: web-demo/dist/index.html

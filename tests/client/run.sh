@@ -11,7 +11,7 @@ trap cleanup EXIT
 why=$(services_missing)
 if [ -n "$why" ]; then echo "SKIP: client suite: $why"; echo "0 passed, 0 failed, 1 skipped"; exit 0; fi
 [ -d node_modules/ws ] || npm ci --no-audit --no-fund --loglevel=error || { echo "FAIL: npm ci"; echo "0 passed, 1 failed"; exit 1; }
-start_services "$T" || { echo "FAIL: services did not start"; echo "0 passed, 1 failed"; exit 1; }
+start_services "$T" "client$$" || { echo "FAIL: services did not start"; echo "0 passed, 1 failed"; exit 1; }
 node tests/client/client.test.js
 rc=$?
 if [ $rc != 0 ]; then echo "--- gateway log (tail)"; tail -20 "$GW_LOG"; fi

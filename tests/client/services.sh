@@ -1,7 +1,8 @@
 # Sourced by tests/client/run.sh and tests/web/run.sh: starts the real
 # sandbox-runner and sandbox-gateway on a random port, the way
 # tests/gateway/run.sh does, and stops them on exit.
-#   start_services DIR   -> sets GW_PORT, GW_URL, GW_KEY, GW_WEB_DIR (empty when
+#   start_services DIR NAME -> runner --name NAME (one runner per name per host,
+#                           so suites running at once do not collide); sets GW_PORT, GW_URL, GW_KEY, GW_WEB_DIR (empty when
 #                           the gateway has no --web-dir), GW_LOG, RUNNER_LOG
 #   services_missing     -> why the services cannot run here (empty: they can)
 # The caller's EXIT trap must call stop_services.
@@ -15,11 +16,11 @@ services_missing() {
 	[ -d "$IMG/default/rootfs" ] || { echo "no image at $IMG/default/rootfs (make image)"; return; }
 }
 
-start_services() { # dir
-	local dir=$1
+start_services() { # dir runner-name
+	local dir=$1 name=$2
 	GW_KEY=test-key-$RANDOM$RANDOM
 	GW_LOG=$dir/gateway.log RUNNER_LOG=$dir/runner.log
-	bin/sandbox-runner --socket "$dir/runner.sock" --state-dir "$dir/state" --image-dir "$IMG" >"$RUNNER_LOG" 2>&1 &
+	bin/sandbox-runner --name "$name" --socket "$dir/runner.sock" --state-dir "$dir/state" --image-dir "$IMG" >"$RUNNER_LOG" 2>&1 &
 	SVC_PIDS+=($!)
 	for _ in $(seq 100); do [ -S "$dir/runner.sock" ] && break; sleep 0.1; done
 	[ -S "$dir/runner.sock" ] || { echo "runner did not start:"; tail -5 "$RUNNER_LOG"; return 1; }

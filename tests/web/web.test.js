@@ -1,0 +1,177 @@
+// Browser end-to-end suite: Debian's Chromium, headless, driven by
+// playwright-core, on the playground the gateway serves at / (GW_URL, GW_KEY
+// and ARTIFACTS come from run.sh). One page, one sandbox, the cases in order.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import http from 'node:http';
+import { chromium } from 'playwright-core';
+import { test, run, Skip } from '../client/harness.js';
+
+const { GW_URL, GW_KEY, ARTIFACTS } = process.env;
+const profile = mkdtempSync(join(tmpdir(), 'web-test-profile.'));
+const context = await chromium.launchPersistentContext(profile, {
+	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+	headless: true,
+	args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
+	viewport: { width: 1400, height: 860 },
+});
+const page = context.pages()[0] || await context.newPage();
+const pageErrors = [];
+page.on('pageerror', (e) => pageErrors.push(e.message));
+page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+const shot = (name) => page.screenshot({ path: join(ARTIFACTS, name) });
+let sandboxId;
+
+/** {status, body} of a GET of a preview URL, sent to the gateway's loopback address with the
+ *  preview Host (Node does not resolve *.localhost by itself; Chromium does). */
+function previewStatus(url) {
+	const u = new URL(url);
+	return new Promise((resolve, reject) => {
+		const req = http.get({ host: '127.0.0.1', port: u.port, path: u.pathname, headers: { Host: u.host } }, (res) => {
+			let body = '';
+			res.setEncoding('utf8');
+			res.on('data', (d) => { body += d; });
+			res.on('end', () => resolve({ status: res.statusCode, body }));
+		});
+		req.on('error', reject);
+		req.setTimeout(10000, () => req.destroy(new Error('preview probe timed out')));
+	});
+}
+
+/** Replaces the editor's text as if pasted (no auto-indent rewriting the Python). */
+async function setEditorText(text) {
+	await page.click('.cm-content');
+	await page.keyboard.press('Control+A');
+	await page.keyboard.insertText(text);
+}
+
+test('the page takes the key from #key=, starts a sandbox and shows it', async () => {
+	await page.goto(`${GW_URL}/#key=${encodeURIComponent(GW_KEY)}`);
+	await page.waitForFunction(() => document.getElementById('sandbox-status').textContent === 'running', null, { timeout: 30000 });
+	sandboxId = await page.textContent('#sandbox-id');
+	assert.match(sandboxId, /^sbx_/);
+	assert.match(await page.textContent('#sandbox-time-left'), /^\d+:\d\d$/);
+	assert.equal(await page.evaluate(() => location.hash), '', 'the key is taken out of the address bar');
+	assert.equal(await page.evaluate(() => localStorage.getItem('sandbox-demo.apiKey')), GW_KEY);
+});
+
+test('Run: the first line is on screen before the last is printed; stderr in its colour; exit code', async () => {
+	await setEditorText([
+		'import sys, time',
+		'for i in range(1, 7):',
+		'    print(f"tick {i}")',
+		'    time.sleep(0.4)',
+		'print("oops on stderr", file=sys.stderr)',
+		'sys.exit(3)',
+		'',
+	].join('\n'));
+	// Note in the page when each line first shows up in the output.
+	await page.evaluate(() => {
+		window.seenAt = {};
+		const out = document.getElementById('output');
+		new MutationObserver(() => {
+			for (const m of out.textContent.matchAll(/tick \d/g)) window.seenAt[m[0]] ??= performance.now();
+		}).observe(out, { childList: true, subtree: true, characterData: true });
+	});
+	await page.click('#run');
+	await page.waitForFunction(() => document.getElementById('output').textContent.includes('tick 1'), null, { timeout: 15000 });
+	const whenFirst = await page.textContent('#output');
+	assert.ok(!whenFirst.includes('tick 6'), `all output came at once: ${JSON.stringify(whenFirst)}`);
+	await shot('run-live.png');
+	await page.waitForFunction(() => document.getElementById('exit-status').dataset.exitCode !== undefined, null, { timeout: 15000 });
+	assert.equal(await page.textContent('#exit-status'), 'exit code 3');
+	const seen = await page.evaluate(() => window.seenAt);
+	assert.ok(seen['tick 6'] - seen['tick 1'] > 1500, `lines appeared ${seen['tick 6'] - seen['tick 1']} ms apart`);
+	const text = await page.textContent('#output');
+	assert.equal(text, 'tick 1\ntick 2\ntick 3\ntick 4\ntick 5\ntick 6\noops on stderr\n');
+	const colours = await page.evaluate(() => {
+		const colour = (sel) => [...document.querySelectorAll(`#output ${sel}`)].map((e) => [e.textContent, getComputedStyle(e).color]);
+		return { err: colour('.out-stderr'), out: colour('.out-stdout') };
+	});
+	assert.equal(colours.err.length, 1);
+	assert.equal(colours.err[0][0], 'oops on stderr\n');
+	assert.equal(colours.err[0][1], 'rgb(255, 107, 107)');
+	assert.ok(colours.out.length >= 1 && colours.out.every(([, c]) => c !== colours.err[0][1]), JSON.stringify(colours));
+	await shot('run-exit.png');
+});
+
+test('Stop kills a running program', async () => {
+	await setEditorText('import time\nprint("started")\ntime.sleep(60)\n');
+	await page.click('#run');
+	await page.waitForFunction(() => document.getElementById('output').textContent.includes('started'), null, { timeout: 15000 });
+	await page.click('#stop-run');
+	await page.waitForFunction(() => document.getElementById('exit-status').dataset.signal === 'SIGTERM', null, { timeout: 10000 });
+	assert.equal(await page.textContent('#exit-status'), 'killed by SIGTERM');
+});
+
+test('Terminal: `echo $((6*7))` shows 42 on the screen', async () => {
+	await page.click('.side-tab[data-pane="terminal"]');
+	// The shell's prompt shows first; then type as a person would.
+	await page.waitForFunction(() => /\$\s*$/.test(document.querySelector('#terminal .xterm-rows').textContent.trim() + ' '), null, { timeout: 15000 })
+		.catch(() => {});
+	await page.click('#terminal .xterm');
+	await page.keyboard.type('echo $((6*7))');
+	await page.keyboard.press('Enter');
+	await page.waitForFunction(() => [...document.querySelectorAll('#terminal .xterm-rows > div')].some((r) => r.textContent.trim() === '42'), null, { timeout: 15000 });
+	// Fitted to its pane: the terminal's rows fill the pane's height within one row.
+	const fit = await page.evaluate(() => {
+		const pane = document.getElementById('terminal').getBoundingClientRect();
+		const screen = document.querySelector('#terminal .xterm-screen').getBoundingClientRect();
+		return { pane: pane.height, screen: screen.height, width: screen.width, paneWidth: pane.width };
+	});
+	assert.ok(fit.screen > fit.pane * 0.8 && fit.screen <= fit.pane, JSON.stringify(fit));
+	await shot('terminal.png');
+});
+
+test('Preview: the sample app shows in the iframe; editing and re-running refreshes it', async () => {
+	const previewUrl = `http://3000-${sandboxId}.localhost:${new URL(GW_URL).port}/`;
+	const probe = await previewStatus(previewUrl);
+	// A gateway without the proxy answers a preview Host like any other: 404, or the demo page.
+	if (probe.status === 404 || probe.body.includes('<title>Sandbox playground</title>')) {
+		throw new Skip('preview proxy not in this build');
+	}
+	assert.equal(probe.status, 502, 'before the app listens the preview says nothing listens');
+	await page.click('.side-tab[data-pane="preview"]');
+	await page.click('#start-app');
+	const frame = page.frameLocator('#preview');
+	await frame.locator('h1').filter({ hasText: 'Hello from the sandbox' }).waitFor({ timeout: 20000 });
+	assert.equal(new URL(await page.getAttribute('#preview', 'src')).host, new URL(previewUrl).host);
+	await shot('preview.png');
+	// Edit the app and run it again: the old one is stopped, the frame reloads.
+	await page.click('.cm-content');
+	const text = await page.evaluate(() => document.querySelector('.cm-content').innerText);
+	await setEditorText(text.replace('Hello from the sandbox', 'Hello again, edited'));
+	await page.click('#run');
+	await frame.locator('h1').filter({ hasText: 'Hello again, edited' }).waitFor({ timeout: 20000 });
+	await shot('preview-edited.png');
+});
+
+test('+5 min extends the time left; Stop sandbox stops it', async () => {
+	const left = async () => {
+		const [m, s] = (await page.textContent('#sandbox-time-left')).split(':').map(Number);
+		return m * 60 + s;
+	};
+	const before = await left();
+	await page.click('#extend');
+	await page.waitForFunction((b) => {
+		const [m, s] = document.getElementById('sandbox-time-left').textContent.split(':').map(Number);
+		return m * 60 + s > b + 200;
+	}, before, { timeout: 10000 });
+	await page.click('#stop-sandbox');
+	await page.waitForFunction(() => document.getElementById('sandbox-status').textContent.startsWith('stopped'), null, { timeout: 15000 });
+	assert.equal(await page.textContent('#sandbox-status'), 'stopped (requested)');
+	assert.ok(await page.isDisabled('#run'));
+	await shot('stopped.png');
+});
+
+test('no script errors on the page', async () => {
+	assert.deepEqual(pageErrors, []);
+});
+
+const ok = await run();
+await context.close();
+rmSync(profile, { recursive: true, force: true });
+process.exit(ok ? 0 : 1);
