@@ -111,7 +111,7 @@ static int on_list(struct gw_req *r, const struct sbx_frame *f)
 
 static const char *const create_fields[] = {
 	"timeout_ms", "vcpus", "memory_mb", "ports", "env", "network", "image",
-	"pids", "disk_mb", "nofile",
+	"pids", "disk_mb", "nofile", "idle_timeout_ms",
 };
 
 void gw_sandbox_create(struct gw_req *r, cJSON *body)

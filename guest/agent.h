@@ -69,6 +69,7 @@ struct ag_conn {
 	int accept_stdin;
 	uint32_t stdin_done;    /* bytes of the head STDIN frame already written */
 	int exit_sent;
+	int quiet;              /* an idle probe: its coming and going is no activity */
 	int64_t until;          /* attach without follow: stop here; -1 follows */
 
 	/* files */
@@ -112,6 +113,7 @@ struct ag_ctx {
 	struct ag_cmd *cmds;
 	int shutting_down;
 	int64_t kill_at;
+	int64_t last_busy;      /* ms (monotonic): a command or connection ended */
 };
 
 extern struct ag_ctx ag;

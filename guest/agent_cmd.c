@@ -348,6 +348,7 @@ static void finish(struct ag_cmd *cmd)
 	close_ev(&cmd->err);
 	cmd->exited = 1;
 	cmd->ended_at = ag_wall_ms();
+	ag.last_busy = ag_now_ms();
 	/* no more output: keep only what is retained (small for most) */
 	if (ag_ring_shrink(&cmd->ring) < 0)
 		sbx_warn("%s: cannot shrink retention", cmd->id);

@@ -76,6 +76,8 @@ void ag_conn_close(struct ag_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	ag.nconns--;
+	if (!c->quiet)
+		ag.last_busy = ag_now_ms();
 	c->next = dead_conns;
 	dead_conns = c;
 }
@@ -275,6 +277,22 @@ static void start_request(struct ag_conn *c, const unsigned char *p, uint32_t n)
 		cJSON *o = ag_ok();
 
 		cJSON_AddNumberToObject(o, "version", 1);
+		ag_conn_json(c, o);
+		ag_conn_closing(c);
+		ag_conn_flush(c);
+		break;
+	}
+	case AG_OP_IDLE: {
+		/* how long nothing ran and nobody but this caller was connected:
+		 * the runner's idle timeout asks this */
+		cJSON *o = ag_ok();
+		int busy = ag.nconns > 1;
+
+		c->quiet = 1;
+		for (struct ag_cmd *cmd = ag.cmds; cmd && !busy; cmd = cmd->next)
+			busy = !cmd->exited;
+		cJSON_AddNumberToObject(o, "idle_ms", busy ? 0 : (double)(ag_now_ms() - ag.last_busy));
+		cJSON_AddNumberToObject(o, "connections", ag.nconns - 1);
 		ag_conn_json(c, o);
 		ag_conn_closing(c);
 		ag_conn_flush(c);

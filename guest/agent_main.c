@@ -135,7 +135,8 @@ static int listen_on(const char *spec)
 		usage();
 		return -1;
 	}
-	if (listen(fd, 128) < 0) {
+	/* bursts of hundreds of attaches at once (one per subscriber) */
+	if (listen(fd, SOMAXCONN) < 0) {
 		sbx_err_log("listen: %s", strerror(errno));
 		close(fd);
 		return -1;
@@ -232,6 +233,7 @@ int main(int argc, char **argv)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	base_dir_init();
 
+	ag.last_busy = ag_now_ms();
 	ag.epfd = epoll_create1(EPOLL_CLOEXEC);
 	sev.fd = setup_signals();
 	lev.fd = ag.listen_fd = listen_on(listen_spec);

@@ -15,7 +15,7 @@ static const struct { const char *name; enum ag_op op; } ops[] = {
 	{"commands", AG_OP_COMMANDS}, {"resize", AG_OP_RESIZE},
 	{"write_file", AG_OP_WRITE_FILE}, {"read_file", AG_OP_READ_FILE},
 	{"mkdir", AG_OP_MKDIR}, {"list", AG_OP_LIST}, {"stat", AG_OP_STAT},
-	{"forward", AG_OP_FORWARD},
+	{"forward", AG_OP_FORWARD}, {"idle", AG_OP_IDLE},
 };
 
 static const struct { const char *name; int sig; } sigs[] = {
@@ -238,6 +238,7 @@ static int parse_fields(struct ag_req *r, struct sbx_err *err)
 	switch (r->op) {
 	case AG_OP_PING:
 	case AG_OP_COMMANDS:
+	case AG_OP_IDLE:
 		return 0;
 	case AG_OP_EXEC:
 		return parse_exec(r, err);

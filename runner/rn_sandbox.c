@@ -1,3 +1,4 @@
+#include "rn_idle.h"
 #include "rn_sandbox.h"
 
 #include <errno.h>
@@ -176,6 +177,7 @@ void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason rea
 		return;
 	sb->status = RN_STOPPING;
 	sb->reason = reason;
+	rn_idle_close(sb);
 	sb->stopped_mono = rn_now_mono();
 	r->drv->kill(sb);
 	sbx_info("%s: stopping (%s)", sb->id, rn_reason_name(reason));
@@ -291,6 +293,11 @@ int rn_sandbox_tick(struct runner *r)
 			else
 				WANT(sb->deadline_mono);
 		}
+		{
+			int64_t at = rn_idle_check(r, sb, now);
+			if (at >= 0)
+				WANT(at);
+		}
 		if (sb->status == RN_STOPPING && sb->reaped) {
 			int rc;
 			if (sb->cleanup_retry_mono > now) {
@@ -346,6 +353,7 @@ cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
 	cJSON_AddNumberToObject(o, "pids", (double)sb->spec.pids);
 	cJSON_AddNumberToObject(o, "disk_mb", (double)sb->spec.disk_mb);
 	cJSON_AddNumberToObject(o, "nofile", (double)sb->spec.nofile);
+	cJSON_AddNumberToObject(o, "idle_timeout_ms", (double)sb->spec.idle_timeout_ms);
 	a = cJSON_AddArrayToObject(o, "ports");
 	for (int i = 0; i < sb->spec.n_ports; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateNumber(sb->spec.ports[i]));

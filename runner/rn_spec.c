@@ -20,6 +20,7 @@ static const struct limit limits[] = {
 	{ "pids", 16, 512, 4096, offsetof(struct rn_spec, pids) },
 	{ "disk_mb", 16, 1024, 16384, offsetof(struct rn_spec, disk_mb) },
 	{ "nofile", 64, 1024, 65536, offsetof(struct rn_spec, nofile) },
+	{ "idle_timeout_ms", 0, 0, RN_TIMEOUT_MAX_MS, offsetof(struct rn_spec, idle_timeout_ms) },
 };
 
 static const char *const known[] = {

@@ -22,6 +22,7 @@ struct rn_spec {
 	int64_t pids;
 	int64_t disk_mb;
 	int64_t nofile;
+	int64_t idle_timeout_ms;       /* 0 = off */
 	int ports[RN_MAX_PORTS];
 	int n_ports;
 	char *env_names[RN_MAX_ENV];   /* owned; values never logged */

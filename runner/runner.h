@@ -55,6 +55,8 @@ struct rn_sandbox {
 	struct rn_spec spec;
 	int64_t created_wall, created_mono, deadline_mono, ready_by_mono;
 	int64_t stopped_mono;
+	int idle_fd1;                   /* idle probe in flight: fd + 1, or 0 */
+	int64_t idle_at;                /* next idle probe step (monotonic ms) */
 	int64_t cleanup_retry_mono;     /* cleanup said busy: retry at */
 	int cleanup_tries;
 	int reaped;

@@ -90,7 +90,8 @@ static int listen_on(const char *path, struct sbx_err *err)
 	}
 	umask(old);
 	chmod(path, 0600);
-	if (listen(fd, 512) < 0) {
+	/* a gateway opens one connection per request and stream, in bursts */
+	if (listen(fd, SOMAXCONN) < 0) {
 		close(fd);
 		return sbx_err_sys(err, "listen %s", path);
 	}

@@ -549,6 +549,25 @@ def t_pty_hangup_on_detach():
     check(st["signal"] == "SIGHUP", "closing the terminal's connection: %r" % st)
 
 
+def t_idle():
+    cid = exec_bg(cmd="sleep", args=["1"])
+    r = call(SOCK, {"op": "idle"})
+    check(r["ok"] and r["idle_ms"] == 0, "a running command is activity: %r" % r)
+    wait(cid)
+    time.sleep(0.3)
+    a = call(SOCK, {"op": "idle"})
+    time.sleep(0.3)
+    b = call(SOCK, {"op": "idle"})
+    # the probes themselves are no activity: idle time keeps growing
+    check(a["idle_ms"] >= 200 and b["idle_ms"] >= a["idle_ms"] + 250, "idle: %r %r" % (a, b))
+    c = Conn(SOCK)
+    c.req({"op": "attach", "id": cid})   # an open connection is activity
+    time.sleep(0.1)
+    r = call(SOCK, {"op": "idle"})
+    c.close()
+    check(r["idle_ms"] == 0 and r["connections"] >= 1, "a connected client is activity: %r" % r)
+
+
 def agent_rss_kb(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -840,7 +859,7 @@ def t_pid1():
 TESTS = [t_ping_and_handshake, t_two_chunks_in_time, t_replay_and_offset,
          t_retention_truncated_attach, t_exit_codes_signals,
          t_126_127, t_env_cwd_uid, t_stdin, t_readers_independent, t_finished_eviction,
-         t_status_commands, t_files, t_forward, t_pty, t_attach_no_follow, t_pty_paced, t_pty_hangup_on_detach,
+         t_status_commands, t_files, t_forward, t_pty, t_attach_no_follow, t_pty_paced, t_pty_hangup_on_detach, t_idle,
          t_bad_input, t_socket_fuzz, t_flood, t_pid1]
 
 
