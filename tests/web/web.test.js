@@ -7,21 +7,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
 import { chromium } from 'playwright-core';
+import WebSocket from 'ws';
+import { SandboxClient } from '../../web-demo/client.js';
 import { test, run, Skip } from '../client/harness.js';
 
 const { GW_URL, GW_KEY, ARTIFACTS } = process.env;
+const BROWSER_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+	'--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const profile = mkdtempSync(join(tmpdir(), 'web-test-profile.'));
 const context = await chromium.launchPersistentContext(profile, {
 	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
 	headless: true,
-	args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
+	args: BROWSER_ARGS,
 	viewport: { width: 1400, height: 860 },
 });
 const page = context.pages()[0] || await context.newPage();
 const pageErrors = [];
 page.on('pageerror', (e) => pageErrors.push(e.message));
 page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+// Text messages the page sends on terminal sockets (resize, pause, resume).
+const ptyControl = [];
+page.on('websocket', (ws) => {
+	if (ws.url().includes('/pty')) ws.on('framesent', (f) => { if (typeof f.payload === 'string') ptyControl.push(f.payload); });
+});
 const shot = (name) => page.screenshot({ path: join(ARTIFACTS, name) });
 let sandboxId;
 
@@ -126,6 +134,42 @@ test('Terminal: `echo $((6*7))` shows 42 on the screen', async () => {
 	await shot('terminal.png');
 });
 
+test('Terminal: `yes` does not freeze the tab (flow control), Ctrl-C stops it at once', async () => {
+	const before = ptyControl.length;
+	await page.click('#terminal .xterm');
+	await page.keyboard.type('yes');
+	await page.keyboard.press('Enter');
+	let worst = 0;
+	for (let i = 0; i < 10; i++) { // the page keeps answering while output pours in
+		await new Promise((r) => setTimeout(r, 300));
+		const t0 = Date.now();
+		await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+		worst = Math.max(worst, Date.now() - t0);
+	}
+	await shot('terminal-yes.png');
+	// Ctrl-C reaches `yes` at once even while output is paused: no yes process a moment later
+	// (asked through the API). The screen catches up once the backlog already produced is drawn.
+	const sandbox = await new SandboxClient({ baseUrl: GW_URL, apiKey: GW_KEY, WebSocket }).get(sandboxId);
+	assert.equal((await sandbox.runCommand({ cmd: 'pgrep', args: ['-x', 'yes'] })).exit_code, 0, 'yes runs before Ctrl-C');
+	const t0 = Date.now();
+	await page.keyboard.press('Control+C');
+	let gone = null;
+	while (Date.now() - t0 < 3000) {
+		if ((await sandbox.runCommand({ cmd: 'pgrep', args: ['-x', 'yes'] })).exit_code === 1) { gone = Date.now() - t0; break; }
+		await new Promise((r) => setTimeout(r, 50));
+	}
+	await page.keyboard.type('echo after-$((1+1))');
+	await page.keyboard.press('Enter');
+	await page.waitForFunction(() => [...document.querySelectorAll('#terminal .xterm-rows > div')].some((r) => r.textContent.trim() === 'after-2'), null, { timeout: 30000 });
+	const drawnMs = Date.now() - t0;
+	const sent = ptyControl.slice(before);
+	console.log(`  frame wait at worst ${worst} ms; yes gone ${gone} ms after Ctrl-C, screen caught up after ${drawnMs} ms; control messages: ${[...new Set(sent)].join(' ')} (${sent.length})`);
+	assert.ok(worst < 1000, `the page froze for ${worst} ms`);
+	assert.ok(gone !== null && gone < 1000, `yes still ran ${Date.now() - t0} ms after Ctrl-C`);
+	assert.ok(sent.some((m) => JSON.parse(m).type === 'pause'), 'the terminal asked the gateway to pause');
+	assert.ok(sent.some((m) => JSON.parse(m).type === 'resume'), 'and to resume');
+});
+
 test('Preview: the sample app shows in the iframe; editing and re-running refreshes it', async () => {
 	const previewUrl = `http://3000-${sandboxId}.localhost:${new URL(GW_URL).port}/`;
 	const probe = await previewStatus(previewUrl);
@@ -149,6 +193,20 @@ test('Preview: the sample app shows in the iframe; editing and re-running refres
 	await shot('preview-edited.png');
 });
 
+test('Node: the default program runs with live output and its exit code', async () => {
+	await page.selectOption('#language', 'node');
+	await page.click('.file-tab[data-file="program"]');
+	assert.match(await page.textContent('.cm-content'), /console\.error/);
+	await page.click('#run');
+	await page.waitForFunction(() => document.getElementById('exit-status').dataset.exitCode !== undefined, null, { timeout: 20000 });
+	assert.equal(await page.textContent('#exit-status'), 'exit code 3');
+	const out = await page.textContent('#output');
+	assert.equal(out, 'line 1 of 5\nline 2 of 5\nline 3 of 5\nline 4 of 5\nline 5 of 5\na warning, on stderr\ndone\n');
+	assert.equal(await page.textContent('#output .out-stderr'), 'a warning, on stderr\n');
+	await shot('node-run.png');
+	await page.selectOption('#language', 'python');
+});
+
 test('+5 min extends the time left; Stop sandbox stops it', async () => {
 	const left = async () => {
 		const [m, s] = (await page.textContent('#sandbox-time-left')).split(':').map(Number);
@@ -165,6 +223,57 @@ test('+5 min extends the time left; Stop sandbox stops it', async () => {
 	assert.equal(await page.textContent('#sandbox-status'), 'stopped (requested)');
 	assert.ok(await page.isDisabled('#run'));
 	await shot('stopped.png');
+});
+
+// What libwebsockets sends with its security-headers option: nothing inline, nothing from elsewhere.
+const STRICT_CSP = "default-src 'none'; img-src 'self' data: ; script-src 'self'; font-src 'self'; style-src 'self'; " +
+	"connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none';form-action 'self';";
+
+test('under libwebsockets\' strict Content-Security-Policy the editor and terminal still work', async () => {
+	// The header is added by intercepting the page's response. Chromium then treats the page as
+	// not from loopback and its Local Network Access checks would refuse the WebSocket to the
+	// loopback gateway, so this one case runs in its own browser with those checks off.
+	const browser = await chromium.launch({
+		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+		headless: true,
+		args: [...BROWSER_ARGS, '--disable-features=LocalNetworkAccessChecks'],
+	});
+	try {
+		const strict = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+		const errors = [];
+		strict.on('pageerror', (e) => errors.push(e.message));
+		await strict.route(`${GW_URL}/`, async (route) => {
+			const res = await route.fetch();
+			await route.fulfill({ response: res, headers: { ...res.headers(), 'content-security-policy': STRICT_CSP } });
+		});
+		await strict.addInitScript(() => {
+			window.cspViolations = [];
+			document.addEventListener('securitypolicyviolation', (e) => window.cspViolations.push(e.effectiveDirective));
+		});
+		await strict.goto(`${GW_URL}/#key=${encodeURIComponent(GW_KEY)}`);
+		await strict.waitForFunction(() => document.getElementById('sandbox-status').textContent === 'running', null, { timeout: 30000 });
+		await strict.waitForFunction(() => /\$/.test(document.querySelector('#terminal .xterm-rows').textContent), null, { timeout: 15000 });
+		await strict.click('#terminal .xterm');
+		await strict.keyboard.type('echo $((6*7))');
+		await strict.keyboard.press('Enter');
+		await strict.waitForFunction(() => [...document.querySelectorAll('#terminal .xterm-rows > div')].some((r) => r.textContent.trim() === '42'), null, { timeout: 15000 });
+		const look = await strict.evaluate(() => ({
+			violations: window.cspViolations,
+			rowHeight: document.querySelector('#terminal .xterm-rows > div').getBoundingClientRect().height,
+			gutter: getComputedStyle(document.querySelector('.cm-gutters')).backgroundColor,
+		}));
+		await strict.screenshot({ path: join(ARTIFACTS, 'strict-csp.png') });
+		await strict.click('#stop-sandbox');
+		await strict.waitForFunction(() => document.getElementById('sandbox-status').textContent.startsWith('stopped'), null, { timeout: 15000 });
+		// xterm's own <style> elements are refused (and mirrored by csp-styles.js); no script is.
+		assert.ok(look.violations.length > 0, 'the policy was in force');
+		assert.ok(!look.violations.some((d) => d.startsWith('script')), JSON.stringify(look.violations));
+		assert.ok(look.rowHeight > 12 && look.rowHeight < 24, `terminal row height ${look.rowHeight}`);
+		assert.notEqual(look.gutter, 'rgba(0, 0, 0, 0)', 'CodeMirror styled its gutter');
+		assert.deepEqual(errors, []);
+	} finally {
+		await browser.close();
+	}
 });
 
 test('no script errors on the page', async () => {

@@ -10,6 +10,7 @@ import { TerminalPane } from './terminal-pane.js';
 import { PreviewPane } from './preview-pane.js';
 import { SandboxStatus } from './sandbox-status.js';
 import { LANGUAGES, SAMPLES, APP_PORT } from './samples.js';
+import { mirrorInlineStyles } from './csp-styles.js';
 
 const $ = (id) => document.getElementById(id);
 const SANDBOX_ID_KEY = 'sandbox-demo.sandboxId'; // per tab: a reload keeps its sandbox
@@ -21,6 +22,7 @@ const ui = {
 	run: null, // { sandbox, cmd, stream, isApp, done }
 };
 
+mirrorInlineStyles(document.head); // CodeMirror's theme, should the server forbid inline styles
 const editor = new CodeEditor($('editor'), (language, file) => SAMPLES[language][file]);
 const output = new RunOutput($('output'), $('exit-status'));
 const terminal = new TerminalPane($('terminal'));
