@@ -3,7 +3,7 @@
 // browser's WebSocket (Node 20 has fetch but no WebSocket).
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { SandboxClient, SandboxError, createSandbox } from '../../web-demo/client.js';
+import { SandboxClient, SandboxError, createSandbox, RenderWatermark } from '../../web-demo/client.js';
 import { test, run } from './harness.js';
 
 const baseUrl = process.env.GW_URL;
@@ -39,6 +39,23 @@ function waitForScreen(term, re, ms = 10000) {
 		});
 	});
 }
+
+test('RenderWatermark: pause above the high mark, resume below the low one, no flapping between', async () => {
+	const calls = [];
+	const w = new RenderWatermark({ high: 100, low: 40, onPause: () => calls.push('pause'), onResume: () => calls.push('resume') });
+	w.written(60); w.written(40);
+	assert.deepEqual(calls, [], 'exactly at the high mark is not above it');
+	w.written(1);
+	w.written(500);
+	assert.deepEqual(calls, ['pause']);
+	w.rendered(500);
+	assert.deepEqual(calls, ['pause'], '101 still unrendered');
+	w.rendered(70);
+	assert.deepEqual(calls, ['pause', 'resume']);
+	w.written(50); w.rendered(50);
+	assert.deepEqual(calls, ['pause', 'resume']);
+	assert.throws(() => new RenderWatermark({ high: 10, low: 10 }), RangeError);
+});
 
 test('create: a running sandbox with a preview route for port 3000', async () => {
 	sbx = await createSandbox({ baseUrl, apiKey, WebSocket, ports: [3000], timeout_ms: 300000 });
@@ -172,6 +189,12 @@ test('kill: through the API (SIGTERM) and through the stream (SIGINT)', async ()
 	assert.equal(end.signal, 'SIGINT');
 	assert.ok(Date.now() - t0 < 5000);
 	assert.equal((await b.wait()).signal, 'SIGINT');
+});
+
+test('a stream the gateway refuses for good (unknown command) fails at once, no retrying', async () => {
+	const t0 = Date.now();
+	await assert.rejects(collect(sbx.logs('cmd_aaaaaaaaaaaaaaaaaaaaaaaa')), (e) => /refused|closed/.test(e.message));
+	assert.ok(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
 });
 
 test('pty: `echo $((6*7))` prints 42; resize reaches the terminal; exit message', async () => {
