@@ -5,6 +5,7 @@
 #   make bench      benchmarks (ratios against baselines measured in the same run)
 #   make run        start the service (gateway + local runner)
 #   make fuzz FUZZ_TIME=300   longer fuzzing runs
+#   make soak SOAK_SECONDS=600   load + faults soak (tests/soak; 60 s in make test)
 #   make clean
 
 VARIANT ?= release
@@ -37,7 +38,7 @@ UNIT_TESTS :=
 
 obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
 
-.PHONY: all asan test bench run image fuzz clean deps unit-tests node-deps
+.PHONY: all asan test bench run image fuzz clean deps unit-tests node-deps soak
 all:
 
 include lib/lib.mk
@@ -81,6 +82,11 @@ run: deps all
 
 bench: deps all
 	bench/run.sh
+
+SOAK_SECONDS ?= 600
+soak: deps all
+	$(MAKE) node-deps
+	SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/run.sh
 
 clean:
 	rm -rf build bin

@@ -18,7 +18,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Ilib -Iguest $(PKG_CFLAGS) \
 .PHONY: fuzz-build
 fuzz-build: $(FUZZ_BINS)
 
-build/fuzz/%: tests/fuzz/%.c $(LIBSBX_SRCS) $(wildcard lib/*.h)
+build/fuzz/%: tests/fuzz/%.c $(LIBSBX_SRCS) $(wildcard lib/*.h tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(LIBSBX_SRCS) $(FUZZ_EXTRA_$*) $(LIBS_CJSON) -lm
 
