@@ -274,11 +274,13 @@ def t_limits(r):
            "No space left" in out and 0 <= size <= 32 << 20, out)
     r.req({"op": "stop", "id": sid})
     # timeout
-    rep = r.create(timeout_ms=1500)
+    # (4 s: on a loaded machine a start alone has taken 2.6 s, and a
+    # sandbox whose deadline passes before it is ready fails its create)
+    rep = r.create(timeout_ms=4000)
     sid = rep["sandbox"]["id"]
     r.sh(sid, "nohup sh -c 'while true; do :; done' </dev/null >/dev/null 2>&1 & echo started")
     g = wait_until(lambda: (lambda s: s if s["status"] == "stopped" else None)(
-        r.req({"op": "get", "id": sid})["sandbox"]), 10)
+        r.req({"op": "get", "id": sid})["sandbox"]), 20)
     result("while-true past timeout_ms is killed, stop_reason timeout",
            g and g.get("stop_reason") == "timeout" and not leftovers(r, sid), str(g))
     # extend
