@@ -229,6 +229,34 @@ static int write_maps(pid_t pid, uid_t base, struct sbx_err *err)
 	return write_str(path, map, err);
 }
 
+/* Sets the effective uid and gid (only those: real and saved stay 0, so
+ * own_userns_as(0) always works) around the clone that makes a sandbox's
+ * user namespace. A user namespace is owned by the euid of its creator,
+ * and the kernel charges per-user counters (inotify instances and watches,
+ * RLIMIT_NPROC, mqueue bytes, pending signals: the "ucounts") to every
+ * level up to the host, as the owner of each namespace. Owned by root,
+ * all sandboxes shared root's host budget (fs.inotify.max_user_instances
+ * is 128 here, host services included): one sandbox could take it all
+ * (security probe 52). Owned by the sandbox's own base uid, each sandbox
+ * has its own. Root keeps its capabilities over the namespace (it holds
+ * them in the parent namespace). */
+static int own_userns_as(uid_t id, struct sbx_err *err)
+{
+	if (id == 0)     /* uid first: changing the gid back needs CAP_SETGID */
+		return setresuid((uid_t)-1, 0, (uid_t)-1) < 0 ||
+		       setresgid((gid_t)-1, 0, (gid_t)-1) < 0 ? -1 : 0;
+	if (setresgid((gid_t)-1, (gid_t)id, (gid_t)-1) < 0)
+		return sbx_err_sys(err, "setresgid for the user namespace owner");
+	if (setresuid((uid_t)-1, id, (uid_t)-1) < 0) {
+		int e = errno;
+
+		setresgid((gid_t)-1, 0, (gid_t)-1);
+		errno = e;
+		return sbx_err_sys(err, "setresuid for the user namespace owner");
+	}
+	return 0;
+}
+
 /* Wait for the child's verdict: EOF means it exec'd the agent. */
 static int wait_child(int fd, struct sbx_err *err)
 {
@@ -291,8 +319,19 @@ static int jail_start(struct runner *r, struct rn_sandbox *sb, struct sbx_err *e
 	/* A raw clone behaves like fork: no stack to allocate, and the child
 	 * is PID 1 of its new pid namespace. Mount and cgroup namespaces come
 	 * later, once the parent has set up the child's cgroup and image. */
+	if (own_userns_as(base, err) < 0)
+		goto fail;
 	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |
 			     CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, NULL, NULL, NULL, 0);
+	if (pid != 0) {
+		int ce = errno;
+
+		/* cannot fail (the real and saved uid are 0); a runner that
+		 * went on as uid base would be wrong everywhere: stop */
+		if (own_userns_as(0, NULL) < 0)
+			abort();
+		errno = ce;
+	}
 	if (pid < 0) {
 		sbx_err_sys(err, "clone");
 		goto fail;

@@ -517,6 +517,35 @@ def t_concurrent(r):
     r.req({"op": "stop", "id": sid})
 
 
+def t_userns_owner(r):
+    """Each sandbox's user namespace is owned by its own base uid, so the
+    kernel's per-user counters (inotify instances, ...) are per sandbox:
+    one sandbox using up fs.inotify.max_user_instances leaves another (and
+    the host's root) unaffected (security probe 52)."""
+    import fcntl
+    a = r.create()["sandbox"]["id"]
+    b = r.create()["sandbox"]["id"]
+    with open(os.path.join(r.state, "sandboxes", a, "state.json")) as f:
+        pid = json.load(f)["pid"]
+    with open("/proc/%d/uid_map" % pid) as f:
+        base = int(f.read().split()[1])
+    fd = os.open("/proc/%d/ns/user" % pid, os.O_RDONLY)
+    try:
+        owner = struct.unpack("I", fcntl.ioctl(fd, 0xb704, b"\0" * 4))[0]   # NS_GET_OWNER_UID
+    finally:
+        os.close(fd)
+    r.sh(a, "nohup python3 -c 'import ctypes,time\nl=ctypes.CDLL(None)\nn=0\n"
+            "while n<4096 and l.inotify_init1(0)>=0: n+=1\nopen(\"/tmp/n\",\"w\").write(str(n))\n"
+            "time.sleep(30)' </dev/null >/dev/null 2>&1 & echo started")
+    n = wait_until(lambda: r.sh(a, "cat /tmp/n 2>/dev/null").strip(), 20)
+    out = r.sh(b, "python3 -c 'import ctypes; print(ctypes.CDLL(None).inotify_init1(0) >= 0)'")
+    result("user namespace owned by the sandbox's base uid; inotify limit per sandbox",
+           owner == base and n.isdigit() and 0 < int(n) < 4096 and out.strip() == "True",
+           "owner %d base %d, A made %r instances, B: %r" % (owner, base, n, out))
+    r.req({"op": "stop", "id": a})
+    r.req({"op": "stop", "id": b})
+
+
 PROBE = r"""
 import socket, sys
 for a in sys.argv[1:]:
@@ -694,6 +723,7 @@ def main():
         t_limits(r)
         t_agent_crash(r)
         t_concurrent(r)
+        t_userns_owner(r)
         fw = firewall_state()
         try:
             t_allow_all(r)
