@@ -5,8 +5,11 @@
 
 const cases = [];
 
+// TEST_ONLY=regex runs only the matching cases (while working on one).
+const only = process.env.TEST_ONLY ? new RegExp(process.env.TEST_ONLY) : null;
+
 export function test(name, fn, { timeoutMs = 60000 } = {}) {
-	cases.push({ name, fn, timeoutMs });
+	if (!only || only.test(name)) cases.push({ name, fn, timeoutMs });
 }
 
 /** Thrown inside a test: it counts as skipped, with the reason. */

@@ -146,7 +146,7 @@ async function runFile(fileKind) {
 					if (/listening/i.test(heard)) { heard = null; preview.reload(); }
 				}
 			} else if (ev.type === 'truncated') {
-				output.note(`[${ev.bytes} bytes of earlier output were dropped]\n`);
+				output.lost(ev.bytes);
 			} else if (ev.type === 'exit') {
 				output.exited(ev);
 			}
