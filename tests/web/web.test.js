@@ -165,7 +165,7 @@ test('Stop kills a running program', async () => {
 	assert.equal(await page.textContent('#exit-status'), 'killed by SIGTERM');
 });
 
-test('Terminal: `echo $((6*7))` shows 42 on the screen', async () => {
+test('Terminal: `echo $((6*7))` shows 42 on the screen; after `exit` a key opens a new shell', async () => {
 	await page.click('.side-tab[data-pane="terminal"]');
 	// The shell's prompt shows first; then type as a person would.
 	await page.waitForFunction(() => /\$\s*$/.test(document.querySelector('#terminal .xterm-rows').textContent.trim() + ' '), null, { timeout: 15000 })
@@ -182,6 +182,18 @@ test('Terminal: `echo $((6*7))` shows 42 on the screen', async () => {
 	});
 	assert.ok(fit.screen > fit.pane * 0.8 && fit.screen <= fit.pane, JSON.stringify(fit));
 	await shot('terminal.png');
+	// The shell ends with `exit`; a key press opens a new one.
+	const rowsText = () => page.evaluate(() => document.querySelector('#terminal .xterm-rows').textContent);
+	await page.keyboard.type('exit');
+	await page.keyboard.press('Enter');
+	await page.waitForFunction(() => /shell exited, code 0/.test(document.querySelector('#terminal .xterm-rows').textContent), null, { timeout: 10000 });
+	await page.keyboard.press('Enter');
+	await page.waitForFunction(() => !/shell exited/.test(document.querySelector('#terminal .xterm-rows').textContent) &&
+		/\$/.test(document.querySelector('#terminal .xterm-rows').textContent), null, { timeout: 15000 });
+	await page.keyboard.type('echo again-$((2+3))');
+	await page.keyboard.press('Enter');
+	await page.waitForFunction(() => [...document.querySelectorAll('#terminal .xterm-rows > div')].some((r) => r.textContent.trim() === 'again-5'), null, { timeout: 15000 })
+		.catch(async (e) => { throw new Error(`${e.message}; screen: ${await rowsText()}`); });
 });
 
 test('Terminal: `yes` does not freeze the tab (flow control), Ctrl-C stops it at once', async () => {

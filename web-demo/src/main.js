@@ -103,7 +103,7 @@ async function startSandbox() {
 function sandboxEnded(sandbox) {
 	if (sandbox !== ui.sandbox) return;
 	sessionStorage.removeItem(SANDBOX_ID_KEY);
-	terminal.disconnect();
+	terminal.disconnect(true);
 	updateButtons();
 	showMessage(`Sandbox ${sandbox.id} has ${sandbox.status === 'failed' ? 'failed' : 'stopped'}. Start a new one to go on.`);
 }

@@ -23,7 +23,12 @@ export class TerminalPane {
 		mirrorInlineStyles(container);
 		this.term.open(container);
 		this.session = null;
-		this.term.onData((d) => this.session && this.session.write(d));
+		this.sandbox = null;
+		this.term.onData((d) => {
+			if (this.session) this.session.write(d);
+			// After the shell ended, a key press opens a new one (closing a terminal ends its shell).
+			else if (this.sandbox && this.sandbox.status === 'running' && !this.connecting) this.connect(this.sandbox).catch(() => {});
+		});
 		this.term.onBinary((d) => this.session && this.session.write(Uint8Array.from(d, (c) => c.charCodeAt(0))));
 		this.term.onResize(({ cols, rows }) => this.session && this.session.resize(cols, rows));
 		// Refit whenever the pane changes size (window resize, tab shown).
@@ -37,6 +42,8 @@ export class TerminalPane {
 	/** Opens a shell in `sandbox` (closing any earlier one). */
 	async connect(sandbox) {
 		this.disconnect();
+		this.sandbox = sandbox;
+		this.connecting = true;
 		this.refit();
 		this.term.reset();
 		const session = sandbox.pty({ cmd: 'bash', cols: this.term.cols, rows: this.term.rows });
@@ -48,19 +55,25 @@ export class TerminalPane {
 			this.term.write(bytes, () => mark.rendered(bytes.length));
 		});
 		session.on('exit', (e) => {
-			this.term.write(`\r\n[shell exited${e.signal ? ` by ${e.signal}` : `, code ${e.exit_code}`}]\r\n`);
+			this.term.write(`\r\n[shell exited${e.signal ? ` by ${e.signal}` : `, code ${e.exit_code}`}; press a key for a new one]\r\n`);
 		});
 		session.on('close', (c) => {
 			if (this.session === session) {
 				this.session = null;
-				if (!session.exit) this.term.write(`\r\n[terminal connection closed (${c.code})]\r\n`);
+				if (!session.exit) this.term.write(`\r\n[terminal connection closed (${c.code}); press a key to reconnect]\r\n`);
 			}
 		});
-		await session.opened;
+		try {
+			await session.opened;
+		} finally {
+			this.connecting = false;
+		}
 		this.term.focus();
 	}
 
-	disconnect() {
+	/** Closes the shell; forget=true also forgets the sandbox (it stopped). */
+	disconnect(forget = false) {
+		if (forget) this.sandbox = null;
 		const s = this.session;
 		this.session = null;
 		if (s) s.close();
