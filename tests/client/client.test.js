@@ -221,16 +221,22 @@ test('pty flow control: pause stops the output of `yes`, resume restarts it, Ctr
 	let bytes = 0;
 	term.on('data', (b) => { bytes += b.length; });
 	term.write('yes\r');
-	await sleep(800);
-	assert.ok(bytes > 100000, `yes produced only ${bytes} bytes`);
+	// Polls rather than fixed sleeps: a login shell on a busy machine can take a while.
+	const until = async (cond, ms, what) => {
+		const t0 = Date.now();
+		while (!cond()) {
+			if (Date.now() - t0 > ms) throw new Error(`${what} (${bytes} bytes so far)`);
+			await sleep(50);
+		}
+	};
+	await until(() => bytes > 100000, 15000, 'yes produced no flood');
 	term.pause();
-	await sleep(700); // what was already in flight drains
+	await sleep(1500); // what was already in flight drains
 	const atPause = bytes;
 	await sleep(1000);
 	assert.ok(bytes - atPause < 64 * 1024, `${bytes - atPause} bytes arrived while paused`);
 	term.resume();
-	await sleep(700);
-	assert.ok(bytes - atPause > 100000, `only ${bytes - atPause} bytes after resume`);
+	await until(() => bytes - atPause > 100000, 10000, 'no flood after resume');
 	term.pause();
 	term.write('\x03'); // keystrokes still go in while output is paused
 	await sleep(300);
