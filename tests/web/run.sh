@@ -15,7 +15,11 @@ why=$(services_missing)
 if [ -n "$why" ]; then echo "SKIP: web suite: $why"; echo "0 passed, 0 failed, 1 skipped"; exit 0; fi
 # The page under test is the current source: make web rebuilds dist/ only when it changed.
 make -s web >"$T/make-web.log" 2>&1 || { cat "$T/make-web.log"; echo "FAIL: make web"; echo "0 passed, 1 failed"; exit 1; }
-ARTIFACTS=${ARTIFACTS:-tests/web/artifacts/$(date +%Y%m%d-%H%M%S)}
+if [ -z "${ARTIFACTS:-}" ]; then
+	ARTIFACTS=tests/web/artifacts/$(date +%Y%m%d-%H%M%S)
+	# keep the screenshots of the last few runs only
+	ls -1dt tests/web/artifacts/*/ 2>/dev/null | tail -n +5 | xargs -r rm -rf
+fi
 mkdir -p "$ARTIFACTS"
 export ARTIFACTS=$(cd "$ARTIFACTS" && pwd)
 echo "screenshots: $ARTIFACTS"
