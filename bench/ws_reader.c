@@ -18,14 +18,17 @@
  *       stdin; every stdout line is a CLOCK_REALTIME timestamp in ns
  *       written by the command; latency = receipt time - timestamp.
  *       Prints one JSON line with the count and p50/p99/max in us;
- *       -dump FILE also writes every sample as "timestamp_ns latency_ns".
+ *       -dump FILE also writes every sample as "timestamp_ns latency_ns
+ *       ws|agent|runner" (the kind of URL that got it).
  *   ws_reader idle -f FILE | URL...
  *       open them all, print "open N", hold them (answering pings) until
  *       stdin closes, then print one JSON line (how many closed early).
  * URL: ws://HOST:PORT/PATH, or agent:SOCKET_PATH#COMMAND_ID (an agent
- * `attach` with stdin), or runner:RUNNER_SOCKET#SANDBOX_ID#COMMAND_ID (the
- * same through the runner's `connect`, as the gateway reaches agents). -send TEXT is sent as stdin with "\n" appended
- * (a binary message: tag 0 then the bytes; an agent STDIN frame). */
+ * `attach`), or runner:RUNNER_SOCKET#SANDBOX_ID#COMMAND_ID (the same
+ * through the runner's `connect`, the way the gateway reaches agents).
+ * -send TEXT is sent as stdin with "\n" appended (a binary message: tag 0
+ * then the bytes; an agent STDIN frame), once per command: on the first of
+ * its connections. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
@@ -33,6 +36,7 @@
 #include <netinet/tcp.h>
 #include <openssl/evp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +56,8 @@ enum { M_TPUT, M_LAT, M_IDLE };
 
 struct conn {
 	int fd, kind, done;
+	const char *path;           /* "ws", "agent" or "runner", for -dump */
+	int stdin_owner;            /* this connection sends the command's stdin */
 	unsigned char *in;          /* received bytes not parsed yet */
 	size_t in_len, in_cap;
 	/* the frame being parsed */
@@ -91,7 +97,8 @@ static void die(const char *what, const char *detail)
 	exit(2);
 }
 
-static void write_all(int fd, const void *p, size_t n)
+/* Returns 0, or -1 when the peer went away. */
+static int write_all(int fd, const void *p, size_t n)
 {
 	while (n) {
 		ssize_t k = write(fd, p, n);
@@ -99,10 +106,11 @@ static void write_all(int fd, const void *p, size_t n)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			die("write", strerror(errno));
+			return -1;
 		p = (const char *)p + k;
 		n -= (size_t)k;
 	}
+	return 0;
 }
 
 static void b64(const unsigned char *p, size_t n, char *out)
@@ -123,7 +131,8 @@ static void b64(const unsigned char *p, size_t n, char *out)
 }
 
 /* One client frame. The RFC requires client frames to be masked with a
- * fresh key each (so proxies cannot be fooled by chosen bytes). */
+ * fresh key each (so proxies cannot be fooled by chosen bytes). A failed
+ * write is left to the next read to notice. */
 static void ws_send(struct conn *c, int opcode, const void *p, size_t n)
 {
 	unsigned char h[14], mask[4], *f;
@@ -153,7 +162,7 @@ static void ws_send(struct conn *c, int opcode, const void *p, size_t n)
 	memcpy(f, h, hl);
 	for (size_t i = 0; i < n; i++)
 		f[hl + i] = ((const unsigned char *)p)[i] ^ mask[i & 3];
-	write_all(c->fd, f, hl + n);
+	(void)write_all(c->fd, f, hl + n);
 	free(f);
 }
 
@@ -162,8 +171,8 @@ static void agent_send(struct conn *c, int type, const void *p, size_t n)
 	unsigned char h[5] = { (unsigned char)(n >> 24), (unsigned char)(n >> 16),
 			       (unsigned char)(n >> 8), (unsigned char)n, (unsigned char)type };
 
-	write_all(c->fd, h, 5);
-	write_all(c->fd, p, n);
+	if (write_all(c->fd, h, 5) < 0 || write_all(c->fd, p, n) < 0)
+		die("write to the agent", strerror(errno));
 }
 
 /* stdin for the command: tag 0 + bytes, or an agent STDIN frame */
@@ -211,8 +220,9 @@ static void data(struct conn *c, const unsigned char *p, size_t n)
 			if (c->num) {
 				record_latency(c->t_read_ns - (int64_t)c->num);
 				if (dump)
-					fprintf(dump, "%lld %lld\n", (long long)c->num,
-						(long long)(c->t_read_ns - (int64_t)c->num));
+					fprintf(dump, "%lld %lld %s\n", (long long)c->num,
+						(long long)(c->t_read_ns - (int64_t)c->num),
+						c->path);
 			}
 			c->num = 0;
 		}
@@ -418,10 +428,11 @@ static void open_agent(struct conn *c, const char *spec, int via_runner)
 			 (int)(cid - hash - 1), hash + 1);
 		agent_send(c, 3, req, strlen(req));
 	}
-	snprintf(req, sizeof(req), "{\"op\":\"attach\",\"id\":\"%s\",\"offset\":0,\"stdin\":true}",
-		 cid + 1);
+	snprintf(req, sizeof(req), "{\"op\":\"attach\",\"id\":\"%s\",\"offset\":0,\"stdin\":%s}",
+		 cid + 1, c->stdin_owner ? "true" : "false");
 	agent_send(c, 3, req, strlen(req));
 	c->kind = K_AGENT;
+	c->path = via_runner ? "runner" : "agent";
 }
 
 static void open_ws(struct conn *c, const char *url)
@@ -456,7 +467,8 @@ static void open_ws(struct conn *c, const char *url)
 	snprintf(req, sizeof(req),
 		 "GET %s HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
 		 "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n", path, host, port, key);
-	write_all(c->fd, req, strlen(req));
+	if (write_all(c->fd, req, strlen(req)) < 0)
+		die("write", strerror(errno));
 
 	/* the response head; bytes after it are already frames */
 	for (;;) {
@@ -493,15 +505,28 @@ static void open_ws(struct conn *c, const char *url)
 	c->in_len -= (size_t)(end - (char *)c->in);
 	memmove(c->in, end, c->in_len);
 	c->kind = K_WS;
+	c->path = "ws";
 }
 
-static struct conn *conn_open(const char *url, size_t bufsize)
+/* The command id of a URL (after "/commands/" or the last '#'), into id. */
+static void cmd_of(const char *url, char *id, size_t n)
+{
+	const char *p = strstr(url, "/commands/"), *h = strrchr(url, '#');
+
+	p = p ? p + 10 : h ? h + 1 : url;
+	snprintf(id, n, "%.*s", (int)strcspn(p, "/?"), p);
+}
+
+/* stdin_owner: this connection sends the command's stdin (an agent takes
+ * one stdin writer per command, so only one connection asks for it). */
+static struct conn *conn_open(const char *url, size_t bufsize, int stdin_owner)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 
 	if (!c || !(c->in = malloc(bufsize + 1)))
 		die("out of memory", NULL);
 	c->in_cap = bufsize;
+	c->stdin_owner = stdin_owner;
 	if (!strncmp(url, "agent:", 6))
 		open_agent(c, url + 6, 0);
 	else if (!strncmp(url, "runner:", 7))
@@ -537,7 +562,7 @@ static double pct(double q)
 static int run_tput(const char *url, const char *send)
 {
 	/* big reads: the client must not be what limits the measurement */
-	struct conn *c = conn_open(url, 4 << 20);
+	struct conn *c = conn_open(url, 4 << 20, send != NULL);
 	int64_t t0 = now_ns(CLOCK_MONOTONIC), t1;
 
 	if (send)
@@ -628,8 +653,18 @@ static int run_many(char **urls, size_t n, const char *send, double timeout)
 
 	if (!cs)
 		die("out of memory", NULL);
-	for (size_t i = 0; i < n; i++)
-		cs[i] = conn_open(urls[i], 64 << 10);
+	for (size_t i = 0; i < n; i++) {
+		/* stdin goes to each command once, on its first connection */
+		char id[128], other[128];
+		int first = 1;
+
+		cmd_of(urls[i], id, sizeof(id));
+		for (size_t j = 0; j < i && first && send; j++) {
+			cmd_of(urls[j], other, sizeof(other));
+			first = strcmp(id, other) != 0;
+		}
+		cs[i] = conn_open(urls[i], 64 << 10, send && first);
+	}
 	if (mode == M_IDLE) {
 		printf("open %zu\n", n);
 		fflush(stdout);
@@ -638,7 +673,7 @@ static int run_many(char **urls, size_t n, const char *send, double timeout)
 	} else {
 		/* everything is attached before any command starts writing */
 		for (size_t i = 0; i < n; i++) {
-			if (send)
+			if (cs[i]->stdin_owner)
 				send_stdin(cs[i], send);
 			parse(cs[i]);
 		}
@@ -689,6 +724,7 @@ int main(int argc, char **argv)
 		else
 			die("bad option", argv[i]);
 	}
+	signal(SIGPIPE, SIG_IGN);   /* a peer that went away is seen by read() */
 	/* a thousand streams need more than the usual 1024 descriptors */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
