@@ -99,6 +99,8 @@ struct ag_cmd {
 	struct ag_conn *watchers;
 	struct ag_conn *stdin_conn;
 	struct ag_conn *hup_conn;      /* its leaving hangs the command up */
+	int64_t kill_at;               /* monotonic ms: timeout_ms reached; 0 = none */
+	int timed_out;
 	struct ag_cmd *next;
 };
 
@@ -117,6 +119,10 @@ struct ag_ctx {
 };
 
 extern struct ag_ctx ag;
+
+/* agent_cmd.c: SIGKILL the process group of every command past its
+ * timeout_ms (called from the 100 ms timer) */
+void ag_cmd_timeouts(int64_t now);
 
 /* agent_main.c */
 int64_t ag_now_ms(void);

@@ -60,6 +60,8 @@ static cJSON *cmd_json(const struct ag_cmd *cmd)
 	} else {
 		cJSON_AddNullToObject(o, "signal");
 	}
+	if (cmd->timed_out)
+		cJSON_AddTrueToObject(o, "timed_out");
 	cJSON_AddNumberToObject(o, "started_at", (double)cmd->started_at);
 	if (cmd->exited)
 		cJSON_AddNumberToObject(o, "ended_at", (double)cmd->ended_at);
@@ -249,6 +251,8 @@ void ag_cmd_pump(struct ag_conn *c)
 			cJSON_AddNumberToObject(o, "signal", cmd->term_sig);
 		else
 			cJSON_AddNullToObject(o, "signal");
+		if (cmd->timed_out)
+			cJSON_AddTrueToObject(o, "timed_out");
 		ag_conn_json(c, o);
 		c->exit_sent = 1;
 		ag_conn_closing(c);
@@ -402,6 +406,29 @@ int ag_cmd_running(void)
 	for (c = ag.cmds; c; c = c->next)
 		n += !c->reaped;
 	return n;
+}
+
+/* A command past its timeout_ms: SIGKILL to its process group (the command
+ * is a session and group leader, so that is everything it started that did
+ * not make a session of its own) and to the command itself, again every
+ * second until it is reaped. SIGKILL because a command may ignore SIGTERM,
+ * and the timeout is the caller's hard bound. A child that called setsid()
+ * left the group; only the sandbox's lifetime (the runner kills the whole
+ * cgroup) bounds it (docs/security.md, probe 46). */
+void ag_cmd_timeouts(int64_t now)
+{
+	struct ag_cmd *c;
+
+	for (c = ag.cmds; c; c = c->next) {
+		if (c->reaped || !c->kill_at || now < c->kill_at)
+			continue;
+		if (!c->timed_out)
+			sbx_info("%s: timeout_ms reached, killing its process group", c->id);
+		c->timed_out = 1;
+		kill(-c->pid, SIGKILL);
+		kill(c->pid, SIGKILL);
+		c->kill_at = now + 1000;
+	}
 }
 
 void ag_cmd_kill_all(int sig)
@@ -607,6 +634,8 @@ static void do_exec(struct ag_conn *c, struct ag_req *r)
 	cmd->err = (struct ag_ev){ .kind = AG_EV_CMD_ERR, .owner = cmd, .fd = sp.err };
 	cmd->in = (struct ag_ev){ .kind = AG_EV_CMD_IN, .owner = cmd, .fd = sp.in };
 	cmd->in_fd_is_out = r->pty;
+	if (r->timeout_ms > 0)
+		cmd->kill_at = ag_now_ms() + r->timeout_ms;
 	out_events(cmd);
 	ag_ev_set(&cmd->err, EPOLLIN);
 	cmd->next = ag.cmds;

@@ -274,6 +274,7 @@ int main(int argc, char **argv)
 				if (read(e->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 					sbx_warn("timerfd: %s", strerror(errno));
 				ag_conn_sweep(ag_now_ms());
+				ag_cmd_timeouts(ag_now_ms());
 				break;
 			}
 			case AG_EV_CONN:

@@ -228,6 +228,7 @@ static int parse_exec(struct ag_req *r, struct sbx_err *err)
 	BOOL("hangup_on_detach", &r->hangup);
 	I64("cols", 1, 65535, &r->cols);
 	I64("rows", 1, 65535, &r->rows);
+	I64("timeout_ms", 0, 86400000, &r->timeout_ms);
 	return 0;
 }
 

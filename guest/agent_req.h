@@ -39,6 +39,7 @@ struct ag_req {
 	int want_stdin, pty, attach, parents;
 	int follow;             /* attach: 1 (default) live until exit */
 	int hangup;             /* exec: SIGHUP when the attached client leaves */
+	int64_t timeout_ms;     /* exec: SIGKILL its process group after this; 0 = none */
 };
 
 /* Parse [p, p+n). Returns 0 and fills r (free with ag_req_free), or -1 with

@@ -168,6 +168,37 @@ def t_exit_codes_signals():
     check(not r["ok"] and r["error"]["code"] == "bad_request", repr(r))
 
 
+def t_timeout():
+    """exec timeout_ms: SIGKILL to the command's process group at expiry,
+    even for a command that ignores SIGTERM, its background children too;
+    reported as timed_out (security probe 46)."""
+    pidfile = os.path.join(WORK, "timeout-child.pid")
+    t0 = time.monotonic()
+    cid = exec_bg(cmd="sh", args=["-c", "trap '' TERM; sleep 60 & echo $! > %s; exec sleep 61" % pidfile],
+                  timeout_ms=500)
+    st = wait(cid)
+    took = time.monotonic() - t0
+    check(st["signal"] == "SIGKILL" and st.get("timed_out") is True, repr(st))
+    check(0.4 < took < 5, "took %.2fs" % took)
+    with open(pidfile) as f:
+        child = int(f.read())
+
+    def gone():
+        try:
+            with open("/proc/%d/stat" % child) as f:
+                return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return True
+    end = time.monotonic() + 3
+    while not gone() and time.monotonic() < end:
+        time.sleep(0.05)
+    check(gone(), "background child %d survived the timeout" % child)
+    ex = run(SOCK, "sh", ["-c", "sleep 0.2; echo done"], timeout_ms=5000)[3]
+    check(ex == {"type": "exit", "exit_code": 0, "signal": None}, repr(ex))
+    r = call(SOCK, {"op": "exec", "cmd": "true", "timeout_ms": -1})
+    check(not r["ok"] and r["error"]["code"] == "bad_request", repr(r))
+
+
 def t_126_127():
     r, out, err, ex = run(SOCK, "no-such-command-xyz")
     check(r["ok"] and ex["exit_code"] == 127, repr(ex))
@@ -857,7 +888,7 @@ def t_pid1():
 
 
 TESTS = [t_ping_and_handshake, t_two_chunks_in_time, t_replay_and_offset,
-         t_retention_truncated_attach, t_exit_codes_signals,
+         t_retention_truncated_attach, t_exit_codes_signals, t_timeout,
          t_126_127, t_env_cwd_uid, t_stdin, t_readers_independent, t_finished_eviction,
          t_status_commands, t_files, t_forward, t_pty, t_attach_no_follow, t_pty_paced, t_pty_hangup_on_detach, t_idle,
          t_bad_input, t_socket_fuzz, t_flood, t_pid1]

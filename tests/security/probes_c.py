@@ -243,13 +243,20 @@ def p46(ctx):
     say("cpu.cfs_quota_us %s; sandbox TTL 8 s: status %s (%s), host processes left %s"
         % (quota, g["status"], g.get("stop_reason"), lib.host_pids_of(sid)))
     ttl_ok = bool(st) and g.get("stop_reason") == "timeout" and quota == "100000"
-    cmd_ok = not left.strip()
+    # the command's process group (main, the child ignoring SIGTERM, the
+    # nohup child) must be gone; a setsid daemon left the group and only the
+    # sandbox TTL bounds it (documented residual risk, docs/security.md)
+    in_group = [l for l in left.splitlines() if "spin-daemon" not in l and l.strip()]
+    answered = isinstance(box.get("d"), dict) and box.get("took", 99) < 8
     ctx.drop(sid)
-    if ttl_ok and not cmd_ok:
-        return False, ("GATEWAY+AGENT: a command's timeout_ms (API.md) is ignored: 2.5 s past it "
-                       "the command and its children still run (%s); only the sandbox TTL "
-                       "killed them" % left.strip().replace("\n", " | "))
-    return ttl_ok and cmd_ok, "left %r, sandbox %s" % (left, g)
+    if ttl_ok and (in_group or not answered):
+        return False, ("GATEWAY: a command's timeout_ms (API.md) is not applied: 2.5 s past it "
+                       "its process group still runs (%s) and the request %s; the agent's exec "
+                       "implements timeout_ms (docs/protocol.md): gateway/gw_command.c must pass "
+                       "it on (add \"timeout_ms\" to exec_fields)"
+                       % (" | ".join(x.strip() for x in in_group),
+                          "got no answer" if not answered else "answered"))
+    return ttl_ok and answered and not in_group, "left %r, sandbox %s" % (left, g)
 
 
 @probe(47, "open files: EMFILE at RLIMIT_NOFILE, the agent keeps working")

@@ -8,7 +8,7 @@ set -u
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 RUNNER=bin/sandbox-runner
-GW=build/asan/bin/sandbox-gateway
+GW=${SEC_GATEWAY:-build/asan/bin/sandbox-gateway}   # another build can be tried
 IMGDIR=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
 NAME=${SEC_NAME:-sec}
 
