@@ -12,11 +12,10 @@ set -u
 name=$1 state=$(realpath -m "$2"); shift 2
 left=0
 say() { echo "  leak: $*"; left=$((left + 1)); }
-for f in /proc/[0-9]*/cgroup; do
-	if grep -q "/sbx_${name}_" "$f" 2>/dev/null; then
-		p=${f#/proc/}; p=${p%/cgroup}
-		say "process $p ($(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | head -c 80)) in a sandbox cgroup"
-	fi
+for f in $(grep -l "/sbx_${name}_" /proc/[0-9]*/cgroup 2>/dev/null); do
+	p=${f#/proc/}; p=${p%/cgroup}
+	[ -e "/proc/$p" ] || continue
+	say "process $p ($(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | head -c 80)) in a sandbox cgroup"
 done
 for c in /sys/fs/cgroup/memory/sandbox /sys/fs/cgroup/pids/sandbox /sys/fs/cgroup/cpu/sandbox /sys/fs/cgroup/sandbox; do
 	[ -d "$c" ] || continue

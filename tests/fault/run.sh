@@ -67,7 +67,7 @@ start_runner() { # name state sock
 }
 start_gw() { # port [args...]
 	local port=$1; shift
-	SANDBOX_API_KEYS=$KEY SANDBOX_IMAGE_DIR=$IMG $GW --port "$port" --max-sandboxes-per-key 20 "$@" \
+	SANDBOX_API_KEYS=$KEY SANDBOX_IMAGE_DIR=$IMG $GW --port "$port" --max-sandboxes-per-key 14 "$@" \
 		>>"$T/gw.$port.log" 2>&1 &
 	gw_pid=$!
 	pids+=($gw_pid)
@@ -123,14 +123,16 @@ EOF
 state_field() { # state-dir sid field (from the runner's state.json)
 	jget "$1/sandboxes/$2/state.json" "$3"
 }
+leaks() { # name state [slots...]
+	# the security suite's checker when it is there (processes, mounts,
+	# cgroups, state, netns, veths, iptables), else this suite's own
+	if [ -x tests/security/leaks.sh ]; then tests/security/leaks.sh "$1" "$2"
+	else tests/fault/leaks.sh "$@"; fi
+}
 leak_check() { # label name state [slots...]
 	local out
-	if [ -x tests/security/leaks.sh ] && tests/security/leaks.sh --help 2>&1 | grep -q -- '--name'; then
-		out=$(tests/security/leaks.sh --name "$2" --state-dir "$3" 2>&1)
-	else
-		out=$(tests/fault/leaks.sh "$2" "$3" "${@:4}" 2>&1)
-	fi
-	if [ $? = 0 ]; then ok "$1: leak check finds nothing"; else bad "$1: leak check"; echo "$out"; fi
+	local out
+	if out=$(leaks "${@:2}" 2>&1); then ok "$1: leak check finds nothing"; else bad "$1: leak check"; echo "$out"; fi
 }
 gone() { # pid...: all dead within 5 s
 	for _ in $(seq 50); do
@@ -165,6 +167,7 @@ cid=$(execd $B "$sid" "$LOOP")
 if [ -z "$sid" ] || [ -z "$cid" ]; then
 	bad "a: create and exec ($(cat "$T/body"))"
 else
+	rfd0=$(ls /proc/$runner_pid/fd | wc -l)
 	sub a1 $B "$sid" "$cid" 0
 	wait_bytes a1 60 5 || bad "a: no output on the first stream"
 	kill -9 $gw_pid; wait $gw_pid 2>/dev/null
@@ -188,9 +191,12 @@ else
 	fi
 	check "a: the detached command ran to its end (exit 0, close 1000)" \
 		"$(jget "$T/a2.json" texts.0.type) $(jget "$T/a2.json" texts.0.exit_code) $(jget "$T/a2.json" code)" "exit 0 1000"
-	tests/fault/leaks.sh $NAME "$STATE" >/dev/null 2>&1 && bad "a: the leak check does not see a live sandbox" ||
+	leaks $NAME "$STATE" >/dev/null 2>&1 && bad "a: the leak check does not see a live sandbox" ||
 		ok "a: the leak check sees a live sandbox (self-test)"
 	check "a: delete" "$(api DELETE $B "/v1/sandboxes/$sid")" 200
+	rfd1=$(ls /proc/$runner_pid/fd | wc -l)
+	[ "$rfd1" -le "$rfd0" ] && ok "a: the runner holds no more fds than before ($rfd0 -> $rfd1)" ||
+		bad "a: runner fds $rfd0 -> $rfd1 after the gateway died"
 fi
 leak_check "a" $NAME "$STATE"
 
@@ -228,6 +234,32 @@ else
 	api DELETE $B "/v1/sandboxes/$sid3" >/dev/null
 	leak_check "b" $NAME "$STATE"
 fi
+
+# --- (b2) kill -9 of the runner during a create, with 10 sandboxes running ----
+echo "   (${SECONDS}s)"
+echo "-- (b2) runner killed during a create, 10 sandboxes running"
+agents=()
+for i in $(seq 10); do
+	s=$(create $B) && [ -n "$s" ] && agents+=("$(state_field "$STATE" "$s" pid)")
+done
+check "b2: 10 sandboxes running" "${#agents[@]}" 10
+( curl -s -m 30 -o "$T/b2.body" -w '%{http_code}' -H "$A" -d '{}' $B/v1/sandboxes >"$T/b2.code" ) &
+cpid=$!
+sleep 0.02
+kill -9 $runner_pid; wait $runner_pid 2>/dev/null
+for _ in $(seq 100); do kill -0 $cpid 2>/dev/null || break; sleep 0.1; done
+c=$(cat "$T/b2.code" 2>/dev/null)
+case "$c" in
+201) ok "b2: the create in flight finished before the kill (201)" ;;
+5*) ok "b2: the create in flight got $c $(jget "$T/b2.body" error.code) at once" ;;
+*) bad "b2: the create in flight: '$c' $(cat "$T/b2.body" 2>/dev/null)" ;;
+esac
+t0=$(date +%s%N)
+start_runner $NAME "$STATE" "$SOCK" || bad "b2: the runner did not start again"
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -lt 10000 ] && ok "b2: restart with reconciliation of 11 sandboxes took $ms ms" || bad "b2: restart took $ms ms"
+gone "${agents[@]}" && ok "b2: every old agent is dead" || bad "b2: old agents alive"
+leak_check "b2" $NAME "$STATE"
 
 # --- (b') the gateway's embedded runner killed mid-stream --------------------
 echo "   (${SECONDS}s)"
@@ -304,6 +336,20 @@ else
 	check "c: delete of the failed sandbox" "$(api DELETE $B "/v1/sandboxes/$sid")" 200
 fi
 leak_check "c" $NAME "$STATE"
+
+# --- (q) the key's quota after reconciliation -----------------------------------
+# 12 or 13 sandboxes of this key died with the runner in (b) and (b2); the key
+# may have 14 at once: with those no longer counted, 3 creates succeed
+echo "   (${SECONDS}s)"
+echo "-- (q) quota after the runner reconciled"
+qs=()
+for i in 1 2 3; do
+	c=$(api POST $B /v1/sandboxes '{}')
+	[ "$c" = 201 ] && qs+=("$(jget "$T/body" id)")
+done
+check "q: sandboxes the restarted runner removed no longer count against the key (3 creates under a limit of 14)" \
+	"${#qs[@]} $(curl -s -m 5 $B/metrics | grep -c '^sandbox_gateway_sandboxes{state="running"} 3$')" "3 1"
+for s in "${qs[@]}"; do api DELETE $B "/v1/sandboxes/$s" >/dev/null; done
 
 # --- (d) full disk under the runner's state directory -------------------------
 echo "   (${SECONDS}s)"
