@@ -337,6 +337,27 @@ else
 fi
 leak_check "c" $NAME "$STATE"
 
+# --- (c2) signals from inside: kill -9 1 as root, kill -STOP -1 as the user ---
+echo "   (${SECONDS}s)"
+echo "-- (c2) kill -9 1 and kill -STOP -1 from inside"
+sid=$(create $B)
+if [ -z "$sid" ]; then
+	bad "c2: create ($(cat "$T/body"))"
+else
+	cid=$(execd $B "$sid" "$LONG")
+	c=$(api POST $B "/v1/sandboxes/$sid/commands" '{"cmd":"kill","args":["-9","1"],"sudo":true}')
+	sleep 0.3
+	api GET $B "/v1/sandboxes/$sid" >/dev/null
+	check "c2: kill -9 1 as root inside: the agent (pid-ns init) survives" "$(jget "$T/body" status)" running
+	c=$(api POST $B "/v1/sandboxes/$sid/commands" '{"cmd":"sh","args":["-c","kill -STOP -1; echo sent"]}')
+	c=$(api POST $B "/v1/sandboxes/$sid/commands" '{"cmd":"echo","args":["after"]}')
+	check "c2: after kill -STOP -1 as the user, commands still run" "$c $(jget "$T/body" stdout)" "200 after"
+	st=$(curl -s -m 10 -H "$A" "$B/v1/sandboxes/$sid/commands/$cid" | python3 -c 'import json,sys;print(json.load(sys.stdin).get("status"))' 2>/dev/null)
+	echo "  the user's earlier command is '$st' (stopped by the signal, which is its to receive)"
+	check "c2: delete a sandbox whose processes are stopped" "$(api DELETE $B "/v1/sandboxes/$sid")" 200
+	leak_check "c2" $NAME "$STATE"
+fi
+
 # --- (q) the key's quota after reconciliation -----------------------------------
 # 12 or 13 sandboxes of this key died with the runner in (b) and (b2); the key
 # may have 14 at once: with those no longer counted, 3 creates succeed
