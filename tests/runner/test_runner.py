@@ -658,6 +658,15 @@ def t_allow_all(r):
                not blocked, out)
         links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
         had = "sbxh" in links
+        with open(os.path.join(r.state, "sandboxes", sid, "state.json")) as f:
+            slot = json.load(f)["slot"]
+        try:
+            with open("/proc/sys/net/ipv4/conf/sbxh%d/rp_filter" % slot) as f:
+                rp = f.read().strip()
+        except OSError as e:
+            rp = repr(e)
+        result("allow-all: the host end of the veth filters source addresses (rp_filter 1)",
+               rp == "1", "sbxh%d: %s" % (slot, rp))
         r.req({"op": "stop", "id": sid})
         links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
         result("allow-all: the veth is removed at stop", had and "sbxh" not in links, links)

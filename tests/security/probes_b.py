@@ -353,9 +353,17 @@ out()
     res = ctx.a.py(net, code, sudo=True)
     time.sleep(0.5)
     srcs = [l[3] for l in up_log(ctx)[n0:] if l[0] == "udp"]
-    rp = open("/proc/sys/net/ipv4/conf/all/rp_filter").read().strip()
-    say(res, "upstream UDP sources:", srcs, "host rp_filter(all):", rp)
+    # the host end of the sandbox's veth filters source addresses (strict
+    # reverse path): its slot follows from the uid map (docs/runner.md)
+    with open("/proc/%d/uid_map" % lib.host_pids_of(net)[0]) as f:
+        slot = (int(f.read().split()[1]) - 200000) // 65536
+    try:
+        rp = open("/proc/sys/net/ipv4/conf/sbxh%d/rp_filter" % slot).read().strip()
+    except OSError as e:
+        rp = "no veth sbxh%d: %s" % (slot, e)
+    say(res, "upstream UDP sources:", srcs, "rp_filter on sbxh%d:" % slot, rp)
     # every datagram that arrives must carry the host's masquerade address
     ok = (res["raw socket"] != "ok" and res["ip addr add"] != 0 and res["IP_TRANSPARENT"] != "ok"
-          and srcs and all(s == "203.0.113.2" for s in srcs) and res["control"] == "sent")
+          and srcs and all(s == "203.0.113.2" for s in srcs) and res["control"] == "sent"
+          and rp == "1")
     return ok, "%s sources %s" % (res, srcs)
