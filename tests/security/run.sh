@@ -68,7 +68,7 @@ for _ in $(seq 100); do curl -s -m 1 "http://127.0.0.1:$PORT/healthz" >/dev/null
 
 export SEC_PORT=$PORT SEC_KA=$KA SEC_KB=$KB SEC_CANARY=$CANARY SEC_DIR=$T SEC_NAME=$NAME \
 	SEC_RUNNER_PID=$rpid SEC_GW_PID=$gpid SEC_IMGDIR=$IMGDIR SEC_ROOT=$ROOT
-timeout 330 python3 tests/security/main.py "$@" | tee "$T/out"
+timeout 480 python3 tests/security/main.py "$@" | tee "$T/out"
 rc=${PIPESTATUS[0]}
 [ $rc = 124 ] && echo "FAIL: security suite timed out"
 
