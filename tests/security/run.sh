@@ -66,6 +66,7 @@ env SANDBOX_API_KEYS="$KA,$KB" SEC_GW_SECRET="$CANARY" \
 gpid=$!
 for _ in $(seq 100); do curl -s -m 1 "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
 
+export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the checkout
 export SEC_PORT=$PORT SEC_KA=$KA SEC_KB=$KB SEC_CANARY=$CANARY SEC_DIR=$T SEC_NAME=$NAME \
 	SEC_RUNNER_PID=$rpid SEC_GW_PID=$gpid SEC_IMGDIR=$IMGDIR SEC_ROOT=$ROOT
 timeout 480 python3 tests/security/main.py "$@" | tee "$T/out"
