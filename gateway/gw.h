@@ -27,6 +27,7 @@ struct gw_owned {            /* which key created which sandbox */
 	char id[80];
 	int key;
 	int live;
+	char *agent_socket;         /* host path of its agent (malloc'd), or NULL */
 };
 
 struct gw_metrics {
@@ -105,7 +106,7 @@ struct gw_req {
 	uint64_t resp_bytes;
 	/* WebSocket sessions (gw_ws.c): r->resp is the message queue */
 	int ws;                     /* GW_WS_STREAM or GW_WS_PTY */
-	int ws_counted, ws_closing, ws_paused;
+	int ws_counted, ws_closing, ws_paused, ws_up_lost;
 	int ws_in_mid, ws_in_bin, ws_in_tagged;
 	struct sbx_buf ws_text;     /* a client text message being assembled */
 	struct gw_side *stdin_side;
@@ -129,9 +130,20 @@ int gw_owner_get(struct gw_vh *vh, const char *id);  /* key index or -1 */
 int gw_owner_add(struct gw_vh *vh, const char *id, int key);
 void gw_owner_set_live(struct gw_vh *vh, const char *id, int live);
 int gw_owner_count_live(struct gw_vh *vh, int key);
+/* Remember where a sandbox's agent listens (from the runner's object). */
+void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path);
+/* A connected, non-blocking socket for a byte stream to a sandbox's agent:
+ * straight to its socket when the runner told us where that is (no copy
+ * through the runner), else to the runner's control socket, on which the
+ * caller must first send a `connect` request (*direct = 0). -1 with errno
+ * set (ENOTCONN when the sandbox's agent is gone: it is not running). */
+int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct);
 /* Learn the owners of the sandboxes a runner already has (after a gateway
  * restart) from their owner tags; blocking, once at start-up. */
 void gw_owner_sync(struct gw_vh *vh);
+/* Mark sandboxes the runner no longer runs (timed out, lost in a runner
+ * crash) as not live; blocking, only on the way to a quota refusal. */
+void gw_owner_refresh(struct gw_vh *vh);
 
 /* gw_resp.c: responses, written only from HTTP_WRITEABLE */
 void gw_resp_json(struct gw_req *r, int status, cJSON *body /* consumed */);

@@ -65,6 +65,7 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_ESTABLISHED:
 	case LWS_CALLBACK_RECEIVE:
 	case LWS_CALLBACK_SERVER_WRITEABLE:
+	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
 	case LWS_CALLBACK_CLOSED:
 		return gw_ws_callback(wsi, reason, r, vh, in, len);
 	case LWS_CALLBACK_CLOSED_HTTP:

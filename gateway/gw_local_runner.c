@@ -30,7 +30,9 @@ static struct {
 	int restarts;
 } lr;
 
-static int spawn(struct sbx_err *err)
+/* Start the runner; with wait, until it listens (at start-up, before the
+ * loop runs). A restart does not wait: requests meanwhile get 503. */
+static int spawn(struct sbx_err *err, int wait)
 {
 	pid_t pid = fork();
 
@@ -43,7 +45,8 @@ static int spawn(struct sbx_err *err)
 		_exit(127);
 	}
 	lr.pid = pid;
-	unlink(lr.sock);
+	if (!wait)
+		return 0;
 	for (int i = 0; i < 300; i++) {   /* up to 30 s: the first start reconciles */
 		struct stat st;
 		int status;
@@ -68,7 +71,7 @@ static void watch(lws_sorted_usec_list_t *sul)
 	if (lr.pid > 0 && waitpid(lr.pid, &status, WNOHANG) == lr.pid) {
 		sbx_err_log("the local runner died (status %d); starting it again", status);
 		lr.pid = 0;
-		if (++lr.restarts > 20 || spawn(&err))
+		if (++lr.restarts > 20 || spawn(&err, 0))
 			sbx_err_log("local runner: %s", err.msg[0] ? err.msg : "too many restarts");
 	}
 	lws_sul_schedule(lr.ctx, 0, &lr.sul, watch, LWS_US_PER_SEC);
@@ -101,7 +104,8 @@ int gw_local_runner_start(const char *state_dir, const char *image_dir,
 		snprintf(lr.state, sizeof lr.state, "%s/state", lr.dir);
 	snprintf(lr.images, sizeof lr.images, "%s", image_dir);
 	sbx_info("starting the local runner %s (state %s, images %s)", lr.bin, lr.state, lr.images);
-	if (spawn(err)) {
+	unlink(lr.sock);
+	if (spawn(err, 1)) {
 		rmdir(lr.dir);
 		return -1;
 	}

@@ -2,8 +2,13 @@
  * sandbox the gateway did not create is nobody's, so it is a 404 for
  * every key; a restarted gateway learns its keys' sandboxes back from the
  * owner tags the runner keeps (gw_owner_sync). Bounded table. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -29,6 +34,7 @@ int gw_owner_add(struct gw_vh *vh, const char *id, int key)
 			;
 		if (i == vh->nowned)
 			return -1;
+		free(vh->owned[i].agent_socket);
 		memmove(&vh->owned[i], &vh->owned[i + 1],
 			(size_t)(vh->nowned - i - 1) * sizeof vh->owned[0]);
 		vh->nowned--;
@@ -37,7 +43,74 @@ int gw_owner_add(struct gw_vh *vh, const char *id, int key)
 	strcpy(o->id, id);
 	o->key = key;
 	o->live = 1;
+	o->agent_socket = NULL;
 	return 0;
+}
+
+void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path)
+{
+	for (int i = 0; i < vh->nowned; i++)
+		if (!strcmp(vh->owned[i].id, id)) {
+			free(vh->owned[i].agent_socket);
+			vh->owned[i].agent_socket = path && strlen(path) < 108 ? strdup(path) : NULL;
+		}
+}
+
+static int unix_connect(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof a.sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct)
+{
+	char via[64];
+	struct stat st;
+	int pfd, fd, e;
+
+	*direct = 0;
+	for (int i = 0; i < vh->nowned; i++) {
+		const char *path = vh->owned[i].agent_socket;
+		if (strcmp(vh->owned[i].id, sid) || !path)
+			continue;
+		if (!vh->owned[i].live)
+			break;
+		/* The socket's directory is shared with the sandbox, whose root
+		 * could put a symlink or some other file there: open it without
+		 * following links, check it is a socket, connect through the fd. */
+		pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+			if (pfd >= 0)
+				close(pfd);
+			break;   /* gone or odd: let the runner say why */
+		}
+		snprintf(via, sizeof via, "/proc/self/fd/%d", pfd);
+		fd = unix_connect(via);
+		e = errno;
+		close(pfd);
+		if (fd >= 0) {
+			*direct = 1;
+			return fd;
+		}
+		sbx_debug("%s: agent socket: %s; asking the runner", sid, strerror(e));
+		break;
+	}
+	/* the runner knows why (stopped, failed) and says so */
+	return unix_connect(vh->runner_socket);
 }
 
 void gw_owner_set_live(struct gw_vh *vh, const char *id, int live)
@@ -61,7 +134,7 @@ int gw_owner_count_live(struct gw_vh *vh, int key)
 static cJSON *runner_call(const char *path, const char *req)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { 5, 0 };
+	struct timeval tv = { 2, 0 };
 	struct sbx_buf in;
 	struct sbx_err err = { 0 };
 	unsigned char hdr[SBX_FRAME_HDR];
@@ -121,6 +194,9 @@ void gw_owner_sync(struct gw_vh *vh)
 				if (cJSON_IsString(st) && (!strcmp(st->valuestring, "stopped") ||
 							   !strcmp(st->valuestring, "failed")))
 					gw_owner_set_live(vh, id->valuestring, 0);
+				else
+					gw_owner_set_agent(vh, id->valuestring, cJSON_GetStringValue(
+						cJSON_GetObjectItemCaseSensitive(s, "agent_socket")));
 				n++;
 				break;
 			}
@@ -129,5 +205,33 @@ void gw_owner_sync(struct gw_vh *vh)
 		sbx_warn("runner %s: cannot list its sandboxes (ownership starts empty)", vh->runner_socket);
 	else if (n)
 		sbx_info("runner %s: %d sandbox(es) of known keys adopted", vh->runner_socket, n);
+	cJSON_Delete(o);
+}
+
+void gw_owner_refresh(struct gw_vh *vh)
+{
+	cJSON *o = runner_call(vh->runner_socket, "{\"op\":\"list\"}");
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(o, "sandboxes"), *s;
+
+	if (!cJSON_IsArray(list)) {
+		cJSON_Delete(o);
+		return;
+	}
+	for (int i = 0; i < vh->nowned; i++) {
+		int running = 0;
+		if (!vh->owned[i].live)
+			continue;
+		cJSON_ArrayForEach(s, list) {
+			const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "id"));
+			const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "status"));
+			if (id && st && !strcmp(id, vh->owned[i].id))
+				running = strcmp(st, "stopped") && strcmp(st, "failed");
+		}
+		if (!running) {
+			vh->owned[i].live = 0;
+			free(vh->owned[i].agent_socket);
+			vh->owned[i].agent_socket = NULL;
+		}
+	}
 	cJSON_Delete(o);
 }

@@ -73,6 +73,8 @@ static int one_sandbox(struct gw_req *r, const struct sbx_frame *f, int status)
 			cJSON_Delete(o);
 			return gw_resp_error(r, 503, "no_capacity", "gateway sandbox table full");
 		}
+		gw_owner_set_agent(r->vh, id->valuestring, cJSON_GetStringValue(
+			cJSON_GetObjectItemCaseSensitive(s, "agent_socket")));
 		r->vh->m.sandboxes_created++;
 	} else {
 		track(r, s);
@@ -129,6 +131,8 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 			      (long long)r->vh->max_timeout_ms);
 		return;
 	}
+	if (gw_owner_count_live(r->vh, r->key) >= r->vh->max_sandboxes_per_key)
+		gw_owner_refresh(r->vh);   /* some may have ended unseen */
 	if (gw_owner_count_live(r->vh, r->key) >= r->vh->max_sandboxes_per_key) {
 		cJSON_Delete(body);
 		gw_resp_error(r, 429, "limit_reached", "this key already has %d sandboxes",

@@ -30,31 +30,28 @@ static int queue_json(struct sbx_buf *b, const cJSON *o)
 
 struct gw_side *gw_side_open(struct gw_req *r, cJSON *agent_req, int keep)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct gw_side *s = calloc(1, sizeof *s);
 	cJSON *conn = cJSON_CreateObject();
-	int fd;
+	int fd = -1, direct = 0;
 
 	cJSON_AddStringToObject(conn, "op", "connect");
 	cJSON_AddStringToObject(conn, "id", r->sid);
 	cJSON_AddNumberToObject(conn, "port", 1024);
-	if (!s || strlen(r->vh->runner_socket) >= sizeof sa.sun_path)
+	if (!s)
 		goto fail;
 	sbx_buf_init(&s->out, 0);
 	sbx_buf_init(&s->in, 64 * 1024);
-	if (queue_json(&s->out, conn))
-		goto fail;
-	s->gate = s->out.len;
-	if (queue_json(&s->out, agent_req))
-		goto fail;
-	strcpy(sa.sun_path, r->vh->runner_socket);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+	fd = gw_agent_connect(r->vh, r->sid, &direct);
+	if (fd < 0) {
 		sbx_warn("side operation: runner %s: %s", r->vh->runner_socket, strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		goto fail;
 	}
+	if (!direct && queue_json(&s->out, conn))
+		goto fail;
+	s->gate = s->out.len;
+	s->agent = direct;   /* straight to the agent: no runner reply comes */
+	if (queue_json(&s->out, agent_req))
+		goto fail;
 	lws_adopt_desc_t ad = {
 		.vh = r->vh->vhost, .type = LWS_ADOPT_SOCKET,
 		.vh_prot_name = "gw-side", .parent = r->wsi, .opaque = s,
@@ -63,7 +60,8 @@ struct gw_side *gw_side_open(struct gw_req *r, cJSON *agent_req, int keep)
 	s->r = r;
 	s->keep = keep;
 	s->wsi = lws_adopt_descriptor_vhost_via_info(&ad);
-	if (!s->wsi)   /* lws closed the fd */
+	fd = -1;       /* lws owns it now, or closed it */
+	if (!s->wsi)
 		goto fail;
 	lws_set_opaque_user_data(s->wsi, s);
 	lws_callback_on_writable(s->wsi);
@@ -71,6 +69,8 @@ struct gw_side *gw_side_open(struct gw_req *r, cJSON *agent_req, int keep)
 	cJSON_Delete(agent_req);
 	return s;
 fail:
+	if (fd >= 0)
+		close(fd);
 	if (s) {
 		sbx_buf_free(&s->out);
 		sbx_buf_free(&s->in);
@@ -115,7 +115,17 @@ static int reply(struct gw_side *s, const struct sbx_frame *f)
 	cJSON *o = f->type == SBX_FRAME_JSON ?
 		sbx_json_parse_object(f->payload, f->len, &err) : NULL;
 	int ok = o && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"));
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(o, "error"), "code");
 
+	/* A stdin writer with nothing left to send is told `conflict` when
+	 * the command exits: that is the stream's normal end, not an error
+	 * for the client (the exit message says it all). */
+	if (!ok && s->agent && s->keep && !s->out.len && cJSON_IsString(code) &&
+	    !strcmp(code->valuestring, "conflict")) {
+		cJSON_Delete(o);
+		return -1;
+	}
 	if (!ok && s->r) {
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
 		cJSON *m = cJSON_CreateObject();

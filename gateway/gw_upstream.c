@@ -28,13 +28,22 @@ static int queue_json(struct gw_req *r, const cJSON *o)
 int gw_up_open(struct gw_req *r, cJSON *runner_req, cJSON *agent_req,
 	       gw_frame_cb cb)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = -1;
+	int fd = -1, direct = 0;
 
 	sbx_buf_init(&r->up_out, 0);
 	sbx_buf_init(&r->up_in, GW_UP_IN_CAP);
 	r->on_frame = cb;
-	if (queue_json(r, runner_req))
+	fd = agent_req ? gw_agent_connect(r->vh, r->sid, &direct) :
+			 gw_agent_connect(r->vh, "", &direct);
+	if (fd < 0) {
+		int e = errno;
+		r->vh->m.upstream_errors++;
+		sbx_warn("runner %s: %s", r->vh->runner_socket, strerror(e));
+		cJSON_Delete(runner_req);
+		cJSON_Delete(agent_req);
+		return gw_resp_error(r, 503, "no_capacity", "runner unavailable: %s", strerror(e));
+	}
+	if (!direct && queue_json(r, runner_req))
 		goto oom;
 	cJSON_Delete(runner_req);
 	runner_req = NULL;
@@ -48,18 +57,6 @@ int gw_up_open(struct gw_req *r, cJSON *runner_req, cJSON *agent_req,
 		agent_req = NULL;
 	}
 
-	if (strlen(r->vh->runner_socket) >= sizeof sa.sun_path)
-		return gw_resp_error(r, 500, "internal", "runner socket path too long");
-	strcpy(sa.sun_path, r->vh->runner_socket);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		r->vh->m.upstream_errors++;
-		sbx_warn("runner %s: %s", r->vh->runner_socket, strerror(e));
-		return gw_resp_error(r, 503, "no_capacity", "runner unavailable: %s", strerror(e));
-	}
 	lws_adopt_desc_t ad = {
 		.vh = r->vh->vhost, .type = LWS_ADOPT_SOCKET,
 		.vh_prot_name = "gw-upstream", .parent = r->wsi, .opaque = r,
@@ -69,10 +66,11 @@ int gw_up_open(struct gw_req *r, cJSON *runner_req, cJSON *agent_req,
 	if (!r->up)   /* lws closed the fd */
 		return gw_resp_error(r, 500, "internal", "cannot adopt runner socket");
 	lws_set_opaque_user_data(r->up, r);
-	r->up_phase = GW_UP_RUNNER;
+	r->up_phase = direct ? GW_UP_AGENT : GW_UP_RUNNER;
 	lws_callback_on_writable(r->up);
 	return 0;
 oom:
+	close(fd);
 	cJSON_Delete(runner_req);
 	cJSON_Delete(agent_req);
 	return gw_resp_error(r, 500, "internal", "out of memory");
@@ -231,8 +229,13 @@ int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		if (r && r->up == wsi) {
 			r->up = NULL;
 			if (r->ws) {
-				if (!r->ws_closing)
-					gw_resp_error(r, 502, "internal", "the sandbox ended the stream");
+				/* Said from the session's own WRITEABLE: when the
+				 * session itself is closing (lws closes children
+				 * first), that never comes, and nothing may follow
+				 * its close frame. */
+				r->ws_up_lost = 1;
+				if (r->wsi)
+					lws_callback_on_writable(r->wsi);
 			} else if (r->up_phase != GW_UP_DONE && !r->resp_ready)
 				gw_resp_error(r, 502, "internal", "upstream closed early");
 			else if (r->resp_ready && !r->resp_done) {

@@ -125,6 +125,10 @@ static int writeable(struct gw_req *r)
 	unsigned kind;
 	size_t n = 0;
 
+	if (r->ws_up_lost && !r->ws_closing) {
+		r->ws_up_lost = 0;
+		gw_resp_error(r, 502, "internal", "the sandbox ended the stream");
+	}
 	if (!r->resp.len)
 		return 0;
 	kind = sbx_buf_head(&r->resp)[0];
@@ -221,6 +225,7 @@ static int receive(struct gw_req *r, const unsigned char *in, size_t len)
 		return 0;
 	}
 	if (sbx_buf_append(&r->ws_text, in, len)) {
+		r->ws_closing = 1;
 		lws_close_reason(r->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
 				 (unsigned char *)"text message too large", 22);
 		return -1;
@@ -322,6 +327,10 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		return r && r->ws ? receive(r, in, len) : -1;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return r && r->ws ? writeable(r) : 0;
+	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+		if (r && r->ws)
+			r->ws_closing = 1;   /* lws answers the close; nothing after it */
+		return 0;
 	case LWS_CALLBACK_CLOSED:
 		if (r && r->ws) {
 			if (r->ws_counted)

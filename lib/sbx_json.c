@@ -4,6 +4,20 @@
 #include <math.h>
 #include <string.h>
 
+/* Length of the longest prefix of s, at most max bytes, that does not cut
+ * a UTF-8 sequence (error messages go out in JSON and WebSocket text). */
+static int utf8_prefix(const char *s, int max)
+{
+	int n = (int)strnlen(s, (size_t)max + 1);
+
+	if (n <= max)
+		return n;
+	n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
 /* cJSON keeps the first of duplicate keys while other parsers keep the last;
  * a request that means different things to different layers is refused. */
 static int has_duplicate_keys(const cJSON *node, const char **dup)
@@ -65,7 +79,7 @@ cJSON *sbx_json_parse_object(const void *p, size_t n, struct sbx_err *err)
 		return NULL;
 	}
 	if (has_duplicate_keys(root, &dup)) {
-		sbx_err_set(err, EINVAL, "duplicate key \"%.64s\"", dup);
+		sbx_err_set(err, EINVAL, "duplicate key \"%.*s\"", utf8_prefix(dup, 64), dup);
 		cJSON_Delete(root);
 		return NULL;
 	}
@@ -111,7 +125,10 @@ int sbx_json_get_i64(const cJSON *obj, const char *name, int64_t min,
 	d = v->valuedouble;
 	if (!isfinite(d) || d != floor(d))
 		return sbx_err_set(err, EINVAL, "field \"%s\" must be an integer", name);
-	if (d < (double)min || d > (double)max)
+	/* (double)INT64_MAX rounds up to 2^63, which would pass the range
+	 * check and overflow the cast: out of int64_t range is out of range */
+	if (d < (double)min || d > (double)max ||
+	    d >= 9223372036854775808.0 || d < -9223372036854775808.0)
 		return sbx_err_set(err, ERANGE,
 				   "field \"%s\" must be between %lld and %lld",
 				   name, (long long)min, (long long)max);

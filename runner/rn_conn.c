@@ -1,6 +1,7 @@
 #include "rn_conn.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -513,6 +514,7 @@ int rn_conn_sweep(void)
 {
 	int64_t now = rn_now_mono(), next = -1;
 	struct rn_conn **pp = &conns;
+	int freed = 0;
 
 	while (*pp) {
 		struct rn_conn *c = *pp;
@@ -529,12 +531,18 @@ int rn_conn_sweep(void)
 			sbx_buf_free(&c->hs);
 			free(c);
 			n_conns--;
+			freed++;
 			continue;
 		}
 		if (c->deadline && (next < 0 || c->deadline - now < next))
 			next = c->deadline - now;
 		pp = &c->next;
 	}
+	/* Bursts of connections leave their 256 KiB buffers in the heap as
+	 * a high-water mark (seen in the soak: +12 MiB idle to idle); give it
+	 * back once nothing is connected. */
+	if (freed && !n_conns)
+		malloc_trim(0);
 	return (int)next;
 }
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -166,6 +167,30 @@ static void json_getters_name_the_field(void **state)
 	cJSON_Delete(o);
 }
 
+static void json_edges_stay_defined(void **state)
+{
+	struct sbx_err err = { 0 };
+	const char *txt = "{\"a\":9223372036854775807,\"b\":-9223372036854775808,\"c\":1e300}";
+	cJSON *o = sbx_json_parse_object(txt, strlen(txt), &err);
+	int64_t n = 7;
+	char dup[200];
+
+	(void)state;
+	assert_non_null(o);
+	/* 2^63 (what 9223372036854775807 becomes as a double) is out of range,
+	 * never an overflowing cast */
+	assert_int_equal(sbx_json_get_i64(o, "a", 0, INT64_MAX, &n, &err), -1);
+	assert_int_equal(sbx_json_get_i64(o, "b", INT64_MIN, 0, &n, &err), 1);
+	assert_int_equal(sbx_json_get_i64(o, "c", 0, INT64_MAX, &n, &err), -1);
+	cJSON_Delete(o);
+	/* a long duplicate key cut in the message at a character boundary */
+	snprintf(dup, sizeof dup, "{\"%s\":1,\"%s\":2}",
+		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\u00e9\u00e9",
+		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\u00e9\u00e9");
+	assert_null(sbx_json_parse_object(dup, strlen(dup), &err));
+	assert_non_null(strstr(err.msg, "aaa\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -177,6 +202,7 @@ int main(void)
 		cmocka_unit_test(id_shape_and_uniqueness),
 		cmocka_unit_test(json_parse_errors_say_where),
 		cmocka_unit_test(json_getters_name_the_field),
+		cmocka_unit_test(json_edges_stay_defined),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
