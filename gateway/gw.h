@@ -22,6 +22,7 @@
 #define GW_OUTPUT_CAP    (1024 * 1024)        /* non-detached stdout/stderr each */
 #define GW_QUEUE_HIGH    (256 * 1024)         /* flow-control watermark */
 #define GW_CHUNK         (16 * 1024)          /* bytes per lws_write */
+#define GW_TOKEN_TTL_MS  (10 * 60 * 1000)     /* stream tokens */
 
 struct gw_owned {            /* which key created which sandbox */
 	char id[80];
@@ -47,7 +48,10 @@ struct gw_vh {
 	int nkeys;
 	char keys[GW_MAX_KEYS][GW_KEY_MAX];
 	char key_tags[GW_MAX_KEYS][33];   /* owner tags: a hash of each key */
+	unsigned char token_secret[32];   /* stream tokens' HMAC key */
+	struct gw_req *sessions;          /* open WebSocket sessions */
 	int max_sandboxes_per_key;
+	int creating[GW_MAX_KEYS];  /* creates sent to the runner, not answered */
 	int64_t max_timeout_ms;
 	struct gw_owned owned[GW_MAX_OWNED];
 	int nowned;
@@ -110,9 +114,11 @@ struct gw_req {
 	int ws_in_mid, ws_in_bin, ws_in_tagged;
 	struct sbx_buf ws_text;     /* a client text message being assembled */
 	struct gw_side *stdin_side;
+	struct gw_req *ws_next, *ws_prev;   /* on vh->sessions */
 	int64_t pending_cols, pending_rows;
 	/* ndjson logs (gw_logs.c) */
 	int logs_b64;
+	int create_pending;         /* counted in vh->creating[key] */
 	uint64_t logs_off;
 };
 
@@ -122,8 +128,13 @@ enum { GW_WS_STREAM = 1, GW_WS_PTY = 2 };
 int gw_auth_load_file(struct gw_vh *vh, const char *path, struct sbx_err *err);
 int gw_auth_add_list(struct gw_vh *vh, const char *csv);
 /* Index of the key the request presents (Bearer header, or access_token
- * query when allow_query), -1 when none matches. Constant time per key. */
-int gw_auth_check(struct gw_vh *vh, struct lws *wsi, int allow_query);
+ * query when allow_query: a key, or a stream token for sandbox sid), -1
+ * when none matches. Constant time per key. */
+int gw_auth_check(struct gw_vh *vh, struct lws *wsi, int allow_query, const char *sid);
+int gw_token_make(struct gw_vh *vh, int key, const char *sid, int64_t exp_ms,
+		  char *out, size_t outlen);
+/* Re-read the keys (SIGHUP): new ones are added, missing ones revoked. */
+int gw_auth_reload(struct gw_vh *vh, const char *keys_file, const char *env);
 
 /* gw_owner.c */
 int gw_owner_get(struct gw_vh *vh, const char *id);  /* key index or -1 */
@@ -132,6 +143,8 @@ void gw_owner_set_live(struct gw_vh *vh, const char *id, int live);
 int gw_owner_count_live(struct gw_vh *vh, int key);
 /* Remember where a sandbox's agent listens (from the runner's object). */
 void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path);
+/* A revoked key's sandboxes become nobody's. */
+void gw_owner_forget_key(struct gw_vh *vh, int key);
 /* A connected, non-blocking socket for a byte stream to a sandbox's agent:
  * straight to its socket when the runner told us where that is (no copy
  * through the runner), else to the runner's control socket, on which the
@@ -209,6 +222,8 @@ void gw_ws_output_flow(struct gw_req *r);
 void gw_ws_input_flow(struct gw_req *r);
 struct gw_side;
 void gw_ws_side_closed(struct gw_req *r, struct gw_side *s);
+/* End every open session of a revoked key. */
+void gw_ws_end_key(struct gw_vh *vh, int key);
 
 /* gw_stream.c: what a session does upstream */
 void gw_stream_start(struct gw_req *r);
@@ -226,6 +241,10 @@ int gw_side_callback(struct lws *wsi, enum lws_callback_reasons reason,
 
 /* gw_logs.c: GET .../logs as ndjson */
 void gw_logs_start(struct gw_req *r);
+/* Bytes as a valid UTF-8 C string (U+FFFD for invalid bytes and NUL), or
+ * as base64; malloc'd, NULL when out of memory. */
+char *gw_utf8_clean(const unsigned char *p, size_t n);
+char *gw_base64(const unsigned char *p, size_t n);
 
 /* gw_static.c: the web demo's files */
 int gw_web_dir_init(struct gw_vh *vh, const char *dir);

@@ -34,15 +34,14 @@ cJSON *gw_agent_json(struct gw_req *r, const struct sbx_frame *f, int need_ok)
 	return o;
 }
 
-static void add_text(cJSON *o, const char *name, struct sbx_buf *b)
+/* Output as JSON text: bytes that are not UTF-8, and NUL (which a cJSON
+ * string cannot hold), become U+FFFD; with "encoding":"base64" the exact
+ * bytes are given instead. */
+static void add_text(struct gw_req *r, cJSON *o, const char *name, struct sbx_buf *b)
 {
-	char *s = malloc(b->len + 1);
-	if (!s)
-		return;
-	if (b->len)
-		memcpy(s, sbx_buf_head(b), b->len);
-	s[b->len] = '\0';
-	cJSON_AddStringToObject(o, name, s);   /* NUL bytes end the text */
+	char *s = r->logs_b64 ? gw_base64(sbx_buf_head(b), b->len) :
+				gw_utf8_clean(sbx_buf_head(b), b->len);
+	cJSON_AddStringToObject(o, name, s ? s : "");
 	free(s);
 }
 
@@ -105,8 +104,10 @@ static int on_exec(struct gw_req *r, const struct sbx_frame *f)
 	cJSON_AddItemToObject(res, "exit_code", v ? v : cJSON_CreateNull());
 	v = cJSON_DetachItemFromObjectCaseSensitive(o, "signal");
 	cJSON_AddItemToObject(res, "signal", v ? v : cJSON_CreateNull());
-	add_text(res, "stdout", &r->out);
-	add_text(res, "stderr", &r->err);
+	add_text(r, res, "stdout", &r->out);
+	add_text(r, res, "stderr", &r->err);
+	if (r->logs_b64)
+		cJSON_AddStringToObject(res, "encoding", "base64");
 	cJSON_AddBoolToObject(res, "stdout_truncated", r->out_trunc);
 	cJSON_AddBoolToObject(res, "stderr_truncated", r->err_trunc);
 	int64_t now = gw_now_ms();
@@ -117,14 +118,16 @@ static int on_exec(struct gw_req *r, const struct sbx_frame *f)
 	return 1;
 }
 
-static const char *const exec_fields[] = { "cmd", "args", "cwd", "env" };
+static const char *const exec_fields[] = { "cmd", "args", "cwd", "env", "timeout_ms" };
 
 void gw_cmd_exec(struct gw_req *r, cJSON *body)
 {
 	struct sbx_err err = { 0 };
 	const char *cmd = NULL;
 	int sudo = 0, detached = 0;
+	const char *enc = NULL;
 	if (sbx_json_get_str(body, "cmd", &cmd, &err) < 0 ||
+	    sbx_json_get_str(body, "encoding", &enc, &err) < 0 ||
 	    sbx_json_get_bool(body, "sudo", &sudo, &err) < 0 ||
 	    sbx_json_get_bool(body, "detached", &detached, &err) < 0) {
 		cJSON_Delete(body);
@@ -136,6 +139,12 @@ void gw_cmd_exec(struct gw_req *r, cJSON *body)
 		gw_resp_error(r, 422, "invalid", "cmd is required");
 		return;
 	}
+	if (enc && strcmp(enc, "base64") && strcmp(enc, "text")) {
+		cJSON_Delete(body);
+		gw_resp_error(r, 422, "invalid", "encoding is base64 or text");
+		return;
+	}
+	r->logs_b64 = enc && !strcmp(enc, "base64");
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "exec");
 	gw_json_move_fields(a, body, exec_fields, sizeof exec_fields / sizeof exec_fields[0]);

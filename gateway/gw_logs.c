@@ -221,3 +221,43 @@ void gw_logs_start(struct gw_req *r)
 	cJSON_AddBoolToObject(a, "follow", follow);
 	gw_up_open(r, gw_connect_req(r), a, on_frame);
 }
+
+char *gw_utf8_clean(const unsigned char *p, size_t n)
+{
+	char *out = malloc(3 * n + 1), *d = out;   /* U+FFFD is 3 bytes */
+	size_t i = 0;
+
+	if (!out)
+		return NULL;
+	while (i < n) {
+		size_t k = p[i] ? utf8_seq(p + i, n - i) : 0;
+		if (!k) {
+			memcpy(d, "\xef\xbf\xbd", 3);
+			d += 3;
+			i++;
+			continue;
+		}
+		memcpy(d, p + i, k);
+		d += k;
+		i += k;
+	}
+	*d = '\0';
+	return out;
+}
+
+char *gw_base64(const unsigned char *p, size_t n)
+{
+	struct sbx_buf b;
+	char *out;
+
+	sbx_buf_init(&b, 0);
+	if (put_b64(&b, p, n) || sbx_buf_append(&b, "", 1)) {
+		sbx_buf_free(&b);
+		return NULL;
+	}
+	out = malloc(b.len);
+	if (out)
+		memcpy(out, sbx_buf_head(&b), b.len);
+	sbx_buf_free(&b);
+	return out;
+}

@@ -4,16 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <openssl/rand.h>
 #include "gw.h"
 #include "sbx_log.h"
 
-static volatile sig_atomic_t stop_flag;   /* the only global: set by signals */
+static volatile sig_atomic_t stop_flag, reload_flag;   /* set by signals */
 static struct lws_context *sig_ctx;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_flag = 1;
+	if (sig == SIGHUP)
+		reload_flag = 1;
+	else
+		stop_flag = 1;
 	if (sig_ctx)
 		lws_cancel_service(sig_ctx);
 }
@@ -76,6 +79,10 @@ int main(int argc, char **argv)
 	}
 	if (!vh.nkeys) {
 		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
+		return 1;
+	}
+	if (RAND_bytes(vh.token_secret, sizeof vh.token_secret) != 1) {
+		sbx_err_log("no randomness for the stream token secret");
 		return 1;
 	}
 	if (gw_web_dir_init(&vh, web_dir))
@@ -154,13 +161,19 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);   /* re-read the keys */
 	signal(SIGPIPE, SIG_IGN);
 	gw_owner_sync(&vh);
 	if (local_runner)
 		gw_local_runner_watch(ctx);
-	while (!stop_flag)
+	while (!stop_flag) {
 		if (lws_service(ctx, 0) < 0)
 			break;
+		if (reload_flag) {
+			reload_flag = 0;
+			gw_auth_reload(&vh, keys_file, getenv("SANDBOX_API_KEYS"));
+		}
+	}
 	sbx_info("stopping");
 	lws_context_destroy(ctx);
 	if (local_runner)

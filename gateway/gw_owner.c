@@ -235,3 +235,10 @@ void gw_owner_refresh(struct gw_vh *vh)
 	}
 	cJSON_Delete(o);
 }
+
+void gw_owner_forget_key(struct gw_vh *vh, int key)
+{
+	for (int i = 0; i < vh->nowned; i++)
+		if (vh->owned[i].key == key)
+			vh->owned[i].key = -1;
+}

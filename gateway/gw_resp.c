@@ -20,6 +20,8 @@ void gw_req_reset(struct gw_req *r)
 {
 	struct gw_vh *vh = r->vh;
 	struct lws *wsi = r->wsi;
+	if (r->create_pending && vh && r->key >= 0)
+		vh->creating[r->key]--;
 	gw_up_close(r);
 	sbx_buf_free(&r->body);
 	sbx_buf_free(&r->up_out);

@@ -9,7 +9,7 @@
 enum {
 	R_NONE, R_SBX_CREATE, R_SBX_LIST, R_SBX_GET, R_SBX_DELETE, R_SBX_EXTEND,
 	R_CMD_EXEC, R_CMD_LIST, R_CMD_GET, R_CMD_KILL, R_CMD_STDIN,
-	R_FILE_PUT, R_FILE_GET, R_FILE_MKDIR, R_FILE_LIST, R_CMD_LOGS, R_WS_ONLY,
+	R_FILE_PUT, R_FILE_GET, R_FILE_MKDIR, R_FILE_LIST, R_CMD_LOGS, R_WS_ONLY, R_TOKEN,
 };
 
 static int is_id_char(char c)
@@ -64,6 +64,8 @@ static int pick(struct gw_req *r)
 		return m(r, "POST") ? R_SBX_EXTEND : -2;
 	if (!strcmp(seg, "pty") && end)
 		return R_WS_ONLY;
+	if (!strcmp(seg, "token") && end)
+		return m(r, "POST") ? R_TOKEN : -2;
 	if (!strcmp(seg, "files")) {
 		if (end)
 			return m(r, "PUT") ? R_FILE_PUT : m(r, "GET") ? R_FILE_GET : -2;
@@ -133,6 +135,21 @@ static void dispatch(struct gw_req *r, cJSON *body)
 	}
 	case R_FILE_GET: gw_files_get(r); return;
 	case R_CMD_LOGS: gw_logs_start(r); return;
+	case R_TOKEN: {
+		/* a stream token for WebSocket URLs (docs/api.md) */
+		char t[128];
+		int64_t exp = gw_now_ms() + GW_TOKEN_TTL_MS;
+		cJSON *o = cJSON_CreateObject();
+		if (gw_token_make(r->vh, r->key, r->sid, exp, t, sizeof t)) {
+			cJSON_Delete(o);
+			gw_resp_error(r, 500, "internal", "cannot make a token");
+			return;
+		}
+		cJSON_AddStringToObject(o, "token", t);
+		cJSON_AddNumberToObject(o, "expires_at", (double)exp);
+		gw_resp_json(r, 201, o);
+		return;
+	}
 	case R_WS_ONLY:
 		gw_resp_error(r, 426, "upgrade_required", "this endpoint is a WebSocket (send Upgrade: websocket)");
 		return;
@@ -167,7 +184,7 @@ void gw_route(struct gw_req *r)
 		gw_resp_error(r, 404, "not_found", "no such endpoint");
 		return;
 	}
-	r->key = gw_auth_check(r->vh, r->wsi, 0);
+	r->key = gw_auth_check(r->vh, r->wsi, 0, NULL);
 	if (r->key < 0) {
 		gw_resp_error(r, 401, "unauthorized", "missing or unknown API key (Authorization: Bearer <key>)");
 		return;

@@ -131,9 +131,14 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 			      (long long)r->vh->max_timeout_ms);
 		return;
 	}
-	if (gw_owner_count_live(r->vh, r->key) >= r->vh->max_sandboxes_per_key)
+	/* creates still on their way count too, or a burst of them would all
+	 * pass the check before the first is answered */
+	int have = gw_owner_count_live(r->vh, r->key) + r->vh->creating[r->key];
+	if (have >= r->vh->max_sandboxes_per_key) {
 		gw_owner_refresh(r->vh);   /* some may have ended unseen */
-	if (gw_owner_count_live(r->vh, r->key) >= r->vh->max_sandboxes_per_key) {
+		have = gw_owner_count_live(r->vh, r->key) + r->vh->creating[r->key];
+	}
+	if (have >= r->vh->max_sandboxes_per_key) {
 		cJSON_Delete(body);
 		gw_resp_error(r, 429, "limit_reached", "this key already has %d sandboxes",
 			      r->vh->max_sandboxes_per_key);
@@ -146,6 +151,8 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	cJSON_Delete(body);
 	cJSON_AddStringToObject(req, "owner", r->vh->key_tags[r->key]);
 	r->route_kind = 1;
+	r->vh->creating[r->key]++;
+	r->create_pending = 1;
 	gw_up_open(r, req, NULL, on_create);
 }
 

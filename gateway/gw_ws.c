@@ -287,7 +287,7 @@ static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 	if (!kind) {
 		return reject(wsi, 404, "not_found", "no such WebSocket endpoint");
 	}
-	key = gw_auth_check(vh, wsi, 1);
+	key = gw_auth_check(vh, wsi, 1, r->sid);
 	if (key < 0) {
 		return reject(wsi, 401, "unauthorized", "missing or unknown API key (access_token=)");
 	}
@@ -314,6 +314,11 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			return -1;
 		r->vh->m.ws_open++;
 		r->ws_counted = 1;
+		r->ws_prev = NULL;
+		r->ws_next = r->vh->sessions;
+		if (r->ws_next)
+			r->ws_next->ws_prev = r;
+		r->vh->sessions = r;
 		r->t0_us = (int64_t)lws_now_usecs();
 		sbx_buf_init(&r->resp, 0);
 		sbx_buf_init(&r->ws_text, WS_TEXT_MAX);
@@ -333,8 +338,15 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		return 0;
 	case LWS_CALLBACK_CLOSED:
 		if (r && r->ws) {
-			if (r->ws_counted)
+			if (r->ws_counted) {
 				r->vh->m.ws_open--;
+				if (r->ws_prev)
+					r->ws_prev->ws_next = r->ws_next;
+				else
+					r->vh->sessions = r->ws_next;
+				if (r->ws_next)
+					r->ws_next->ws_prev = r->ws_prev;
+			}
 			sbx_info("ws close %s %lld ms", r->ws == GW_WS_PTY ? "pty" : "stream",
 				 (long long)((lws_now_usecs() - (lws_usec_t)r->t0_us) / 1000));
 			gw_side_detach(r->stdin_side);
@@ -344,4 +356,13 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	default:
 		return 0;
 	}
+}
+
+void gw_ws_end_key(struct gw_vh *vh, int key)
+{
+	for (struct gw_req *r = vh->sessions; r; r = r->ws_next)
+		if (r->key == key && !r->ws_closing) {
+			gw_up_close(r);
+			gw_ws_fail(r, 401, "unauthorized", "the API key was revoked");
+		}
 }

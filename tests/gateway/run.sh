@@ -164,6 +164,35 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	grep -q "$(printf '%s' key-two)" "$T/gw.restart.log" && bad "gateway restart: key in log" || true
 	code -H 'Authorization: Bearer key-two' -X DELETE http://127.0.0.1:$port/v1/sandboxes/$rid >/dev/null
 
+	# SIGHUP re-reads the keys: a removed key is refused at once and its open
+	# streams end; an added key works
+	port=$((port + 1))
+	printf 'key-a\nkey-b\n' >"$T/keys"
+	bin/sandbox-gateway --port $port --runner-socket "$T/r.sock" --keys-file "$T/keys" >>"$T/gw.hup.log" 2>&1 &
+	hgw=$!; pids+=($hgw)
+	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	code -H 'Authorization: Bearer key-b' -d '{}' http://127.0.0.1:$port/v1/sandboxes >/dev/null
+	hid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
+	code -H 'Authorization: Bearer key-b' -d '{"cmd":"sleep","args":["30"],"detached":true}' http://127.0.0.1:$port/v1/sandboxes/$hid/commands >/dev/null
+	hcid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
+	timeout 20 node -e '
+		const WebSocket = require("ws"); const t0 = Date.now();
+		const ws = new WebSocket(process.argv[1]);
+		let msg = "";
+		ws.on("message", (d) => { msg = d.toString(); });
+		ws.on("close", (c) => { console.log(c, msg.includes("revoked"), Date.now() - t0 > 500); });
+	' "ws://127.0.0.1:$port/v1/sandboxes/$hid/commands/$hcid/stream?access_token=key-b" >"$T/hup.out" 2>&1 &
+	hnode=$!
+	sleep 1
+	printf 'key-a\nkey-c\n' >"$T/keys"
+	kill -HUP $hgw
+	sleep 0.5
+	check "SIGHUP: a removed key is refused" "$(code -H 'Authorization: Bearer key-b' http://127.0.0.1:$port/v1/sandboxes)" 401
+	check "SIGHUP: an added key works" "$(code -H 'Authorization: Bearer key-c' http://127.0.0.1:$port/v1/sandboxes)" 200
+	wait $hnode
+	check "SIGHUP: the removed key's stream ends (close 4401, revoked)" "$(cat "$T/hup.out")" "4401 true true"
+	check "SIGHUP: the gateway is still up" "$(code http://127.0.0.1:$port/healthz)" 200
+
 	# the embedded default: no --runner-socket, the gateway runs its own
 	# runner; SIGTERM stops it all and leaves no runtime dir or process
 	port=$((port + 1))

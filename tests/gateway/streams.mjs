@@ -178,6 +178,22 @@ async function main() {
     await api('POST', `/v1/sandboxes/${sid}/commands/${k}/kill`, { signal: 'SIGKILL' });
   }
 
+  // 6b. stream tokens: what a browser puts in the URL instead of the key
+  {
+    const k = await run(sid, 'sh', ['-c', 'echo tok']);
+    const t = await api('POST', `/v1/sandboxes/${sid}/token`);
+    const s1 = await subscribe(sid, k, { key: t.json?.token }).done;
+    const other = await api('POST', '/v1/sandboxes', {});
+    const s2 = await subscribe(other.json.id, 'cmd_x', { key: t.json?.token }).done;
+    const rest = await api('GET', `/v1/sandboxes/${sid}`, undefined, t.json?.token);
+    const forged = await subscribe(sid, k, { key: t.json?.token.replace(/.$/, (c) => (c === '0' ? '1' : '0')) }).done;
+    result('stream token: opens its sandbox\'s streams only, not REST, not when altered',
+      t.status === 201 && /^st\./.test(t.json.token) && t.json.expires_at > Date.now() &&
+      joined(s1).toString() === 'tok\n' && s2.status === 401 && rest.status === 401 && forged.status === 401,
+      JSON.stringify({ t: t.status, s1: joined(s1).toString(), s2: s2.status, rest: rest.status, forged: forged.status }));
+    await api('DELETE', `/v1/sandboxes/${other.json.id}`);
+  }
+
   // 7. ndjson logs
   {
     const cid = await run(sid, 'sh', ['-c', 'printf "a\\000b\\n"; sleep 0.4; printf "\\377x" >&2']);
