@@ -143,7 +143,7 @@ void gw_owner_set_live(struct gw_vh *vh, const char *id, int live);
 int gw_owner_count_live(struct gw_vh *vh, int key);
 /* Remember where a sandbox's agent listens (from the runner's object). */
 void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path);
-/* A revoked key's sandboxes become nobody's. */
+/* A revoked key's sandboxes are stopped and become nobody's (blocking). */
 void gw_owner_forget_key(struct gw_vh *vh, int key);
 /* A connected, non-blocking socket for a byte stream to a sandbox's agent:
  * straight to its socket when the runner told us where that is (no copy

@@ -238,7 +238,24 @@ void gw_owner_refresh(struct gw_vh *vh)
 
 void gw_owner_forget_key(struct gw_vh *vh, int key)
 {
-	for (int i = 0; i < vh->nowned; i++)
-		if (vh->owned[i].key == key)
-			vh->owned[i].key = -1;
+	int stopped = 0;
+
+	for (int i = 0; i < vh->nowned; i++) {
+		struct gw_owned *o = &vh->owned[i];
+		if (o->key != key)
+			continue;
+		/* nobody could reach (or stop) them any more: they stop now */
+		if (o->live) {
+			char req[160];
+			snprintf(req, sizeof req, "{\"op\":\"stop\",\"id\":\"%s\"}", o->id);
+			cJSON_Delete(runner_call(vh->runner_socket, req));
+			o->live = 0;
+			stopped++;
+		}
+		free(o->agent_socket);
+		o->agent_socket = NULL;
+		o->key = -1;
+	}
+	if (stopped)
+		sbx_info("revoked key %d: %d sandbox(es) stopped", key, stopped);
 }
