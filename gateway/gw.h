@@ -110,7 +110,7 @@ struct gw_req {
 	uint64_t resp_bytes;
 	/* WebSocket sessions (gw_ws.c): r->resp is the message queue */
 	int ws;                     /* GW_WS_STREAM or GW_WS_PTY */
-	int ws_counted, ws_closing, ws_paused, ws_up_lost;
+	int ws_counted, ws_closing, ws_paused, ws_up_lost, ws_drop;
 	int ws_in_mid, ws_in_bin, ws_in_tagged;
 	struct sbx_buf ws_text;     /* a client text message being assembled */
 	struct gw_side *stdin_side;

@@ -229,13 +229,25 @@ int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		if (r && r->up == wsi) {
 			r->up = NULL;
 			if (r->ws) {
-				/* Said from the session's own WRITEABLE: when the
-				 * session itself is closing (lws closes children
-				 * first), that never comes, and nothing may follow
-				 * its close frame. */
-				r->ws_up_lost = 1;
-				if (r->wsi)
-					lws_callback_on_writable(r->wsi);
+				/* Two ways to get here: the sandbox side went away
+				 * (EOF or an error on the socket), or lws closes this
+				 * child because the session itself is closing, after
+				 * its close frame, which nothing may follow. Only the
+				 * socket tells them apart. */
+				char c;
+				int fd = lws_get_socket_fd(wsi);
+				ssize_t n = fd >= 0 ? recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) : 0;
+				if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+					r->ws_up_lost = 1;
+					if (r->wsi)
+						lws_callback_on_writable(r->wsi);
+				} else {
+					/* lws failed the session (its close frame is
+					 * out): finish the failing by closing it */
+					r->ws_closing = r->ws_drop = 1;
+					if (r->wsi)
+						lws_callback_on_writable(r->wsi);
+				}
 			} else if (r->up_phase != GW_UP_DONE && !r->resp_ready)
 				gw_resp_error(r, 502, "internal", "upstream closed early");
 			else if (r->resp_ready && !r->resp_done) {

@@ -125,6 +125,8 @@ static int writeable(struct gw_req *r)
 	unsigned kind;
 	size_t n = 0;
 
+	if (r->ws_drop)
+		return -1;
 	if (r->ws_up_lost && !r->ws_closing) {
 		r->ws_up_lost = 0;
 		gw_resp_error(r, 502, "internal", "the sandbox ended the stream");
@@ -251,6 +253,7 @@ static int receive(struct gw_req *r, const unsigned char *in, size_t len)
  * (lws_return_http_status does the same, with an HTML body). */
 static int reject(struct lws *wsi, unsigned status, const char *code, const char *msg)
 {
+	static const unsigned char v13[] = "13";
 	unsigned char buf[LWS_PRE + 1024];
 	unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf;
 	char body[512];
@@ -258,6 +261,7 @@ static int reject(struct lws *wsi, unsigned status, const char *code, const char
 			 "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}\n", code, msg);
 
 	if (lws_add_http_common_headers(wsi, status, "application/json", (lws_filepos_t)n, &p, end) ||
+	    (status == 426 && lws_add_http_header_by_token(wsi, WSI_TOKEN_VERSION, v13, 2, &p, end)) ||
 	    lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
 					 (const unsigned char *)"close", 5, &p, end) ||
 	    lws_finalize_http_header(wsi, &p, end) || end - p < n)
@@ -277,6 +281,10 @@ static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 
 	r->vh = vh;
 	r->wsi = wsi;
+	/* lws 4.1 upgrades any version; RFC 6455 4.2.2 says refuse with the
+	 * one we speak */
+	if (lws_hdr_copy(wsi, seg, sizeof seg, WSI_TOKEN_VERSION) <= 0 || strcmp(seg, "13"))
+		return reject(wsi, 426, "upgrade_required", "WebSocket version 13 only");
 	n = lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI);
 	if (n > 0 && sscanf(uri, "/v1/sandboxes/%79[A-Za-z0-9_-]/commands/%79[A-Za-z0-9_-]/%15s",
 			    r->sid, r->cid, seg) == 3 && !strcmp(seg, "stream"))

@@ -38,6 +38,7 @@ fi
 python3 tests/wsconf/wsconf.py "http://127.0.0.1:$port" "$KEY" "$sid" | tee "$T/out"
 line=$(tail -1 "$T/out")
 p=$(echo "$line" | sed -nE 's/^([0-9]+) passed.*/\1/p') f=$(echo "$line" | sed -nE 's/.*passed, ([0-9]+) failed.*/\1/p')
+s=$(echo "$line" | sed -nE 's/.*failed, ([0-9]+) skipped.*/\1/p'); s=${s:-0}
 [ -n "$p" ] || { p=0 f=1; echo "FAIL: wsconf.py did not finish"; }
 if kill -0 $gw 2>/dev/null; then p=$((p + 1)); echo "PASS: the gateway is alive at the end"
 else f=$((f + 1)); echo "FAIL: the gateway died"; tail -20 "$T/gw.log"; fi
@@ -45,5 +46,5 @@ if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T/gw.log"; then
 	f=$((f + 1)); echo "FAIL: sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T/gw.log" | head -40
 else p=$((p + 1)); echo "PASS: no sanitizer report"; fi
 curl -s -m 30 -X DELETE -H "Authorization: Bearer $KEY" "http://127.0.0.1:$port/v1/sandboxes/$sid" >/dev/null
-echo "$p passed, $f failed"
+echo "$p passed, $f failed, $s skipped"
 [ "$f" = 0 ]
