@@ -27,7 +27,9 @@ export class SandboxError extends Error {
 
 /** One API key at one gateway; makes and finds sandboxes. */
 export class SandboxClient {
-	constructor({ baseUrl, apiKey, WebSocket, fetch } = {}) {
+	/** streamTokens (default true): WebSocket URLs carry a short-lived token of the sandbox
+	 *  (POST .../token, docs/api.md) instead of the API key, where the gateway has them. */
+	constructor({ baseUrl, apiKey, WebSocket, fetch, streamTokens = true } = {}) {
 		const origin = globalThis.location ? globalThis.location.origin : undefined;
 		this.baseUrl = String(baseUrl || origin || '').replace(/\/+$/, '');
 		if (!this.baseUrl) throw new TypeError('baseUrl is required outside a browser');
@@ -35,6 +37,7 @@ export class SandboxClient {
 		this.apiKey = apiKey;
 		this.WebSocket = WebSocket || globalThis.WebSocket;
 		this.fetch = fetch || globalThis.fetch.bind(globalThis);
+		this.streamTokens = streamTokens;
 	}
 
 	/** A request to the REST API; JSON in and out unless `raw` asks for the Response. */
@@ -57,18 +60,19 @@ export class SandboxClient {
 		return res.json();
 	}
 
-	/** ws:// or wss:// URL of an API path, with the key as access_token (browsers cannot set headers). */
-	socketUrl(path, params = {}) {
+	/** ws:// or wss:// URL of an API path with `token` (default: the API key) as access_token:
+	 *  browsers cannot set headers on a WebSocket. */
+	socketUrl(path, params = {}, token = this.apiKey) {
 		const u = new URL(this.baseUrl + path);
 		u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
 		for (const [k, v] of Object.entries(params)) if (v !== undefined) u.searchParams.set(k, String(v));
-		u.searchParams.set('access_token', this.apiKey);
+		u.searchParams.set('access_token', token);
 		return u.toString();
 	}
 
-	openSocket(path, params) {
+	openSocket(path, params, token) {
 		if (!this.WebSocket) throw new TypeError('no WebSocket implementation: pass options.WebSocket');
-		const ws = new this.WebSocket(this.socketUrl(path, params));
+		const ws = new this.WebSocket(this.socketUrl(path, params, token));
 		ws.binaryType = 'arraybuffer';
 		return ws;
 	}
@@ -108,6 +112,29 @@ export class Sandbox {
 	timeLeft(now = Date.now()) { return Math.max(0, (this.info.expires_at || 0) - now); }
 
 	path(rest = '') { return `/v1/sandboxes/${encodeURIComponent(this.id)}${rest}`; }
+
+	/**
+	 * What goes in this sandbox's WebSocket URLs: a stream token (valid for this sandbox's
+	 * sockets only, for 10 minutes; fetched again a minute before it ends), so the API key
+	 * stays out of URLs and logs. The API key where the gateway has no tokens.
+	 */
+	async streamToken() {
+		if (!this.client.streamTokens || this.noStreamTokens) return this.client.apiKey;
+		if (this.token && this.token.expires_at - Date.now() > 60000) return this.token.token;
+		try {
+			this.token = await this.client.request('POST', this.path('/token'));
+			return this.token.token;
+		} catch (e) {
+			if (e.status !== 404 && e.status !== 405) throw e;
+			this.noStreamTokens = true; // an older gateway: the key itself is accepted
+			return this.client.apiKey;
+		}
+	}
+
+	/** A WebSocket on one of this sandbox's endpoints (rest: '/pty', '/commands/{cid}/stream'). */
+	async openSocket(rest, params) {
+		return this.client.openSocket(this.path(rest), params, await this.streamToken());
+	}
 
 	async refresh() {
 		this.info = await this.client.request('GET', this.path());
@@ -155,7 +182,8 @@ export class Sandbox {
 	 * since = bytes received, so nothing is lost or doubled.
 	 */
 	logs(cid, { since = 0, maxReconnects = 8 } = {}) {
-		return new CommandStream(this.client, this.path(`/commands/${encodeURIComponent(cid)}/stream`), { since, maxReconnects });
+		const path = `/commands/${encodeURIComponent(cid)}/stream`;
+		return new CommandStream((params) => this.openSocket(path, params), { since, maxReconnects });
 	}
 
 	async kill(cid, signal = 'SIGTERM') {
@@ -171,7 +199,7 @@ export class Sandbox {
 
 	/** A terminal: {cmd='bash', cols=80, rows=24}; see PtySession. */
 	pty({ cmd = 'bash', cols = 80, rows = 24 } = {}) {
-		return new PtySession(this.client.openSocket(this.path('/pty'), { cmd, cols, rows }));
+		return new PtySession(this.openSocket('/pty', { cmd, cols, rows }));
 	}
 
 	async extendTimeout(durationMs) {

@@ -32,10 +32,11 @@ export function messageBytes(data) {
 }
 
 export class CommandStream {
-	/** client: a SandboxClient; path: the stream's API path; since: bytes the caller already has. */
-	constructor(client, path, { since = 0, maxReconnects = 8 } = {}) {
-		this.client = client;
-		this.path = path;
+	/** connect(params): a promise of a WebSocket on the stream with those query parameters;
+	 *  since: bytes the caller already has. */
+	constructor(connect, { since = 0, maxReconnects = 8 } = {}) {
+		this.connect = connect;
+		this.attempt = 0;            // numbers socket openings; a stale one is dropped
 		this.received = since;       // chunk bytes delivered so far (the resume offset)
 		this.maxReconnects = maxReconnects;
 		this.reconnects = 0;         // how many times a socket was reopened
@@ -50,8 +51,20 @@ export class CommandStream {
 		this.open();
 	}
 
-	open() {
-		const ws = this.client.openSocket(this.path, { since: this.received });
+	async open() {
+		const attempt = ++this.attempt;
+		let ws;
+		try {
+			ws = await this.connect({ since: this.received });
+		} catch (e) {
+			// No socket at all (the token request failed): the same decision as a dropped one.
+			if (!this.ended && attempt === this.attempt) this.onClose({ code: 0, reason: e.message }, e);
+			return;
+		}
+		if (this.ended || attempt !== this.attempt) {
+			try { ws.close(1000); } catch { /* never opened */ }
+			return;
+		}
 		this.ws = ws;
 		const openTimer = setTimeout(() => { if (ws === this.ws && ws.readyState === 0) ws.close(); }, OPEN_TIMEOUT_MS);
 		ws.onopen = () => {
@@ -89,10 +102,11 @@ export class CommandStream {
 		this.failures = 0;
 	}
 
-	onClose(ev) {
+	onClose(ev, error = null) {
 		this.ws = null;
 		if (this.ended) return;
 		if (this.exit) return this.finish();
+		if (error && error.status >= 400 && error.status < 500) return this.finish(error);
 		if (isFatalClose(ev.code)) {
 			const e = this.lastError || {};
 			const err = new Error(`command stream refused (close ${ev.code}${e.code ? `, ${e.code}: ${e.message}` : ''})`);
@@ -145,6 +159,7 @@ export class CommandStream {
 	close() {
 		const ws = this.ws;
 		this.ws = null;
+		this.attempt++; // a socket still being opened is closed when it comes
 		if (ws) {
 			ws.onmessage = ws.onclose = ws.onopen = null;
 			try { ws.close(1000); } catch { /* already closed */ }

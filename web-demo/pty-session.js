@@ -5,37 +5,47 @@
 import { messageBytes } from './command-stream.js';
 
 export class PtySession {
-	constructor(ws) {
-		this.ws = ws;
+	/** socket: a WebSocket, or a promise of one (it may wait for a stream token). */
+	constructor(socket) {
+		this.ws = null;
 		this.exit = null;
+		this.closing = false;
 		this.listeners = { data: [], exit: [], error: [], close: [] };
-		this.opened = new Promise((resolve, reject) => {
-			ws.onopen = () => resolve(this);
-			this.rejectOpen = reject;
-		});
-		this.opened.catch(() => {}); // a caller that never awaits it must not see an unhandled rejection
-		this.closed = new Promise((resolve) => {
-			ws.onclose = (ev) => {
-				this.rejectOpen(new Error(`terminal socket closed before it opened (code ${ev.code})`));
-				this.emit('close', { code: ev.code, reason: ev.reason });
-				resolve({ code: ev.code, reason: ev.reason });
-			};
-		});
-		ws.onerror = () => { /* the close event follows */ };
-		ws.onmessage = (ev) => {
-			if (typeof ev.data === 'string') {
-				let msg;
-				try { msg = JSON.parse(ev.data); } catch { return; }
-				if (msg.type === 'exit') {
-					this.exit = msg;
-					this.emit('exit', msg);
-				} else if (msg.type === 'error') {
-					this.emit('error', msg.error || {});
-				}
-				return;
-			}
-			this.emit('data', messageBytes(ev.data));
+		let closedWith;
+		this.closed = new Promise((resolve) => { closedWith = resolve; });
+		const ended = (info) => {
+			if (this.ended) return;
+			this.ended = true;
+			this.emit('close', info);
+			closedWith(info);
 		};
+		this.opened = Promise.resolve(socket).then((ws) => new Promise((resolve, reject) => {
+			this.ws = ws;
+			ws.onopen = () => resolve(this);
+			ws.onerror = () => { /* the close event follows */ };
+			ws.onclose = (ev) => {
+				reject(new Error(`terminal socket closed before it opened (code ${ev.code})`));
+				ended({ code: ev.code, reason: ev.reason });
+			};
+			ws.onmessage = (ev) => this.onMessage(ev.data);
+			if (this.closing) ws.close(1000);
+		}));
+		this.opened.catch((e) => ended({ code: 0, reason: e.message })); // also: no unhandled rejection
+	}
+
+	onMessage(data) {
+		if (typeof data === 'string') {
+			let msg;
+			try { msg = JSON.parse(data); } catch { return; }
+			if (msg.type === 'exit') {
+				this.exit = msg;
+				this.emit('exit', msg);
+			} else if (msg.type === 'error') {
+				this.emit('error', msg.error || {});
+			}
+			return;
+		}
+		this.emit('data', messageBytes(data));
 	}
 
 	/** event: 'data' (Uint8Array of terminal output), 'exit' ({exit_code, signal}), 'error' ({code, message}), 'close' ({code, reason}). */
@@ -46,7 +56,7 @@ export class PtySession {
 
 	emit(event, arg) { for (const fn of this.listeners[event]) fn(arg); }
 
-	get isOpen() { return this.ws.readyState === 1; }
+	get isOpen() { return !!this.ws && this.ws.readyState === 1; }
 
 	/** Keystrokes: a string (sent as UTF-8) or bytes. */
 	write(data) {
@@ -61,7 +71,10 @@ export class PtySession {
 	resume() { this.sendControl({ type: 'resume' }); }
 
 	close() {
-		try { this.ws.close(1000); } catch { /* already closed */ }
+		this.closing = true;
+		if (this.ws) {
+			try { this.ws.close(1000); } catch { /* already closed */ }
+		}
 		return this.closed;
 	}
 }

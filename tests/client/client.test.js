@@ -8,7 +8,12 @@ import { test, run } from './harness.js';
 
 const baseUrl = process.env.GW_URL;
 const apiKey = process.env.GW_KEY;
-const client = new SandboxClient({ baseUrl, apiKey, WebSocket });
+// Every WebSocket URL the client opens, to check what they carry.
+const socketUrls = [];
+class RecordingWebSocket extends WebSocket {
+	constructor(url, ...rest) { socketUrls.push(String(url)); super(url, ...rest); }
+}
+const client = new SandboxClient({ baseUrl, apiKey, WebSocket: RecordingWebSocket });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const text = (bytes) => Buffer.from(bytes).toString('utf8');
 let sbx;
@@ -58,7 +63,7 @@ test('RenderWatermark: pause above the high mark, resume below the low one, no f
 });
 
 test('create: a running sandbox with a preview route for port 3000', async () => {
-	sbx = await createSandbox({ baseUrl, apiKey, WebSocket, ports: [3000], timeout_ms: 300000 });
+	sbx = await createSandbox({ baseUrl, apiKey, WebSocket: RecordingWebSocket, ports: [3000], timeout_ms: 300000 });
 	assert.match(sbx.id, /^sbx_/);
 	assert.equal(sbx.status, 'running');
 	const url = new URL(sbx.domain(3000));
@@ -244,6 +249,33 @@ test('pty flow control: pause stops the output of `yes`, resume restarts it, Ctr
 	term.write('echo flow-$((40+2))\r');
 	await waitForScreen(term, /flow-42/, 15000);
 	await term.close();
+});
+
+test('WebSocket URLs carry a stream token of the sandbox, never the API key; without tokens the key works', async () => {
+	assert.ok(socketUrls.length >= 10, `${socketUrls.length} sockets opened`);
+	for (const u of socketUrls) {
+		const token = new URL(u).searchParams.get('access_token');
+		assert.notEqual(token, apiKey, u);
+		assert.ok(!u.includes(apiKey), u);
+		assert.match(token, /^st\./);
+	}
+	const plain = await new SandboxClient({ baseUrl, apiKey, WebSocket: RecordingWebSocket, streamTokens: false }).get(sbx.id);
+	const before = socketUrls.length;
+	const cmd = await plain.runCommand({ cmd: 'echo', args: ['keyed'], detached: true });
+	const events = await collect(cmd.logs());
+	assert.equal(streamText(events, 'stdout'), 'keyed\n');
+	assert.equal(new URL(socketUrls[before]).searchParams.get('access_token'), apiKey);
+	// A token is for its own sandbox only.
+	const other = await client.create({ timeout_ms: 60000 });
+	try {
+		const stolen = await sbx.streamToken();
+		const ws = new WebSocket(client.socketUrl(other.path('/pty'), {}, stolen));
+		const code = await new Promise((r) => { ws.on('unexpected-response', (_, res) => r(res.statusCode)); ws.on('open', () => r('open')); ws.on('error', () => {}); });
+		assert.ok(code === 401 || code === 404, `another sandbox's token gave ${code}`);
+		ws.terminate();
+	} finally {
+		await other.stop();
+	}
 });
 
 test('extendTimeout moves expires_at later', async () => {

@@ -27,7 +27,9 @@ page.on('pageerror', (e) => pageErrors.push(e.message));
 page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
 // Text messages the page sends on terminal sockets (resize, pause, resume).
 const ptyControl = [];
+const socketUrls = [];
 page.on('websocket', (ws) => {
+	socketUrls.push(ws.url());
 	if (ws.url().includes('/pty')) ws.on('framesent', (f) => { if (typeof f.payload === 'string') ptyControl.push(f.payload); });
 });
 const shot = (name) => page.screenshot({ path: join(ARTIFACTS, name) });
@@ -370,8 +372,10 @@ test('under libwebsockets\' strict Content-Security-Policy the editor and termin
 	}
 });
 
-test('no script errors on the page', async () => {
+test('no script errors on the page; no WebSocket URL carried the API key', async () => {
 	assert.deepEqual(pageErrors, []);
+	assert.ok(socketUrls.length >= 5, `${socketUrls.length} sockets`);
+	for (const u of socketUrls) assert.ok(!u.includes(GW_KEY) && /access_token=st\./.test(u), u);
 });
 
 const ok = await run();
