@@ -253,7 +253,11 @@ int gw_static_try(struct gw_req *r);
 /* gw_local_runner.c: the embedded runner when none is configured */
 int gw_local_runner_start(const char *state_dir, const char *image_dir,
 			  const char **socket_path, struct sbx_err *err);
-void gw_local_runner_watch(struct lws_context *ctx);
+void gw_local_runner_check(void);   /* no-op without an embedded runner */
+
+/* gw_runner_watch.c: is the runner there (once a second) */
+void gw_runner_watch_start(struct gw_vh *vh);
+void gw_runner_watch_stop(void);
 void gw_local_runner_stop(void);
 
 /* gw_metrics.c */

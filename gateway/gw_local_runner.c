@@ -1,7 +1,8 @@
 /* The embedded default: with no --runner-socket the gateway runs its own
  * sandbox-runner (jail driver) from the directory of its own binary, on a
- * socket in a private runtime directory, and watches it once a second: a
- * runner that died is started again (it reconciles what the dead one left).
+ * socket in a private runtime directory; gw_runner_watch.c checks it once a
+ * second: a runner that died is started again (it reconciles what the dead
+ * one left).
  * On shutdown the runner gets SIGTERM (it stops every sandbox) and the
  * runtime directory is removed, so nothing is left behind. */
 #include <errno.h>
@@ -25,8 +26,6 @@ static struct {
 	char state[PATH_MAX];
 	char images[PATH_MAX];
 	pid_t pid;
-	struct lws_context *ctx;
-	lws_sorted_usec_list_t sul;
 	int restarts;
 } lr;
 
@@ -62,19 +61,19 @@ static int spawn(struct sbx_err *err, int wait)
 	return sbx_err_set(err, ETIMEDOUT, "the local runner did not listen within 30 s");
 }
 
-static void watch(lws_sorted_usec_list_t *sul)
+/* Called once a second (gw_runner_watch.c): a runner that died is
+ * started again. */
+void gw_local_runner_check(void)
 {
 	struct sbx_err err = { 0 };
 	int status;
 
-	(void)sul;
 	if (lr.pid > 0 && waitpid(lr.pid, &status, WNOHANG) == lr.pid) {
 		sbx_err_log("the local runner died (status %d); starting it again", status);
 		lr.pid = 0;
 		if (++lr.restarts > 20 || spawn(&err, 0))
 			sbx_err_log("local runner: %s", err.msg[0] ? err.msg : "too many restarts");
 	}
-	lws_sul_schedule(lr.ctx, 0, &lr.sul, watch, LWS_US_PER_SEC);
 }
 
 int gw_local_runner_start(const char *state_dir, const char *image_dir,
@@ -113,12 +112,6 @@ int gw_local_runner_start(const char *state_dir, const char *image_dir,
 	return 0;
 }
 
-void gw_local_runner_watch(struct lws_context *ctx)
-{
-	lr.ctx = ctx;
-	lws_sul_schedule(ctx, 0, &lr.sul, watch, LWS_US_PER_SEC);
-}
-
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
 	(void)st; (void)f;
@@ -129,8 +122,6 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 
 void gw_local_runner_stop(void)
 {
-	if (lr.ctx)
-		lws_sul_cancel(&lr.sul);
 	if (lr.pid > 0) {
 		int status;
 		kill(lr.pid, SIGTERM);

@@ -164,8 +164,7 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);   /* re-read the keys */
 	signal(SIGPIPE, SIG_IGN);
 	gw_owner_sync(&vh);
-	if (local_runner)
-		gw_local_runner_watch(ctx);
+	gw_runner_watch_start(&vh);
 	while (!stop_flag) {
 		if (lws_service(ctx, 0) < 0)
 			break;
@@ -175,6 +174,7 @@ int main(int argc, char **argv)
 		}
 	}
 	sbx_info("stopping");
+	gw_runner_watch_stop();
 	lws_context_destroy(ctx);
 	if (local_runner)
 		gw_local_runner_stop();

@@ -1,0 +1,70 @@
+/* Whether the runner is there, once a second. Streams go straight to the
+ * agents, so a runner that died would otherwise go unnoticed by them; but
+ * a runner that starts again kills what its predecessor left (docs/
+ * runner.md), so those streams are lost all the same: they end at once
+ * with an error and a close 4502 rather than when their sandbox is reaped.
+ * The embedded runner is also started again from here (gw_local_runner.c).
+ * The probe is a connect() to the runner's socket, closed at once. */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "gw.h"
+#include "sbx_log.h"
+
+static struct {
+	struct gw_vh *vh;
+	lws_sorted_usec_list_t sul;
+	int down;
+} w;
+
+static int runner_listening(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd, ok;
+
+	if (strlen(path) >= sizeof a.sun_path)
+		return 0;
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 1;   /* no fd to spare says nothing about the runner */
+	/* a full backlog (EAGAIN) is a busy runner, not a dead one */
+	ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 || errno == EAGAIN;
+	close(fd);
+	return ok;
+}
+
+static void tick(lws_sorted_usec_list_t *sul)
+{
+	int up;
+
+	(void)sul;
+	gw_local_runner_check();
+	up = runner_listening(w.vh->runner_socket);
+	if (!up && !w.down) {
+		sbx_err_log("runner %s is gone: ending every stream", w.vh->runner_socket);
+		for (struct gw_req *r = w.vh->sessions; r; r = r->ws_next)
+			if (!r->ws_closing) {
+				gw_up_close(r);
+				gw_ws_fail(r, 502, "internal", "the runner went away; its sandboxes are lost");
+			}
+	} else if (up && w.down) {
+		sbx_info("runner %s is back", w.vh->runner_socket);
+	}
+	w.down = !up;
+	lws_sul_schedule(w.vh->ctx, 0, &w.sul, tick, LWS_US_PER_SEC);
+}
+
+void gw_runner_watch_start(struct gw_vh *vh)
+{
+	w.vh = vh;
+	lws_sul_schedule(vh->ctx, 0, &w.sul, tick, LWS_US_PER_SEC);
+}
+
+void gw_runner_watch_stop(void)
+{
+	if (w.vh)
+		lws_sul_cancel(&w.sul);
+}
