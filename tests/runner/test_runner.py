@@ -657,9 +657,9 @@ def t_allow_all(r):
         result("allow-all: host, loopback, private, CGNAT, link-local/metadata always denied",
                not blocked, out)
         links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
-        had = "sbxh" in links
         with open(os.path.join(r.state, "sandboxes", sid, "state.json")) as f:
             slot = json.load(f)["slot"]
+        had = ("sbxh%d@" % slot) in links
         try:
             with open("/proc/sys/net/ipv4/conf/sbxh%d/rp_filter" % slot) as f:
                 rp = f.read().strip()
@@ -669,7 +669,9 @@ def t_allow_all(r):
                rp == "1", "sbxh%d: %s" % (slot, rp))
         r.req({"op": "stop", "id": sid})
         links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
-        result("allow-all: the veth is removed at stop", had and "sbxh" not in links, links)
+        # this sandbox's veth (others may exist: other runners on the host)
+        result("allow-all: the veth is removed at stop",
+               had and ("sbxh%d@" % slot) not in links and ("sbxh%d " % slot) not in links, links)
         # someone flushes the runner's chain: the next sandbox must not be open
         subprocess.run(["iptables", "-F", "SBX-FWD"], capture_output=True)
         rep = r.create(network="allow-all")
