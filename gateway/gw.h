@@ -36,6 +36,7 @@ struct gw_metrics {
 	uint64_t sandboxes_created, sandboxes_deleted, commands_started;
 	uint64_t bytes_streamed, files_put_bytes, files_get_bytes;
 	int64_t ws_open;
+	uint64_t proxy_requests, proxy_errors;   /* preview proxy (gw_proxy.c) */
 };
 
 struct gw_vh {

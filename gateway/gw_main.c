@@ -6,6 +6,8 @@
 #include <sys/resource.h>
 #include <openssl/rand.h>
 #include "gw.h"
+#include "gw_front.h"
+#include "gw_proxy.h"
 #include "sbx_log.h"
 
 static volatile sig_atomic_t stop_flag, reload_flag;   /* set by signals */
@@ -25,6 +27,7 @@ static const struct lws_protocols protocols[] = {
 	{ "http", gw_http_callback, sizeof(struct gw_req), 0, 0, NULL, 0 },
 	{ "gw-upstream", gw_up_callback, 0, 0, 0, NULL, 0 },
 	{ "gw-side", gw_side_callback, 0, 0, 0, NULL, 0 },
+	GW_FRONT_PROTOCOLS,
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
@@ -33,7 +36,8 @@ static void usage(void)
 	fprintf(stderr, "usage: sandbox-gateway [--port N] [--listen-address A] "
 		"[--runner-socket PATH] [--keys-file F] [--preview-domain D] "
 		"[--max-sandboxes-per-key N] [--max-timeout-ms N] [--web-dir D] "
-		"[--state-dir D] [--image-dir D] [--verbose]\n"
+		"[--state-dir D] [--image-dir D] [--cert F --key F] [--insecure-http] "
+		"[--header-timeout S] [--idle-timeout S] [--verbose]\n"
 		"  without --runner-socket the gateway starts its own sandbox-runner\n");
 }
 
@@ -44,15 +48,22 @@ int main(int argc, char **argv)
 	const char *addr = "127.0.0.1", *keys_file = NULL, *web_dir = NULL;
 	const char *state_dir = NULL, *image_dir = getenv("SANDBOX_IMAGE_DIR");
 	int verbose = 0, local_runner = 0;
+	static struct gw_front front;
+	const char *cert = NULL, *key = NULL;
+	int insecure = 0;
 
 	vh.runner_socket = NULL;
 	vh.preview_domain = getenv("PREVIEW_DOMAIN") ? getenv("PREVIEW_DOMAIN") : "localhost";
 	vh.port = 8080;
 	vh.max_sandboxes_per_key = 20;
 	vh.max_timeout_ms = 86400000;
+	front.vh = &vh;
+	front.head_timeout_s = 10;
+	front.idle_timeout_s = 300;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
+		if (!strcmp(a, "--insecure-http")) { insecure = 1; continue; }
 		if (!v) { usage(); return 2; }
 		if (!strcmp(a, "--port")) vh.port = atoi(v);
 		else if (!strcmp(a, "--listen-address")) addr = v;
@@ -64,6 +75,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--web-dir")) web_dir = v;
 		else if (!strcmp(a, "--state-dir")) state_dir = v;
 		else if (!strcmp(a, "--image-dir")) image_dir = v;
+		else if (!strcmp(a, "--cert")) cert = v;
+		else if (!strcmp(a, "--key")) key = v;
+		else if (!strcmp(a, "--header-timeout")) front.head_timeout_s = atoi(v);
+		else if (!strcmp(a, "--idle-timeout")) front.idle_timeout_s = atoi(v);
 		else { usage(); return 2; }
 		i++;
 	}
@@ -77,6 +92,19 @@ int main(int argc, char **argv)
 		sbx_err_log("SANDBOX_API_KEYS: a key is too long or there are too many");
 		return 1;
 	}
+	if (!cert != !key || front.head_timeout_s < 1 || front.idle_timeout_s < 1) {
+		usage();
+		return 2;
+	}
+	/* API keys and preview tokens must not cross a network in the clear */
+	if (!cert && !insecure && strcmp(addr, "localhost") && strncmp(addr, "127.", 4) &&
+	    strcmp(addr, "::1")) {
+		sbx_err_log("plain HTTP on %s: give --cert/--key, or --insecure-http", addr);
+		return 2;
+	}
+	front.tls = cert != NULL;
+	if (!strcmp(addr, "localhost"))
+		addr = "127.0.0.1";
 	if (!vh.nkeys) {
 		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
 		return 1;
@@ -108,6 +136,8 @@ int main(int argc, char **argv)
 	struct lws_context_creation_info ci;
 	memset(&ci, 0, sizeof ci);
 	ci.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_VALIDATE_UTF8;
+	if (cert)
+		ci.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 	ci.pt_serv_buf_size = 64 * 1024;
 	/* Header buffers are pooled: a pool of lws's default size lets a few
 	 * dozen slow senders (slowloris) make everyone else wait; each one
@@ -128,15 +158,20 @@ int main(int argc, char **argv)
 	}
 	struct lws_context_creation_info vi;
 	memset(&vi, 0, sizeof vi);
-	vi.port = vh.port;
+	/* gw_front.c owns the listening socket and hands connections over */
+	vi.port = CONTEXT_PORT_NO_LISTEN_SERVER;
 	vi.protocols = protocols;
 	vi.vhost_name = "gateway";
 	vi.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
-	/* LIBWEBSOCKETS.md §6: an IPv4 iface with IPv6 on binds [::]; keep
-	 * IPv4 addresses on IPv4 so loopback really means loopback. */
-	if (!strchr(addr, ':'))
-		vi.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	vi.iface = strcmp(addr, "0.0.0.0") && strcmp(addr, "::") ? addr : NULL;
+	if (cert) {
+		/* LIBWEBSOCKETS.md §5: without this flag on the vhost too, the
+		 * vhost is silently plaintext */
+		vi.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+		vi.ssl_cert_filepath = cert;
+		vi.ssl_private_key_filepath = key;
+		vi.ssl_options_set = SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1;
+		vi.alpn = "http/1.1";   /* h1 only: the proxy and WS stay on one path */
+	}
 	vh.ctx = ctx;
 	vh.vhost = lws_create_vhost(ctx, &vi);
 	if (!vh.vhost) {
@@ -152,9 +187,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	*pv = &vh;
-	vh.port = lws_get_vhost_listen_port(vh.vhost);
-	sbx_info("listening on http://%s:%d runner %s, %d keys", addr, vh.port,
-		 vh.runner_socket, vh.nkeys);
+	if (gw_front_bind_protocols(&front, protocols) ||
+	    gw_front_start(&front, addr, vh.port, &err)) {
+		sbx_err_log("%s", err.msg[0] ? err.msg : "cannot set up the front door");
+		lws_context_destroy(ctx);
+		if (local_runner)
+			gw_local_runner_stop();
+		return 1;
+	}
+	sbx_info("listening on %s://%s:%d runner %s, %d keys, previews *.%s",
+		 cert ? "https" : "http", addr, vh.port, vh.runner_socket, vh.nkeys,
+		 vh.preview_domain);
 	fprintf(stderr, "sandbox-gateway: port %d\n", vh.port);
 
 	sig_ctx = ctx;

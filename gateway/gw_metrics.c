@@ -28,7 +28,10 @@ void gw_metrics_reply(struct gw_req *r)
 		"sandbox_gateway_file_bytes_total{dir=\"out\"} %llu\n"
 		"# TYPE sandbox_gateway_websockets_open gauge\n"
 		"sandbox_gateway_websockets_open %lld\n"
-		"sandbox_gateway_proxy_requests_total 0\n",
+		"# TYPE sandbox_gateway_proxy_requests_total counter\n"
+		"sandbox_gateway_proxy_requests_total %llu\n"
+		"# TYPE sandbox_gateway_proxy_errors_total counter\n"
+		"sandbox_gateway_proxy_errors_total %llu\n",
 		(unsigned long long)m->http_requests, (unsigned long long)m->http_4xx,
 		(unsigned long long)m->http_5xx, (unsigned long long)m->upstream_errors,
 		live, vh->nowned - live,
@@ -37,7 +40,9 @@ void gw_metrics_reply(struct gw_req *r)
 		(unsigned long long)m->commands_started,
 		(unsigned long long)m->bytes_streamed,
 		(unsigned long long)m->files_put_bytes,
-		(unsigned long long)m->files_get_bytes, (long long)m->ws_open);
+		(unsigned long long)m->files_get_bytes, (long long)m->ws_open,
+		(unsigned long long)m->proxy_requests,
+		(unsigned long long)m->proxy_errors);
 	sbx_buf_reset(&r->resp);
 	sbx_buf_append(&r->resp, b, (size_t)n);
 	r->resp_done = 1;

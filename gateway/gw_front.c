@@ -1,0 +1,253 @@
+/* The front door (gw_front.h). Why a sniffer: lws 4.1.6 has no HTTP proxy
+ * and cannot list unknown request headers (LIBWEBSOCKETS.md §1, §8), so
+ * preview traffic must reach our own code as raw bytes, while the REST API
+ * keeps lws's HTTP role, on the same port. Peeking (MSG_PEEK) leaves the
+ * bytes in the kernel, so whichever side takes the socket reads the
+ * request from its first byte. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "gw_front.h"
+#include "gw_proxy.h"
+#include "gw_sni.h"
+#include "gw_http1.h"
+#include "sbx_log.h"
+
+#define PEEK_MAX   (GW_H1_HEAD_MAX + 5)
+#define REPEEK_US  (15 * LWS_US_PER_MS)
+
+static struct gw_front *front_of(struct lws *wsi)
+{
+	struct gw_front **pf = lws_protocol_vh_priv_get(lws_get_vhost(wsi),
+							lws_get_protocol(wsi));
+	return pf ? *pf : NULL;
+}
+
+int gw_front_bind_protocols(struct gw_front *f, const struct lws_protocols *prots)
+{
+	static const char *const names[] = { "gw-listen", "gw-sniff", "gw-proxy", "gw-proxy-up" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const struct lws_protocols *p = prots;
+		while (p->name && strcmp(p->name, names[i]))
+			p++;
+		if (!p->name)
+			return -1;
+		struct gw_front **pf = lws_protocol_vh_priv_zalloc(f->vh->vhost, p, sizeof *pf);
+		if (!pf)
+			return -1;
+		*pf = f;
+	}
+	return 0;
+}
+
+/* The Host header of a plain request, from the first bytes: 1 found (out
+ * set), 0 not yet (head incomplete), -1 the head ended without one. Only
+ * a routing hint: the proxy parses the head strictly again. */
+static int sniff_host(const char *p, size_t n, char *out, size_t outsz)
+{
+	const char *e = p + n, *l = memchr(p, '\n', n);   /* skip the request line */
+	while (l && l + 1 < e) {
+		l++;
+		const char *nl = memchr(l, '\n', (size_t)(e - l));
+		if (!nl)
+			return 0;
+		size_t len = (size_t)(nl - l);
+		if (len <= 1)
+			return -1;                      /* end of the head */
+		if (len > 5 && !strncasecmp(l, "host:", 5)) {
+			const char *v = l + 5, *ve = nl;
+			while (v < ve && (*v == ' ' || *v == '\t'))
+				v++;
+			while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t'))
+				ve--;
+			if ((size_t)(ve - v) >= outsz)
+				return -1;
+			memcpy(out, v, (size_t)(ve - v));
+			out[ve - v] = '\0';
+			return 1;
+		}
+		l = nl;
+	}
+	return 0;
+}
+
+/* Give the socket to lws for good: as an HTTP connection of the API vhost
+ * or a raw one of the proxy. The sniff wsi owns fd; lws will close it (and
+ * might shutdown() it) when that wsi closes, so the socket moves to a new
+ * fd number and the old number is pointed at /dev/null first. */
+static int hand_over(struct gw_front *f, struct lws *wsi, int preview)
+{
+	int fd = lws_get_socket_fd(wsi);
+	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (nfd < 0) {
+		sbx_warn("dup: %s", strerror(errno));
+		return -1;
+	}
+	if (dup3(f->devnull, fd, O_CLOEXEC) < 0) {
+		sbx_warn("dup3: %s", strerror(errno));
+		close(nfd);
+		return -1;
+	}
+	lws_adopt_desc_t ad = { .vh = f->vh->vhost, .type = LWS_ADOPT_SOCKET };
+	ad.fd.sockfd = nfd;
+	if (f->tls)
+		ad.type |= LWS_ADOPT_ALLOW_SSL;
+	if (preview)
+		ad.vh_prot_name = "gw-proxy";
+	else
+		ad.type |= LWS_ADOPT_HTTP;
+	if (!lws_adopt_descriptor_vhost_via_info(&ad))   /* lws closed nfd */
+		sbx_warn("cannot adopt a %s connection", preview ? "preview" : "API");
+	return -1;   /* close the sniff wsi (now on /dev/null) */
+}
+
+static void repeek(lws_sorted_usec_list_t *sul)
+{
+	struct gw_sniff *s = lws_container_of(sul, struct gw_sniff, sul);
+	lws_rx_flow_control(s->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+}
+
+static int sniff(struct gw_sniff *s, struct lws *wsi)
+{
+	static char buf[PEEK_MAX];   /* one loop thread; used only in this call */
+	char host[256];
+	struct gw_front *f = s->f;
+	ssize_t n = recv(lws_get_socket_fd(wsi), buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0)
+		return -1;
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	int rc, port;
+	char sid[80];
+	if ((unsigned char)buf[0] == 0x16) {
+		if (!f->tls)
+			return hand_over(f, wsi, 0);  /* lws answers TLS on plain HTTP */
+		rc = gw_sni_parse((unsigned char *)buf, (size_t)n, host, sizeof host);
+	} else {
+		if (f->tls)
+			return -1;                     /* plain bytes on the TLS port */
+		rc = sniff_host(buf, (size_t)n, host, sizeof host);
+		if (rc == 0 && (size_t)n >= sizeof buf - 5)
+			rc = -1;                       /* no Host in 16 KiB: the API says 431 */
+	}
+	if (rc != 0)
+		return hand_over(f, wsi, rc > 0 && !gw_phost_parse(host, strlen(host),
+					f->vh->preview_domain, &port, sid, sizeof sid));
+	if ((int64_t)lws_now_usecs() - s->t0_us > (int64_t)f->head_timeout_s * LWS_US_PER_SEC) {
+		static const char r408[] = "HTTP/1.1 408 Request Timeout\r\n"
+			"Connection: close\r\nContent-Length: 0\r\n\r\n";
+		if (!f->tls && send(lws_get_socket_fd(wsi), r408, sizeof r408 - 1,
+				    MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			sbx_debug("408: %s", strerror(errno));
+		return -1;
+	}
+	/* Incomplete: the unread bytes keep the fd readable, so stop polling
+	 * it and look again shortly instead of spinning. */
+	lws_rx_flow_control(wsi, 0);
+	lws_sul_schedule(lws_get_context(wsi), 0, &s->sul, repeek, REPEEK_US);
+	return 0;
+}
+
+int gw_front_sniff_cb(struct lws *wsi, enum lws_callback_reasons reason,
+		      void *user, void *in, size_t len)
+{
+	struct gw_sniff *s = user;
+	(void)in;
+	(void)len;
+	switch (reason) {
+	case LWS_CALLBACK_RAW_ADOPT_FILE:
+		if (!s || !(s->f = front_of(wsi)))
+			return -1;
+		s->wsi = wsi;
+		s->t0_us = (int64_t)lws_now_usecs();
+		/* a connection that sends nothing at all is closed by lws */
+		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, s->f->head_timeout_s + 1);
+		return 0;
+	case LWS_CALLBACK_RAW_RX_FILE:
+		return s && s->f ? sniff(s, wsi) : -1;
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		if (s)
+			lws_sul_cancel(&s->sul);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static void accept_some(struct gw_front *f)
+{
+	for (int i = 0; i < 64; i++) {   /* bounded: let other fds run too */
+		int cfd = accept4(f->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				sbx_warn("accept: %s", strerror(errno));
+			return;
+		}
+		lws_adopt_desc_t ad = { .vh = f->vh->vhost, .type = LWS_ADOPT_RAW_FILE_DESC,
+					.vh_prot_name = "gw-sniff" };
+		ad.fd.filefd = cfd;
+		if (!lws_adopt_descriptor_vhost_via_info(&ad)) {
+			sbx_warn("cannot adopt an accepted connection");
+			close(cfd);
+		}
+	}
+}
+
+int gw_front_listen_cb(struct lws *wsi, enum lws_callback_reasons reason,
+		       void *user, void *in, size_t len)
+{
+	(void)user;
+	(void)in;
+	(void)len;
+	struct gw_front *f = front_of(wsi);
+	if (reason == LWS_CALLBACK_RAW_RX_FILE && f)
+		accept_some(f);
+	return 0;
+}
+
+int gw_front_start(struct gw_front *f, const char *addr, int port, struct sbx_err *err)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	memset(&ss, 0, sizeof ss);
+	int v6 = strchr(addr, ':') != NULL, one = 1;
+	if (v6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		sl = sizeof *a;
+		if (inet_pton(AF_INET6, addr, &a->sin6_addr) != 1)
+			return sbx_err_set(err, EINVAL, "bad listen address %s", addr);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		sl = sizeof *a;
+		if (inet_pton(AF_INET, addr, &a->sin_addr) != 1)
+			return sbx_err_set(err, EINVAL, "bad listen address %s", addr);
+	}
+	f->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	f->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (f->devnull < 0 || f->lfd < 0)
+		return sbx_err_set(err, errno, "socket: %s", strerror(errno));
+	setsockopt(f->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (v6)   /* "::" means IPv6 only; an IPv4 address is its own listener */
+		setsockopt(f->lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+	if (bind(f->lfd, (struct sockaddr *)&ss, sl) < 0 || listen(f->lfd, 1024) < 0)
+		return sbx_err_set(err, errno, "listen on %s:%d: %s", addr, port, strerror(errno));
+	sl = sizeof ss;
+	if (getsockname(f->lfd, (struct sockaddr *)&ss, &sl) == 0)
+		f->vh->port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
+				    ((struct sockaddr_in *)&ss)->sin_port);
+	lws_adopt_desc_t ad = { .vh = f->vh->vhost, .type = LWS_ADOPT_RAW_FILE_DESC,
+				.vh_prot_name = "gw-listen" };
+	ad.fd.filefd = f->lfd;
+	if (!lws_adopt_descriptor_vhost_via_info(&ad))
+		return sbx_err_set(err, EIO, "cannot adopt the listening socket");
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* Preview host names: `<port>-<id>.<domain>`. Ids are `sbx_<runner>_<rand>`
+ * of [a-z0-9_] (docs/runner.md: they contain no '-' for this reason). */
+#include <string.h>
+#include "gw_proxy.h"
+
+static int lc(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
+
+int gw_phost_parse(const char *host, size_t n, const char *domain,
+		   int *port, char *sid, size_t sidsz)
+{
+	size_t dn = strlen(domain), i = 0;
+	const char *colon = memchr(host, ':', n);
+	if (colon)
+		n = (size_t)(colon - host);
+	if (!dn || n < dn + 1 || host[n - dn - 1] != '.')
+		return -1;
+	for (size_t k = 0; k < dn; k++)
+		if (lc((unsigned char)host[n - dn + k]) != lc((unsigned char)domain[k]))
+			return -1;
+	n -= dn + 1;
+	long p = 0;
+	while (i < n && host[i] >= '0' && host[i] <= '9' && i < 5)
+		p = p * 10 + (host[i++] - '0');
+	if (i == 0 || host[0] == '0' || p < 1 || p > 65535 || i >= n || host[i] != '-')
+		return -1;
+	i++;
+	size_t idn = n - i;
+	if (idn < 5 || idn >= sidsz || strncmp(host + i, "sbx_", 4) != 0)
+		return -1;
+	for (size_t k = 0; k < idn; k++) {
+		int c = lc((unsigned char)host[i + k]);
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+			return -1;
+		sid[k] = (char)c;
+	}
+	sid[idn] = '\0';
+	*port = (int)p;
+	return 0;
+}

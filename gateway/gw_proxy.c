@@ -1,0 +1,354 @@
+/* The preview proxy's client side (gw_proxy.h, docs/preview.md). Each
+ * request head is parsed strictly (gw_http1.c), rewritten with
+ * X-Forwarded-*, and forwarded with exactly the body its framing says;
+ * responses go back as bytes, unparsed. A connection is pinned to its
+ * first Host, so one upstream stream serves all its requests, and a
+ * WebSocket upgrade turns it into a plain splice. Memory per connection is
+ * bounded by the watermarks: the side that outruns the other is paused
+ * with lws_rx_flow_control (LIBWEBSOCKETS.md §3). */
+#include <stdio.h>
+#include <string.h>
+#include "gw_proxy.h"
+#include "gw_proxy_up.h"
+#include "sbx_log.h"
+
+#define CIN_CAP   (GW_H1_HEAD_MAX + 4 * GW_PROXY_CHUNK)
+#define QUEUE_CAP (GW_PROXY_HIGH + 4 * GW_PROXY_CHUNK)
+
+static const char *reason_phrase(int status)
+{
+	switch (status) {
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 408: return "Request Timeout";
+	case 421: return "Misdirected Request";
+	case 431: return "Request Header Fields Too Large";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Error";
+	}
+}
+
+void gw_proxy_pause_client(struct gw_pconn *c, int pause)
+{
+	if (!c->wsi || c->cl_paused == pause)
+		return;
+	c->cl_paused = pause;
+	lws_rx_flow_control(c->wsi, pause ? 0 : 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+}
+
+void gw_proxy_fail(struct gw_pconn *c, int status, const char *msg)
+{
+	char page[1024], hdr[256];
+	c->f->vh->m.proxy_errors++;
+	sbx_info("preview %s: %d %s", c->host[0] ? c->host : "?", status, msg);
+	c->state = GW_P_ERROR;
+	c->close_after = 1;
+	gw_proxy_pause_client(c, 1);
+	sbx_buf_reset(&c->cin);
+	/* With no response parsing, a status line is safe only while no
+	 * response can be in flight: nothing came from the guest and no
+	 * earlier request is on its way there (or the guest is gone). */
+	int in_flight = c->up_rx || (c->sent_reqs && c->up_phase == GW_PU_STREAM);
+	if (in_flight && c->up && c->up_phase == GW_PU_STREAM && c->wsi) {
+		/* deliver what the guest answers to the earlier requests, then
+		 * close: when it closes, or after a quiet head timeout */
+		c->draining = 1;
+		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, c->f->head_timeout_s);
+		return;
+	}
+	gw_proxy_up_close(c);
+	if (in_flight || !c->wsi) {
+		sbx_buf_reset(&c->to_cl);
+		if (c->wsi)
+			lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+		return;
+	}
+	int pn = snprintf(page, sizeof page,
+		"<!doctype html><meta charset=utf-8><title>%d %s</title>"
+		"<h1>%d %s</h1><p>%s</p>\n", status, reason_phrase(status),
+		status, reason_phrase(status), msg);
+	if (pn < 0 || (size_t)pn >= sizeof page)
+		pn = 0;
+	int hn = snprintf(hdr, sizeof hdr, "HTTP/1.1 %d %s\r\n"
+		"Content-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n"
+		"Cache-Control: no-store\r\nConnection: close\r\n\r\n",
+		status, reason_phrase(status), pn);
+	sbx_buf_reset(&c->to_cl);
+	if (sbx_buf_append(&c->to_cl, hdr, (size_t)hn) ||
+	    sbx_buf_append(&c->to_cl, page, (size_t)pn))
+		sbx_buf_reset(&c->to_cl);
+	lws_callback_on_writable(c->wsi);
+}
+
+/* The head to send: request line, the client's headers minus any
+ * X-Forwarded-* (a client must not choose what the guest trusts), then
+ * ours. */
+static int rewrite_head(struct gw_pconn *c, const char *p, struct sbx_buf *out)
+{
+	const struct gw_h1_head *h = &c->h;
+	uint32_t rl_end = h->nhdr ? h->hdr[0].line.off : (uint32_t)h->head_len - 2;
+	char xf[512];
+	if (sbx_buf_append(out, p + h->method.off, rl_end - h->method.off))
+		return -1;
+	for (int k = 0; k < h->nhdr; k++) {
+		const struct gw_h1_hdr *hd = &h->hdr[k];
+		if (hd->name.len >= 12 && !strncasecmp(p + hd->name.off, "x-forwarded-", 12))
+			continue;
+		if (sbx_buf_append(out, p + hd->line.off, hd->line.len))
+			return -1;
+	}
+	const struct gw_h1_hdr *hh = &h->hdr[h->host];
+	int n = snprintf(xf, sizeof xf, "X-Forwarded-For: %s\r\nX-Forwarded-Proto: %s\r\n"
+			 "X-Forwarded-Host: %.*s\r\n\r\n", c->peer, c->f->tls ? "https" : "http",
+			 (int)hh->value.len, p + hh->value.off);
+	if (n < 0 || (size_t)n >= sizeof xf)
+		return -1;
+	return sbx_buf_append(out, xf, (size_t)n);
+}
+
+static void request_done(struct gw_pconn *c)
+{
+	c->state = c->upgrade_after ? GW_P_SPLICE : GW_P_HEAD;
+	c->head_started = 0;
+}
+
+/* Queue bytes for the upstream (or hold them while routing). */
+static int to_upstream(struct gw_pconn *c, const void *p, size_t n)
+{
+	if (!n)
+		return 0;
+	if (sbx_buf_append(&c->to_up, p, n))
+		return -1;
+	c->forwarded = 1;
+	if (c->up && c->up_phase == GW_PU_STREAM && !c->hold)
+		lws_callback_on_writable(c->up);
+	return 0;
+}
+
+/* A complete head is at the front of cin. Returns 0 to go on, -1 after
+ * failing the connection, 1 to stop and wait (routing). */
+static int on_head(struct gw_pconn *c, size_t hl)
+{
+	const char *p = (const char *)sbx_buf_head(&c->cin);
+	const struct gw_h1_head *h = &c->h;
+	const char *t = p + h->target.off;
+	int port;
+	char sid[sizeof c->sid];
+
+	c->f->vh->m.proxy_requests++;
+	if (h->method.len == 7 && !memcmp(p + h->method.off, "CONNECT", 7))
+		return gw_proxy_fail(c, 400, "CONNECT is not proxied"), -1;
+	if (t[0] != '/' && !(h->target.len == 1 && t[0] == '*'))
+		return gw_proxy_fail(c, 400, "the request target must be a path"), -1;
+	if (h->host < 0)
+		return gw_proxy_fail(c, 400, "no Host header"), -1;
+	const struct gw_h1_hdr *hh = &h->hdr[h->host];
+	if (gw_phost_parse(p + hh->value.off, hh->value.len, c->f->vh->preview_domain,
+			   &port, sid, sizeof sid))
+		return gw_proxy_fail(c, 421, "not a preview host"), -1;
+	if (c->pinned && (port != c->port || strcmp(sid, c->sid)))
+		return gw_proxy_fail(c, 421, "one connection serves one preview host"), -1;
+	struct sbx_buf *dst = c->pinned ? &c->to_up : &c->head;
+	c->hold_mark = c->pinned ? c->to_up.len : 0;
+	if (rewrite_head(c, p, dst))
+		return gw_proxy_fail(c, 500, "out of memory"), -1;
+	c->body_left = h->content_length > 0 ? h->content_length : 0;
+	c->chunked = h->chunked;
+	if (c->chunked) {
+		gw_h1_chunk_init(&c->ck);
+		c->hold = 1;   /* nothing goes out before the first size line checks out */
+	}
+	c->upgrade_after = h->conn_upgrade && h->upgrade_websocket;
+	sbx_buf_consume(&c->cin, hl);
+	c->state = c->chunked || c->body_left ? GW_P_BODY : GW_P_HEAD;
+	if (c->state == GW_P_HEAD)
+		request_done(c);
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, c->f->idle_timeout_s);
+	if (!c->pinned) {
+		c->pinned = 1;
+		c->port = port;
+		strcpy(c->sid, sid);
+		snprintf(c->host, sizeof c->host, "%.*s", (int)hh->value.len, p + hh->value.off);
+		c->forwarded = 1;
+		c->pending_state = c->state;
+		c->state = GW_P_ROUTE;
+		gw_proxy_pause_client(c, 1);
+		gw_proxy_up_route(c);
+		return 1;
+	}
+	if (!c->hold)
+		c->sent_reqs++;
+	if (c->up && c->up_phase == GW_PU_STREAM && !c->hold)
+		lws_callback_on_writable(c->up);
+	return 0;
+}
+
+static int on_body(struct gw_pconn *c)
+{
+	size_t n = c->cin.len, room = QUEUE_CAP - c->to_up.len;
+	const char *p = (const char *)sbx_buf_head(&c->cin);
+	if (n > room)
+		n = room;
+	if (!c->chunked) {
+		if ((uint64_t)n > (uint64_t)c->body_left)
+			n = (size_t)c->body_left;
+		c->body_left -= (int64_t)n;
+		if (to_upstream(c, p, n))
+			return -1;
+		sbx_buf_consume(&c->cin, n);
+		if (!c->body_left)
+			request_done(c);
+		return 0;
+	}
+	long k = gw_h1_chunk_feed(&c->ck, p, n);
+	if (k < 0) {
+		if (c->hold)   /* nothing of this request left the gateway: drop it */
+			c->to_up.len = c->hold_mark;
+		gw_proxy_fail(c, 400, "bad chunked framing");
+		return -1;
+	}
+	if (to_upstream(c, p, (size_t)k))
+		return -1;
+	sbx_buf_consume(&c->cin, (size_t)k);
+	if (c->hold && (c->ck.sizes || c->ck.done)) {
+		c->hold = 0;
+		c->sent_reqs++;
+		if (c->up && c->up_phase == GW_PU_STREAM)
+			lws_callback_on_writable(c->up);
+	}
+	if (c->ck.done)
+		request_done(c);
+	return 0;
+}
+
+void gw_proxy_process(struct gw_pconn *c)
+{
+	while (c->state != GW_P_ERROR && c->state != GW_P_ROUTE) {
+		if (c->to_up.len >= GW_PROXY_HIGH) {
+			gw_proxy_pause_client(c, 1);
+			return;
+		}
+		if (!c->cin.len)
+			break;
+		if (c->state == GW_P_HEAD) {
+			int rc = gw_h1_parse((const char *)sbx_buf_head(&c->cin), c->cin.len, &c->h);
+			if (rc == 0) {
+				if (!c->head_started) {   /* slowloris: the clock does not restart */
+					c->head_started = 1;
+					lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK,
+							c->f->head_timeout_s);
+				}
+				break;
+			}
+			if (rc < 0) {
+				gw_proxy_fail(c, -rc, rc == -431 ? "request head too large" :
+					      rc == -505 ? "HTTP version not supported" :
+					      "malformed or ambiguous request");
+				return;
+			}
+			if (on_head(c, (size_t)rc))
+				return;
+		} else if (c->state == GW_P_BODY) {
+			if (on_body(c))
+				return;
+		} else {   /* splice */
+			size_t n = c->cin.len, room = QUEUE_CAP - c->to_up.len;
+			if (n > room)
+				n = room;
+			if (to_upstream(c, sbx_buf_head(&c->cin), n)) {
+				gw_proxy_fail(c, 500, "out of memory");
+				return;
+			}
+			sbx_buf_consume(&c->cin, n);
+		}
+	}
+	if (c->state != GW_P_ERROR && c->state != GW_P_ROUTE)
+		gw_proxy_pause_client(c, 0);
+}
+
+static int client_writeable(struct gw_pconn *c)
+{
+	unsigned char buf[LWS_PRE + GW_PROXY_CHUNK];
+	size_t n = c->to_cl.len;
+	if (!n)
+		return c->close_after ? -1 : 0;
+	if (n > GW_PROXY_CHUNK)
+		n = GW_PROXY_CHUNK;
+	memcpy(buf + LWS_PRE, sbx_buf_head(&c->to_cl), n);
+	if (lws_write(c->wsi, buf + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
+		return -1;
+	sbx_buf_consume(&c->to_cl, n);
+	if (c->to_cl.len || c->close_after)
+		lws_callback_on_writable(c->wsi);
+	if (c->to_cl.len < GW_PROXY_LOW)
+		gw_proxy_up_pause(c, 0);
+	return 0;
+}
+
+static void conn_init(struct gw_pconn *c, struct lws *wsi, struct gw_front *f)
+{
+	c->f = f;
+	c->wsi = wsi;
+	sbx_buf_init(&c->cin, CIN_CAP);
+	sbx_buf_init(&c->to_up, QUEUE_CAP + GW_H1_HEAD_MAX + 1024);
+	sbx_buf_init(&c->to_cl, QUEUE_CAP);
+	sbx_buf_init(&c->head, GW_H1_HEAD_MAX + 1024);
+	sbx_buf_init(&c->rbuf, 64 * 1024);
+	if (lws_get_peer_simple(wsi, c->peer, sizeof c->peer) == NULL)
+		strcpy(c->peer, "unknown");
+	/* an IPv4 peer on a dual-stack socket reads ::ffff:a.b.c.d */
+	if (!strncmp(c->peer, "::ffff:", 7))
+		memmove(c->peer, c->peer + 7, strlen(c->peer + 7) + 1);
+	lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, f->head_timeout_s);
+}
+
+static void conn_free(struct gw_pconn *c)
+{
+	sbx_buf_free(&c->cin);
+	sbx_buf_free(&c->to_up);
+	sbx_buf_free(&c->to_cl);
+	sbx_buf_free(&c->head);
+	sbx_buf_free(&c->rbuf);
+	c->wsi = NULL;
+}
+
+int gw_proxy_cb(struct lws *wsi, enum lws_callback_reasons reason,
+		void *user, void *in, size_t len)
+{
+	struct gw_pconn *c = user;
+	switch (reason) {
+	case LWS_CALLBACK_RAW_ADOPT: {
+		struct gw_front **pf = lws_protocol_vh_priv_get(lws_get_vhost(wsi),
+								lws_get_protocol(wsi));
+		if (!c || !pf || !*pf)
+			return -1;
+		conn_init(c, wsi, *pf);
+		return 0;
+	}
+	case LWS_CALLBACK_RAW_RX:
+		if (!c || !c->wsi)
+			return -1;
+		if (c->state == GW_P_ERROR)
+			return 0;
+		if (sbx_buf_append(&c->cin, in, len)) {
+			gw_proxy_fail(c, 431, "request too large");
+			return 0;
+		}
+		if (c->state == GW_P_BODY || c->state == GW_P_SPLICE)
+			lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, c->f->idle_timeout_s);
+		gw_proxy_process(c);
+		return 0;
+	case LWS_CALLBACK_RAW_WRITEABLE:
+		return c && c->wsi ? client_writeable(c) : 0;
+	case LWS_CALLBACK_RAW_CLOSE:
+		if (c && c->wsi)
+			conn_free(c);
+		return 0;
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,70 @@
+/* The preview proxy: `<port>-<id>.<domain>` requests go, as bytes, to port
+ * <port> inside sandbox <id> through the runner's `connect`. See
+ * docs/preview.md. */
+#ifndef GW_PROXY_H
+#define GW_PROXY_H
+#include <stddef.h>
+#include "gw.h"
+#include "gw_http1.h"
+#include "gw_front.h"
+
+#define GW_PROXY_HIGH   (256 * 1024)   /* stop reading the source above this */
+#define GW_PROXY_LOW    (64 * 1024)    /* resume it below this */
+#define GW_PROXY_CHUNK  (64 * 1024)    /* bytes per lws_write */
+
+/* Parse a Host value (an optional :port suffix is ignored) as
+ * `<port>-<id>.<domain>`, case-insensitively. Returns 0 and fills *port and
+ * sid (lower case), or -1 when it is not a preview host of domain. */
+int gw_phost_parse(const char *host, size_t n, const char *domain,
+		   int *port, char *sid, size_t sidsz);
+
+enum gw_pstate { GW_P_HEAD, GW_P_ROUTE, GW_P_BODY, GW_P_SPLICE, GW_P_ERROR };
+enum gw_pup { GW_PU_NONE, GW_PU_GET, GW_PU_CONNECT, GW_PU_STREAM, GW_PU_GONE };
+
+/* One client connection of the proxy (the pss of "gw-proxy"). Its
+ * upstream (first a runner `get`, then the runner `connect` stream) is a
+ * child wsi whose opaque data points here. */
+struct gw_pconn {
+	struct gw_front *f;
+	struct lws *wsi, *up;
+	enum gw_pstate state;
+	enum gw_pup up_phase;
+	struct sbx_buf cin;          /* client bytes not yet looked at */
+	struct sbx_buf to_up;        /* bytes for the upstream */
+	struct sbx_buf to_cl;        /* bytes for the client */
+	struct sbx_buf head;         /* a rewritten head waiting for the route */
+	struct sbx_buf rbuf;         /* the runner's reply frame */
+	char host[256];              /* the pinned Host (value as sent) */
+	char sid[80];
+	int port;
+	int pinned;
+	int64_t body_left;           /* Content-Length bytes still to forward */
+	int chunked, hold;           /* hold: chunked head waits for its first size line */
+	size_t hold_mark;            /* to_up length before the held request */
+	struct gw_h1_chunk ck;
+	int upgrade_after;
+	enum gw_pstate pending_state; /* where the first request goes on after routing */
+	int cl_paused, up_paused;
+	int close_after;             /* close the client once to_cl drained */
+	int head_started;
+	uint64_t up_rx;              /* bytes the guest sent */
+	int forwarded;               /* bytes of a request went to the guest */
+	int sent_reqs;               /* request heads released toward the guest */
+	int draining;                /* a later request failed: deliver, then close */
+	char peer[64];
+	struct gw_h1_head h;
+};
+
+int gw_proxy_cb(struct lws *wsi, enum lws_callback_reasons reason,
+		void *user, void *in, size_t len);
+int gw_proxy_up_cb(struct lws *wsi, enum lws_callback_reasons reason,
+		   void *user, void *in, size_t len);
+
+/* The protocol entries main() lists after its own (same order). */
+#define GW_FRONT_PROTOCOLS \
+	{ "gw-listen", gw_front_listen_cb, 0, 0, 0, NULL, 0 }, \
+	{ "gw-sniff", gw_front_sniff_cb, sizeof(struct gw_sniff), 0, 0, NULL, 0 }, \
+	{ "gw-proxy", gw_proxy_cb, sizeof(struct gw_pconn), 0, 0, NULL, 0 }, \
+	{ "gw-proxy-up", gw_proxy_up_cb, 0, 0, 0, NULL, 0 }
+
+#endif

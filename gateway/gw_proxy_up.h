@@ -1,0 +1,20 @@
+/* Between the proxy's client side (gw_proxy.c) and its upstream
+ * (gw_proxy_up.c): internal to the preview proxy. */
+#ifndef GW_PROXY_UP_H
+#define GW_PROXY_UP_H
+#include "gw_proxy.h"
+
+/* Ask the runner whether c->sid exists and declares c->port, then open the
+ * `connect` stream; on success the held head goes out and the client is
+ * read again; on failure the client gets 404/403/502. */
+void gw_proxy_up_route(struct gw_pconn *c);
+/* Close the upstream (asynchronously; safe from any callback). */
+void gw_proxy_up_close(struct gw_pconn *c);
+/* Stop (1) or resume (0) reading the upstream. */
+void gw_proxy_up_pause(struct gw_pconn *c, int pause);
+
+/* gw_proxy.c */
+void gw_proxy_fail(struct gw_pconn *c, int status, const char *msg);
+void gw_proxy_process(struct gw_pconn *c);
+void gw_proxy_pause_client(struct gw_pconn *c, int pause);
+#endif

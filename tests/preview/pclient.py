@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Raw-socket clients for tests/preview/run.sh: what curl cannot send or
+measure (ambiguous heads, pipelining, slow heads, WebSocket frames, SSE
+arrival times). Each mode prints one short result line."""
+import base64, os, socket, ssl, sys, time
+
+def connect(port, tls_host=None):
+    s = socket.create_connection(('127.0.0.1', port), timeout=10)
+    if tls_host:
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        s = ctx.wrap_socket(s, server_hostname=tls_host)
+    return s
+
+def read_all(s, limit=10.0):
+    s.settimeout(limit)
+    out = b''
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except (socket.timeout, ConnectionResetError):
+        pass
+    return out
+
+def raw(port, data):
+    """send bytes (Python escapes allowed), print the status codes seen"""
+    s = connect(port)
+    s.sendall(data.encode('latin-1').decode('unicode_escape').encode('latin-1'))
+    out = read_all(s, 5)
+    codes = [l.split(b' ')[1].decode() for l in out.split(b'\r\n') if l.startswith(b'HTTP/1.')]
+    print(' '.join(codes) if codes else 'closed')
+
+def ws(port, host, tls=False):
+    s = connect(port, host if tls else None)
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f'GET /ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n'
+               f'Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n'
+               'Sec-WebSocket-Version: 13\r\n\r\n').encode())
+    head = b''
+    while b'\r\n\r\n' not in head:
+        d = s.recv(4096)
+        if not d:
+            print('closed'); return
+        head += d
+    rest = head.split(b'\r\n\r\n', 1)[1]
+    msgs = []
+    for payload in (b'hello websocket', os.urandom(3000)):
+        mask = os.urandom(4)
+        masked = bytes(b ^ mask[i & 3] for i, b in enumerate(payload))
+        op = 0x81 if payload.startswith(b'hello') else 0x82
+        hdr = bytes([op, 0x80 | len(payload)]) if len(payload) < 126 else \
+            bytes([op, 0x80 | 126, len(payload) >> 8, len(payload) & 255])
+        s.sendall(hdr + mask + masked)
+        want = (2 if len(payload) < 126 else 4) + len(payload)
+        while len(rest) < want:
+            d = s.recv(65536)
+            if not d:
+                break
+            rest += d
+        got, rest = rest[:want], rest[want:]
+        msgs.append(got[(2 if len(payload) < 126 else 4):] == payload)
+    print(head.split(b'\r\n')[0].decode().split(' ')[1], 'echo-ok' if all(msgs) else 'echo-bad')
+
+def sse(port, host):
+    s = connect(port)
+    s.sendall(f'GET /sse HTTP/1.1\r\nHost: {host}\r\n\r\n'.encode())
+    s.settimeout(5)
+    times, buf, t0 = [], b'', time.monotonic()
+    while len(times) < 4:
+        d = s.recv(65536)
+        if not d:
+            break
+        buf += d
+        while b'data: ' in buf:
+            buf = buf.split(b'data: ', 1)[1]
+            times.append(time.monotonic() - t0)
+    gaps = [round((b - a) * 1000) for a, b in zip(times, times[1:])]
+    # events 300 ms apart must arrive spaced, not all at once at the end
+    print('spaced' if len(gaps) == 3 and all(g >= 150 for g in gaps) else f'bunched {gaps}')
+
+def slowloris(port, host, early=False):
+    """a head that never ends; early: the Host line comes whole at once
+    (the proxy times it out), else byte by byte (the front door does)"""
+    s = connect(port)
+    t0 = time.monotonic()
+    s.sendall(b'GET / HTTP/1.1\r\n' + (f'Host: {host}\r\n'.encode() if early else b''))
+    try:
+        for i in range(60):
+            time.sleep(0.25)
+            s.sendall(b'X-a: b\r\n' if early else f'Host: {host}'.encode()[i:i + 1])
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    out = read_all(s, 1)
+    print(f'closed after {time.monotonic() - t0:.0f}s', out.split(b'\r\n')[0].decode(errors='replace') or '-')
+
+def pipeline(port, host):
+    s = connect(port)
+    req = f'GET / HTTP/1.1\r\nHost: {host}\r\n\r\n'.encode()
+    s.sendall(req + req)
+    s.settimeout(5)
+    out = b''
+    while out.count(b'hello from node') < 2:
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+    print(out.count(b'HTTP/1.1 200'))
+
+if __name__ == '__main__':
+    mode, port = sys.argv[1], int(sys.argv[2])
+    args = sys.argv[3:]
+    if mode == 'raw':
+        raw(port, args[0])
+    elif mode == 'slowloris':
+        slowloris(port, args[0], len(args) > 1)
+    elif mode == 'ws':
+        ws(port, args[0], len(args) > 1)
+    else:
+        globals()[mode](port, args[0])

@@ -1,0 +1,183 @@
+#!/bin/bash
+# Preview proxy suite: a real sandbox-runner and sandbox-gateway (ASan build
+# where built), a sandbox with ports [3000, 8000] running a node:http server
+# (server.js: echo, upload sha256, 50 MB download, SSE, WebSocket echo, a
+# hanging and a garbage route; it logs every request head it receives) and
+# `python3 -m http.server`; clients are curl, pclient.py and node.
+set -u
+cd "$(dirname "$0")/../.."
+pass=0 fail=0 skip=0
+T=$(mktemp -d /tmp/preview-test.XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+ok() { echo "PASS: $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
+check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1 (got '$2', want '$3')"; fi; }
+skipt() { echo "SKIP: $1"; skip=$((skip + 1)); }
+finish() { echo "$pass passed, $fail failed, $skip skipped"; [ "$fail" = 0 ]; exit; }
+
+IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
+if [ "$(id -u)" != 0 ] || [ ! -x bin/sandbox-runner ] || [ ! -d "$IMG/default/rootfs" ]; then
+	skipt "preview suite: needs root, bin/sandbox-runner and $IMG/default/rootfs"; finish
+fi
+GW=build/asan/bin/sandbox-gateway; [ -x $GW ] || GW=bin/sandbox-gateway
+PC="python3 tests/preview/pclient.py"
+KEY=key-preview A="Authorization: Bearer $KEY"
+
+bin/sandbox-runner --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.05; done
+
+start_gw() { # port log extra-args...
+	local port=$1 log=$2; shift 2
+	SANDBOX_API_KEYS=$KEY $GW --port "$port" --runner-socket "$T/r.sock" --header-timeout 2 "$@" >>"$log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 100); do
+		ss -ltnH "sport = :$port" | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+P=$((20000 + RANDOM % 20000))
+start_gw $P "$T/gw.log" || { bad "gateway did not start"; finish; }
+API=http://127.0.0.1:$P/v1/sandboxes
+code() { curl -s -m 20 -o "$T/body" -w '%{http_code}' "$@"; }
+jget() { python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print(eval("d"+sys.argv[2]))' "$T/body" "$1"; }
+
+check "create with ports" "$(code -H "$A" -d '{"ports":[3000,8000],"timeout_ms":600000}' $API)" 201
+ID=$(jget '["id"]')
+check "routes listed" "$(jget '["routes"][0]["url"]')" "http://3000-$ID.localhost:$P"
+H3=3000-$ID.localhost H8=8000-$ID.localhost
+R3="--resolve $H3:$P:127.0.0.1" R8="--resolve $H8:$P:127.0.0.1"
+U3=http://$H3:$P U8=http://$H8:$P
+
+# before anything listens
+check "502 before the server listens" "$(code $R3 $U3/)" 502
+grep -q 'not listening on port 3000\|Nothing is listening on port 3000' "$T/body" && ok "502 page says not listening" || bad "502 page: $(cat "$T/body")"
+check "403 undeclared port" "$(code --resolve 5000-$ID.localhost:$P:127.0.0.1 http://5000-$ID.localhost:$P/)" 403
+check "404 unknown sandbox" "$(code --resolve 3000-sbx_local_aaaaaaaaaaaaaaaaaaaaaaaa.localhost:$P:127.0.0.1 http://3000-sbx_local_aaaaaaaaaaaaaaaaaaaaaaaa.localhost:$P/)" 404
+
+# start the servers inside the sandbox
+check "put server.js" "$(code -H "$A" --data-binary @tests/preview/server.js -X PUT "$API/$ID/files?path=server.js")" 200
+check "start node" "$(code -H "$A" -d '{"cmd":"node","args":["server.js"],"detached":true,"env":{"LOG":"/tmp/req.log"}}' "$API/$ID/commands")" 201
+check "start http.server" "$(code -H "$A" -d '{"cmd":"python3","args":["-m","http.server","8000","--bind","127.0.0.1"],"detached":true}' "$API/$ID/commands")" 201
+up=0
+for _ in $(seq 100); do
+	[ "$(code $R3 $U3/)" = 200 ] && [ "$(code $R8 $U8/)" = 200 ] && { up=1; break; }
+	sleep 0.1
+done
+check "200 once the servers listen" "$up" 1
+guestlog() { curl -s -m 10 -H "$A" "$API/$ID/files?path=/tmp/req.log"; }
+
+check "GET body" "$(curl -s -m 10 $R3 $U3/)" "hello from node"
+check "python http.server listing" "$(curl -s -m 10 $R8 $U8/ | grep -c 'server.js')" 1
+check "POST echo" "$(curl -s -m 10 $R3 -d 'posted body' $U3/echo)" "posted body"
+head -c 300000 /dev/urandom >"$T/up300k"
+check "PUT echo 300 KB exact" "$(curl -s -m 20 $R3 -T "$T/up300k" $U3/echo | md5sum)" "$(md5sum <"$T/up300k")"
+check "chunked POST echo" "$(printf 'chunky' | curl -s -m 10 $R3 -H 'Transfer-Encoding: chunked' --data-binary @- $U3/echo)" "chunky"
+head -c 50000000 /dev/urandom >"$T/up50m"
+check "50 MB upload sha256" "$(curl -s -m 60 $R3 -T "$T/up50m" $U3/upload)" "50000000 $(sha256sum <"$T/up50m" | cut -d' ' -f1)"
+want=$(python3 -c 'import hashlib;b=bytes((i*7)%251 for i in range(65536));print(hashlib.sha256(b*800).hexdigest())')
+check "50 MB download sha256" "$(curl -s -m 60 $R3 $U3/download?mb=50 | sha256sum | cut -d' ' -f1)" "$want"
+check "keep-alive: two requests, one connection" \
+	"$(curl -s -m 10 -v $R3 $U3/ $U3/ 2>&1 | grep -c 'Re-using existing connection\|Reusing existing')" 1
+check "pipelined requests" "$($PC pipeline $P $H3)" 2
+
+# X-Forwarded-*: ours replace the client's
+curl -s -m 10 $R3 -H 'X-Forwarded-For: 6.6.6.6' -H 'X-Forwarded-Host: evil' $U3/headers >"$T/hdrs"
+check "X-Forwarded-For set" "$(python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print(d.get("x-forwarded-for"),d.get("x-forwarded-proto"),d.get("x-forwarded-host"))' "$T/hdrs")" "127.0.0.1 http $H3:$P"
+
+check "WebSocket echo" "$($PC ws $P $H3)" "101 echo-ok"
+if [ -d /work/main/node_modules/ws ] || [ -d node_modules/ws ]; then
+	# the ws package connects to the URL's host: resolve it to loopback
+	out=$(NODE_PATH=$(pwd)/node_modules:/work/main/node_modules node -e '
+		const WebSocket = require("ws");
+		const ws = new WebSocket(process.argv[1], { lookup: (h, o, cb) => o && o.all ? cb(null, [{ address: "127.0.0.1", family: 4 }]) : cb(null, "127.0.0.1", 4) });
+		ws.on("open", () => ws.send("via ws package"));
+		ws.on("message", (m) => { console.log(String(m)); process.exit(0); });
+		ws.on("error", (e) => { console.log("error " + e.message); process.exit(1); });
+		setTimeout(() => { console.log("timeout"); process.exit(1); }, 5000);' "ws://$H3:$P/ws" 2>&1)
+	check "WebSocket echo with the ws package" "$out" "via ws package"
+else
+	skipt "ws package not installed (npm install)"
+fi
+check "SSE events arrive spaced" "$($PC sse $P $H3)" "spaced"
+
+# smuggling and bad heads: 400 and nothing reaches the guest
+before=$(guestlog | grep -c '^REQ')
+check "CL + TE 400" "$($PC raw $P "POST /smuggle1 HTTP/1.1\r\nHost: $H3\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")" 400
+check "duplicate CL 400" "$($PC raw $P "POST /smuggle2 HTTP/1.1\r\nHost: $H3\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!")" 400
+check "same CL twice 400" "$($PC raw $P "POST /smuggle3 HTTP/1.1\r\nHost: $H3\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello")" 400
+check "TE not chunked 400" "$($PC raw $P "POST /smuggle4 HTTP/1.1\r\nHost: $H3\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n")" 400
+check "obs-fold 400" "$($PC raw $P "GET /smuggle5 HTTP/1.1\r\nHost: $H3\r\nX-A: b\r\n c\r\n\r\n")" 400
+check "space before colon 400" "$($PC raw $P "GET /smuggle6 HTTP/1.1\r\nHost: $H3\r\nContent-Length : 5\r\n\r\nhello")" 400
+check "bad chunk size 400" "$($PC raw $P "POST /smuggle7 HTTP/1.1\r\nHost: $H3\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n")" 400
+check "bare LF 400" "$($PC raw $P "GET /smuggle8 HTTP/1.1\nHost: $H3\n\n")" 400
+check "control char 400" "$($PC raw $P "GET /smuggle9 HTTP/1.1\r\nHost: $H3\r\nX-A: a\x01b\r\n\r\n")" 400
+check "two Hosts 400" "$($PC raw $P "GET /smuggle10 HTTP/1.1\r\nHost: $H3\r\nHost: $H8\r\n\r\n")" 400
+check "absolute-form 400" "$($PC raw $P "GET http://$H3/smuggle11 HTTP/1.1\r\nHost: $H3\r\n\r\n")" 400
+check "header over 16 KiB 431" "$($PC raw $P "GET /big HTTP/1.1\r\nHost: $H3\r\nX-Big: $(head -c 17000 /dev/zero | tr '\0' a)\r\n\r\n")" 431
+check "second request for another host: 200 then 421/close" \
+	"$($PC raw $P "GET / HTTP/1.1\r\nHost: $H3\r\n\r\nGET / HTTP/1.1\r\nHost: $H8\r\n\r\n")" 200
+sleep 0.3
+check "nothing smuggled reached the guest" "$(guestlog | grep -c '^REQ .*/smuggle\|^REQ .*/big')" 0
+check "only the pinned-host request reached the guest" "$(( $(guestlog | grep -c '^REQ') - before ))" 1
+
+# guests that misbehave, clients that dawdle
+check "garbage from the guest is passed through, gateway fine" "$($PC raw $P "GET /garbage HTTP/1.1\r\nHost: $H3\r\n\r\n")" closed
+( curl -s -m 3 $R3 $U3/hang >/dev/null; echo done >"$T/hang" ) &
+check "a hanging guest request does not stall others" "$(code $R3 $U3/)" 200
+out=$($PC slowloris $P $H3 early)
+case "$out" in "closed after "[23]"s"*) ok "slowloris head times out in the proxy ($out)";; *) bad "slowloris in the proxy: $out";; esac
+out=$($PC slowloris $P $H3)
+case "$out" in "closed after "[23]"s HTTP/1.1 408"*) ok "slowloris Host times out at the front door ($out)";; *) bad "slowloris at the front door: $out";; esac
+
+# the API on the same port is untouched
+check "API on a non-preview Host" "$(code -H "$A" -H 'Host: api.example' $API/$ID)" 200
+check "API healthz by name" "$(code http://localhost:$P/healthz)" 200
+check "preview metrics counted" "$(curl -s -m 5 http://127.0.0.1:$P/metrics | awk '/^sandbox_gateway_proxy_requests_total/{print ($2 > 10)}')" 1
+
+# HTTPS: self-signed wildcard certificate, API and previews on one port
+# (a wildcard right under a one-label name is refused by TLS clients, so
+# this gateway's preview domain has two labels)
+D=preview.localhost HS=3000-$ID.preview.localhost
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=*.$D" \
+	-addext "subjectAltName=DNS:*.$D,DNS:localhost" \
+	-keyout "$T/key.pem" -out "$T/cert.pem" >/dev/null 2>&1
+PS=$((P + 1))
+if start_gw $PS "$T/gws.log" --cert "$T/cert.pem" --key "$T/key.pem" --preview-domain $D; then
+	RS="--resolve $HS:$PS:127.0.0.1"
+	check "https preview GET" "$(curl -s -m 10 -k $RS https://$HS:$PS/)" "hello from node"
+	check "https preview proto" "$(curl -s -m 10 -k $RS https://$HS:$PS/headers | python3 -c 'import json,sys;print(json.load(sys.stdin)["x-forwarded-proto"])')" https
+	check "https preview verified with the wildcard cert" "$(curl -s -m 10 --cacert "$T/cert.pem" $RS https://$HS:$PS/)" "hello from node"
+	check "https keeps ALPN http/1.1" "$(curl -s -m 10 -k --http2 -o /dev/null -w '%{http_version}' $RS https://$HS:$PS/)" 1.1
+	check "https 50 MB download" "$(curl -s -m 60 -k $RS https://$HS:$PS/download?mb=50 | sha256sum | cut -d' ' -f1)" "$want"
+	check "https API" "$(curl -s -m 10 -k -o /dev/null -w '%{http_code}' -H "$A" https://localhost:$PS/v1/sandboxes)" 200
+	check "wss preview echo" "$($PC ws $PS $HS tls)" "101 echo-ok"
+	check "plain HTTP on the TLS port refused" "$(curl -s -m 5 -o /dev/null -w '%{http_code}' http://127.0.0.1:$PS/healthz)" 000
+else
+	bad "TLS gateway did not start"
+fi
+check "non-loopback plain HTTP refused" "$(SANDBOX_API_KEYS=$KEY $GW --listen-address 0.0.0.0 --port 0 --runner-socket "$T/r.sock" >/dev/null 2>&1; echo $?)" 2
+
+# browser: a preview page that opens a WebSocket to its own server
+PW=""
+for d in node_modules /work/main/node_modules; do [ -d $d/playwright-core ] && PW=$(cd $d && pwd) && break; done
+if [ -x /usr/bin/chromium ] && [ -n "$PW" ]; then
+	out=$(NODE_PATH=$PW timeout 60 node tests/preview/browser.js "$U3/page" "$P" 2>&1 | tail -1)
+	check "chromium page + WebSocket via the preview" "$out" "echo: ping from page"
+else
+	skipt "chromium or playwright-core missing"
+fi
+
+# stop: the preview goes away
+check "delete sandbox" "$(code -H "$A" -X DELETE $API/$ID)" 200
+check "404 after stop" "$(code $R3 $U3/)" 404
+check "gateway alive" "$(code http://127.0.0.1:$P/healthz)" 200
+if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw*.log; then
+	bad "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw*.log | head -40
+else
+	ok "no sanitizer report"
+fi
+finish
