@@ -6,3 +6,12 @@ $(BINDIR)/sandbox-gateway: $(call obj,$(GW_SRCS)) $(LIBSBX)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_LWS) $(LIBS_CJSON) -lm
 
 ALL_BINS += $(BINDIR)/sandbox-gateway
+
+# cmocka test of the pure preview-proxy parsers (HTTP/1.1 head, chunked
+# framing, TLS SNI, preview host names).
+GW_PURE := gateway/gw_http1.c gateway/gw_sni.c gateway/gw_phost.c
+$(OUT)/tests/test_gw_http1: $(call obj,$(GW_PURE))
+
+# libFuzzer target tests/fuzz/fuzz_http_head.c needs the same parsers.
+FUZZ_EXTRA_fuzz_http_head := $(GW_PURE)
+build/fuzz/fuzz_http_head: $(GW_PURE) gateway/gw_http1.h gateway/gw_sni.h gateway/gw_proxy.h

@@ -26,11 +26,11 @@ struct gw_h1_head {
 	struct gw_h1_span method, target;
 	int minor;                       /* HTTP/1.<minor>: 0 or 1 */
 	int nhdr;
-	struct gw_h1_hdr hdr[GW_H1_HDR_MAX];
 	int host;                        /* index into hdr, -1 when absent */
 	int64_t content_length;          /* -1 when absent */
 	int chunked;                     /* Transfer-Encoding: chunked */
 	int conn_close, conn_upgrade, upgrade_websocket;
+	struct gw_h1_hdr hdr[GW_H1_HDR_MAX];   /* last: the parser clears what is before it */
 };
 
 /* Parse the head at the start of [p, p+n).

@@ -1,6 +1,7 @@
 /* Preview host names: `<port>-<id>.<domain>`. Ids are `sbx_<runner>_<rand>`
  * of [a-z0-9_] (docs/runner.md: they contain no '-' for this reason). */
 #include <string.h>
+#include <strings.h>
 #include "gw_proxy.h"
 
 static int lc(int c)
@@ -28,7 +29,7 @@ int gw_phost_parse(const char *host, size_t n, const char *domain,
 		return -1;
 	i++;
 	size_t idn = n - i;
-	if (idn < 5 || idn >= sidsz || strncmp(host + i, "sbx_", 4) != 0)
+	if (idn < 5 || idn >= sidsz || strncasecmp(host + i, "sbx_", 4) != 0)
 		return -1;
 	for (size_t k = 0; k < idn; k++) {
 		int c = lc((unsigned char)host[i + k]);

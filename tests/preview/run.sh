@@ -25,7 +25,9 @@ GW=build/asan/bin/sandbox-gateway; [ -x $GW ] || GW=bin/sandbox-gateway
 PC="python3 tests/preview/pclient.py"
 KEY=key-preview A="Authorization: Bearer $KEY"
 
-bin/sandbox-runner --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
+# a runner name of our own: a runner starting elsewhere on this host kills
+# the cgroups of its own name that it has no state for (docs/runner.md)
+bin/sandbox-runner --name "pv$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.05; done
 
@@ -83,6 +85,7 @@ check "50 MB download sha256" "$(curl -s -m 60 $R3 $U3/download?mb=50 | sha256su
 check "keep-alive: two requests, one connection" \
 	"$(curl -s -m 10 -v $R3 $U3/ $U3/ 2>&1 | grep -c 'Re-using existing connection\|Reusing existing')" 1
 check "pipelined requests" "$($PC pipeline $P $H3)" 2
+check "keep-alive: chunked POST, CL POST, then GET" "$($PC raw $P "POST /echo HTTP/1.1\r\nHost: $H3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nPOST /echo HTTP/1.1\r\nHost: $H3\r\nContent-Length: 2\r\n\r\nhiGET / HTTP/1.1\r\nHost: $H3\r\nConnection: close\r\n\r\n")" "200 200 200"
 
 # X-Forwarded-*: ours replace the client's
 curl -s -m 10 $R3 -H 'X-Forwarded-For: 6.6.6.6' -H 'X-Forwarded-Host: evil' $U3/headers >"$T/hdrs"
@@ -171,6 +174,10 @@ else
 	skipt "chromium or playwright-core missing"
 fi
 
+if [ "$fail" != 0 ]; then   # context for a failure
+	curl -s -m 5 -H "$A" $API/$ID | head -c 600; echo
+	tail -5 "$T/runner.log"
+fi
 # stop: the preview goes away
 check "delete sandbox" "$(code -H "$A" -X DELETE $API/$ID)" 200
 check "404 after stop" "$(code $R3 $U3/)" 404
