@@ -1,0 +1,108 @@
+#!/bin/bash
+# Preview proxy benchmark: wrk against one small node:http server running in
+# a sandbox, three ways in one run:
+#   direct  wrk -> server
+#   nginx   wrk -> nginx (reverse proxy, upstream keepalive) -> server
+#   gateway wrk -> sandbox-gateway preview proxy -> runner connect -> agent -> server
+# Where nginx runs: inside the sandbox's network namespace (nsenter -n; the
+# sandbox is deny-all, so nothing on the host can reach its port otherwise),
+# and the direct and nginx runs of wrk too. So all three hit the very same
+# server process, and nginx gets the shortest path it could have. The
+# gateway's path has two more hops that are part of the design (the
+# runner's splice and the agent's forward), so its figures include them.
+# Prints requests/s and p99 latency for each and the ratios.
+set -u
+cd "$(dirname "$0")/.."
+IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
+DUR=${BENCH_SECONDS:-10} CONN=${BENCH_CONNECTIONS:-32}
+if [ "$(id -u)" != 0 ] || [ ! -x bin/sandbox-gateway ] || [ ! -d "$IMG/default/rootfs" ] ||
+   ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
+	echo "SKIP: proxy bench needs root, bin/sandbox-gateway, $IMG/default/rootfs, wrk and nginx"
+	exit 0
+fi
+T=$(mktemp -d /tmp/proxy-bench.XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+KEY=bench-key A="Authorization: Bearer $KEY"
+
+bin/sandbox-runner --name "pb$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.05; done
+P=$((20000 + RANDOM % 20000))
+SANDBOX_API_KEYS=$KEY bin/sandbox-gateway --port $P --runner-socket "$T/r.sock" >"$T/gw.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do curl -s -m 1 -o /dev/null http://127.0.0.1:$P/healthz && break; sleep 0.05; done
+API=http://127.0.0.1:$P/v1/sandboxes
+ID=$(curl -s -m 20 -H "$A" -d '{"ports":[3000],"vcpus":1}' $API | python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
+[ -n "$ID" ] || { echo "FAIL: cannot create a sandbox"; exit 1; }
+cat >"$T/hello.js" <<'EOF'
+require('node:http').createServer((req, res) => {
+  res.setHeader('content-type', 'text/plain');
+  res.end('hello from the sandbox\n');
+}).listen(3000, '127.0.0.1');
+EOF
+curl -s -m 10 -H "$A" --data-binary @"$T/hello.js" -X PUT "$API/$ID/files?path=hello.js" >/dev/null
+curl -s -m 10 -H "$A" -d '{"cmd":"node","args":["hello.js"],"detached":true}' "$API/$ID/commands" >/dev/null
+H=3000-$ID.localhost
+for _ in $(seq 100); do
+	[ "$(curl -s -m 2 -o /dev/null -w '%{http_code}' -H "Host: $H" http://127.0.0.1:$P/)" = 200 ] && break
+	sleep 0.1
+done
+PID=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["pid"])' "$T/state/sandboxes/$ID/state.json")
+NS="nsenter -t $PID -n"
+
+mkdir -p "$T/nginx"
+cat >"$T/nginx/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $T/nginx/nginx.pid;
+error_log $T/nginx/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $T/nginx/body;
+  proxy_temp_path $T/nginx/proxy;
+  fastcgi_temp_path $T/nginx/fastcgi;
+  uwsgi_temp_path $T/nginx/uwsgi;
+  scgi_temp_path $T/nginx/scgi;
+  upstream app { server 127.0.0.1:3000; keepalive 64; }
+  server {
+    listen 127.0.0.1:3080;
+    location / {
+      proxy_pass http://app;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host \$host;
+      proxy_set_header X-Forwarded-For \$remote_addr;
+      proxy_set_header X-Forwarded-Proto \$scheme;
+      proxy_buffering off;
+    }
+  }
+}
+EOF
+$NS nginx -c "$T/nginx/nginx.conf" &
+pids+=($!)
+for _ in $(seq 50); do $NS curl -s -m 1 -o /dev/null http://127.0.0.1:3080/ && break; sleep 0.1; done
+
+run() { # name wrk-prefix url [header]
+	local out
+	out=$($2 wrk -t1 -c"$CONN" -d"${DUR}s" --latency ${4:+-H "$4"} "$3" 2>&1)
+	local rps p99
+	rps=$(echo "$out" | awk '/^Requests\/sec/{print $2}')
+	p99=$(echo "$out" | awk '$1=="99%"{v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; print v}')
+	local errs; errs=$(echo "$out" | grep -E 'Non-2xx|Socket errors' | tr '\n' ' ')
+	printf '%-8s %10s req/s  p99 %8s ms  %s\n' "$1" "$rps" "$p99" "$errs"
+	eval "RPS_$1=$rps P99_$1=$p99"
+}
+echo "wrk -t1 -c$CONN -d${DUR}s, one node:http server in a sandbox (2 vCPUs shared by everything)"
+run direct "$NS" http://127.0.0.1:3000/
+run nginx "$NS" http://127.0.0.1:3080/
+run gateway "" http://127.0.0.1:$P/ "Host: $H"
+python3 - "$RPS_direct" "$P99_direct" "$RPS_nginx" "$P99_nginx" "$RPS_gateway" "$P99_gateway" <<'EOF'
+import sys
+rd, pd, rn, pn, rg, pg = map(float, sys.argv[1:])
+print(f"gateway/nginx requests/s: {rg / rn:.2f}   gateway/direct: {rg / rd:.2f}   nginx/direct: {rn / rd:.2f}")
+print(f"added p99 over direct: gateway {pg - pd:.2f} ms, nginx {pn - pd:.2f} ms")
+EOF
+curl -s -m 10 -H "$A" -X DELETE $API/$ID >/dev/null
