@@ -14,6 +14,7 @@ struct gw_front {
 	int lfd;                 /* the listening socket */
 	int head_timeout_s;      /* a request head must arrive within this */
 	int idle_timeout_s;      /* a proxied connection with no traffic closes */
+	int preview_stream;      /* never ask the runner for the guest socket itself */
 };
 
 /* per accepted connection while its first bytes are awaited */

@@ -37,7 +37,7 @@ static void usage(void)
 		"[--runner-socket PATH] [--keys-file F] [--preview-domain D] "
 		"[--max-sandboxes-per-key N] [--max-timeout-ms N] [--web-dir D] "
 		"[--state-dir D] [--image-dir D] [--cert F --key F] [--insecure-http] "
-		"[--header-timeout S] [--idle-timeout S] [--verbose]\n"
+		"[--header-timeout S] [--idle-timeout S] [--preview-stream] [--verbose]\n"
 		"  without --runner-socket the gateway starts its own sandbox-runner\n");
 }
 
@@ -64,6 +64,7 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
 		if (!strcmp(a, "--insecure-http")) { insecure = 1; continue; }
+		if (!strcmp(a, "--preview-stream")) { front.preview_stream = 1; continue; }
 		if (!v) { usage(); return 2; }
 		if (!strcmp(a, "--port")) vh.port = atoi(v);
 		else if (!strcmp(a, "--listen-address")) addr = v;

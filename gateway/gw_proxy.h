@@ -19,7 +19,10 @@ int gw_phost_parse(const char *host, size_t n, const char *domain,
 		   int *port, char *sid, size_t sidsz);
 
 enum gw_pstate { GW_P_HEAD, GW_P_ROUTE, GW_P_BODY, GW_P_SPLICE, GW_P_ERROR };
-enum gw_pup { GW_PU_NONE, GW_PU_GET, GW_PU_CONNECT, GW_PU_STREAM, GW_PU_GONE };
+/* GET: runner `get`; FDWAIT: runner `connect` asked to pass the guest
+ * socket itself; CONNECT: runner `connect` as a byte stream (a runner or
+ * driver that cannot pass sockets); STREAM: bytes to and from the guest */
+enum gw_pup { GW_PU_NONE, GW_PU_GET, GW_PU_FDWAIT, GW_PU_CONNECT, GW_PU_STREAM, GW_PU_GONE };
 
 /* One client connection of the proxy (the pss of "gw-proxy"). Its
  * upstream (first a runner `get`, then the runner `connect` stream) is a
@@ -51,6 +54,7 @@ struct gw_pconn {
 	int forwarded;               /* bytes of a request went to the guest */
 	int sent_reqs;               /* request heads released toward the guest */
 	int draining;                /* a later request failed: deliver, then close */
+	int via_stream;              /* use the runner's spliced stream, not a passed socket */
 	char peer[64];
 	struct gw_h1_head h;
 };

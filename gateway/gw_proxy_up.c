@@ -1,13 +1,19 @@
-/* The preview proxy's upstream: two runner connections per client
- * connection, both child wsis of the client (closing the client closes
- * them, LIBWEBSOCKETS.md §2). First `get`, to learn whether the sandbox
- * runs and declared the port (only existence matters: previews are public,
- * so no ownership check); then `connect`, after whose ok reply the socket
- * is a byte stream to 127.0.0.1:<port> in the sandbox. */
+/* The preview proxy's upstream: runner connections that are child wsis of
+ * the client (closing the client closes them, LIBWEBSOCKETS.md §2). First
+ * `get`, to learn whether the sandbox runs and declared the port (only
+ * existence matters: previews are public, so no ownership check). Then
+ * `connect` with "fd":true: a runner on this host whose driver can do it
+ * passes the guest's TCP socket itself (SCM_RIGHTS), so the runner's splice
+ * and the agent's forward leave the data path; the reply is read with
+ * recvmsg (the runner socket is adopted as a raw file: lws's own recv would
+ * drop the fd). Otherwise the plain `connect`, after whose ok reply the
+ * runner socket is a byte stream to 127.0.0.1:<port> in the sandbox. */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "gw_proxy_up.h"
@@ -39,8 +45,10 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", phase == GW_PU_GET ? "get" : "connect");
 	cJSON_AddStringToObject(req, "id", c->sid);
-	if (phase == GW_PU_CONNECT)
+	if (phase != GW_PU_GET)
 		cJSON_AddNumberToObject(req, "port", c->port);
+	if (phase == GW_PU_FDWAIT)
+		cJSON_AddTrueToObject(req, "fd");
 	char *s = sbx_json_print(req);
 	cJSON_Delete(req);
 	sbx_buf_reset(&c->rbuf);
@@ -65,6 +73,17 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 		.vh_prot_name = "gw-proxy-up", .parent = c->wsi, .opaque = c,
 	};
 	ad.fd.sockfd = fd;
+	if (phase == GW_PU_FDWAIT) {
+		/* the request is the first write on a fresh socket: it fits */
+		if (send(fd, sbx_buf_head(&c->to_up), c->to_up.len, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+		    (ssize_t)c->to_up.len) {
+			close(fd);
+			return gw_proxy_fail(c, 502, "cannot write to the runner"), -1;
+		}
+		sbx_buf_reset(&c->to_up);
+		ad.type = LWS_ADOPT_RAW_FILE_DESC;
+		ad.fd.filefd = fd;
+	}
 	c->up = lws_adopt_descriptor_vhost_via_info(&ad);
 	if (!c->up)   /* lws closed fd */
 		return gw_proxy_fail(c, 502, "cannot adopt the runner socket"), -1;
@@ -89,6 +108,14 @@ static int port_declared(const cJSON *s, int port)
 	return 0;
 }
 
+static void not_listening(struct gw_pconn *c)
+{
+	char msg[160];
+	snprintf(msg, sizeof msg, "Nothing is listening on port %d in this sandbox yet. "
+		 "If a server is starting, reload in a moment.", c->port);
+	gw_proxy_fail(c, 502, msg);
+}
+
 /* The runner's reply arrived: 1 to close this runner wsi and go on, -1
  * after failing the client, 0 when the stream starts. */
 static int on_reply(struct gw_pconn *c, cJSON *o)
@@ -100,11 +127,9 @@ static int on_reply(struct gw_pconn *c, cJSON *o)
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
 		if (!strcmp(cs, "not_found"))
 			gw_proxy_fail(c, 404, "There is no such sandbox.");
-		else if (c->up_phase == GW_PU_CONNECT && !strcmp(cs, "conflict")) {
-			snprintf(msg, sizeof msg, "Nothing is listening on port %d in this "
-				 "sandbox yet. If a server is starting, reload in a moment.", c->port);
-			gw_proxy_fail(c, 502, msg);
-		} else
+		else if (c->up_phase != GW_PU_GET && !strcmp(cs, "conflict"))
+			not_listening(c);
+		else
 			gw_proxy_fail(c, 502, "The runner refused the connection.");
 		return -1;
 	}
@@ -142,6 +167,8 @@ static int stream_rx(struct gw_pconn *c, const void *in, size_t len)
 	return 0;
 }
 
+static int stream_started(struct gw_pconn *c);
+
 /* Bytes from the runner before the stream: its reply frame (and guest
  * bytes behind it in the same read). */
 static int reply_rx(struct lws *wsi, struct gw_pconn *c, const void *in, size_t len)
@@ -164,14 +191,20 @@ static int reply_rx(struct lws *wsi, struct gw_pconn *c, const void *in, size_t 
 	if (rc > 0) {   /* get done: this socket is finished, connect next */
 		c->up = NULL;
 		lws_set_opaque_user_data(wsi, NULL);
-		open_runner(c, GW_PU_CONNECT);
+		open_runner(c, c->via_stream || c->f->preview_stream ? GW_PU_CONNECT : GW_PU_FDWAIT);
 		return -1;
 	}
 	sbx_buf_consume(&c->rbuf, (size_t)n);
 	if (stream_rx(c, sbx_buf_head(&c->rbuf), c->rbuf.len))
 		return gw_proxy_fail(c, 502, "out of memory"), -1;
+	return stream_started(c);
+}
+
+/* The guest stream is up (c->up): the held first head goes out and the
+ * client is read again. */
+static int stream_started(struct gw_pconn *c)
+{
 	sbx_buf_free(&c->rbuf);
-	/* the held first head goes out; the client is read again */
 	if (sbx_buf_append(&c->to_up, sbx_buf_head(&c->head), c->head.len))
 		return gw_proxy_fail(c, 500, "out of memory"), -1;
 	sbx_buf_free(&c->head);
@@ -182,6 +215,96 @@ static int reply_rx(struct lws *wsi, struct gw_pconn *c, const void *in, size_t 
 	if (c->up && c->to_up.len && !c->hold)
 		lws_callback_on_writable(c->up);
 	return 0;
+}
+
+/* The runner's non-blocking loopback connect has almost always finished
+ * by now: a refusal means nothing listens (the page users see while their
+ * server boots). A connect still in progress is used as it is. */
+static int refused(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int e = 0;
+	socklen_t el = sizeof e;
+	if (poll(&p, 1, 0) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+		return 0;
+	return e != 0;
+}
+
+/* The runner's reply to connect-with-fd, read with recvmsg. Returns -1
+ * to close the runner wsi (always, once the reply is complete). */
+static int fd_reply(struct lws *wsi, struct gw_pconn *c)
+{
+	unsigned char b[1024];
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int) * 4)]; } u;
+	struct iovec iov = { b, sizeof b };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.b, .msg_controllen = sizeof u.b };
+	struct sbx_err err = { 0 };
+	struct sbx_frame f;
+	int tfd = -1;
+
+	ssize_t n = recvmsg(lws_get_socket_fd(wsi), &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int x;
+			memcpy(&x, CMSG_DATA(h) + i * sizeof(int), sizeof x);
+			if (tfd < 0)
+				tfd = x;
+			else
+				close(x);   /* never more than one is sent */
+		}
+	}
+	if (n <= 0 || sbx_buf_append(&c->rbuf, b, (size_t)n)) {
+		if (tfd >= 0)
+			close(tfd);
+		return gw_proxy_fail(c, 502, "The runner closed the connection."), -1;
+	}
+	long fl = sbx_frame_decode(sbx_buf_head(&c->rbuf), c->rbuf.len, 0, &f, &err);
+	if (fl == 0 && tfd < 0)
+		return 0;   /* the fd comes with the frame's first byte: more of it later */
+	cJSON *o = fl > 0 && f.type == SBX_FRAME_JSON ?
+		sbx_json_parse_object(f.payload, f.len, &err) : NULL;
+	int rc = o ? on_reply(c, o) : (gw_proxy_fail(c, 502, "The runner sent a bad reply."), -1);
+	cJSON_Delete(o);
+	if (rc < 0) {
+		if (tfd >= 0)
+			close(tfd);
+		return -1;
+	}
+	c->up = NULL;
+	lws_set_opaque_user_data(wsi, NULL);
+	if (tfd < 0) {
+		/* a runner (or driver) that cannot pass sockets: use its stream */
+		c->via_stream = 1;
+		open_runner(c, GW_PU_CONNECT);
+		return -1;
+	}
+	if (refused(tfd)) {
+		close(tfd);
+		not_listening(c);
+		return -1;
+	}
+	lws_adopt_desc_t ad = {
+		.vh = c->f->vh->vhost, .type = LWS_ADOPT_SOCKET,
+		.vh_prot_name = "gw-proxy-up", .parent = c->wsi, .opaque = c,
+	};
+	ad.fd.sockfd = tfd;
+	c->up = lws_adopt_descriptor_vhost_via_info(&ad);
+	if (!c->up) {   /* lws closed tfd */
+		gw_proxy_fail(c, 502, "cannot adopt the guest socket");
+		return -1;
+	}
+	lws_set_opaque_user_data(c->up, c);
+	c->up_phase = GW_PU_STREAM;
+	c->up_paused = 0;
+	sbx_buf_reset(&c->rbuf);
+	stream_started(c);
+	return -1;
 }
 
 static int up_writeable(struct lws *wsi, struct gw_pconn *c)
@@ -244,7 +367,10 @@ int gw_proxy_up_cb(struct lws *wsi, enum lws_callback_reasons reason,
 		return reply_rx(wsi, c, in, len);
 	case LWS_CALLBACK_RAW_WRITEABLE:
 		return c ? up_writeable(wsi, c) : 0;
+	case LWS_CALLBACK_RAW_RX_FILE:
+		return c && c->up_phase == GW_PU_FDWAIT ? fd_reply(wsi, c) : -1;
 	case LWS_CALLBACK_RAW_CLOSE:
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
 		if (c)
 			up_closed(c);
 		return 0;

@@ -24,6 +24,7 @@
 #include "jail.h"
 #include "jail_cgroup.h"
 #include "jail_net.h"
+#include "jail_port.h"
 #include "sbx_log.h"
 
 #define CHILD_SETUP_TIMEOUT_MS 10000
@@ -504,7 +505,7 @@ static void jail_reconcile(struct runner *r)
 
 static const struct rn_driver jail_driver = {
 	"jail", jail_start, jail_kill, jail_cleanup, jail_oom_kills, jail_pids_hits,
-	jail_reconcile
+	jail_reconcile, jail_open_port
 };
 
 const struct rn_driver *jail_driver_init(struct runner *r, int agent_stderr,

@@ -156,6 +156,18 @@ static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, "conflict", msg);
 		return;
 	}
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "fd")) && r->drv->open_port) {
+		/* the caller is on this host (it reached our UNIX socket): give it
+		 * the guest connection itself instead of splicing it */
+		int fd = r->drv->open_port(sb, (int)port, &err);
+		if (fd < 0) {
+			rn_conn_reply_err(c, "conflict", err.code == ECONNREFUSED ?
+					  "nothing listens on that port in the sandbox" : err.msg);
+			return;
+		}
+		rn_conn_reply_fd(c, fd);
+		return;
+	}
 	rn_conn_connect(c, sb, (int)port);
 }
 

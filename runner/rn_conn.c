@@ -133,6 +133,30 @@ void rn_conn_reply_ok(struct rn_conn *c, const char *key, cJSON *obj)
 	send_json(c, o);
 }
 
+void rn_conn_reply_fd(struct rn_conn *c, int fd)
+{
+	unsigned char frame[64];
+	static const char ok[] = "{\"ok\":true}";
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct iovec iov = { frame, SBX_FRAME_HDR + sizeof(ok) - 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.b, .msg_controllen = sizeof(u.b) };
+
+	sbx_frame_header(frame, SBX_FRAME_JSON, sizeof(ok) - 1);
+	memcpy(frame + SBX_FRAME_HDR, ok, sizeof(ok) - 1);
+	memset(&u, 0, sizeof(u));
+	u.h.cmsg_level = SOL_SOCKET;
+	u.h.cmsg_type = SCM_RIGHTS;
+	u.h.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&u.h), &fd, sizeof(int));
+	/* the reply is the first and only write on this connection: an empty
+	 * socket buffer takes these few bytes at once */
+	if (sendmsg(c->ev.fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)iov.iov_len)
+		sbx_warn("connect: passing the socket failed: %s", strerror(errno));
+	close(fd);
+	conn_close(c);
+}
+
 void rn_conn_reply_obj(struct rn_conn *c, cJSON *obj)
 {
 	send_json(c, obj);

@@ -31,6 +31,9 @@ void rn_conn_wait(struct rn_conn *c, struct rn_sandbox *sb, enum rn_wait kind);
 /* Start the hybrid vsock handshake to port on sb's agent socket; replies
  * {"ok":true} and splices once the guest said OK. */
 void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port);
+/* Reply {"ok":true} with fd attached (SCM_RIGHTS) and close the
+ * connection; fd is closed here in every case. */
+void rn_conn_reply_fd(struct rn_conn *c, int fd);
 /* Tell waiting connections that sb changed state. */
 void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb);
 int rn_conn_waiting_on(const struct rn_sandbox *sb);

@@ -45,6 +45,11 @@ struct rn_driver {
 	long (*pids_hits)(struct rn_sandbox *sb);
 	/* At start-up: kill and remove whatever a previous run left. */
 	void (*reconcile)(struct runner *r);
+	/* Optional (NULL: unsupported): a non-blocking TCP socket connected
+	 * (or connecting) to 127.0.0.1:port inside sb's network, for the
+	 * caller to own; -1 with err, errno ECONNREFUSED when nothing listens.
+	 * Lets `connect` hand the socket itself to a local gateway. */
+	int (*open_port)(struct rn_sandbox *sb, int port, struct sbx_err *err);
 };
 
 struct rn_sandbox {

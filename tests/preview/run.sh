@@ -47,7 +47,7 @@ API=http://127.0.0.1:$P/v1/sandboxes
 code() { curl -s -m 20 -o "$T/body" -w '%{http_code}' "$@"; }
 jget() { python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print(eval("d"+sys.argv[2]))' "$T/body" "$1"; }
 
-check "create with ports" "$(code -H "$A" -d '{"ports":[3000,8000],"timeout_ms":600000}' $API)" 201
+check "create with ports" "$(code -H "$A" -d '{"ports":[3000,8000,9000],"timeout_ms":600000}' $API)" 201
 ID=$(jget '["id"]')
 check "routes listed" "$(jget '["routes"][0]["url"]')" "http://3000-$ID.localhost:$P"
 H3=3000-$ID.localhost H8=8000-$ID.localhost
@@ -57,6 +57,7 @@ U3=http://$H3:$P U8=http://$H8:$P
 # before anything listens
 check "502 before the server listens" "$(code $R3 $U3/)" 502
 grep -q 'not listening on port 3000\|Nothing is listening on port 3000' "$T/body" && ok "502 page says not listening" || bad "502 page: $(cat "$T/body")"
+check "502 on a declared port nobody listens on" "$(code --resolve 9000-$ID.localhost:$P:127.0.0.1 http://9000-$ID.localhost:$P/)" 502
 check "403 undeclared port" "$(code --resolve 5000-$ID.localhost:$P:127.0.0.1 http://5000-$ID.localhost:$P/)" 403
 check "404 unknown sandbox" "$(code --resolve 3000-sbx_local_aaaaaaaaaaaaaaaaaaaaaaaa.localhost:$P:127.0.0.1 http://3000-sbx_local_aaaaaaaaaaaaaaaaaaaaaaaa.localhost:$P/)" 404
 
@@ -135,6 +136,22 @@ out=$($PC slowloris $P $H3 early)
 case "$out" in "closed after "[23]"s"*) ok "slowloris head times out in the proxy ($out)";; *) bad "slowloris in the proxy: $out";; esac
 out=$($PC slowloris $P $H3)
 case "$out" in "closed after "[23]"s HTTP/1.1 408"*) ok "slowloris Host times out at the front door ($out)";; *) bad "slowloris at the front door: $out";; esac
+
+# the same through the runner's spliced stream (runners or drivers that
+# cannot pass the guest socket)
+PQ=$((P + 2))
+if start_gw $PQ "$T/gwq.log" --preview-stream; then
+	RQ="--resolve $H3:$PQ:127.0.0.1"
+	check "stream mode: GET" "$(curl -s -m 10 $RQ http://$H3:$PQ/)" "hello from node"
+	check "stream mode: 50 MB download" "$(curl -s -m 60 $RQ http://$H3:$PQ/download?mb=50 | sha256sum | cut -d' ' -f1)" "$want"
+	check "stream mode: upload" "$(curl -s -m 20 $RQ -T "$T/up300k" http://$H3:$PQ/upload)" "300000 $(sha256sum <"$T/up300k" | cut -d' ' -f1)"
+	check "stream mode: WebSocket echo" "$($PC ws $PQ $H3)" "101 echo-ok"
+	check "stream mode: pipelined" "$($PC pipeline $PQ $H3)" 2
+	check "stream mode: 502 not listening" "$(code --resolve 9000-$ID.localhost:$PQ:127.0.0.1 http://9000-$ID.localhost:$PQ/)" 502
+	grep -q 'Nothing is listening on port 9000' "$T/body" && ok "stream mode: 502 page says not listening" || bad "stream mode 502 page: $(cat "$T/body")"
+else
+	bad "stream-mode gateway did not start"
+fi
 
 # the API on the same port is untouched
 check "API on a non-preview Host" "$(code -H "$A" -H 'Host: api.example' $API/$ID)" 200

@@ -455,6 +455,44 @@ def t_real_agent():
             time.sleep(0.05)
         result("connect to a guest TCP port (python http.server) through the runner",
                body.startswith(b"HTTP/1.0 200"), repr(body[:200]))
+        # "fd":true: the runner passes the guest TCP socket itself (SCM_RIGHTS)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(10)
+        s.connect(r.sock)
+        rc.send_frame(s, {"op": "connect", "id": sid, "port": 8000, "fd": True})
+        data, fds, _, _ = socket.recv_fds(s, 4096, 1)
+        s.close()
+        body = b""
+        if fds:
+            t = socket.socket(fileno=fds[0])
+            t.setblocking(True)
+            t.settimeout(10)
+            t.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            while True:
+                d = t.recv(65536)
+                if not d:
+                    break
+                body += d
+            t.close()
+        result("connect with fd: the guest's TCP socket is passed, HTTP works on it",
+               b'"ok": true' in data.replace(b'":true', b'": true') and body.startswith(b"HTTP/1.0 200"),
+               repr(data) + repr(body[:100]))
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(10)
+        s.connect(r.sock)
+        rc.send_frame(s, {"op": "connect", "id": sid, "port": 8009, "fd": True})
+        data, fds, _, _ = socket.recv_fds(s, 4096, 1)
+        s.close()
+        refused = not fds and b"conflict" in data
+        if not refused and fds:   # a connect still in progress: its error shows here
+            t = socket.socket(fileno=fds[0])
+            t.settimeout(2)
+            try:
+                refused = t.recv(1) == b""
+            except OSError:
+                refused = True
+            t.close()
+        result("connect with fd to a port nobody listens on: refused", refused, repr(data))
         # the client leaves mid-stream; later the sandbox stops under an
         # idle client: the runner must not spin on either hang-up
         s, rep = rc.connect(r.sock, sid, 1024)
