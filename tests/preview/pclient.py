@@ -2,7 +2,7 @@
 """Raw-socket clients for tests/preview/run.sh: what curl cannot send or
 measure (ambiguous heads, pipelining, slow heads, WebSocket frames, SSE
 arrival times). Each mode prints one short result line."""
-import base64, os, socket, ssl, sys, time
+import base64, os, socket, ssl, struct, sys, time
 
 def connect(port, tls_host=None):
     s = socket.create_connection(('127.0.0.1', port), timeout=10)
@@ -110,11 +110,77 @@ def pipeline(port, host):
         out += d
     print(out.count(b'HTTP/1.1 200'))
 
+def rss_kb(pid):
+    with open(f'/proc/{pid}/status') as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+    return 0
+
+def slowread(port, host, pid):
+    """a client that stops reading a 50 MB download: the gateway must stop
+    reading the guest (its memory stays flat), then deliver every byte"""
+    s = connect(port)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.sendall(f'GET /download?mb=50 HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n'.encode())
+    got = len(s.recv(65536))
+    time.sleep(1.0)
+    r0 = rss_kb(pid)
+    time.sleep(2.0)
+    r1 = rss_kb(pid)
+    total = got
+    s.settimeout(30)
+    while True:
+        d = s.recv(1 << 20)
+        if not d:
+            break
+        total += len(d)
+    print('flat' if r1 - r0 < 2048 else f'grew {r1 - r0} KiB',
+          'whole' if total > 50 * 1024 * 1024 else f'short {total}')
+
+def idle(port, host, n):
+    """n idle connections before any byte, n/4 idle after a request: the
+    gateway keeps answering at once"""
+    conns = []
+    for _ in range(n):
+        conns.append(connect(port))
+    req = f'GET / HTTP/1.1\r\nHost: {host}\r\n\r\n'.encode()
+    for _ in range(n // 4):
+        c = connect(port)
+        c.sendall(req)
+        c.settimeout(10)
+        c.recv(4096)
+        conns.append(c)
+    t0 = time.monotonic()
+    c = connect(port)
+    c.sendall(req)
+    c.settimeout(10)
+    ok = b'hello from node' in c.recv(4096)
+    dt = time.monotonic() - t0
+    for x in conns:
+        x.close()
+    print('answered' if ok and dt < 1.0 else f'slow {dt:.2f}s ok={ok}')
+
+def reset(port, host):
+    """the client resets the connection mid-download"""
+    s = connect(port)
+    s.sendall(f'GET /download?mb=50 HTTP/1.1\r\nHost: {host}\r\n\r\n'.encode())
+    n = 0
+    while n < (1 << 20):
+        n += len(s.recv(65536))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+    s.close()
+    print('reset')
+
 if __name__ == '__main__':
     mode, port = sys.argv[1], int(sys.argv[2])
     args = sys.argv[3:]
     if mode == 'raw':
         raw(port, args[0])
+    elif mode == 'slowread':
+        slowread(port, args[0], int(args[1]))
+    elif mode == 'idle':
+        idle(port, args[0], int(args[1]))
     elif mode == 'slowloris':
         slowloris(port, args[0], len(args) > 1)
     elif mode == 'ws':

@@ -43,6 +43,7 @@ start_gw() { # port log extra-args...
 }
 P=$((20000 + RANDOM % 20000))
 start_gw $P "$T/gw.log" || { bad "gateway did not start"; finish; }
+GWPID=${pids[-1]}
 API=http://127.0.0.1:$P/v1/sandboxes
 code() { curl -s -m 20 -o "$T/body" -w '%{http_code}' "$@"; }
 jget() { python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print(eval("d"+sys.argv[2]))' "$T/body" "$1"; }
@@ -136,6 +137,11 @@ out=$($PC slowloris $P $H3 early)
 case "$out" in "closed after "[23]"s"*) ok "slowloris head times out in the proxy ($out)";; *) bad "slowloris in the proxy: $out";; esac
 out=$($PC slowloris $P $H3)
 case "$out" in "closed after "[23]"s HTTP/1.1 408"*) ok "slowloris Host times out at the front door ($out)";; *) bad "slowloris at the front door: $out";; esac
+
+check "slow reader: gateway memory flat, download whole" "$($PC slowread $P $H3 $GWPID)" "flat whole"
+check "client reset mid-download" "$($PC reset $P $H3)" reset
+check "400 idle connections, the gateway still answers at once" "$($PC idle $P $H3 400)" answered
+check "gateway alive after reset and idle flood" "$(code http://127.0.0.1:$P/healthz)" 200
 
 # the same through the runner's spliced stream (runners or drivers that
 # cannot pass the guest socket)
