@@ -103,7 +103,11 @@ int main(int argc, char **argv)
 		sbx_err_log("plain HTTP on %s: give --cert/--key, or --insecure-http", addr);
 		return 2;
 	}
-	front.tls = cert != NULL;
+	front.tls = vh.tls = cert != NULL;
+	if (RAND_bytes(vh.preview_secret, sizeof vh.preview_secret) != 1) {
+		sbx_err_log("no random bytes for the preview secret");
+		return 1;
+	}
 	if (!strcmp(addr, "localhost"))
 		addr = "127.0.0.1";
 	if (!vh.nkeys) {

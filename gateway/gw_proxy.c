@@ -10,6 +10,7 @@
 #include <string.h>
 #include "gw_proxy.h"
 #include "gw_proxy_up.h"
+#include "gw_proxy_auth.h"
 #include "sbx_log.h"
 
 #define CIN_CAP   (GW_H1_HEAD_MAX + 4 * GW_PROXY_CHUNK)
@@ -19,6 +20,7 @@ static const char *reason_phrase(int status)
 {
 	switch (status) {
 	case 400: return "Bad Request";
+	case 302: return "Found";
 	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
@@ -42,9 +44,14 @@ void gw_proxy_pause_client(struct gw_pconn *c, int pause)
 
 void gw_proxy_fail(struct gw_pconn *c, int status, const char *msg)
 {
-	char page[1024], hdr[256];
 	c->f->vh->m.proxy_errors++;
 	sbx_info("preview %s: %d %s", c->host[0] ? c->host : "?", status, msg);
+	gw_proxy_answer(c, status, "", msg);
+}
+
+void gw_proxy_answer(struct gw_pconn *c, int status, const char *extra, const char *msg)
+{
+	char page[1024], hdr[2048 + 256];
 	c->state = GW_P_ERROR;
 	c->close_after = 1;
 	gw_proxy_pause_client(c, 1);
@@ -73,10 +80,12 @@ void gw_proxy_fail(struct gw_pconn *c, int status, const char *msg)
 		status, reason_phrase(status), msg);
 	if (pn < 0 || (size_t)pn >= sizeof page)
 		pn = 0;
-	int hn = snprintf(hdr, sizeof hdr, "HTTP/1.1 %d %s\r\n"
+	int hn = snprintf(hdr, sizeof hdr, "HTTP/1.1 %d %s\r\n%s"
 		"Content-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n"
 		"Cache-Control: no-store\r\nConnection: close\r\n\r\n",
-		status, reason_phrase(status), pn);
+		status, reason_phrase(status), extra, pn);
+	if (hn < 0 || (size_t)hn >= sizeof hdr)
+		hn = 0;
 	sbx_buf_reset(&c->to_cl);
 	if (sbx_buf_append(&c->to_cl, hdr, (size_t)hn) ||
 	    sbx_buf_append(&c->to_cl, page, (size_t)pn))
@@ -96,7 +105,8 @@ static int rewrite_head(struct gw_pconn *c, const char *p, struct sbx_buf *out)
 		return -1;
 	for (int k = 0; k < h->nhdr; k++) {
 		const struct gw_h1_hdr *hd = &h->hdr[k];
-		if (hd->name.len >= 12 && !strncasecmp(p + hd->name.off, "x-forwarded-", 12))
+		if ((hd->name.len >= 12 && !strncasecmp(p + hd->name.off, "x-forwarded-", 12)) ||
+		    gw_h1_name_is(p, hd, "x-preview-token"))
 			continue;
 		if (sbx_buf_append(out, p + hd->line.off, hd->line.len))
 			return -1;
@@ -152,6 +162,9 @@ static int on_head(struct gw_pconn *c, size_t hl)
 		return gw_proxy_fail(c, 421, "not a preview host"), -1;
 	if (c->pinned && (port != c->port || strcmp(sid, c->sid)))
 		return gw_proxy_fail(c, 421, "one connection serves one preview host"), -1;
+	gw_proxy_auth_scan(c, p, sid);
+	if (c->pinned && gw_proxy_auth_gate(c))
+		return -1;
 	struct sbx_buf *dst = c->pinned ? &c->to_up : &c->head;
 	c->hold_mark = c->pinned ? c->to_up.len : 0;
 	if (rewrite_head(c, p, dst))

@@ -55,6 +55,9 @@ struct gw_pconn {
 	int sent_reqs;               /* request heads released toward the guest */
 	int draining;                /* a later request failed: deliver, then close */
 	int via_stream;              /* use the runner's spliced stream, not a passed socket */
+	int auth;                    /* the sandbox wants its preview token (known after get) */
+	int tok_ok, tok_query;       /* this request carries the token / in ?token= */
+	char redirect[2048];         /* its target without the token parameter */
 	char peer[64];
 	struct gw_h1_head h;
 };

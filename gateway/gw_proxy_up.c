@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "gw_proxy_up.h"
+#include "gw_proxy_auth.h"
 #include "sbx_log.h"
 
 void gw_proxy_up_close(struct gw_pconn *c)
@@ -145,7 +146,8 @@ static int on_reply(struct gw_pconn *c, cJSON *o)
 			gw_proxy_fail(c, 403, msg);
 			return -1;
 		}
-		return 1;
+		c->auth = gw_owner_preview_auth(c->f->vh, c->sid);
+		return gw_proxy_auth_gate(c) ? -1 : 1;
 	}
 	c->up_phase = GW_PU_STREAM;
 	return 0;

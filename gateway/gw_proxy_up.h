@@ -15,6 +15,10 @@ void gw_proxy_up_pause(struct gw_pconn *c, int pause);
 
 /* gw_proxy.c */
 void gw_proxy_fail(struct gw_pconn *c, int status, const char *msg);
+/* Answer status with extra header lines (each ending CRLF) and a short
+ * HTML page saying msg, then close (as gw_proxy_fail, without counting an
+ * error). */
+void gw_proxy_answer(struct gw_pconn *c, int status, const char *extra, const char *msg);
 void gw_proxy_process(struct gw_pconn *c);
 void gw_proxy_pause_client(struct gw_pconn *c, int pause);
 #endif

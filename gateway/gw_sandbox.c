@@ -21,12 +21,19 @@ static cJSON *public_sandbox(struct gw_vh *vh, const cJSON *s)
 		char url[300];
 		if (!cJSON_IsNumber(p) || !cJSON_IsString(id))
 			continue;
-		snprintf(url, sizeof url, "http://%d-%s.%s:%d", p->valueint,
-			 id->valuestring, vh->preview_domain, vh->port);
+		snprintf(url, sizeof url, "%s://%d-%s.%s:%d", vh->tls ? "https" : "http",
+			 p->valueint, id->valuestring, vh->preview_domain, vh->port);
 		cJSON *rt = cJSON_CreateObject();
 		cJSON_AddNumberToObject(rt, "port", p->valueint);
 		cJSON_AddStringToObject(rt, "url", url);
 		cJSON_AddItemToArray(routes, rt);
+	}
+	char tok[33];
+	if (cJSON_IsString(id) && gw_owner_preview_auth(vh, id->valuestring) &&
+	    !gw_ptoken(vh, id->valuestring, tok)) {
+		/* only ever shown to the owner: every caller of this checked the key */
+		cJSON_AddTrueToObject(o, "preview_auth");
+		cJSON_AddStringToObject(o, "preview_token", tok);
 	}
 	return o;
 }
@@ -75,6 +82,8 @@ static int one_sandbox(struct gw_req *r, const struct sbx_frame *f, int status)
 		}
 		gw_owner_set_agent(r->vh, id->valuestring, cJSON_GetStringValue(
 			cJSON_GetObjectItemCaseSensitive(s, "agent_socket")));
+		if (r->op_state == 1)   /* create asked for preview_auth */
+			gw_owner_set_preview_auth(r->vh, id->valuestring);
 		r->vh->m.sandboxes_created++;
 	} else {
 		track(r, s);
@@ -144,6 +153,16 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 			      r->vh->max_sandboxes_per_key);
 		return;
 	}
+	/* the gateway's own field: the runner does not know it */
+	cJSON *pa = cJSON_DetachItemFromObjectCaseSensitive(body, "preview_auth");
+	if (pa && !cJSON_IsBool(pa)) {
+		cJSON_Delete(pa);
+		cJSON_Delete(body);
+		gw_resp_error(r, 422, "invalid", "preview_auth: must be true or false");
+		return;
+	}
+	r->op_state = cJSON_IsTrue(pa) ? 1 : 0;
+	cJSON_Delete(pa);
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", "create");
 	/* unknown fields are ignored, as the API says; the runner refuses them */

@@ -143,6 +143,25 @@ check "client reset mid-download" "$($PC reset $P $H3)" reset
 check "400 idle connections, the gateway still answers at once" "$($PC idle $P $H3 400)" answered
 check "gateway alive after reset and idle flood" "$(code http://127.0.0.1:$P/healthz)" 200
 
+# preview_auth: a private preview needs its token
+check "preview_auth must be a bool" "$(code -H "$A" -d '{"preview_auth":"yes"}' $API)" 422
+check "no token in a public sandbox's object" "$(curl -s -m 10 -H "$A" $API/$ID | grep -c preview_token)" 0
+check "create with preview_auth" "$(code -H "$A" -d '{"ports":[3000],"preview_auth":true}' $API)" 201
+PID2=$(jget '["id"]') TOK=$(jget '["preview_token"]')
+check "the owner gets a 32-hex token" "$(echo "$TOK" | grep -cE '^[0-9a-f]{32}$')" 1
+code -H "$A" -d '{"cmd":"python3","args":["-m","http.server","3000","--bind","127.0.0.1"],"detached":true}' "$API/$PID2/commands" >/dev/null
+HP=3000-$PID2.localhost RP="--resolve $HP:$P:127.0.0.1" UP=http://$HP:$P
+for _ in $(seq 100); do [ "$(code $RP -H "X-Preview-Token: $TOK" $UP/)" = 200 ] && break; sleep 0.1; done
+check "private preview without token 401" "$(code $RP $UP/)" 401
+check "private preview, wrong token 401" "$(code $RP -H 'X-Preview-Token: 0123456789abcdef0123456789abcdef' $UP/)" 401
+check "private preview, other sandbox's token 401" "$(code $RP -H "X-Preview-Token: $(python3 -c 'print("f"*32)')" $UP/)" 401
+check "private preview with X-Preview-Token 200" "$(code $RP -H "X-Preview-Token: $TOK" $UP/)" 200
+check "?token= link: 302 to the URL without it" "$(curl -s -m 10 $RP -o /dev/null -w '%{http_code} %{redirect_url}' "$UP/?a=1&token=$TOK&b=2")" "302 $UP/?a=1&b=2"
+curl -s -m 10 $RP -c "$T/jar" -o /dev/null "$UP/?token=$TOK"
+check "the link's cookie opens the preview" "$(code $RP -b "$T/jar" $UP/)" 200
+check "the cookie is HttpOnly, this host only" "$(grep -c "^#HttpOnly_$HP" "$T/jar")" 1
+code -H "$A" -X DELETE $API/$PID2 >/dev/null
+
 # the same through the runner's spliced stream (runners or drivers that
 # cannot pass the guest socket)
 PQ=$((P + 2))
