@@ -210,7 +210,7 @@ check "non-loopback plain HTTP refused" "$(SANDBOX_API_KEYS=$KEY $GW --listen-ad
 PW=""
 for d in node_modules /work/main/node_modules; do [ -d $d/playwright-core ] && PW=$(cd $d && pwd) && break; done
 if [ -x /usr/bin/chromium ] && [ -n "$PW" ]; then
-	out=$(NODE_PATH=$PW timeout 60 node tests/preview/browser.js "$U3/page" "$P" 2>&1 | tail -1)
+	out=$(NODE_PATH=$PW timeout 60 node tests/preview/browser.cjs "$U3/page" "$P" 2>&1 | tail -1)
 	check "chromium page + WebSocket via the preview" "$out" "echo: ping from page"
 else
 	skipt "chromium or playwright-core missing"
