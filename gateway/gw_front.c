@@ -138,14 +138,10 @@ static int sniff(struct gw_sniff *s, struct lws *wsi)
 	if (rc != 0)
 		return hand_over(f, wsi, rc > 0 && !gw_phost_parse(host, strlen(host),
 					f->vh->preview_domain, &port, sid, sizeof sid));
-	if ((int64_t)lws_now_usecs() - s->t0_us > (int64_t)f->head_timeout_s * LWS_US_PER_SEC) {
-		static const char r408[] = "HTTP/1.1 408 Request Timeout\r\n"
-			"Connection: close\r\nContent-Length: 0\r\n\r\n";
-		if (!f->tls && send(lws_get_socket_fd(wsi), r408, sizeof r408 - 1,
-				    MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-			sbx_debug("408: %s", strerror(errno));
+	/* Slowloris: closed without an answer, as lws's own header timeout
+	 * does for the API (a client cannot tell which side it would reach). */
+	if ((int64_t)lws_now_usecs() - s->t0_us > (int64_t)f->head_timeout_s * LWS_US_PER_SEC)
 		return -1;
-	}
 	/* Incomplete: the unread bytes keep the fd readable, so stop polling
 	 * it and look again shortly instead of spinning. */
 	lws_rx_flow_control(wsi, 0);

@@ -136,7 +136,7 @@ check "a hanging guest request does not stall others" "$(code $R3 $U3/)" 200
 out=$($PC slowloris $P $H3 early)
 case "$out" in "closed after "[23]"s"*) ok "slowloris head times out in the proxy ($out)";; *) bad "slowloris in the proxy: $out";; esac
 out=$($PC slowloris $P $H3)
-case "$out" in "closed after "[23]"s HTTP/1.1 408"*) ok "slowloris Host times out at the front door ($out)";; *) bad "slowloris at the front door: $out";; esac
+case "$out" in "closed after "[23]"s -") ok "slowloris Host times out at the front door ($out)";; *) bad "slowloris at the front door: $out";; esac
 
 check "slow reader: gateway memory flat, download whole" "$($PC slowread $P $H3 $GWPID)" "flat whole"
 check "client reset mid-download" "$($PC reset $P $H3)" reset
