@@ -10,11 +10,12 @@
 # server process, and nginx gets the shortest path it could have. The
 # gateway's path has two more hops that are part of the design (the
 # runner's splice and the agent's forward), so its figures include them.
-# Prints requests/s and p99 latency for each and the ratios.
+# Prints requests/s and p99 latency for each (medians of the rounds) and
+# the ratios.
 set -u
 cd "$(dirname "$0")/.."
 IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
-DUR=${BENCH_SECONDS:-10} CONN=${BENCH_CONNECTIONS:-32}
+DUR=${BENCH_SECONDS:-5} CONN=${BENCH_CONNECTIONS:-32} ROUNDS=${BENCH_ROUNDS:-3}
 if [ "$(id -u)" != 0 ] || [ ! -x bin/sandbox-gateway ] || [ ! -d "$IMG/default/rootfs" ] ||
    ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
 	echo "SKIP: proxy bench needs root, bin/sandbox-gateway, $IMG/default/rootfs, wrk and nginx"
@@ -85,24 +86,42 @@ $NS nginx -c "$T/nginx/nginx.conf" &
 pids+=($!)
 for _ in $(seq 50); do $NS curl -s -m 1 -o /dev/null http://127.0.0.1:3080/ && break; sleep 0.1; done
 
-run() { # name wrk-prefix url [header]
-	local out
-	out=$($2 wrk -t1 -c"$CONN" -d"${DUR}s" --latency ${4:+-H "$4"} "$3" 2>&1)
-	local rps p99
+run() { # name wrk-prefix url [header]: appends "rps p99ms" to $T/res.<name>
+	local out rps p99
+	out=$($2 wrk -t1 -c"$C" -d"${DUR}s" --latency ${4:+-H "$4"} "$3" 2>&1)
 	rps=$(echo "$out" | awk '/^Requests\/sec/{print $2}')
 	p99=$(echo "$out" | awk '$1=="99%"{v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; print v}')
-	local errs; errs=$(echo "$out" | grep -E 'Non-2xx|Socket errors' | tr '\n' ' ')
-	printf '%-8s %10s req/s  p99 %8s ms  %s\n' "$1" "$rps" "$p99" "$errs"
-	eval "RPS_$1=$rps P99_$1=$p99"
+	echo "$out" | grep -E 'Non-2xx|Socket errors' | sed "s/^/  $1: /"
+	echo "$rps $p99" >>"$T/res.$1"
 }
-echo "wrk -t1 -c$CONN -d${DUR}s, one node:http server in a sandbox (2 vCPUs shared by everything)"
-run direct "$NS" http://127.0.0.1:3000/
-run nginx "$NS" http://127.0.0.1:3080/
-run gateway "" http://127.0.0.1:$P/ "Host: $H"
-python3 - "$RPS_direct" "$P99_direct" "$RPS_nginx" "$P99_nginx" "$RPS_gateway" "$P99_gateway" <<'EOF'
-import sys
-rd, pd, rn, pn, rg, pg = map(float, sys.argv[1:])
+# The machine is shared: the three run in turn, ROUNDS times, and the
+# medians are compared (a burst of other work then hits all three alike).
+report() { # medians of the rounds and the ratios
+	python3 - "$T" <<'EOF'
+import statistics, sys
+med = {}
+for n in ("direct", "nginx", "gateway"):
+    rows = [tuple(map(float, l.split())) for l in open(f"{sys.argv[1]}/res.{n}") if len(l.split()) == 2]
+    med[n] = (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
+    print(f"{n:8} {med[n][0]:10.0f} req/s  p99 {med[n][1]:7.2f} ms   (rounds: " +
+          ", ".join(f"{r[0]:.0f}/{r[1]:.2f}" for r in rows) + ")")
+(rd, pd), (rn, pn), (rg, pg) = med["direct"], med["nginx"], med["gateway"]
 print(f"gateway/nginx requests/s: {rg / rn:.2f}   gateway/direct: {rg / rd:.2f}   nginx/direct: {rn / rd:.2f}")
-print(f"added p99 over direct: gateway {pg - pd:.2f} ms, nginx {pn - pd:.2f} ms")
+print(f"added p99 over direct: gateway {pg - pd:+.2f} ms, nginx {pn - pd:+.2f} ms")
 EOF
+}
+# Two loads: CONN connections (throughput; every process competes for the
+# two CPUs, so p99 there is mostly queueing) and 1 connection (the latency a
+# request pays for the hop itself).
+for C in "$CONN" 1; do
+	rm -f "$T"/res.*
+	echo "wrk -t1 -c$C -d${DUR}s x $ROUNDS rounds, one node:http server in a sandbox, 2 vCPUs shared by everything"
+	for _ in $(seq "$ROUNDS"); do
+		run direct "$NS" http://127.0.0.1:3000/
+		run nginx "$NS" http://127.0.0.1:3080/
+		run gateway "" http://127.0.0.1:$P/ "Host: $H"
+	done
+	report
+done
 curl -s -m 10 -H "$A" -X DELETE $API/$ID >/dev/null
+
