@@ -18,7 +18,6 @@
 #include "gw_http1.h"
 #include "sbx_log.h"
 
-#define PEEK_MAX   (GW_H1_HEAD_MAX + 5)
 #define REPEEK_US  (15 * LWS_US_PER_MS)
 
 static struct gw_front *front_of(struct lws *wsi)
@@ -114,10 +113,10 @@ static void repeek(lws_sorted_usec_list_t *sul)
 
 static int sniff(struct gw_sniff *s, struct lws *wsi)
 {
-	static char buf[PEEK_MAX];   /* one loop thread; used only in this call */
 	char host[256];
 	struct gw_front *f = s->f;
-	ssize_t n = recv(lws_get_socket_fd(wsi), buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+	char *buf = f->peek;
+	ssize_t n = recv(lws_get_socket_fd(wsi), buf, sizeof f->peek, MSG_PEEK | MSG_DONTWAIT);
 	if (n == 0)
 		return -1;
 	if (n < 0)
@@ -132,7 +131,7 @@ static int sniff(struct gw_sniff *s, struct lws *wsi)
 		if (f->tls)
 			return -1;                     /* plain bytes on the TLS port */
 		rc = sniff_host(buf, (size_t)n, host, sizeof host);
-		if (rc == 0 && (size_t)n >= sizeof buf - 5)
+		if (rc == 0 && (size_t)n >= sizeof f->peek - 5)
 			rc = -1;                       /* no Host in 16 KiB: the API says 431 */
 	}
 	if (rc != 0)

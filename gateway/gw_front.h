@@ -15,6 +15,7 @@ struct gw_front {
 	int head_timeout_s;      /* a request head must arrive within this */
 	int idle_timeout_s;      /* a proxied connection with no traffic closes */
 	int preview_stream;      /* never ask the runner for the guest socket itself */
+	char peek[16 * 1024 + 5];  /* the first bytes of a connection (one loop: one user) */
 };
 
 /* per accepted connection while its first bytes are awaited */

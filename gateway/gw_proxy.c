@@ -53,7 +53,6 @@ void gw_proxy_answer(struct gw_pconn *c, int status, const char *extra, const ch
 {
 	char page[1024], hdr[2048 + 256];
 	c->state = GW_P_ERROR;
-	c->close_after = 1;
 	gw_proxy_pause_client(c, 1);
 	sbx_buf_reset(&c->cin);
 	/* With no response parsing, a status line is safe only while no
@@ -67,6 +66,7 @@ void gw_proxy_answer(struct gw_pconn *c, int status, const char *extra, const ch
 		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, c->f->head_timeout_s);
 		return;
 	}
+	c->close_after = 1;
 	gw_proxy_up_close(c);
 	if (in_flight || !c->wsi) {
 		sbx_buf_reset(&c->to_cl);

@@ -110,6 +110,16 @@ def pipeline(port, host):
         out += d
     print(out.count(b'HTTP/1.1 200'))
 
+def drain(port, host, other):
+    """a 5 MB response, then (pipelined) a request for another host: the
+    whole response arrives, then the connection closes"""
+    s = connect(port)
+    s.sendall(f'GET /download?mb=5 HTTP/1.1\r\nHost: {host}\r\n\r\n'
+              f'GET / HTTP/1.1\r\nHost: {other}\r\n\r\n'.encode())
+    out = read_all(s, 10)
+    head, _, body = out.partition(b'\r\n\r\n')
+    print(head.split(b'\r\n')[0].decode(errors='replace'), len(body))
+
 def rss_kb(pid):
     with open(f'/proc/{pid}/status') as f:
         for line in f:
@@ -177,6 +187,8 @@ if __name__ == '__main__':
     args = sys.argv[3:]
     if mode == 'raw':
         raw(port, args[0])
+    elif mode == 'drain':
+        drain(port, args[0], args[1])
     elif mode == 'slowread':
         slowread(port, args[0], int(args[1]))
     elif mode == 'idle':
