@@ -18,7 +18,8 @@
 #include "gw_http1.h"
 #include "sbx_log.h"
 
-#define REPEEK_US  (15 * LWS_US_PER_MS)
+#define REPEEK_US  (10 * LWS_US_PER_MS)
+#define REPEEK_MAX_US (200 * LWS_US_PER_MS)
 
 static struct gw_front *front_of(struct lws *wsi)
 {
@@ -144,7 +145,12 @@ static int sniff(struct gw_sniff *s, struct lws *wsi)
 	/* Incomplete: the unread bytes keep the fd readable, so stop polling
 	 * it and look again shortly instead of spinning. */
 	lws_rx_flow_control(wsi, 0);
-	lws_sul_schedule(lws_get_context(wsi), 0, &s->sul, repeek, REPEEK_US);
+	/* back off: a head split over packets is rare and completes within a
+	 * few peeks; a trickling client (slowloris) costs little CPU */
+	int64_t delay = (int64_t)REPEEK_US << (s->npeek < 5 ? s->npeek : 5);
+	s->npeek++;
+	lws_sul_schedule(lws_get_context(wsi), 0, &s->sul, repeek,
+			 delay < REPEEK_MAX_US ? delay : REPEEK_MAX_US);
 	return 0;
 }
 

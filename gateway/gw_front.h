@@ -24,6 +24,7 @@ struct gw_sniff {
 	struct lws *wsi;
 	lws_sorted_usec_list_t sul;  /* look again after a pause */
 	int64_t t0_us;
+	int npeek;                   /* peeks so far (the pause grows) */
 };
 
 int gw_front_listen_cb(struct lws *wsi, enum lws_callback_reasons reason,
