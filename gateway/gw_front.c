@@ -122,8 +122,7 @@ static int sniff(struct gw_sniff *s, struct lws *wsi)
 		return -1;
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
-	int rc, port;
-	char sid[80];
+	int rc;
 	if ((unsigned char)buf[0] == 0x16) {
 		if (!f->tls)
 			return hand_over(f, wsi, 0);  /* lws answers TLS on plain HTTP */
@@ -136,8 +135,8 @@ static int sniff(struct gw_sniff *s, struct lws *wsi)
 			rc = -1;                       /* no Host in 16 KiB: the API says 431 */
 	}
 	if (rc != 0)
-		return hand_over(f, wsi, rc > 0 && !gw_phost_parse(host, strlen(host),
-					f->vh->preview_domain, &port, sid, sizeof sid));
+		return hand_over(f, wsi, rc > 0 && gw_phost_claim(host, strlen(host),
+								   f->vh->preview_domain));
 	/* Slowloris: closed without an answer, as lws's own header timeout
 	 * does for the API (a client cannot tell which side it would reach). */
 	if ((int64_t)lws_now_usecs() - s->t0_us > (int64_t)f->head_timeout_s * LWS_US_PER_SEC)

@@ -1,5 +1,6 @@
 /* Preview host names: `<port>-<id>.<domain>`. Ids are `sbx_<runner>_<rand>`
- * of [a-z0-9_] (docs/runner.md: they contain no '-' for this reason). */
+ * of [a-z0-9_] (docs/runner.md: they contain no '-' for this reason).
+ * Strict on purpose: one spelling per preview, so one browser origin. */
 #include <string.h>
 #include <strings.h>
 #include "gw_proxy.h"
@@ -29,15 +30,35 @@ int gw_phost_parse(const char *host, size_t n, const char *domain,
 		return -1;
 	i++;
 	size_t idn = n - i;
-	if (idn < 5 || idn >= sidsz || strncasecmp(host + i, "sbx_", 4) != 0)
+	if (idn < 5 || idn >= sidsz || strncmp(host + i, "sbx_", 4) != 0)
 		return -1;
+	/* ids are lower case: one spelling per sandbox, so one origin */
 	for (size_t k = 0; k < idn; k++) {
-		int c = lc((unsigned char)host[i + k]);
+		int c = (unsigned char)host[i + k];
 		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
 			return -1;
 		sid[k] = (char)c;
 	}
 	sid[idn] = '\0';
+	if (p == 1024)   /* the agent's own protocol port: never a preview */
+		return -1;
 	*port = (int)p;
+	return 0;
+}
+
+int gw_phost_claim(const char *host, size_t n, const char *domain)
+{
+	size_t dn = strlen(domain);
+	const char *colon = memchr(host, ':', n), *dot;
+	if (colon)
+		n = (size_t)(colon - host);
+	if (dn && n > dn + 1 && host[n - dn - 1] == '.' &&
+	    !strncasecmp(host + n - dn, domain, dn))
+		return 1;
+	dot = memchr(host, '.', n);
+	size_t label = dot ? (size_t)(dot - host) : n;
+	for (size_t i = 0; i + 5 <= label; i++)
+		if (!strncasecmp(host + i, "-sbx_", 5))
+			return 1;
 	return 0;
 }

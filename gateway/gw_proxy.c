@@ -159,7 +159,8 @@ static int on_head(struct gw_pconn *c, size_t hl)
 	const struct gw_h1_hdr *hh = &h->hdr[h->host];
 	if (gw_phost_parse(p + hh->value.off, hh->value.len, c->f->vh->preview_domain,
 			   &port, sid, sizeof sid))
-		return gw_proxy_fail(c, 421, "not a preview host"), -1;
+		return gw_proxy_fail(c, c->pinned ? 421 : 400,
+				     "not a preview address: <port>-<sandbox id>.<domain>"), -1;
 	if (c->pinned && (port != c->port || strcmp(sid, c->sid)))
 		return gw_proxy_fail(c, 421, "one connection serves one preview host"), -1;
 	gw_proxy_auth_scan(c, p, sid);

@@ -13,10 +13,17 @@
 #define GW_PROXY_CHUNK  (64 * 1024)    /* bytes per lws_write */
 
 /* Parse a Host value (an optional :port suffix is ignored) as
- * `<port>-<id>.<domain>`, case-insensitively. Returns 0 and fills *port and
- * sid (lower case), or -1 when it is not a preview host of domain. */
+ * `<port>-<id>.<domain>` (the domain case-insensitively, the first label in
+ * lower case only, port 1..65535 without leading zeros and not 1024, the
+ * agent's port). Returns 0 and fills *port and sid, or -1. */
 int gw_phost_parse(const char *host, size_t n, const char *domain,
 		   int *port, char *sid, size_t sidsz);
+/* 1 when the proxy, not the API, must answer for this Host: any name under
+ * the preview domain, and any name whose first label has "-sbx_" (a
+ * preview-looking name must never show the API or the web demo, whose
+ * origin the previews must not share). The proxy then refuses what
+ * gw_phost_parse does not accept. */
+int gw_phost_claim(const char *host, size_t n, const char *domain);
 
 enum gw_pstate { GW_P_HEAD, GW_P_ROUTE, GW_P_BODY, GW_P_SPLICE, GW_P_ERROR };
 /* GET: runner `get`; FDWAIT: runner `connect` asked to pass the guest

@@ -35,10 +35,11 @@ start_gw() { # port log extra-args...
 	local port=$1 log=$2; shift 2
 	SANDBOX_API_KEYS=$KEY $GW --port "$port" --runner-socket "$T/r.sock" --header-timeout 2 "$@" >>"$log" 2>&1 &
 	pids+=($!)
-	for _ in $(seq 100); do
+	for _ in $(seq 200); do
 		ss -ltnH "sport = :$port" | grep -q . && return 0
 		sleep 0.05
 	done
+	tail -5 "$log"
 	return 1
 }
 P=$((20000 + RANDOM % 20000))
@@ -60,6 +61,11 @@ check "502 before the server listens" "$(code $R3 $U3/)" 502
 grep -q 'not listening on port 3000\|Nothing is listening on port 3000' "$T/body" && ok "502 page says not listening" || bad "502 page: $(cat "$T/body")"
 check "502 on a declared port nobody listens on" "$(code --resolve 9000-$ID.localhost:$P:127.0.0.1 http://9000-$ID.localhost:$P/)" 502
 check "403 undeclared port" "$(code --resolve 5000-$ID.localhost:$P:127.0.0.1 http://5000-$ID.localhost:$P/)" 403
+hc() { curl -s -m 10 -o /dev/null -w '%{http_code}' -H "Host: $1" http://127.0.0.1:$P/; }
+UPID=$(echo "$ID" | tr a-z A-Z)
+check "preview-looking hosts never reach the API or a guest (400)" \
+	"$(hc 1024-$ID.localhost) $(hc 0-$ID.localhost) $(hc 03000-$ID.localhost) $(hc 3000-$UPID.localhost) $(hc 3000-$ID.evil.localhost) $(hc 3000-$ID.localhost.evil.com) $(hc www.localhost)" \
+	"400 400 400 400 400 400 400"
 check "404 unknown sandbox" "$(code --resolve 3000-sbx_local_aaaaaaaaaaaaaaaaaaaaaaaa.localhost:$P:127.0.0.1 http://3000-sbx_local_aaaaaaaaaaaaaaaaaaaaaaaa.localhost:$P/)" 404
 
 # start the servers inside the sandbox

@@ -211,15 +211,23 @@ static void test_preview_host(void **state)
 	assert_int_equal(gw_phost_parse(ok, strlen(ok), "localhost", &port, sid, sizeof sid), 0);
 	assert_int_equal(port, 3000);
 	assert_string_equal(sid, "sbx_local_abc234");
-	const char *up = "8000-SBX_LOCAL_ABC.Preview.Example";
-	assert_int_equal(gw_phost_parse(up, strlen(up), "preview.example", &port, sid, sizeof sid), 0);
+	const char *dom = "8000-sbx_local_abc.Preview.Example";
+	assert_int_equal(gw_phost_parse(dom, strlen(dom), "preview.example", &port, sid, sizeof sid), 0);
 	assert_string_equal(sid, "sbx_local_abc");
+	/* which side answers: the proxy for its domain and preview-looking names */
+	assert_true(gw_phost_claim("0-x.localhost", 13, "localhost"));
+	assert_true(gw_phost_claim("a.b.LOCALHOST:80", 16, "localhost"));
+	assert_true(gw_phost_claim("3000-sbx_a_b.localhost.evil.com", 31, "localhost"));
+	assert_false(gw_phost_claim("localhost:8080", 14, "localhost"));
+	assert_false(gw_phost_claim("api.example.com", 15, "localhost"));
+	assert_false(gw_phost_claim("evillocalhost", 13, "localhost"));
 	static const char *const bad[] = {
 		"localhost", "3000-sbx_a_b.localhost.evil", "3000-sbx_a_b.evillocalhost",
 		"0-sbx_a_b.localhost", "65536-sbx_a_b.localhost", "03000-sbx_a_b.localhost",
 		"3000sbx_a_b.localhost", "3000-abc.localhost", "3000-sbx_a-b.localhost",
 		"3000-sbx_a.b.localhost", "-sbx_a_b.localhost", "3000-.localhost", "",
-		"123456-sbx_a_b.localhost",
+		"123456-sbx_a_b.localhost", "3000-SBX_A_B.localhost", "3000-sbx_A_b.localhost",
+		"1024-sbx_a_b.localhost",
 	};
 	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
 		if (!gw_phost_parse(bad[k], strlen(bad[k]), "localhost", &port, sid, sizeof sid))
