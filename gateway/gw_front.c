@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -188,6 +189,10 @@ static void accept_some(struct gw_front *f)
 				sbx_warn("accept: %s", strerror(errno));
 			return;
 		}
+		/* what lws's own listener does for each connection: no Nagle
+		 * delay on small writes (stream chunks, WS frames, responses) */
+		int one = 1;
+		setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		lws_adopt_desc_t ad = { .vh = f->vh->vhost, .type = LWS_ADOPT_RAW_FILE_DESC,
 					.vh_prot_name = "gw-sniff" };
 		ad.fd.filefd = cfd;

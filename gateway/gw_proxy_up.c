@@ -9,6 +9,8 @@
  * drop the fd). Otherwise the plain `connect`, after whose ok reply the
  * runner socket is a byte stream to 127.0.0.1:<port> in the sandbox. */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -291,6 +293,8 @@ static int fd_reply(struct lws *wsi, struct gw_pconn *c)
 		not_listening(c);
 		return -1;
 	}
+	int one = 1;   /* as for clients: small writes go at once */
+	setsockopt(tfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	lws_adopt_desc_t ad = {
 		.vh = c->f->vh->vhost, .type = LWS_ADOPT_SOCKET,
 		.vh_prot_name = "gw-proxy-up", .parent = c->wsi, .opaque = c,
