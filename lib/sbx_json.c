@@ -18,6 +18,28 @@ static int utf8_prefix(const char *s, int max)
 	return n;
 }
 
+/* JSON forbids raw bytes below 0x20 inside strings, but cJSON takes them,
+ * and a NUL then silently ends the C string: {"env\0x":..} would be read
+ * as "env". Offset of the first such byte, or (size_t)-1. */
+static size_t raw_control_in_string(const unsigned char *p, size_t n)
+{
+	int in = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!in) {
+			if (p[i] == '"')
+				in = 1;
+		} else if (p[i] == '\\') {
+			i++;   /* the escaped byte is checked by cJSON */
+		} else if (p[i] == '"') {
+			in = 0;
+		} else if (p[i] < 0x20) {
+			return i;
+		}
+	}
+	return (size_t)-1;
+}
+
 /* cJSON keeps the first of duplicate keys while other parsers keep the last;
  * a request that means different things to different layers is refused. */
 static int has_duplicate_keys(const cJSON *node, const char **dup)
@@ -46,6 +68,14 @@ cJSON *sbx_json_parse_object(const void *p, size_t n, struct sbx_err *err)
 	if (n == 0) {
 		sbx_err_set(err, EINVAL, "empty body, expected a JSON object");
 		return NULL;
+	}
+	{
+		size_t bad = raw_control_in_string(p, n);
+		if (bad != (size_t)-1) {
+			sbx_err_set(err, EINVAL, "invalid JSON at byte %zu: control character "
+				    "in a string (escape it)", bad);
+			return NULL;
+		}
 	}
 	root = cJSON_ParseWithLengthOpts(p, n, &end, 0);
 	if (!root) {
