@@ -6,6 +6,7 @@
  * The embedded runner is also started again from here (gw_local_runner.c).
  * The probe is a connect() to the runner's socket, closed at once. */
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -17,6 +18,7 @@ static struct {
 	struct gw_vh *vh;
 	lws_sorted_usec_list_t sul;
 	int down;
+	int had_sessions;
 } w;
 
 static int runner_listening(const char *path)
@@ -54,6 +56,12 @@ static void tick(lws_sorted_usec_list_t *sul)
 		sbx_info("runner %s is back", w.vh->runner_socket);
 	}
 	w.down = !up;
+	/* Streams' queues (up to a few hundred KiB each) come and go in
+	 * bursts and leave the heap at its high-water mark; with no session
+	 * open, give the memory back (the soak's idle-to-idle bound). */
+	if (!w.vh->sessions && w.had_sessions)
+		malloc_trim(0);
+	w.had_sessions = w.vh->sessions != NULL;
 	lws_sul_schedule(w.vh->ctx, 0, &w.sul, tick, LWS_US_PER_SEC);
 }
 
