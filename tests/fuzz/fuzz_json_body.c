@@ -95,9 +95,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "args"))
 		if (cJSON_IsString(e) && strlen(e->valuestring) > size)
 			__builtin_trap();
-	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "env"))
-		if (!e->string || (cJSON_IsString(e) && !e->valuestring))
-			__builtin_trap();
+	/* env is only walked by name when it is an object (an array is
+	 * passed on and refused by the agent's own check) */
+	if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "env")))
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "env"))
+			if (!e->string || (cJSON_IsString(e) && !e->valuestring))
+				__builtin_trap();
 
 	/* what the gateway forwards is printed from this tree and parsed by the
 	 * runner/agent with the same parser: it must be the same object */
