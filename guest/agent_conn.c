@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "sbx_hs.h"
 #include "sbx_frame.h"
 #include "sbx_json.h"
 #include "sbx_log.h"
 
-#define HANDSHAKE_MAX 32
 
 cJSON *ag_ok(void)
 {
@@ -312,44 +312,21 @@ static void start_request(struct ag_conn *c, const unsigned char *p, uint32_t n)
 	ag_req_free(&r);
 }
 
-/* CONNECT <port>\n: at most HANDSHAKE_MAX bytes. Returns 1 when handled
- * (c may be gone or switched state), 0 when more bytes are needed. */
+/* CONNECT <port>\n (lib/sbx_hs.c). Returns 1 when handled (c may be gone
+ * or switched state), 0 when more bytes are needed. */
 static int handshake(struct ag_conn *c)
 {
-	unsigned char *nl = memchr(sbx_buf_head(&c->in), '\n', c->in.len);
-	char line[HANDSHAKE_MAX + 1], *end;
-	size_t len;
-	long port;
+	int port = 0;
+	long used = sbx_hs_parse_connect(sbx_buf_head(&c->in), c->in.len, &port);
 
-	if (!nl) {
-		if (c->in.len >= HANDSHAKE_MAX) {
-			sbx_debug("conn fd %d: handshake line too long", c->ev.fd);
-			ag_conn_close(c);
-			return 1;
-		}
+	if (used == 0)
 		return 0;
-	}
-	len = (size_t)(nl - sbx_buf_head(&c->in));
-	if (len >= HANDSHAKE_MAX) {
-		ag_conn_close(c);
-		return 1;
-	}
-	memcpy(line, sbx_buf_head(&c->in), len);
-	line[len] = 0;
-	sbx_buf_consume(&c->in, len + 1);
-	if (len && line[len - 1] == '\r')
-		line[--len] = 0;
-	if (strncmp(line, "CONNECT ", 8) || line[8] < '0' || line[8] > '9') {
+	if (used < 0) {
 		sbx_debug("conn fd %d: bad handshake", c->ev.fd);
 		ag_conn_close(c);
 		return 1;
 	}
-	errno = 0;
-	port = strtol(line + 8, &end, 10);
-	if (errno || *end || port < 1 || port > 65535) {
-		ag_conn_close(c);
-		return 1;
-	}
+	sbx_buf_consume(&c->in, (size_t)used);
 	if (port == AG_PROTO_PORT) {
 		char ok[32];
 		int k = snprintf(ok, sizeof(ok), "OK %d\n", AG_PROTO_PORT);
