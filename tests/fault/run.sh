@@ -147,7 +147,7 @@ LOOP='i=0; while [ $i -lt 50 ]; do echo "line $i of the output"; i=$((i+1)); sle
 expect_loop() { for i in $(seq 0 49); do echo "line $i of the output"; done; }
 LONG='i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'
 
-NAME=flt
+NAME=flt$$
 STATE=$T/state
 SOCK=$T/r.sock
 port=$((20000 + RANDOM % 20000))
@@ -379,7 +379,7 @@ mkdir -p "$SMALL"
 if ! mount -t tmpfs -o size=64m,mode=0755 flt-small "$SMALL"; then
 	skipt "d: cannot mount a tmpfs"
 else
-	DN=fltd DSTATE=$SMALL/state DSOCK=$T/d.sock DP=$((port + 2)) DB=http://127.0.0.1:$((port + 2))
+	DN=fltd$$ DSTATE=$SMALL/state DSOCK=$T/d.sock DP=$((port + 2)) DB=http://127.0.0.1:$((port + 2))
 	if ! start_runner $DN "$DSTATE" "$DSOCK" || ! start_gw $DP --runner-socket "$DSOCK"; then
 		bad "d: runner or gateway did not start"; tail -5 "$T/runner.$DN.log"
 	else

@@ -10,7 +10,7 @@ ROOT=$PWD
 RUNNER=bin/sandbox-runner
 GW=${SEC_GATEWAY:-build/asan/bin/sandbox-gateway}   # another build can be tried
 IMGDIR=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
-NAME=${SEC_NAME:-sec}
+NAME=${SEC_NAME:-sec$$}
 
 if [ "$(id -u)" != 0 ] || [ ! -x "$RUNNER" ] || [ ! -x "$GW" ] || [ ! -d "$IMGDIR/default/rootfs" ]; then
 	echo "SKIP: security suite needs root, $RUNNER, $GW and $IMGDIR/default/rootfs"

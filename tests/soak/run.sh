@@ -22,7 +22,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-bin/sandbox-runner --name soak --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
+bin/sandbox-runner --name "soak$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
 runner=$!
 pids+=($runner)
 for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
