@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential pkg-config clang libclang-rt-14-dev \
 libwebsockets-dev libssl-dev libcjson-dev libseccomp-dev libcmocka-dev \
 debootstrap iproute2 iptables bubblewrap curl nodejs npm python3 util-linux procps websocketd \
-wrk nginx chromium"
+wrk nginx chromium stress-ng"
 
 missing=""
 for p in $PKGS; do

@@ -44,14 +44,6 @@ for s in $SUITES; do
 	[ -x "tests/$s/run.sh" ] || continue
 	echo "== $s"
 	"tests/$s/run.sh" 2>&1 | tee "$log/$s.out"
-	# The browser suite drives a real Chromium whose timings wander on a
-	# loaded 2-core machine (a terminal case has failed once after the
-	# other suites and passed on every rerun): one rerun, said out loud;
-	# its result is the one counted, and it can fail like the first.
-	if [ "$s" = web ] && ! grep -qE '^[0-9]+ passed, 0 failed' "$log/$s.out"; then
-		echo "== web: failed on the first run (above); running it once more"
-		"tests/$s/run.sh" 2>&1 | tee "$log/$s.out"
-	fi
 	add_counts "$log/$s.out"
 done
 

@@ -56,6 +56,13 @@ export class TerminalPane {
 		});
 		session.on('exit', (e) => {
 			this.term.write(`\r\n[shell exited${e.signal ? ` by ${e.signal}` : `, code ${e.exit_code}`}; press a key for a new one]\r\n`);
+			// The shell is over now, not when the socket's close event comes: a browser fires
+			// that only once the server has closed the connection, which a busy gateway can do
+			// much later, and a key pressed meanwhile would go to a socket already closing.
+			if (this.session === session) {
+				this.session = null;
+				session.close();
+			}
 		});
 		session.on('close', (c) => {
 			if (this.session === session) {
