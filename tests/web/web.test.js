@@ -102,33 +102,27 @@ test('the page takes the key from #key=, starts a sandbox and shows it', async (
 });
 
 test('Run: the first line is on screen before the last is printed; stderr in its colour; exit code', async () => {
+	// The program prints "tick 2".."tick 6" only once the test, having seen "tick 1" on the
+	// page, creates /tmp/ticks-go: live output is shown by order, not by a time gap.
 	await setEditorText([
-		'import sys, time',
+		'import os, sys, time',
 		'for i in range(1, 7):',
 		'    print(f"tick {i}")',
-		'    time.sleep(0.4)',
+		'    while i == 1 and not os.path.exists("/tmp/ticks-go"):',
+		'        time.sleep(0.05)',
 		'print("oops on stderr", file=sys.stderr)',
 		'sys.exit(3)',
 		'',
 	].join('\n'));
-	// Note in the page when each line first shows up in the output.
-	await page.evaluate(() => {
-		window.seenAt = {};
-		const out = document.getElementById('output');
-		window.tickWatch = new MutationObserver(() => {
-			for (const m of out.textContent.matchAll(/tick \d/g)) window.seenAt[m[0]] ??= performance.now();
-		});
-		window.tickWatch.observe(out, { childList: true, subtree: true, characterData: true });
-	});
 	await page.click('#run');
 	await page.waitForFunction(() => document.getElementById('output').textContent.includes('tick 1'), null, { timeout: 15000 });
 	const whenFirst = await page.textContent('#output');
-	assert.ok(!whenFirst.includes('tick 6'), `all output came at once: ${JSON.stringify(whenFirst)}`);
+	assert.equal(whenFirst, 'tick 1\n', 'tick 1 is shown while the program waits');
 	await shot('run-live.png');
+	const sandbox = await new SandboxClient({ baseUrl: GW_URL, apiKey: GW_KEY, WebSocket }).get(sandboxId);
+	assert.equal((await sandbox.runCommand({ cmd: 'touch', args: ['/tmp/ticks-go'] })).exit_code, 0);
 	await page.waitForFunction(() => document.getElementById('exit-status').dataset.exitCode !== undefined, null, { timeout: 15000 });
 	assert.equal(await page.textContent('#exit-status'), 'exit code 3');
-	const seen = await page.evaluate(() => { window.tickWatch.disconnect(); return window.seenAt; });
-	assert.ok(seen['tick 6'] - seen['tick 1'] > 1500, `lines appeared ${seen['tick 6'] - seen['tick 1']} ms apart`);
 	const text = await page.textContent('#output');
 	assert.equal(text, 'tick 1\ntick 2\ntick 3\ntick 4\ntick 5\ntick 6\noops on stderr\n');
 	const colours = await page.evaluate(() => {
@@ -174,7 +168,9 @@ test('Run: 30 MB of output keeps the page answering; the panel keeps the end, bo
 	// bound (announced by a truncated message) covers everything (notes add a little).
 	assert.ok(got.dropped + got.length - got.marker + got.lost >= 300000 * 100, JSON.stringify({ ...got, tail: undefined }));
 	assert.ok(got.atBottom, 'the panel followed the output to its end');
-	assert.ok(worst < 3000, `the page froze for ${worst} ms`); // frozen means tens of seconds; this machine is shared
+	// A timing, so a generous bound: a page that laid all 30 MB out froze for tens of seconds;
+	// a busy 2-core machine has delayed a frame of this one by a few.
+	assert.ok(worst < 10000, `the page froze for ${worst} ms`);
 	await shot('run-30mb.png');
 }, { timeoutMs: 120000 });
 
@@ -244,7 +240,7 @@ test('Terminal: `yes` does not freeze the tab (flow control), Ctrl-C stops it at
 	const t0 = Date.now();
 	await page.keyboard.press('Control+C');
 	let gone = null;
-	while (Date.now() - t0 < 3000) {
+	while (Date.now() - t0 < 30000) {
 		if ((await sandbox.runCommand({ cmd: 'pgrep', args: ['-x', 'yes'] })).exit_code === 1) { gone = Date.now() - t0; break; }
 		await new Promise((r) => setTimeout(r, 50));
 	}
@@ -254,8 +250,11 @@ test('Terminal: `yes` does not freeze the tab (flow control), Ctrl-C stops it at
 	const drawnMs = Date.now() - t0;
 	const sent = ptyControl.slice(before);
 	console.log(`  frame wait at worst ${worst} ms; yes gone ${gone} ms after Ctrl-C, screen caught up after ${drawnMs} ms; control messages: ${[...new Set(sent)].join(' ')} (${sent.length})`);
-	assert.ok(worst < 3000, `the page froze for ${worst} ms`); // frozen means tens of seconds; this machine is shared
-	assert.ok(gone !== null && gone < 2000, `yes still ran ${Date.now() - t0} ms after Ctrl-C`);
+	// Timings, so generous bounds: a frozen tab takes tens of seconds to answer a frame, and a
+	// Ctrl-C queued behind the drawing of `yes` output would wait as long; each pgrep above is
+	// itself an API round trip that a busy machine slows.
+	assert.ok(worst < 10000, `the page froze for ${worst} ms`);
+	assert.ok(gone !== null && gone < 10000, `yes still ran ${Date.now() - t0} ms after Ctrl-C`);
 	assert.ok(sent.some((m) => JSON.parse(m).type === 'pause'), 'the terminal asked the gateway to pause');
 	assert.ok(sent.some((m) => JSON.parse(m).type === 'resume'), 'and to resume');
 });
