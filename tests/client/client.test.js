@@ -119,10 +119,10 @@ const pacedStdout = [...Array(8).keys()].map((i) => `out ${i}\n`).join('');
 const pacedStderr = 'err 2\nerr 5\n';
 
 test('detached + logs: chunks live and in order on both streams, then the exit', async () => {
-	const t0 = Date.now();
 	const cmd = await sbx.runCommand({ cmd: 'python3', args: paced, detached: true });
 	assert.match(cmd.id, /^cmd_/);
-	assert.ok(Date.now() - t0 < 1500, 'detached answers at once');
+	// at once: the answer says nothing of an exit (the program runs 2 s), however slow this machine
+	assert.ok(cmd.info.exit_code == null && cmd.info.status === 'running', `detached answered ${JSON.stringify(cmd.info)}`);
 	const events = await collect(cmd.logs());
 	const last = events.at(-1);
 	assert.equal(last.type, 'exit');
@@ -192,14 +192,14 @@ test('kill: through the API (SIGTERM) and through the stream (SIGINT)', async ()
 	const t0 = Date.now();
 	const end = (await collect(s)).at(-1);
 	assert.equal(end.signal, 'SIGINT');
-	assert.ok(Date.now() - t0 < 5000);
+	assert.ok(Date.now() - t0 < 30000, 'the kill ended the 60 s sleep'); // generous: a busy machine
 	assert.equal((await b.wait()).signal, 'SIGINT');
 });
 
 test('a stream the gateway refuses for good (unknown command) fails at once, no retrying', async () => {
-	const t0 = Date.now();
-	await assert.rejects(collect(sbx.logs('cmd_aaaaaaaaaaaaaaaaaaaaaaaa')), (e) => /refused|closed/.test(e.message));
-	assert.ok(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
+	const s = sbx.logs('cmd_aaaaaaaaaaaaaaaaaaaaaaaa');
+	await assert.rejects(collect(s), (e) => /refused|closed/.test(e.message));
+	assert.equal(s.reconnects, 0, 'the stream was reopened'); // counted, not timed
 });
 
 test('pty: `echo $((6*7))` prints 42; resize reaches the terminal; exit message', async () => {
