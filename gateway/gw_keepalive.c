@@ -19,8 +19,8 @@
 
 void gw_keepalive_vhost(struct lws_context_creation_info *vi, int secs)
 {
-	/* lives as long as the vhost; hangup 0 keeps lws from ever starting
-	 * the timer (also for a peer's unsolicited pong) */
+	/* lives as long as the vhost; with secs 0 the hangup is 0, which keeps
+	 * lws from ever starting the timer (even on an unsolicited pong) */
 	static lws_retry_bo_t policy;
 
 	policy.secs_since_valid_ping = (uint16_t)secs;
