@@ -60,6 +60,7 @@ struct gw_vh {
 	struct gw_metrics m;
 	unsigned char preview_secret[32];   /* per process: preview tokens (gw_ptoken.c) */
 	int tls;                            /* served over TLS (--cert): https routes */
+	int keepalive_s;                    /* WS pings, ndjson keepalive lines; 0 off */
 };
 
 struct gw_req;
@@ -124,6 +125,9 @@ struct gw_req {
 	int logs_b64;
 	int create_pending;         /* counted in vh->creating[key] */
 	uint64_t logs_off;
+	/* a response that lasts as long as a command (gw_keepalive.c) */
+	int ka_long, ka_lines, ka_no_deadline;
+	int64_t ka_last_us;         /* when the last line was queued */
 };
 
 enum { GW_WS_STREAM = 1, GW_WS_PTY = 2 };
@@ -257,6 +261,15 @@ void gw_logs_start(struct gw_req *r);
  * as base64; malloc'd, NULL when out of memory. */
 char *gw_utf8_clean(const unsigned char *p, size_t n);
 char *gw_base64(const unsigned char *p, size_t n);
+
+/* gw_keepalive.c: pings and keepalive lines on long-lived responses */
+#define GW_KEEPALIVE_DEFAULT_S 25
+#define GW_KEEPALIVE_MAX_S     3600
+void gw_keepalive_vhost(struct lws_context_creation_info *vi, int secs);
+void gw_keepalive_ws_start(struct gw_req *r);
+void gw_keepalive_http_start(struct gw_req *r, int lines);
+void gw_keepalive_lines_sent(struct gw_req *r);
+int gw_keepalive_http_timer(struct gw_req *r);
 
 /* gw_static.c: the web demo's files */
 int gw_web_dir_init(struct gw_vh *vh, const char *dir);

@@ -61,6 +61,8 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		if (!r)
 			return 0;
 		return gw_resp_writeable(r);
+	case LWS_CALLBACK_TIMER:   /* only gw_keepalive.c sets one */
+		return r ? gw_keepalive_http_timer(r) : 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 	case LWS_CALLBACK_ESTABLISHED:
 	case LWS_CALLBACK_RECEIVE:

@@ -184,6 +184,7 @@ static int on_frame(struct gw_req *r, const struct sbx_frame *f)
 	}
 	cJSON_Delete(o);
 out:
+	gw_keepalive_lines_sent(r);
 	if (rc) {
 		/* headers went out already: end the response where it is */
 		r->resp_done = 1;

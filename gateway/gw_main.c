@@ -37,7 +37,8 @@ static void usage(void)
 		"[--runner-socket PATH] [--keys-file F] [--preview-domain D] "
 		"[--max-sandboxes-per-key N] [--max-timeout-ms N] [--web-dir D] "
 		"[--state-dir D] [--image-dir D] [--cert F --key F] [--insecure-http] "
-		"[--header-timeout S] [--idle-timeout S] [--preview-stream] [--verbose]\n"
+		"[--header-timeout S] [--idle-timeout S] [--preview-stream] [--keepalive-s S] "
+		"[--verbose]\n"
 		"  without --runner-socket the gateway starts its own sandbox-runner\n");
 }
 
@@ -57,6 +58,7 @@ int main(int argc, char **argv)
 	vh.port = 8080;
 	vh.max_sandboxes_per_key = 20;
 	vh.max_timeout_ms = 86400000;
+	vh.keepalive_s = GW_KEEPALIVE_DEFAULT_S;
 	front.vh = &vh;
 	front.head_timeout_s = 10;
 	front.idle_timeout_s = 300;
@@ -80,6 +82,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--key")) key = v;
 		else if (!strcmp(a, "--header-timeout")) front.head_timeout_s = atoi(v);
 		else if (!strcmp(a, "--idle-timeout")) front.idle_timeout_s = atoi(v);
+		else if (!strcmp(a, "--keepalive-s")) vh.keepalive_s = atoi(v);
 		else { usage(); return 2; }
 		i++;
 	}
@@ -93,7 +96,8 @@ int main(int argc, char **argv)
 		sbx_err_log("SANDBOX_API_KEYS: a key is too long or there are too many");
 		return 1;
 	}
-	if (!cert != !key || front.head_timeout_s < 1 || front.idle_timeout_s < 1) {
+	if (!cert != !key || front.head_timeout_s < 1 || front.idle_timeout_s < 1 ||
+	    vh.keepalive_s < 0 || vh.keepalive_s > GW_KEEPALIVE_MAX_S) {
 		usage();
 		return 2;
 	}
@@ -168,6 +172,7 @@ int main(int argc, char **argv)
 	vi.protocols = protocols;
 	vi.vhost_name = "gateway";
 	vi.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
+	gw_keepalive_vhost(&vi, vh.keepalive_s);
 	if (cert) {
 		/* LIBWEBSOCKETS.md §5: without this flag on the vhost too, the
 		 * vhost is silently plaintext */

@@ -168,6 +168,12 @@ int gw_resp_writeable(struct gw_req *r)
 		    lws_add_http_header_by_token(r->wsi, WSI_TOKEN_CONNECTION,
 				(const unsigned char *)"close", 5, &p, end))
 			return -1;
+		/* a body of unknown length is a live stream (ndjson logs):
+		 * nginx would otherwise hold it in its buffers */
+		if (r->content_len < 0 &&
+		    lws_add_http_header_by_name(r->wsi, (const unsigned char *)"x-accel-buffering:",
+				(const unsigned char *)"no", 2, &p, end))
+			return -1;
 		if (lws_finalize_write_http_header(r->wsi, start, &p, end))
 			return -1;
 		r->hdr_sent = 1;

@@ -129,12 +129,17 @@ static void dispatch(struct gw_req *r, cJSON *body)
 		const char *w = lws_get_urlarg_by_name(r->wsi, "wait=", b, sizeof b);
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "op", w && strcmp(w, "0") ? "wait" : "status");
+		if (w && strcmp(w, "0"))
+			gw_keepalive_http_start(r, 0);   /* as long as the command runs */
 		cJSON_AddStringToObject(o, "id", r->cid);
 		gw_cmd_simple(r, o, "command");
 		return;
 	}
 	case R_FILE_GET: gw_files_get(r); return;
-	case R_CMD_LOGS: gw_logs_start(r); return;
+	case R_CMD_LOGS:
+		gw_keepalive_http_start(r, 1);
+		gw_logs_start(r);
+		return;
 	case R_TOKEN: {
 		/* a stream token for WebSocket URLs (docs/api.md) */
 		char t[128];

@@ -331,6 +331,7 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		sbx_buf_init(&r->resp, 0);
 		sbx_buf_init(&r->ws_text, WS_TEXT_MAX);
 		sbx_info("ws open %s key=%d", r->ws == GW_WS_PTY ? "pty" : "stream", r->key);
+		gw_keepalive_ws_start(r);
 		if (r->ws == GW_WS_PTY)
 			gw_pty_start(r);
 		else

@@ -101,6 +101,55 @@ suite_flow() { # bin port socket
 	code -H "$A" -X DELETE $u/$id2 >/dev/null
 }
 
+# keepalive: nginx (proxy_read_timeout 5s, its own config and files in
+# $T/ngx, nothing of /etc/nginx) in front of gateway A pinging every 2 s and
+# gateway B not pinging; keepalive.mjs runs beside the streams suite. Ports
+# below the ephemeral range, where no client socket's TIME_WAIT holds them.
+keepalive_start() { # gateway-bin runner-socket
+	local ga=$((20000 + RANDOM % 12000)) gb na nb d="$T/ngx" lp up
+	gb=$((ga + 1)) na=$((ga + 2)) nb=$((ga + 3))
+	if ! command -v nginx >/dev/null; then skipt "keepalive: nginx not installed"; return 1; fi
+	SANDBOX_API_KEYS=key-one "$1" --port $ga --runner-socket "$2" --keepalive-s 2 >>"$T/gw.kaA.log" 2>&1 &
+	pids+=($!)
+	SANDBOX_API_KEYS=key-one bin/sandbox-gateway --port $gb --runner-socket "$2" --keepalive-s 0 >>"$T/gw.kaB.log" 2>&1 &
+	pids+=($!)
+	mkdir -p "$d"
+	{
+		printf 'daemon off;\nmaster_process off;\npid %s/nginx.pid;\nerror_log %s/error.log info;\n' "$d" "$d"
+		printf 'events { worker_connections 64; }\nhttp {\n access_log %s/access.log;\n' "$d"
+		for t in client_body proxy fastcgi uwsgi scgi; do printf ' %s_temp_path %s/%s;\n' $t "$d" $t; done
+		printf ' map $http_upgrade $connection_upgrade { default upgrade; "" close; }\n'
+		for pair in "$na $ga" "$nb $gb"; do
+			read -r lp up <<<"$pair"
+			printf ' server {\n  listen 127.0.0.1:%s;\n  location / {\n   proxy_pass http://127.0.0.1:%s;\n' $lp $up
+			printf '   proxy_http_version 1.1;\n   proxy_set_header Upgrade $http_upgrade;\n'
+			printf '   proxy_set_header Connection $connection_upgrade;\n   proxy_read_timeout 5s;\n  }\n }\n'
+		done
+		printf '}\n'
+	} >"$d/nginx.conf"
+	nginx -p "$d/" -c "$d/nginx.conf" -e "$d/error.log" &
+	pids+=($!)
+	for p in $ga $gb $na $nb; do
+		for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$p/healthz" >/dev/null && break; sleep 0.1; done
+		curl -s -m 1 "http://127.0.0.1:$p/healthz" >/dev/null ||
+			{ bad "keepalive: port $p did not answer"; cat "$d/error.log"; return 1; }
+	done
+	kagb=$gb
+	node tests/gateway/keepalive.mjs "http://127.0.0.1:$na" "http://127.0.0.1:$nb" \
+		"http://127.0.0.1:$ga" "http://127.0.0.1:$gb" key-one >"$T/keepalive.out" 2>&1 &
+	kapid=$!
+}
+keepalive_finish() {
+	wait $kapid
+	grep -E '^(PASS|FAIL)' "$T/keepalive.out"
+	pass=$((pass + $(grep -c '^PASS' "$T/keepalive.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/keepalive.out")))
+	grep -qE '^[0-9]+ passed' "$T/keepalive.out" || { bad "keepalive: suite did not finish"; tail -20 "$T/keepalive.out"; }
+	# the control's cuts were nginx's own timeout, once for the WebSocket
+	# and once for the ndjson (gateway B itself cuts nothing, checked above)
+	check "keepalive: nginx timed out the control's two quiet streams, and only those" \
+		"$(grep 'upstream timed out' "$T/ngx/error.log" | grep -c "upstream: \"http://127.0.0.1:$kagb/")/$(grep -c 'upstream timed out' "$T/ngx/error.log")" "2/2"
+}
+
 port=$((20000 + RANDOM % 20000))
 for b in bin/sandbox-gateway build/asan/bin/sandbox-gateway; do
 	if [ ! -x "$b" ]; then skipt "$b not built"; continue; fi
@@ -134,11 +183,13 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	pids+=($!); sgw=$!
 	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 	if [ -d node_modules/ws ]; then
+		keepalive_start $gwb "$T/r.sock" && ka=1 || ka=0
 		node tests/gateway/streams.mjs "http://127.0.0.1:$port" key-one key-two "$sgw" >"$T/streams.out" 2>&1
 		grep -E '^(PASS|FAIL)' "$T/streams.out"
 		sp=$(grep -c '^PASS' "$T/streams.out"); sf=$(grep -c '^FAIL' "$T/streams.out")
 		pass=$((pass + sp)); fail=$((fail + sf))
 		grep -qE '^[0-9]+ passed' "$T/streams.out" || { bad "streams suite did not finish"; tail -20 "$T/streams.out"; }
+		[ $ka = 1 ] && keepalive_finish
 	else
 		bad "streams: node_modules/ws missing (make node-deps)"
 	fi

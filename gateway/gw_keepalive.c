@@ -1,0 +1,85 @@
+/* Keepalive of long-lived responses. A stream of a command that prints
+ * nothing for minutes would send nothing at all, and proxies in between
+ * (nginx's proxy_read_timeout is 60 s, cloud load balancers cut at 60-100
+ * s) close a connection on which nothing was read for that long. So every
+ * vh->keepalive_s seconds:
+ * - a WebSocket (stream or terminal) gets a PING; lws answers the peer's
+ *   pings and notes its pongs. A peer that answered no ping for twice the
+ *   interval is closed by lws (its session ends as on any close), so a
+ *   vanished client costs its resources for a bounded time;
+ * - an ndjson logs response on which no line went out for that long gets a
+ *   {"keepalive":true} line (docs/api.md).
+ * The WebSocket part is lws 4.1.6's validity timer (lws_retry_bo_t on the
+ * vhost): it starts for a server connection only when someone confirms
+ * validity, which gw_keepalive_ws_start does when the session opens. */
+#include <string.h>
+#include "gw.h"
+
+#define KEEPALIVE_LINE "{\"keepalive\":true}\n"
+
+void gw_keepalive_vhost(struct lws_context_creation_info *vi, int secs)
+{
+	/* lives as long as the vhost; with secs 0 the hangup is 0, which keeps
+	 * lws from ever starting the timer (even on an unsolicited pong) */
+	static lws_retry_bo_t policy;
+
+	policy.secs_since_valid_ping = (uint16_t)secs;
+	policy.secs_since_valid_hangup = (uint16_t)(2 * secs);
+	vi->retry_and_idle_policy = &policy;
+}
+
+void gw_keepalive_ws_start(struct gw_req *r)
+{
+	if (r->vh->keepalive_s > 0)
+		lws_validity_confirmed(r->wsi);   /* first ping in keepalive_s */
+}
+
+/* Called while routing a GET whose response lasts as long as a command
+ * (logs, ?wait=1), inside LWS_CALLBACK_HTTP. Right after that callback
+ * lws 4.1.6 arms a deadline of context timeout_secs (5 s) for the request
+ * that only a body's end clears (roles/http/server/server.c), so a GET
+ * would be cut 5 s after it came, however live. The first timer tick,
+ * once the callback has returned, lifts it; such a response is bounded by
+ * its command, and its peer's death shows through TCP keepalive. */
+void gw_keepalive_http_start(struct gw_req *r, int lines)
+{
+	r->ka_long = 1;
+	r->ka_lines = lines && r->vh->keepalive_s > 0;
+	gw_keepalive_lines_sent(r);
+	lws_set_timer_usecs(r->wsi, 1);
+}
+
+void gw_keepalive_lines_sent(struct gw_req *r)
+{
+	r->ka_last_us = (int64_t)lws_now_usecs();
+}
+
+/* LWS_CALLBACK_TIMER of an HTTP connection. The timer is the wsi's own, so
+ * it goes away with the connection; one left from a request that ended
+ * (reset: ka_long 0) does nothing. */
+int gw_keepalive_http_timer(struct gw_req *r)
+{
+	int64_t period = (int64_t)r->vh->keepalive_s * LWS_US_PER_SEC;
+	int64_t now = (int64_t)lws_now_usecs();
+
+	if (!r->active || !r->ka_long || r->resp_done)
+		return 0;
+	if (!r->ka_no_deadline) {
+		lws_set_timeout(r->wsi, NO_PENDING_TIMEOUT, 0);
+		r->ka_no_deadline = 1;
+	}
+	if (!r->ka_lines)
+		return 0;
+	if (now - r->ka_last_us >= period) {
+		/* not before the response started; bytes still queued are
+		 * traffic enough once they move */
+		if (r->resp_ready && !r->resp.len) {
+			if (sbx_buf_append(&r->resp, KEEPALIVE_LINE, strlen(KEEPALIVE_LINE)))
+				return -1;
+			lws_callback_on_writable(r->wsi);
+		}
+		r->ka_last_us = now;
+	}
+	lws_set_timer_usecs(r->wsi, (lws_usec_t)(r->ka_last_us + period - now));
+	return 0;
+}
