@@ -237,5 +237,6 @@ check "static: .js as text/javascript" "$(curl -s -m 5 -o /dev/null -w '%{conten
 check "static: .. cannot leave the directory" "$(curl -s -m 5 --path-as-is -o /dev/null -w '%{http_code}' http://127.0.0.1:$port/../outside.txt)" 404
 check "static: missing file 404" "$(code http://127.0.0.1:$port/nope.js)" 404
 check "static: the API is still the API" "$(code http://127.0.0.1:$port/v1/sandboxes)" 401
+check "metrics-auth: no metrics key configured: /metrics is closed (401)" "$(code http://127.0.0.1:$port/metrics)" 401
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
