@@ -23,6 +23,17 @@
 #define GW_QUEUE_HIGH    (256 * 1024)         /* flow-control watermark */
 #define GW_CHUNK         (16 * 1024)          /* bytes per lws_write */
 #define GW_TOKEN_TTL_MS  (10 * 60 * 1000)     /* stream tokens */
+/* What a credential may do (stream tokens carry a subset; keys all). */
+#define GW_SCOPE_READ     1u    /* watch a command's stream */
+#define GW_SCOPE_WRITE    2u    /* stdin, stdin_eof and kill on a stream */
+#define GW_SCOPE_TERMINAL 4u    /* open /pty */
+#define GW_SCOPE_ALL      7u
+/* Longest query argument values (docs/api.md, "Query arguments") */
+#define GW_QUERY_NUM_MAX  20    /* since, cols, rows: any int64 */
+#define GW_QUERY_BOOL_MAX 5     /* wait, follow, eof: 0 1 true false */
+#define GW_QUERY_MODE_MAX 8     /* mode, octal */
+#define GW_QUERY_ENC_MAX  6     /* encoding: base64 text utf-8 */
+#define GW_QUERY_CMD_MAX  255   /* a terminal's cmd */
 
 struct gw_owned {            /* which key created which sandbox */
 	char id[80];
@@ -49,6 +60,7 @@ struct gw_vh {
 	int port;
 	int nkeys;
 	char keys[GW_MAX_KEYS][GW_KEY_MAX];
+	char metrics_key[GW_KEY_MAX];     /* Bearer for /metrics; "" = closed */
 	char key_tags[GW_MAX_KEYS][33];   /* owner tags: a hash of each key */
 	unsigned char token_secret[32];   /* stream tokens' HMAC key */
 	struct gw_req *sessions;          /* open WebSocket sessions */
@@ -79,6 +91,7 @@ struct gw_req {
 	char method[8];
 	char uri[1024];
 	int key;                    /* index of the caller's key, -1 none */
+	unsigned scope;             /* GW_SCOPE_* its credential allows */
 	int64_t t0_us;
 	/* body */
 	int64_t body_expected;
@@ -136,11 +149,19 @@ enum { GW_WS_STREAM = 1, GW_WS_PTY = 2 };
 int gw_auth_load_file(struct gw_vh *vh, const char *path, struct sbx_err *err);
 int gw_auth_add_list(struct gw_vh *vh, const char *csv);
 /* Index of the key the request presents (Bearer header, or access_token
- * query when allow_query: a key, or a stream token for sandbox sid), -1
- * when none matches. Constant time per key. */
-int gw_auth_check(struct gw_vh *vh, struct lws *wsi, int allow_query, const char *sid);
+ * query when allow_query: a key, or a stream token for sandbox sid), and
+ * in *scope what it allows (a key: everything); -1 when none matches, -2
+ * when access_token is not a readable argument (too long, given twice).
+ * Constant time per key. */
+int gw_auth_check(struct gw_vh *vh, struct lws *wsi, int allow_query, const char *sid,
+		  unsigned *scope);
 int gw_token_make(struct gw_vh *vh, int key, const char *sid, int64_t exp_ms,
-		  char *out, size_t outlen);
+		  unsigned scope, char *out, size_t outlen);
+/* 1 when the request's Bearer is the metrics key (constant time). */
+int gw_auth_metrics(struct gw_vh *vh, struct lws *wsi);
+/* The metrics key from file (its first line) or else env; 0 with none. */
+int gw_auth_metrics_key(struct gw_vh *vh, const char *file, const char *env,
+			struct sbx_err *err);
 /* Re-read the keys (SIGHUP): new ones are added, missing ones revoked. */
 int gw_auth_reload(struct gw_vh *vh, const char *keys_file, const char *env);
 
@@ -173,6 +194,18 @@ int gw_owner_preview_auth(struct gw_vh *vh, const char *id);   /* 1 when require
 int gw_ptoken(const struct gw_vh *vh, const char *id, char out[33]);
 /* 1 when tok (n bytes) is id's token; constant time in the token. */
 int gw_ptoken_check(const struct gw_vh *vh, const char *id, const char *tok, size_t n);
+
+/* gw_query.c: every query argument goes through these. gw_query_get: 1
+ * with the value in buf (at most size - 1 bytes), 0 when absent, -1 with
+ * why set when too long or given twice. gw_query_known: -1 (why set) when
+ * an argument is not in the NULL-terminated names. The gw_req forms answer
+ * a refusal 422 themselves (1 present, 0 absent, -1 refused). */
+int gw_query_get(struct lws *wsi, const char *name, char *buf, size_t size,
+		 char *why, size_t whylen);
+int gw_query_known(struct lws *wsi, const char *const *names, char *why, size_t whylen);
+int gw_query_str(struct gw_req *r, const char *name, char *buf, size_t size);
+int gw_query_i64(struct gw_req *r, const char *name, int64_t lo, int64_t hi, int64_t *out);
+int gw_query_bool(struct gw_req *r, const char *name, int *out);
 
 /* gw_resp.c: responses, written only from HTTP_WRITEABLE */
 void gw_resp_json(struct gw_req *r, int status, cJSON *body /* consumed */);

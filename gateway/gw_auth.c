@@ -99,18 +99,20 @@ static int match(struct gw_vh *vh, const char *k, size_t n)
 }
 
 /* ---- stream tokens: what a browser puts in a WebSocket URL instead of
- * the API key. "st.<key index>.<expiry ms>.<mac>", the mac an HMAC-SHA256
- * under a per-process secret over the key's tag, the sandbox id and the
- * expiry: valid for one sandbox, until it expires or the key is revoked
- * (its tag then no longer matches), and only in access_token=. */
+ * the API key. "st.<key index>.<expiry ms>.<scope>.<mac>", the mac an
+ * HMAC-SHA256 under a per-process secret over the key's tag, the sandbox
+ * id, the expiry and the scope (GW_SCOPE_* bits): valid for one sandbox
+ * and only for what its scope allows, until it expires or the key is
+ * revoked (its tag then no longer matches), and only in access_token=. */
 
-static void token_mac(struct gw_vh *vh, int key, const char *sid, long long exp, char out[33])
+static void token_mac(struct gw_vh *vh, int key, const char *sid, long long exp,
+		      unsigned scope, char out[33])
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	char msg[GW_KEY_MAX + 128];
-	int n = snprintf(msg, sizeof msg, "%s|%s|%lld", vh->key_tags[key], sid, exp);
+	char msg[GW_KEY_MAX + 160];
+	int n = snprintf(msg, sizeof msg, "%s|%s|%lld|%u", vh->key_tags[key], sid, exp, scope);
 
 	if (!HMAC(EVP_sha256(), vh->token_secret, sizeof vh->token_secret,
 		  (const unsigned char *)msg, (size_t)n, md, &mdlen))
@@ -123,18 +125,20 @@ static void token_mac(struct gw_vh *vh, int key, const char *sid, long long exp,
 }
 
 int gw_token_make(struct gw_vh *vh, int key, const char *sid, int64_t exp_ms,
-		  char *out, size_t outlen)
+		  unsigned scope, char *out, size_t outlen)
 {
 	char mac[33];
 
-	token_mac(vh, key, sid, (long long)exp_ms, mac);
-	return snprintf(out, outlen, "st.%d.%lld.%s", key, (long long)exp_ms, mac) < (int)outlen ? 0 : -1;
+	token_mac(vh, key, sid, (long long)exp_ms, scope, mac);
+	return snprintf(out, outlen, "st.%d.%lld.%u.%s", key, (long long)exp_ms, scope,
+			mac) < (int)outlen ? 0 : -1;
 }
 
-static int token_check(struct gw_vh *vh, const char *t, const char *sid)
+static int token_check(struct gw_vh *vh, const char *t, const char *sid, unsigned *scope)
 {
 	char mac[33], *end;
 	long key, exp;
+	unsigned long sc;
 
 	if (!sid || strncmp(t, "st.", 3))
 		return -1;
@@ -144,24 +148,78 @@ static int token_check(struct gw_vh *vh, const char *t, const char *sid)
 	exp = strtoll(end + 1, &end, 10);
 	if (*end != '.' || exp < gw_now_ms())
 		return -1;
-	token_mac(vh, (int)key, sid, exp, mac);
-	return ct_equal(mac, 32, end + 1, strlen(end + 1)) ? (int)key : -1;
+	sc = strtoul(end + 1, &end, 10);
+	if (*end != '.' || !sc || sc > GW_SCOPE_ALL)
+		return -1;
+	token_mac(vh, (int)key, sid, exp, (unsigned)sc, mac);
+	if (!ct_equal(mac, 32, end + 1, strlen(end + 1)))
+		return -1;
+	*scope = (unsigned)sc;
+	return (int)key;
 }
 
-int gw_auth_check(struct gw_vh *vh, struct lws *wsi, int allow_query, const char *sid)
+int gw_auth_check(struct gw_vh *vh, struct lws *wsi, int allow_query, const char *sid,
+		  unsigned *scope)
+{
+	char buf[GW_KEY_MAX + 16], why[160];
+	int n = lws_hdr_copy(wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
+
+	*scope = 0;
+	if (n > 7 && !strncasecmp(buf, "Bearer ", 7)) {
+		*scope = GW_SCOPE_ALL;
+		return match(vh, buf + 7, (size_t)n - 7);
+	}
+	if (allow_query) {
+		/* a key is shorter than GW_KEY_MAX, and so is a token */
+		n = gw_query_get(wsi, "access_token", buf, GW_KEY_MAX, why, sizeof why);
+		if (n < 0)
+			return -2;
+		if (n && !strncmp(buf, "st.", 3))
+			return token_check(vh, buf, sid, scope);
+		if (n) {
+			*scope = GW_SCOPE_ALL;
+			return match(vh, buf, strlen(buf));
+		}
+	}
+	return -1;
+}
+
+int gw_auth_metrics(struct gw_vh *vh, struct lws *wsi)
 {
 	char buf[GW_KEY_MAX + 16];
 	int n = lws_hdr_copy(wsi, buf, sizeof buf, WSI_TOKEN_HTTP_AUTHORIZATION);
-	if (n > 7 && !strncasecmp(buf, "Bearer ", 7))
-		return match(vh, buf + 7, (size_t)n - 7);
-	if (allow_query) {
-		const char *v = lws_get_urlarg_by_name(wsi, "access_token=", buf, (int)sizeof buf);
-		if (v && !strncmp(v, "st.", 3))
-			return token_check(vh, v, sid);
-		if (v)
-			return match(vh, v, strlen(v));
+
+	return vh->metrics_key[0] && n > 7 && !strncasecmp(buf, "Bearer ", 7) &&
+	       ct_equal(vh->metrics_key, strlen(vh->metrics_key), buf + 7, (size_t)n - 7);
+}
+
+/* The metrics key: the first line of file (trimmed), else env; none
+ * leaves /metrics closed. */
+int gw_auth_metrics_key(struct gw_vh *vh, const char *file, const char *env,
+			struct sbx_err *err)
+{
+	char line[GW_KEY_MAX + 8] = "";
+	size_t n;
+
+	if (file) {
+		FILE *f = fopen(file, "re");
+		if (!f)
+			return sbx_err_sys(err, "open metrics key file %s", file);
+		if (!fgets(line, sizeof line, f))
+			line[0] = '\0';
+		fclose(f);
+	} else if (env) {
+		snprintf(line, sizeof line, "%s", env);
+	} else {
+		return 0;
 	}
-	return -1;
+	n = strcspn(line, "\r\n");
+	line[n] = '\0';
+	if (!n || n >= GW_KEY_MAX)
+		return sbx_err_set(err, EINVAL, "metrics key: empty or over %d bytes", GW_KEY_MAX - 1);
+	memcpy(vh->metrics_key, line, n + 1);
+	explicit_bzero(line, sizeof line);
+	return 0;
 }
 
 /* ---- reloading keys (SIGHUP) ---- */

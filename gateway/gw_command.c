@@ -205,9 +205,10 @@ void gw_cmd_kill(struct gw_req *r, cJSON *body)
  * gateway answers once the bytes were handed to the agent. */
 void gw_cmd_stdin_start(struct gw_req *r)
 {
-	char b[8];
-	const char *e = lws_get_urlarg_by_name(r->wsi, "eof=", b, sizeof b);
-	r->route_kind = e && strcmp(e, "0") ? 4 : 5;
+	int eof = 0;
+	if (gw_query_bool(r, "eof", &eof) < 0)
+		return;
+	r->route_kind = eof ? 4 : 5;
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "stdin");
 	cJSON_AddStringToObject(a, "id", r->cid);

@@ -13,19 +13,30 @@ cJSON *gw_agent_json(struct gw_req *r, const struct sbx_frame *f, int need_ok);
 
 static int get_path(struct gw_req *r)
 {
-	int n = lws_get_urlarg_by_name(r->wsi, "path=", r->qpath, (int)sizeof r->qpath) ?
-		1 : 0;
-	if (!n) {
-		if (lws_hdr_total_length(r->wsi, WSI_TOKEN_HTTP_URI_ARGS) >= (int)sizeof r->qpath - 8)
-			return gw_resp_error(r, 422, "invalid", "path too long (max %zu bytes)",
-					     sizeof r->qpath - 8);
+	int rc = gw_query_str(r, "path", r->qpath, sizeof r->qpath);
+	if (rc < 0)
+		return -1;
+	if (!rc)
 		return gw_resp_error(r, 422, "invalid", "path is required");
-	}
-	/* lws_get_urlarg_by_name returns a pointer inside qpath after "path=" */
-	memmove(r->qpath, r->qpath + 5, strlen(r->qpath + 5) + 1);
 	if (!r->qpath[0])
 		return gw_resp_error(r, 422, "invalid", "path is empty");
 	return 0;
+}
+
+/* mode=: octal digits only (no sign, no spaces), 0..07777 */
+static int get_mode(struct gw_req *r, long *mode)
+{
+	char b[GW_QUERY_MODE_MAX + 1];
+	int rc = gw_query_str(r, "mode", b, sizeof b);
+
+	if (rc <= 0)
+		return rc;
+	*mode = b[0] ? 0 : -1;
+	for (const char *p = b; *p && *mode >= 0; p++)
+		*mode = *p >= '0' && *p <= '7' ? *mode * 8 + (*p - '0') : -1;
+	if (*mode < 0 || *mode > 07777)
+		return gw_resp_error(r, 422, "invalid", "mode must be octal, 0..07777");
+	return 1;
 }
 
 static int on_put(struct gw_req *r, const struct sbx_frame *f)
@@ -43,19 +54,9 @@ static int on_put(struct gw_req *r, const struct sbx_frame *f)
 
 void gw_files_put_start(struct gw_req *r)
 {
-	char b[16];
 	long mode = 0644;
-	if (get_path(r))
+	if (get_path(r) || get_mode(r, &mode) < 0)
 		return;
-	const char *m = lws_get_urlarg_by_name(r->wsi, "mode=", b, sizeof b);
-	if (m) {
-		char *e;
-		mode = strtol(m, &e, 8);
-		if (*e || mode < 0 || mode > 07777) {
-			gw_resp_error(r, 422, "invalid", "mode must be octal, 0..07777");
-			return;
-		}
-	}
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "write_file");
 	cJSON_AddStringToObject(a, "path", r->qpath);

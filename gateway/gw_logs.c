@@ -198,23 +198,18 @@ out:
 
 void gw_logs_start(struct gw_req *r)
 {
-	char b[32], *end;
-	const char *since = lws_get_urlarg_by_name(r->wsi, "since=", b, sizeof b);
-	long long off = 0;
-	int follow;
+	char enc[GW_QUERY_ENC_MAX + 1];
+	int64_t off = 0;
+	int follow = 0, has_enc;
 	cJSON *a;
 
-	if (since) {
-		off = strtoll(since, &end, 10);
-		if (!*since || *end || off < 0)
-			return (void)gw_resp_error(r, 422, "invalid", "since must be a byte count");
-	}
-	follow = (since = lws_get_urlarg_by_name(r->wsi, "follow=", b, sizeof b)) &&
-		 strcmp(since, "0") && strcmp(since, "false");
-	since = lws_get_urlarg_by_name(r->wsi, "encoding=", b, sizeof b);
-	if (since && strcmp(since, "base64") && strcmp(since, "utf-8") && strcmp(since, "text"))
+	if (gw_query_i64(r, "since", 0, INT64_MAX / 2, &off) < 0 ||
+	    gw_query_bool(r, "follow", &follow) < 0 ||
+	    (has_enc = gw_query_str(r, "encoding", enc, sizeof enc)) < 0)
+		return;
+	if (has_enc && strcmp(enc, "base64") && strcmp(enc, "utf-8") && strcmp(enc, "text"))
 		return (void)gw_resp_error(r, 422, "invalid", "encoding is base64 or text");
-	r->logs_b64 = since && !strcmp(since, "base64");
+	r->logs_b64 = has_enc && !strcmp(enc, "base64");
 	a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "attach");
 	cJSON_AddStringToObject(a, "id", r->cid);

@@ -38,7 +38,7 @@ static void usage(void)
 		"[--max-sandboxes-per-key N] [--max-timeout-ms N] [--web-dir D] "
 		"[--state-dir D] [--image-dir D] [--cert F --key F] [--insecure-http] "
 		"[--header-timeout S] [--idle-timeout S] [--preview-stream] [--keepalive-s S] "
-		"[--verbose]\n"
+		"[--metrics-key-file F] [--verbose]\n"
 		"  without --runner-socket the gateway starts its own sandbox-runner\n");
 }
 
@@ -51,6 +51,7 @@ int main(int argc, char **argv)
 	int verbose = 0, local_runner = 0;
 	static struct gw_front front;
 	const char *cert = NULL, *key = NULL;
+	const char *metrics_key_file = NULL;
 	int insecure = 0;
 
 	vh.runner_socket = NULL;
@@ -83,6 +84,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--header-timeout")) front.head_timeout_s = atoi(v);
 		else if (!strcmp(a, "--idle-timeout")) front.idle_timeout_s = atoi(v);
 		else if (!strcmp(a, "--keepalive-s")) vh.keepalive_s = atoi(v);
+		else if (!strcmp(a, "--metrics-key-file")) metrics_key_file = v;
 		else { usage(); return 2; }
 		i++;
 	}
@@ -94,6 +96,10 @@ int main(int argc, char **argv)
 	}
 	if (getenv("SANDBOX_API_KEYS") && gw_auth_add_list(&vh, getenv("SANDBOX_API_KEYS"))) {
 		sbx_err_log("SANDBOX_API_KEYS: a key is too long or there are too many");
+		return 1;
+	}
+	if (gw_auth_metrics_key(&vh, metrics_key_file, getenv("SANDBOX_METRICS_KEY"), &err)) {
+		sbx_err_log("%s", err.msg);
 		return 1;
 	}
 	if (!cert != !key || front.head_timeout_s < 1 || front.idle_timeout_s < 1 ||
@@ -152,6 +158,8 @@ int main(int argc, char **argv)
 	 * dozen slow senders (slowloris) make everyone else wait; each one
 	 * still times out (timeout_secs_ah_idle, 10 s). */
 	ci.max_http_header_pool = 4096;
+	/* room for a whole 4095-byte path= and its headers (docs/api.md) */
+	ci.max_http_header_data = 8192;
 	/* Dead peers of long-lived streams go away through TCP keepalive (a
 	 * stream to a quiet command sends nothing for minutes, so an idle
 	 * timeout would cut live clients). */

@@ -106,6 +106,65 @@ static int64_t content_length(struct gw_req *r)
 	return strtoll(b, NULL, 10);
 }
 
+/* The scopes a token request names: {"scopes":["read","write","terminal"]},
+ * read alone when it names none. 0 after answering 422. */
+static unsigned token_scopes(struct gw_req *r, const cJSON *body)
+{
+	static const struct { const char *name; unsigned bit; } names[] = {
+		{ "read", GW_SCOPE_READ }, { "write", GW_SCOPE_WRITE },
+		{ "terminal", GW_SCOPE_TERMINAL },
+	};
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(body, "scopes"), *e;
+	unsigned scope = 0;
+
+	if (!a)
+		return GW_SCOPE_READ;
+	if (!cJSON_IsArray(a) || !cJSON_GetArraySize(a)) {
+		gw_resp_error(r, 422, "invalid", "scopes must be a non-empty array of \"read\", \"write\", \"terminal\"");
+		return 0;
+	}
+	cJSON_ArrayForEach(e, a) {
+		size_t i = 0;
+		while (i < sizeof names / sizeof names[0] &&
+		       !(cJSON_IsString(e) && !strcmp(e->valuestring, names[i].name)))
+			i++;
+		if (i == sizeof names / sizeof names[0]) {
+			gw_resp_error(r, 422, "invalid", "unknown scope (read, write, terminal)");
+			return 0;
+		}
+		scope |= names[i].bit;
+	}
+	return scope;
+}
+
+/* POST .../token: a stream token for WebSocket URLs (docs/api.md) */
+static void token(struct gw_req *r, cJSON *body)
+{
+	char t[128];
+	int64_t exp = gw_now_ms() + GW_TOKEN_TTL_MS;
+	unsigned scope = token_scopes(r, body);
+	cJSON *o, *a;
+
+	cJSON_Delete(body);
+	if (!scope)
+		return;
+	if (gw_token_make(r->vh, r->key, r->sid, exp, scope, t, sizeof t)) {
+		gw_resp_error(r, 500, "internal", "cannot make a token");
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "token", t);
+	cJSON_AddNumberToObject(o, "expires_at", (double)exp);
+	a = cJSON_AddArrayToObject(o, "scopes");
+	if (scope & GW_SCOPE_READ)
+		cJSON_AddItemToArray(a, cJSON_CreateString("read"));
+	if (scope & GW_SCOPE_WRITE)
+		cJSON_AddItemToArray(a, cJSON_CreateString("write"));
+	if (scope & GW_SCOPE_TERMINAL)
+		cJSON_AddItemToArray(a, cJSON_CreateString("terminal"));
+	gw_resp_json(r, 201, o);
+}
+
 static void dispatch(struct gw_req *r, cJSON *body)
 {
 	switch (r->route) {
@@ -114,6 +173,7 @@ static void dispatch(struct gw_req *r, cJSON *body)
 	case R_CMD_EXEC: gw_cmd_exec(r, body); return;
 	case R_CMD_KILL: gw_cmd_kill(r, body); return;
 	case R_FILE_MKDIR: gw_files_mkdir(r, body); return;
+	case R_TOKEN: token(r, body); return;
 	default: break;
 	}
 	cJSON_Delete(body);
@@ -125,11 +185,12 @@ static void dispatch(struct gw_req *r, cJSON *body)
 		gw_cmd_simple(r, cJSON_CreateObject(), NULL);
 		return;
 	case R_CMD_GET: {
-		char b[16];
-		const char *w = lws_get_urlarg_by_name(r->wsi, "wait=", b, sizeof b);
+		int wait = 0;
+		if (gw_query_bool(r, "wait", &wait) < 0)
+			return;
 		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "op", w && strcmp(w, "0") ? "wait" : "status");
-		if (w && strcmp(w, "0"))
+		cJSON_AddStringToObject(o, "op", wait ? "wait" : "status");
+		if (wait)
 			gw_keepalive_http_start(r, 0);   /* as long as the command runs */
 		cJSON_AddStringToObject(o, "id", r->cid);
 		gw_cmd_simple(r, o, "command");
@@ -140,21 +201,6 @@ static void dispatch(struct gw_req *r, cJSON *body)
 		gw_keepalive_http_start(r, 1);
 		gw_logs_start(r);
 		return;
-	case R_TOKEN: {
-		/* a stream token for WebSocket URLs (docs/api.md) */
-		char t[128];
-		int64_t exp = gw_now_ms() + GW_TOKEN_TTL_MS;
-		cJSON *o = cJSON_CreateObject();
-		if (gw_token_make(r->vh, r->key, r->sid, exp, t, sizeof t)) {
-			cJSON_Delete(o);
-			gw_resp_error(r, 500, "internal", "cannot make a token");
-			return;
-		}
-		cJSON_AddStringToObject(o, "token", t);
-		cJSON_AddNumberToObject(o, "expires_at", (double)exp);
-		gw_resp_json(r, 201, o);
-		return;
-	}
 	case R_WS_ONLY:
 		gw_resp_error(r, 426, "upgrade_required", "this endpoint is a WebSocket (send Upgrade: websocket)");
 		return;
@@ -167,7 +213,27 @@ static void dispatch(struct gw_req *r, cJSON *body)
 static int needs_json_body(int route)
 {
 	return route == R_SBX_CREATE || route == R_SBX_EXTEND || route == R_CMD_EXEC ||
-	       route == R_CMD_KILL || route == R_FILE_MKDIR;
+	       route == R_CMD_KILL || route == R_FILE_MKDIR || route == R_TOKEN;
+}
+
+/* The query arguments each endpoint takes; any other is refused. */
+static const char *const *route_args(int route)
+{
+	static const char *const none[] = { NULL };
+	static const char *const put[] = { "path", "mode", NULL };
+	static const char *const path[] = { "path", NULL };
+	static const char *const wait[] = { "wait", NULL };
+	static const char *const eof[] = { "eof", NULL };
+	static const char *const logs[] = { "since", "follow", "encoding", NULL };
+
+	switch (route) {
+	case R_FILE_PUT: return put;
+	case R_FILE_GET: case R_FILE_LIST: return path;
+	case R_CMD_GET: return wait;
+	case R_CMD_STDIN: return eof;
+	case R_CMD_LOGS: return logs;
+	default: return none;
+	}
 }
 
 void gw_route(struct gw_req *r)
@@ -179,6 +245,13 @@ void gw_route(struct gw_req *r)
 		return;
 	}
 	if (!strcmp(r->uri, "/metrics") || !strncmp(r->uri, "/metrics?", 9)) {
+		/* every tenant's counters: only for the metrics key */
+		if (!gw_auth_metrics(r->vh, r->wsi)) {
+			gw_resp_error(r, 401, "unauthorized", r->vh->metrics_key[0] ?
+				      "metrics need the metrics key (Authorization: Bearer <metrics key>)" :
+				      "metrics are off: start the gateway with --metrics-key-file or SANDBOX_METRICS_KEY");
+			return;
+		}
 		gw_metrics_reply(r);
 		return;
 	}
@@ -189,7 +262,7 @@ void gw_route(struct gw_req *r)
 		gw_resp_error(r, 404, "not_found", "no such endpoint");
 		return;
 	}
-	r->key = gw_auth_check(r->vh, r->wsi, 0, NULL);
+	r->key = gw_auth_check(r->vh, r->wsi, 0, NULL, &r->scope);
 	if (r->key < 0) {
 		gw_resp_error(r, 401, "unauthorized", "missing or unknown API key (Authorization: Bearer <key>)");
 		return;
@@ -202,6 +275,14 @@ void gw_route(struct gw_req *r)
 	if (r->sid[0] && gw_owner_get(r->vh, r->sid) != r->key) {
 		gw_resp_error(r, 404, "not_found", "no sandbox %s", r->sid);
 		return;
+	}
+	if (route != R_WS_ONLY) {
+		char why[160];
+		if (gw_query_known(r->wsi, route_args(route), why, sizeof why)) {
+			r->close_after = 1;
+			gw_resp_error(r, 422, "invalid", "%s", why);
+			return;
+		}
 	}
 	r->body_expected = content_length(r);
 	if (r->body_expected < 0) {

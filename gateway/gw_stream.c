@@ -76,31 +76,13 @@ static int on_frame(struct gw_req *r, const struct sbx_frame *f)
 	return 0;
 }
 
-static int64_t query_int(struct gw_req *r, const char *name, int64_t def,
-			 int64_t lo, int64_t hi, int *bad)
-{
-	char b[32], *end;
-	const char *v = lws_get_urlarg_by_name(r->wsi, name, b, sizeof b);
-	long long x;
-
-	if (!v)
-		return def;
-	x = strtoll(v, &end, 10);
-	if (!*v || *end || x < lo || x > hi)
-		*bad = 1;
-	return x;
-}
-
 void gw_stream_start(struct gw_req *r)
 {
-	int bad = 0;
-	int64_t since = query_int(r, "since=", 0, 0, INT64_MAX / 2, &bad);
+	int64_t since = 0;
 	cJSON *a;
 
-	if (bad) {
-		gw_ws_fail(r, 422, "invalid", "since must be a byte count");
+	if (gw_query_i64(r, "since", 0, INT64_MAX / 2, &since) < 0)
 		return;
-	}
 	a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "attach");
 	cJSON_AddStringToObject(a, "id", r->cid);
@@ -110,22 +92,19 @@ void gw_stream_start(struct gw_req *r)
 
 void gw_pty_start(struct gw_req *r)
 {
-	char cmd[256];
-	int bad = 0;
-	int64_t cols = query_int(r, "cols=", 80, 1, 1000, &bad);
-	int64_t rows = query_int(r, "rows=", 24, 1, 1000, &bad);
-	const char *c = lws_get_urlarg_by_name(r->wsi, "cmd=", cmd, sizeof cmd);
+	char c[GW_QUERY_CMD_MAX + 1] = "";
+	int64_t cols = 80, rows = 24;
 	cJSON *a, *args;
 
-	if (bad) {
-		gw_ws_fail(r, 422, "invalid", "cols and rows must be 1..1000");
+	if (gw_query_i64(r, "cols", 1, 1000, &cols) < 0 ||
+	    gw_query_i64(r, "rows", 1, 1000, &rows) < 0 ||
+	    gw_query_str(r, "cmd", c, sizeof c) < 0)
 		return;
-	}
 	a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "exec");
-	cJSON_AddStringToObject(a, "cmd", c && *c ? c : "bash");
+	cJSON_AddStringToObject(a, "cmd", *c ? c : "bash");
 	args = cJSON_AddArrayToObject(a, "args");
-	if (!c || !*c || !strcmp(c, "bash"))
+	if (!*c || !strcmp(c, "bash"))
 		cJSON_AddItemToArray(args, cJSON_CreateString("-l"));
 	cJSON_AddStringToObject(a, "cwd", "/home/sandbox");
 	cJSON_AddNumberToObject(a, "uid", 1000);
@@ -138,9 +117,26 @@ void gw_pty_start(struct gw_req *r)
 	gw_up_open(r, gw_connect_req(r), a, on_frame);
 }
 
+/* A stream opened with a read-only token may not drive the command:
+ * the session ends with close 4403 (a terminal needed its own scope to
+ * open at all). 1 when refused. */
+static int needs_write(struct gw_req *r, const char *what)
+{
+	char msg[160];
+
+	if (r->ws == GW_WS_PTY || (r->scope & GW_SCOPE_WRITE))
+		return 0;
+	snprintf(msg, sizeof msg, "%s needs a token with the write scope", what);
+	gw_up_close(r);
+	gw_ws_fail(r, 403, "forbidden", msg);
+	return 1;
+}
+
 /* Binary input from the client (tag already stripped). */
 void gw_session_input(struct gw_req *r, const void *p, size_t n)
 {
+	if (needs_write(r, "stdin"))
+		return;
 	if (r->ws == GW_WS_PTY) {
 		if (gw_up_send(r, SBX_FRAME_STDIN, p, n))
 			gw_ws_fail(r, 500, "internal", "out of memory");
@@ -177,6 +173,8 @@ void gw_session_message(struct gw_req *r, const char *type, const cJSON *o)
 	struct sbx_err err = { 0 };
 	cJSON *a;
 
+	if ((!strcmp(type, "kill") || !strcmp(type, "stdin_eof")) && needs_write(r, type))
+		return;
 	if (!strcmp(type, "kill")) {
 		const char *sig = "SIGTERM";
 		if (sbx_json_get_str(o, "signal", &sig, &err) < 0) {

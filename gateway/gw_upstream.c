@@ -185,8 +185,9 @@ static int writeable(struct lws *wsi, struct gw_req *r)
 	sbx_buf_consume(&r->up_out, n);
 	if (r->up_phase == GW_UP_RUNNER)
 		r->up_gate -= n;
-	if (r->up_out.len && (r->up_phase != GW_UP_RUNNER || r->up_gate))
-		lws_callback_on_writable(wsi);
+	if ((r->up_out.len && (r->up_phase != GW_UP_RUNNER || r->up_gate)) ||
+	    (!r->up_out.len && r->op_state == 9))
+		lws_callback_on_writable(wsi);   /* op_state 9: answer once drained */
 	else if (r->ws)
 		gw_ws_input_flow(r);
 	else if (r->http_rx_paused && r->wsi) {

@@ -276,7 +276,9 @@ static int reject(struct lws *wsi, unsigned status, const char *code, const char
  * error with the API's JSON body. Returns 0 to accept. */
 static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 {
-	char uri[512], seg[16];
+	static const char *const stream_args[] = { "since", "access_token", NULL };
+	static const char *const pty_args[] = { "cmd", "cols", "rows", "access_token", NULL };
+	char uri[512], seg[16], why[160];
 	int key, n, kind = 0;
 
 	r->vh = vh;
@@ -295,13 +297,22 @@ static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 	if (!kind) {
 		return reject(wsi, 404, "not_found", "no such WebSocket endpoint");
 	}
-	key = gw_auth_check(vh, wsi, 1, r->sid);
+	key = gw_auth_check(vh, wsi, 1, r->sid, &r->scope);
+	if (key == -2)
+		return reject(wsi, 422, "invalid", "query argument access_token is longer than 255 bytes or given twice");
 	if (key < 0) {
 		return reject(wsi, 401, "unauthorized", "missing or unknown API key (access_token=)");
 	}
 	if (gw_owner_get(vh, r->sid) != key) {
 		return reject(wsi, 404, "not_found", "no such sandbox");
 	}
+	/* a stream token opens only what its scope names */
+	if (!(r->scope & (kind == GW_WS_PTY ? GW_SCOPE_TERMINAL : GW_SCOPE_READ)))
+		return reject(wsi, 403, "forbidden", kind == GW_WS_PTY ?
+			      "a terminal needs a token with the terminal scope" :
+			      "a stream needs a token with the read scope");
+	if (gw_query_known(wsi, kind == GW_WS_PTY ? pty_args : stream_args, why, sizeof why))
+		return reject(wsi, 422, "invalid", why);
 	r->key = key;
 	r->ws = kind;
 	snprintf(r->uri, sizeof r->uri, "%s", uri);

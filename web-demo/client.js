@@ -117,13 +117,18 @@ export class Sandbox {
 	 * What goes in this sandbox's WebSocket URLs: a stream token (valid for this sandbox's
 	 * sockets only, for 10 minutes; fetched again a minute before it ends), so the API key
 	 * stays out of URLs and logs. The API key where the gateway has no tokens.
+	 * scopes: what the socket needs, no more (docs/api.md): ['read'] to watch a stream,
+	 * ['read', 'write'] to also send it stdin or signals, ['terminal'] for /pty.
 	 */
-	async streamToken() {
+	async streamToken(scopes = ['read']) {
 		if (!this.client.streamTokens || this.noStreamTokens) return this.client.apiKey;
-		if (this.token && this.token.expires_at - Date.now() > 60000) return this.token.token;
+		const k = scopes.join(',');
+		this.tokens = this.tokens || {};
+		const t = this.tokens[k];
+		if (t && t.expires_at - Date.now() > 60000) return t.token;
 		try {
-			this.token = await this.client.request('POST', this.path('/token'));
-			return this.token.token;
+			this.tokens[k] = await this.client.request('POST', this.path('/token'), { json: { scopes } });
+			return this.tokens[k].token;
 		} catch (e) {
 			if (e.status !== 404 && e.status !== 405) throw e;
 			this.noStreamTokens = true; // an older gateway: the key itself is accepted
@@ -131,9 +136,10 @@ export class Sandbox {
 		}
 	}
 
-	/** A WebSocket on one of this sandbox's endpoints (rest: '/pty', '/commands/{cid}/stream'). */
-	async openSocket(rest, params) {
-		return this.client.openSocket(this.path(rest), params, await this.streamToken());
+	/** A WebSocket on one of this sandbox's endpoints (rest: '/pty', '/commands/{cid}/stream'),
+	 *  with a token of those scopes. */
+	async openSocket(rest, params, scopes) {
+		return this.client.openSocket(this.path(rest), params, await this.streamToken(scopes));
 	}
 
 	async refresh() {
@@ -179,11 +185,14 @@ export class Sandbox {
 	 * The command's output over the WebSocket stream, as an async iterator of
 	 * {type:'stdout'|'stderr', data: Uint8Array, offset}, {type:'truncated', bytes},
 	 * then {type:'exit', exit_code, signal}. A dropped socket is reopened with
-	 * since = bytes received, so nothing is lost or doubled.
+	 * since = bytes received, so nothing is lost or doubled. input: true to also send
+	 * the command stdin (write, end) and signals (kill) over it; a stream without it
+	 * only reads (its token cannot do more).
 	 */
-	logs(cid, { since = 0, maxReconnects = 8 } = {}) {
+	logs(cid, { since = 0, maxReconnects = 8, input = false } = {}) {
 		const path = `/commands/${encodeURIComponent(cid)}/stream`;
-		return new CommandStream((params) => this.openSocket(path, params), { since, maxReconnects });
+		const scopes = input ? ['read', 'write'] : ['read'];
+		return new CommandStream((params) => this.openSocket(path, params, scopes), { since, maxReconnects, input });
 	}
 
 	async kill(cid, signal = 'SIGTERM') {
@@ -199,7 +208,7 @@ export class Sandbox {
 
 	/** A terminal: {cmd='bash', cols=80, rows=24}; see PtySession. */
 	pty({ cmd = 'bash', cols = 80, rows = 24 } = {}) {
-		return new PtySession(this.openSocket('/pty', { cmd, cols, rows }));
+		return new PtySession(this.openSocket('/pty', { cmd, cols, rows }, ['terminal']));
 	}
 
 	async extendTimeout(durationMs) {

@@ -34,8 +34,9 @@ export function messageBytes(data) {
 export class CommandStream {
 	/** connect(params): a promise of a WebSocket on the stream with those query parameters;
 	 *  since: bytes the caller already has. */
-	constructor(connect, { since = 0, maxReconnects = 8 } = {}) {
+	constructor(connect, { since = 0, maxReconnects = 8, input = true } = {}) {
 		this.connect = connect;
+		this.input = input;          // may send stdin and signals (its token allows it)
 		this.attempt = 0;            // numbers socket openings; a stale one is dropped
 		this.received = since;       // chunk bytes delivered so far (the resume offset)
 		this.maxReconnects = maxReconnects;
@@ -140,8 +141,14 @@ export class CommandStream {
 		else this.pendingSends.push(message);
 	}
 
+	/** Refused here, not by a close of the gateway: the stream was opened read-only. */
+	needInput(what) {
+		if (!this.input) throw new TypeError(`${what} needs a stream opened with { input: true }`);
+	}
+
 	/** Bytes (string or Uint8Array) for the command's stdin. */
 	write(data) {
+		this.needInput('write');
 		const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : data;
 		const m = new Uint8Array(bytes.length + 1);
 		m[0] = TAG_STDIN;
@@ -150,10 +157,10 @@ export class CommandStream {
 	}
 
 	/** Closes the command's stdin. */
-	end() { this.send(JSON.stringify({ type: 'stdin_eof' })); }
+	end() { this.needInput('end'); this.send(JSON.stringify({ type: 'stdin_eof' })); }
 
 	/** Signals the command through the stream (e.g. 'SIGINT'). */
-	kill(signal = 'SIGINT') { this.send(JSON.stringify({ type: 'kill', signal })); }
+	kill(signal = 'SIGINT') { this.needInput('kill'); this.send(JSON.stringify({ type: 'kill', signal })); }
 
 	/** Stops reading; the command itself keeps running. */
 	close() {

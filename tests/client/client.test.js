@@ -169,7 +169,7 @@ test('a socket dropped mid-run is reopened with since: output whole, once', asyn
 
 test('stdin over the stream reaches the command, stdin_eof ends it', async () => {
 	const cmd = await sbx.runCommand({ cmd: 'cat', detached: true });
-	const stream = cmd.logs();
+	const stream = cmd.logs({ input: true });
 	stream.write('hello ');
 	stream.write(new Uint8Array([0xc3, 0xa9, 0x0a])); // "é\n" as raw bytes
 	stream.end();
@@ -187,7 +187,7 @@ test('kill: through the API (SIGTERM) and through the stream (SIGINT)', async ()
 	assert.equal(ev.type, 'exit');
 	assert.equal(ev.signal, 'SIGTERM');
 	const b = await sbx.runCommand({ cmd: 'sleep', args: ['60'], detached: true });
-	const s = b.logs();
+	const s = b.logs({ input: true });
 	s.kill('SIGINT');
 	const t0 = Date.now();
 	const end = (await collect(s)).at(-1);
@@ -276,6 +276,34 @@ test('WebSocket URLs carry a stream token of the sandbox, never the API key; wit
 	} finally {
 		await other.stop();
 	}
+});
+
+test('token-scope: each socket gets the narrowest token that works (read, read+write, terminal)', async () => {
+	const scopeOf = (u) => Number(new URL(u).searchParams.get('access_token').split('.')[3]);
+	const at = socketUrls.length;
+	const cmd = await sbx.runCommand({ cmd: 'cat', detached: true });
+	const watch = cmd.logs();
+	assert.throws(() => watch.write('x'), /input: true/);
+	assert.throws(() => watch.kill('SIGKILL'), /input: true/);
+	const drive = cmd.logs({ input: true });
+	drive.write('scoped\n');
+	drive.end();
+	const [seen] = await Promise.all([collect(watch), collect(drive)]);
+	assert.equal(streamText(seen, 'stdout'), 'scoped\n');
+	const term = sbx.pty({ cmd: 'bash', cols: 80, rows: 24 });
+	await term.opened;
+	await term.close();
+	const urls = socketUrls.slice(at);
+	const stream = urls.filter((u) => u.includes('/stream')).map(scopeOf);
+	const pty = urls.filter((u) => u.includes('/pty')).map(scopeOf);
+	// bits: 1 read, 2 write, 4 terminal (docs/api.md)
+	assert.deepEqual([...new Set(stream)].sort(), [1, 3], urls.join('\n'));
+	assert.deepEqual(pty, [4], urls.join('\n'));
+	// and the gateway holds the read token to it: no terminal with it
+	const ws = new WebSocket(client.socketUrl(sbx.path('/pty'), {}, await sbx.streamToken()));
+	const code = await new Promise((r) => { ws.on('unexpected-response', (_, res) => r(res.statusCode)); ws.on('open', () => r('open')); ws.on('error', () => {}); });
+	ws.terminate();
+	assert.equal(code, 403);
 });
 
 test('extendTimeout moves expires_at later', async () => {

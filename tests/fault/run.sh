@@ -67,7 +67,7 @@ start_runner() { # name state sock
 }
 start_gw() { # port [args...]
 	local port=$1; shift
-	SANDBOX_API_KEYS=$KEY SANDBOX_IMAGE_DIR=$IMG $GW --port "$port" --max-sandboxes-per-key 14 "$@" \
+	SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=fault-metrics SANDBOX_IMAGE_DIR=$IMG $GW --port "$port" --max-sandboxes-per-key 14 "$@" \
 		>>"$T/gw.$port.log" 2>&1 &
 	gw_pid=$!
 	pids+=($gw_pid)
@@ -369,7 +369,7 @@ for i in 1 2 3; do
 	[ "$c" = 201 ] && qs+=("$(jget "$T/body" id)")
 done
 check "q: sandboxes the restarted runner removed no longer count against the key (3 creates under a limit of 14)" \
-	"${#qs[@]} $(curl -s -m 5 $B/metrics | grep -c '^sandbox_gateway_sandboxes{state="running"} 3$')" "3 1"
+	"${#qs[@]} $(curl -s -m 5 -H 'Authorization: Bearer fault-metrics' $B/metrics | grep -c '^sandbox_gateway_sandboxes{state="running"} 3$')" "3 1"
 for s in "${qs[@]}"; do api DELETE $B "/v1/sandboxes/$s" >/dev/null; done
 
 # --- (d) full disk under the runner's state directory -------------------------

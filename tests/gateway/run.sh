@@ -15,7 +15,7 @@ check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1 (got '$2', want '$3')";
 skipt() { echo "SKIP: $1"; skip=$((skip + 1)); }
 
 start_gw() { # bin port runner-socket
-	SANDBOX_API_KEYS=key-one,key-two "$1" --port "$2" --runner-socket "$3" \
+	SANDBOX_API_KEYS=key-one,key-two SANDBOX_METRICS_KEY=metrics-key "$1" --port "$2" --runner-socket "$3" \
 		--max-sandboxes-per-key 2 >>"$T/gw.$2.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$2/healthz" >/dev/null && return 0; sleep 0.1; done
@@ -39,7 +39,10 @@ suite_basic() { # bin port
 	check "$n unknown sandbox 404" "$(code -H "$A" $u/v1/sandboxes/sbx_local_aaaaaaaaaaaaaaaaaaaaaaaa)" 404
 	check "$n bad id chars 404" "$(code -H "$A" "$u/v1/sandboxes/%00x")" 404
 	check "$n method 405" "$(code -H "$A" -X PATCH $u/v1/sandboxes)" 405
-	check "$n metrics" "$(curl -s -m 5 $u/metrics | grep -c '^sandbox_gateway_http_requests_total')" 1
+	check "$n metrics" "$(curl -s -m 5 -H 'Authorization: Bearer metrics-key' $u/metrics | grep -c '^sandbox_gateway_http_requests_total')" 1
+	check "metrics-auth: $n no key 401" "$(code $u/metrics)" 401
+	check "metrics-auth: $n an API key is not the metrics key 401" "$(code -H "$A" $u/metrics)" 401
+	check "metrics-auth: $n wrong key 401, nothing shown" "$(code -H 'Authorization: Bearer metrics-kez' $u/metrics)$(grep -c sandbox_gateway "$T/body")" 4010
 	grep -q 'key-one' "$T/gw.$2.log" && bad "$n key in log" || ok "$n no key in log"
 	check "$n listens on loopback only" "$(ss -ltnH "sport = :$2" | awk '{print $4}' | grep -vc '^127.0.0.1:')" 0
 	curl -s -m 5 -H "$A" -d '{"a":' $u/v1/sandboxes >/dev/null
@@ -178,7 +181,7 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	# WebSocket streams, terminals, ndjson logs: a separate gateway (the
 	# flow above used up key-one's quota), with the `ws` client from npm
 	port=$((port + 1))
-	SANDBOX_API_KEYS=key-one,key-two $gwb --port $port --runner-socket "$T/r.sock" \
+	SANDBOX_API_KEYS=key-one,key-two SANDBOX_METRICS_KEY=metrics-key $gwb --port $port --runner-socket "$T/r.sock" \
 		--max-sandboxes-per-key 8 >>"$T/gw.$port.log" 2>&1 &
 	pids+=($!); sgw=$!
 	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
@@ -193,6 +196,17 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	else
 		bad "streams: node_modules/ws missing (make node-deps)"
 	fi
+	# query arguments at their longest, stream-token scopes: a gateway with
+	# a key of the longest length a key may have (255 bytes)
+	port=$((port + 1))
+	longkey=$(head -c 255 /dev/zero | tr '\0' L)
+	SANDBOX_API_KEYS=key-one,$longkey $gwb --port $port --runner-socket "$T/r.sock" >>"$T/gw.$port.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	node tests/gateway/access.mjs "http://127.0.0.1:$port" key-one "$longkey" >"$T/access.out" 2>&1
+	grep -E '^(PASS|FAIL)' "$T/access.out"
+	pass=$((pass + $(grep -c '^PASS' "$T/access.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/access.out")))
+	grep -qE '^[0-9]+ passed' "$T/access.out" || { bad "access suite did not finish"; tail -20 "$T/access.out"; }
 	if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log; then bad "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40; else ok "no sanitizer report"; fi
 	# a gateway killed with -9 and started again knows its keys' sandboxes
 	# (owner tags kept by the runner) and a command's output is all there
@@ -274,5 +288,6 @@ check "static: .js as text/javascript" "$(curl -s -m 5 -o /dev/null -w '%{conten
 check "static: .. cannot leave the directory" "$(curl -s -m 5 --path-as-is -o /dev/null -w '%{http_code}' http://127.0.0.1:$port/../outside.txt)" 404
 check "static: missing file 404" "$(code http://127.0.0.1:$port/nope.js)" 404
 check "static: the API is still the API" "$(code http://127.0.0.1:$port/v1/sandboxes)" 401
+check "metrics-auth: no metrics key configured: /metrics is closed (401)" "$(code http://127.0.0.1:$port/metrics)" 401
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

@@ -348,7 +348,7 @@ async function main() {
     const subs = [];
     for (const [b, cid] of cmds) for (let i = 0; i < 250; i++) subs.push(subscribe(b, cid));
     await sleep(1000);
-    const metrics = await (await fetch(`${BASE}/metrics`)).text();
+    const metrics = await (await fetch(`${BASE}/metrics`, { headers: { Authorization: 'Bearer metrics-key' } })).text();
     const open = Number((metrics.match(/sandbox_gateway_websockets_open (\d+)/) || [])[1]);
     const all = await Promise.all(subs.map((s) => s.done));
     const want = 'tick 1\ntick 2\ntick 3\n';

@@ -33,7 +33,7 @@ for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.05; done
 
 start_gw() { # port log extra-args...
 	local port=$1 log=$2; shift 2
-	SANDBOX_API_KEYS=$KEY $GW --port "$port" --runner-socket "$T/r.sock" --header-timeout 2 "$@" >>"$log" 2>&1 &
+	SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=preview-metrics $GW --port "$port" --runner-socket "$T/r.sock" --header-timeout 2 "$@" >>"$log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 200); do
 		ss -ltnH "sport = :$port" | grep -q . && return 0
@@ -188,7 +188,7 @@ fi
 # the API on the same port is untouched
 check "API on a non-preview Host" "$(code -H "$A" -H 'Host: api.example' $API/$ID)" 200
 check "API healthz by name" "$(code http://localhost:$P/healthz)" 200
-check "preview metrics counted" "$(curl -s -m 5 http://127.0.0.1:$P/metrics | awk '/^sandbox_gateway_proxy_requests_total/{print ($2 > 10)}')" 1
+check "preview metrics counted" "$(curl -s -m 5 -H 'Authorization: Bearer preview-metrics' http://127.0.0.1:$P/metrics | awk '/^sandbox_gateway_proxy_requests_total/{print ($2 > 10)}')" 1
 
 # HTTPS: self-signed wildcard certificate, API and previews on one port
 # (a wildcard right under a one-label name is refused by TLS clients, so

@@ -27,7 +27,7 @@ runner=$!
 pids+=($runner)
 for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
 port=$((20000 + RANDOM % 20000))
-SANDBOX_API_KEYS=$KEY $GW --port $port --runner-socket "$T/r.sock" --max-sandboxes-per-key 200 >"$T/gw.log" 2>&1 &
+SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=soak-metrics $GW --port $port --runner-socket "$T/r.sock" --max-sandboxes-per-key 200 >"$T/gw.log" 2>&1 &
 gw=$!
 pids=($gw "${pids[@]}")
 for _ in $(seq 100); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done

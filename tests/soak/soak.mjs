@@ -242,7 +242,7 @@ async function main() {
   clearInterval(ticker); clearInterval(sampler);
   for (const s of sandboxes) if (!s.dying) { s.dying = true; await api('DELETE', `/v1/sandboxes/${s.id}`); }
   await sleep(1500);
-  const m = await (await fetch(`${BASE}/metrics`)).text();
+  const m = await (await fetch(`${BASE}/metrics`, { headers: { Authorization: 'Bearer soak-metrics' } })).text();
   const wsOpen = Number((m.match(/sandbox_gateway_websockets_open (\d+)/) || [])[1]);
   const gw1 = procKb(GWPID), rn1 = procKb(RUNPID), fd1 = fds(GWPID), rfd1 = fds(RUNPID);
   const secs = (Date.now() - t0) / 1000;
