@@ -23,7 +23,7 @@ static int open_socket_inode(const char *dir, const char *name)
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
-	struct stat st;
+	struct stat st = { 0 };
 	int dfd, fd, e;
 
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -36,9 +36,10 @@ static int open_socket_inode(const char *dir, const char *name)
 		errno = e;
 		return -1;
 	}
+	/* O_PATH | O_NOFOLLOW gives the link itself when name is one */
 	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		close(fd);
-		errno = ENOTSOCK;
+		errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTSOCK;
 		return -1;
 	}
 	return fd;
