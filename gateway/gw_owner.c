@@ -3,17 +3,16 @@
  * every key; a restarted gateway learns its keys' sandboxes back from the
  * owner tags the runner keeps (gw_owner_sync). Bounded table. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "gw.h"
 #include "sbx_log.h"
+#include "sbx_net.h"
 
 int gw_owner_get(struct gw_vh *vh, const char *id)
 {
@@ -79,9 +78,7 @@ static int unix_connect(const char *path)
 
 int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct)
 {
-	char via[64];
-	struct stat st;
-	int pfd, fd, e;
+	int fd;
 
 	*direct = 0;
 	for (int i = 0; i < vh->nowned; i++) {
@@ -91,24 +88,15 @@ int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct)
 		if (!vh->owned[i].live)
 			break;
 		/* The socket's directory is shared with the sandbox, whose root
-		 * could put a symlink or some other file there: open it without
-		 * following links, check it is a socket, connect through the fd. */
-		pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
-			if (pfd >= 0)
-				close(pfd);
-			break;   /* gone or odd: let the runner say why */
-		}
-		snprintf(via, sizeof via, "/proc/self/fd/%d", pfd);
-		fd = unix_connect(via);
-		e = errno;
-		close(pfd);
+		 * could put a symlink or some other file there: the one
+		 * symlink-safe connect of lib/sbx_net.c. */
+		fd = sbx_unix_connect_last(path);
 		if (fd >= 0) {
 			*direct = 1;
 			return fd;
 		}
-		sbx_debug("%s: agent socket: %s; asking the runner", sid, strerror(e));
-		break;
+		sbx_debug("%s: agent socket: %s; asking the runner", sid, strerror(errno));
+		break;   /* gone or odd: let the runner say why */
 	}
 	/* the runner knows why (stopped, failed) and says so */
 	return unix_connect(vh->runner_socket);

@@ -132,6 +132,11 @@ void ag_ev_del(struct ag_ev *e);
 /* Resolve a request path against the base directory into out (PATH_MAX). */
 int ag_resolve(const char *path, char *out, size_t outlen);
 
+/* agent_peer.c: read our uid and the overflow uid once; then whether the
+ * peer of an accepted UNIX connection may be served (logs refusals) */
+void ag_peer_init(void);
+int ag_peer_allowed(int fd);
+
 /* agent_conn.c */
 void ag_conn_accept(void);
 void ag_conn_event(struct ag_conn *c, uint32_t events);

@@ -106,6 +106,11 @@ void ag_conn_accept(void)
 				sbx_warn("accept: %s", strerror(errno));
 			return;
 		}
+		/* vsock peers are the host by construction (no credentials) */
+		if (!ag.vsock && !ag_peer_allowed(fd)) {
+			close(fd);
+			continue;
+		}
 		if (ag.nconns >= AG_MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
 			sbx_warn("refusing connection: %d open", ag.nconns);
 			close(fd);

@@ -105,10 +105,21 @@ static int listen_on(const char *spec)
 		if (fd < 0)
 			return -1;
 		unlink(p);
-		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-			sbx_err_log("bind %s: %s", p, strerror(errno));
-			close(fd);
-			return -1;
+		/* 0600 whatever umask we inherited (a runner started under
+		 * umask 000 made it 0777): bind creates the file with the
+		 * umask applied, and it must never be connectable by others
+		 * even for a moment; the chmod is for filesystems that ignore
+		 * the umask. Peers are checked on accept as well. */
+		{
+			mode_t old = umask(0177);
+			int rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+
+			umask(old);
+			if (rc < 0 || chmod(p, 0600) < 0) {
+				sbx_err_log("bind %s: %s", p, strerror(errno));
+				close(fd);
+				return -1;
+			}
 		}
 	} else if (!strncmp(spec, "vsock:", 6)) {
 		struct sockaddr_vm sa = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY };
@@ -232,6 +243,7 @@ int main(int argc, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	base_dir_init();
+	ag_peer_init();
 
 	ag.last_busy = ag_now_ms();
 	ag.epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -46,6 +46,10 @@ void jail_child_run(const struct jail_plan *plan, int fd) __attribute__((noretur
 int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
 			 size_t loader_len, struct sbx_err *err);
 
+/* Cover the host-wide files of the new /proc (cwd: the new root, before
+ * pivot_root). 0 or -1 with err set. */
+int jail_mask_proc(const struct jail_plan *p, struct sbx_err *err);
+
 /* rm -rf without crossing into mounts. 0 or -1 (errno). */
 int jail_rmtree(const char *path);
 

@@ -132,19 +132,11 @@ static void setup_rootfs(const struct jail_plan *p)
 	CHECK(chdir(p->root), "chdir to the new root");
 }
 
-static const char *const proc_null[] = {
-	"proc/kcore", "proc/keys", "proc/timer_list", "proc/sched_debug",
-	"proc/latency_stats", "proc/interrupts", "proc/kallsyms", "proc/sysrq-trigger",
-	NULL
-};
-static const char *const proc_empty[] = {
-	"proc/acpi", "proc/asound", "proc/scsi", NULL
-};
 static const char *const proc_ro[] = {
 	"proc/sys", "proc/irq", "proc/bus", "proc/fs", NULL
 };
 
-static void setup_proc(void)
+static void setup_proc(const struct jail_plan *p)
 {
 	int fd;
 
@@ -158,16 +150,12 @@ static void setup_proc(void)
 		if (write(fd, "0", 1) < 0) { /* best effort */ }
 		close(fd);
 	}
-	/* Docker's MaskedPaths and ReadonlyPaths, plus kallsyms. */
-	for (int i = 0; proc_null[i]; i++)
-		if (access(proc_null[i], F_OK) == 0)
-			CHECK(mount("/dev/null", proc_null[i], NULL, MS_BIND, NULL),
-			      "mask %s", proc_null[i]);
-	for (int i = 0; proc_empty[i]; i++)
-		if (access(proc_empty[i], F_OK) == 0)
-			CHECK(mount("tmpfs", proc_empty[i], "tmpfs", MS_RDONLY | MS_NOSUID |
-				    MS_NODEV | MS_NOEXEC, "size=4k,mode=0555"),
-			      "mask %s", proc_empty[i]);
+	/* Host-wide files covered (jail_mask.c); Docker's ReadonlyPaths. */
+	{
+		struct sbx_err err = { 0, "" };
+		if (jail_mask_proc(p, &err) < 0)
+			fail(0, "%s", err.msg);   /* the message has the errno */
+	}
 	for (int i = 0; proc_ro[i]; i++)
 		if (access(proc_ro[i], F_OK) == 0)
 			bind_ro(proc_ro[i], proc_ro[i], MS_NOSUID | MS_NODEV | MS_NOEXEC);
@@ -315,6 +303,10 @@ void jail_child_run(const struct jail_plan *p, int fd)
 			if (sig != SIGKILL && sig != SIGSTOP)
 				signal(sig, SIG_DFL);
 	}
+	/* The sandbox's umask is the usual one, not whatever the runner was
+	 * started with (under umask 000 every file a command made, and once
+	 * the agent's socket, was writable by every uid inside). */
+	umask(022);
 	/* Keep only the sync channel (as fd 3) and fresh stdio. */
 	sync_fd = fd;
 	if (fd != 3) {
@@ -343,7 +335,7 @@ void jail_child_run(const struct jail_plan *p, int fd)
 	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make mounts private");
 
 	setup_rootfs(p);
-	setup_proc();
+	setup_proc(p);
 	setup_dev();
 	setup_files(p);
 	CHECK(sethostname("sandbox", 7), "sethostname");

@@ -103,7 +103,7 @@ static int save_state(const struct rn_sandbox *sb, struct sbx_err *err)
 		return sbx_err_set(err, ENOMEM, "state.json: out of memory");
 	snprintf(tmp, sizeof(tmp), "%s/state.json.tmp", sb->dir);
 	snprintf(dst, sizeof(dst), "%s/state.json", sb->dir);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	/* No fsync: the file only has to survive a crash of the runner (the
 	 * rename is atomic for that); after a host crash the sandboxes and
 	 * cgroups are gone anyway and the dir alone is enough to clean. */

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -100,20 +99,4 @@ int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
 		return sbx_err_set(err, ENOEXEC, "ldd %s listed no dynamic loader "
 				   "(the agent must be dynamically linked)", agent);
 	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		return rmdir(path) < 0 && errno != ENOENT ? -1 : 0;
-	return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
-}
-
-int jail_rmtree(const char *path)
-{
-	if (access(path, F_OK) < 0)
-		return 0;
-	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }

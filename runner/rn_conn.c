@@ -9,7 +9,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "rn_sandbox.h"
@@ -17,6 +16,7 @@
 #include "sbx_frame.h"
 #include "sbx_json.h"
 #include "sbx_log.h"
+#include "sbx_net.h"
 
 enum cstate { C_REQ, C_WAIT, C_REPLY, C_HANDSHAKE, C_SPLICE, C_DEAD };
 
@@ -400,40 +400,10 @@ static void splice_update(struct rn_conn *c)
 	rn_loop_mod(&c->peer, pe);
 }
 
-/* Open the agent socket without following a symlink the sandbox's root
- * may have put in place of it (the directory is writable inside). */
-static int open_agent_socket(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	struct stat st;
-	int pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC), fd, rc;
-
-	if (pfd < 0)
-		return -1;
-	if (fstat(pfd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
-		close(pfd);
-		errno = ENOTSOCK;
-		return -1;
-	}
-	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d", pfd);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		close(pfd);
-		return -1;
-	}
-	rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
-	close(pfd);
-	if (rc < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port)
 {
 	char line[32];
-	int fd = open_agent_socket(sb->agent_socket), n;
+	int fd = sbx_unix_connect_last(sb->agent_socket), n;
 	char msg[128];
 
 	if (fd < 0) {

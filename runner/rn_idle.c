@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "rn_idle.h"
@@ -15,6 +14,7 @@
 #include "sbx_frame.h"
 #include "sbx_json.h"
 #include "sbx_log.h"
+#include "sbx_net.h"
 
 #define PROBE_EVERY_MS 1000
 #define ANSWER_AFTER_MS 500
@@ -30,20 +30,16 @@ void rn_idle_close(struct rn_sandbox *sb)
 static void send_probe(struct rn_sandbox *sb)
 {
 	static const char req[] = "{\"op\":\"idle\"}";
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	unsigned char frame[SBX_FRAME_HDR + sizeof(req) - 1];
-	int fd;
+	/* the socket's directory is writable by root inside: never follow
+	 * what it put there */
+	int fd = sbx_unix_connect_last(sb->agent_socket);
 
-	if (strlen(sb->agent_socket) >= sizeof(a.sun_path))
-		return;
-	strcpy(a.sun_path, sb->agent_socket);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
 	sbx_frame_header(frame, SBX_FRAME_JSON, sizeof(req) - 1);
 	memcpy(frame + SBX_FRAME_HDR, req, sizeof(req) - 1);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    send(fd, frame, sizeof(frame), MSG_NOSIGNAL) != (ssize_t)sizeof(frame)) {
+	if (send(fd, frame, sizeof(frame), MSG_NOSIGNAL) != (ssize_t)sizeof(frame)) {
 		close(fd);
 		return;
 	}

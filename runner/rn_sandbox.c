@@ -10,13 +10,13 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "rn_conn.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
+#include "sbx_net.h"
 
 #define CLEANUP_RETRY_MS 5
 #define CLEANUP_MAX_TRIES 2000     /* ~10 s of a busy cgroup */
@@ -250,18 +250,12 @@ void rn_sandbox_reap(struct runner *r)
 /* Non-blocking probe: does the agent accept connections yet? */
 static int agent_listening(const char *path)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd, ok;
+	int fd = sbx_unix_connect_last(path);
 
-	if (strlen(path) >= sizeof(a.sun_path))
-		return 0;
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
-	ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
 	close(fd);
-	return ok;
+	return 1;
 }
 
 int rn_sandbox_tick(struct runner *r)

@@ -48,8 +48,10 @@ chmod 600 "$T/keys"
 mkdir -p "$T/state"
 echo "$CANARY" >"$T/state/canary"
 
-env SEC_RUNNER_SECRET="$CANARY" "$RUNNER" --name "$NAME" --socket "$T/r.sock" \
-	--state-dir "$T/state" --image-dir "$IMGDIR" >"$T/runner.log" 2>&1 &
+# umask 000: nothing of a sandbox may depend on the umask the operator
+# started the runner with (the agent's socket once came out 0777)
+(umask 000; exec env SEC_RUNNER_SECRET="$CANARY" "$RUNNER" --name "$NAME" --socket "$T/r.sock" \
+	--state-dir "$T/state" --image-dir "$IMGDIR" >"$T/runner.log" 2>&1) &
 rpid=$!
 for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; kill -0 $rpid 2>/dev/null || break; sleep 0.1; done
 if [ ! -S "$T/r.sock" ]; then

@@ -1,0 +1,124 @@
+/* What a sandbox's /proc shows of the host. /proc is the sandbox's own
+ * (its pid namespace), but many files in it are host-wide: the kernel's
+ * command line and config, load, memory, disk and scheduler statistics,
+ * kernel addresses. As container runtimes do, the child covers them before
+ * anything of the user's runs: files that no ordinary tool needs with
+ * /dev/null (empty to read, writes go nowhere), directories with an empty
+ * read-only tmpfs, and /proc/meminfo and /proc/loadavg, which free, top,
+ * uptime and language runtimes read, with a static read-only text of the
+ * sandbox's own: its memory limit, a load of zero. What stays visible is
+ * listed in docs/security.md. The caps the sandbox keeps include no
+ * CAP_SYS_ADMIN (and seccomp denies mount/umount), so the covers stay. */
+#include "jail.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* relative to the new root, before pivot_root */
+static const char *const proc_null[] = {
+	/* Docker's MaskedPaths, plus kallsyms */
+	"proc/kcore", "proc/keys", "proc/timer_list", "proc/sched_debug",
+	"proc/latency_stats", "proc/interrupts", "proc/kallsyms", "proc/sysrq-trigger",
+	"proc/timer_stats",
+	/* the host's boot line and kernel build, modules, key owners */
+	"proc/cmdline", "proc/config.gz", "proc/modules", "proc/key-users",
+	/* host-wide statistics: other tenants' disk and scheduling activity */
+	"proc/diskstats", "proc/partitions", "proc/swaps", "proc/schedstat",
+	"proc/softirqs", "proc/buddyinfo", "proc/zoneinfo", "proc/pagetypeinfo",
+	"proc/slabinfo", "proc/vmallocinfo", "proc/iomem", "proc/ioports",
+	"proc/kpagecount", "proc/kpageflags", "proc/kpagecgroup",
+	NULL
+};
+static const char *const proc_empty[] = {
+	"proc/acpi", "proc/asound", "proc/scsi", "proc/pressure", "proc/driver", NULL
+};
+
+#define MASK_DIR "mask"          /* under the writable layer's tmpfs, unseen inside */
+#define RO_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+static int write_file(const char *path, const char *text, struct sbx_err *err)
+{
+	size_t n = strlen(text);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+
+	if (fd < 0)
+		return sbx_err_sys(err, "create %s", path);
+	if (write(fd, text, n) != (ssize_t)n) {
+		sbx_err_sys(err, "write %s", path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Bind the text as a read-only file over dst (a file of /proc). */
+static int cover_with_text(const char *dir, const char *name, const char *text,
+			   const char *dst, struct sbx_err *err)
+{
+	char src[PATH_MAX];
+
+	if (access(dst, F_OK) < 0)
+		return 0;
+	if (snprintf(src, sizeof(src), "%s/%s", dir, name) >= (int)sizeof(src))
+		return sbx_err_set(err, ENAMETOOLONG, "mask path for %s", dst);
+	if (write_file(src, text, err) < 0)
+		return -1;
+	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+		return sbx_err_sys(err, "mask %s", dst);
+	if (mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | RO_FLAGS, NULL) < 0)
+		return sbx_err_sys(err, "make the mask of %s read-only", dst);
+	return 0;
+}
+
+static int cover_with_own_texts(const struct jail_plan *p, struct sbx_err *err)
+{
+	char dir[PATH_MAX], meminfo[512];
+	long long kb = (long long)p->spec->memory_mb * 1024;
+
+	/* A small tmpfs of its own: it outlives pivot_root through the binds
+	 * and is reachable from nowhere inside. */
+	if (snprintf(dir, sizeof(dir), "%s/" MASK_DIR, p->rw) >= (int)sizeof(dir))
+		return sbx_err_set(err, ENAMETOOLONG, "mask dir");
+	if (mkdir(dir, 0700) < 0)
+		return sbx_err_sys(err, "mkdir %s", dir);
+	if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "size=16k,nr_inodes=16,mode=0755") < 0)
+		return sbx_err_sys(err, "mount tmpfs on %s", dir);
+	/* Static: the limit, not live usage (that lives in the sandbox's
+	 * cgroup, which is not mounted inside). */
+	snprintf(meminfo, sizeof(meminfo),
+		 "MemTotal:       %8lld kB\n"
+		 "MemFree:        %8lld kB\n"
+		 "MemAvailable:   %8lld kB\n"
+		 "Buffers:               0 kB\n"
+		 "Cached:                0 kB\n"
+		 "SwapCached:            0 kB\n"
+		 "Active:                0 kB\n"
+		 "Inactive:              0 kB\n"
+		 "Shmem:                 0 kB\n"
+		 "SwapTotal:             0 kB\n"
+		 "SwapFree:              0 kB\n", kb, kb, kb);
+	if (cover_with_text(dir, "meminfo", meminfo, "proc/meminfo", err) < 0 ||
+	    cover_with_text(dir, "loadavg", "0.00 0.00 0.00 1/1 1\n", "proc/loadavg", err) < 0)
+		return -1;
+	return 0;
+}
+
+int jail_mask_proc(const struct jail_plan *p, struct sbx_err *err)
+{
+	for (int i = 0; proc_null[i]; i++)
+		if (access(proc_null[i], F_OK) == 0 &&
+		    mount("/dev/null", proc_null[i], NULL, MS_BIND, NULL) < 0)
+			return sbx_err_sys(err, "mask %s", proc_null[i]);
+	for (int i = 0; proc_empty[i]; i++)
+		if (access(proc_empty[i], F_OK) == 0 &&
+		    mount("tmpfs", proc_empty[i], "tmpfs", RO_FLAGS, "size=4k,mode=0555") < 0)
+			return sbx_err_sys(err, "mask %s", proc_empty[i]);
+	return cover_with_own_texts(p, err);
+}
