@@ -145,11 +145,13 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_spec *spec,
 		sbx_err_set(err, EAGAIN, "the runner is shutting down");
 		return NULL;
 	}
+	/* a sandbox can only lower the hard limit it inherits: when the runner
+	 * could not raise its own (no CAP_SYS_RESOURCE), nofile is clamped to
+	 * it, and the sandbox object shows the value in force */
 	if (spec->nofile > r->nofile_max) {
-		sbx_err_set(err, EINVAL, "nofile: at most %lld on this runner "
-			    "(its own hard limit)", (long long)r->nofile_max);
-		rn_spec_free(spec);
-		return NULL;
+		sbx_debug("nofile %lld clamped to the runner's hard limit %lld",
+			(long long)spec->nofile, (long long)r->nofile_max);
+		spec->nofile = r->nofile_max;
 	}
 	if (admit(r, spec, err) < 0) {
 		rn_spec_free(spec);

@@ -247,7 +247,7 @@ static int parse_args(struct runner *r, int argc, char **argv, int *agent_stderr
  * only be lowered: the runner's hard limit must be at least the largest
  * nofile a create may ask for. The runner is root, so it raises its own
  * (soft = hard: it multiplexes with epoll, never select). Returns the hard
- * limit now in force; creates above it are refused as invalid. */
+ * limit now in force; a larger nofile is clamped to it. */
 static int64_t raise_nofile(void)
 {
 	struct rlimit rl;
@@ -259,8 +259,8 @@ static int64_t raise_nofile(void)
 		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
 			rl = want;
 		else
-			sbx_warn("cannot raise RLIMIT_NOFILE to %d (%s): creates ask for at "
-				 "most nofile %llu", RN_NOFILE_MAX, strerror(errno),
+			sbx_warn("cannot raise RLIMIT_NOFILE to %d (%s): a sandbox's "
+				 "nofile is clamped to %llu", RN_NOFILE_MAX, strerror(errno),
 				 (unsigned long long)rl.rlim_max);
 	}
 	if (rl.rlim_cur < rl.rlim_max) {
