@@ -236,11 +236,13 @@ int rn_sandbox_extend(struct runner *r, struct rn_sandbox *sb, int64_t ms,
 	 * that bound: expires_at never passes created_at + the maximum */
 	if (max_lifetime_ms > RN_TIMEOUT_MAX_MS)
 		max_lifetime_ms = RN_TIMEOUT_MAX_MS;
-	if (lifetime > max_lifetime_ms)
+	if (lifetime > max_lifetime_ms) {
+		int64_t left = max_lifetime_ms - (lifetime - ms);
 		return sbx_err_set(err, EINVAL, "duration_ms: the sandbox would live %lld ms "
 				   "from its creation, over the limit of %lld ms (at most %lld "
 				   "more)", (long long)lifetime, (long long)max_lifetime_ms,
-				   (long long)(max_lifetime_ms - (lifetime - ms)));
+				   (long long)(left > 0 ? left : 0));
+	}
 	sb->deadline_mono += ms;
 	return 0;
 }
