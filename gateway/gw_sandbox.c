@@ -206,6 +206,13 @@ void gw_sandbox_extend(struct gw_req *r, cJSON *body)
 		return;
 	}
 	cJSON_AddItemToObject(req, "duration_ms", d);
+	/* the rule create's timeout_ms check stands for: a sandbox lives at most
+	 * --max-timeout-ms from its creation. The runner applies it against its
+	 * own clock (422 invalid naming duration_ms beyond it). */
+	int64_t max = r->vh->max_timeout_ms;
+	if (max > 86400000)   /* the runner's own bound (docs/runner.md) */
+		max = 86400000;
+	cJSON_AddNumberToObject(req, "max_lifetime_ms", (double)(max < 1 ? 1 : max));
 	gw_up_open(r, req, NULL, on_one_200);
 }
 

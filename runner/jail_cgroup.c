@@ -92,6 +92,11 @@ static void each_in(const char *dir, void (*fn)(const char *, void *), void *arg
 	closedir(d);
 }
 
+long long jail_cgroup_tcp_bytes(const struct rn_spec *spec)
+{
+	return ((long long)spec->memory_mb << 20) / JAIL_TCP_SHARE;
+}
+
 /* ---- v1: one directory per controller ---- */
 
 static const char *const v1_ctrls[] = { "memory", "pids", "cpu" };
@@ -132,6 +137,15 @@ static int v1_create(const char *id, const struct rn_spec *spec, struct sbx_err 
 		goto fail;
 	v1_path(p, sizeof(p), "memory", id, "memory.swappiness");
 	write_file(p, "0", NULL);
+	/* v1 charges TCP socket buffers to a counter of their own, outside
+	 * memory.limit_in_bytes, and only for sockets created after this
+	 * limit was first written: without it a sandbox's sockets draw on
+	 * the host-wide tcp_mem that every socket (the gateway's too)
+	 * shares. So it is set here, before any process joins the cgroup. */
+	snprintf(v, sizeof(v), "%lld", jail_cgroup_tcp_bytes(spec));
+	v1_path(p, sizeof(p), "memory", id, "memory.kmem.tcp.limit_in_bytes");
+	if (write_file(p, v, err) < 0)
+		goto fail;
 	snprintf(v, sizeof(v), "%lld", (long long)spec->pids);
 	v1_path(p, sizeof(p), "pids", id, "pids.max");
 	if (write_file(p, v, err) < 0)
@@ -242,6 +256,9 @@ static int v2_create(const char *id, const struct rn_spec *spec, struct sbx_err 
 	v2_path(p, sizeof(p), id, NULL);
 	if (mkdir(p, 0755) < 0 && errno != EEXIST)
 		return sbx_err_sys(err, "mkdir %s", p);
+	/* On v2 socket buffers are charged to the cgroup's memory and so
+	 * held within memory.max (memory.stat "sock"); nothing here may turn
+	 * that off (jail_cgroup_detect refuses cgroup.memory=nosocket). */
 	snprintf(v, sizeof(v), "%lld", (long long)spec->memory_mb << 20);
 	v2_path(p, sizeof(p), id, "memory.max");
 	if (write_file(p, v, err) < 0)
@@ -321,15 +338,46 @@ static const struct jail_cg_ops cg_v2 = {
 	v2_each
 };
 
+/* cgroup.memory=nosocket on the kernel command line stops charging socket
+ * buffers to any cgroup: memory_mb would then not cover them. */
+static int sockets_uncharged(void)
+{
+	char buf[4096], *p;
+	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (p = strstr(buf, "cgroup.memory="); p; p = strstr(p + 1, "cgroup.memory=")) {
+		const char *v = p + strlen("cgroup.memory=");
+		size_t len = strcspn(v, " \n");
+		for (const char *w = v; w < v + len; w += strcspn(w, ",") + 1)
+			if (strncmp(w, "nosocket", 8) == 0 && (w[8] == ',' || w + 8 == v + len))
+				return 1;
+	}
+	return 0;
+}
+
 const struct jail_cg_ops *jail_cgroup_detect(struct sbx_err *err)
 {
+	if (sockets_uncharged()) {
+		sbx_err_set(err, ENOTSUP, "the kernel runs with cgroup.memory=nosocket: "
+			    "sandboxes' socket buffers would escape their memory limit");
+		return NULL;
+	}
 	if (access(CG_ROOT "/cgroup.controllers", F_OK) == 0)
 		return &cg_v2;
 	if (access(CG_ROOT "/memory/memory.limit_in_bytes", F_OK) == 0 &&
+	    access(CG_ROOT "/memory/memory.kmem.tcp.limit_in_bytes", F_OK) == 0 &&
 	    access(CG_ROOT "/pids/cgroup.procs", F_OK) == 0 &&
 	    access(CG_ROOT "/cpu/cpu.cfs_quota_us", F_OK) == 0)
 		return &cg_v1;
 	sbx_err_set(err, ENOTSUP, "no usable cgroup layout under " CG_ROOT
-		    " (need v2, or v1 memory+pids+cpu)");
+		    " (need v2, or v1 memory (with kmem.tcp accounting)+pids+cpu)");
 	return NULL;
 }

@@ -27,6 +27,12 @@ struct jail_cg_ops {
 	void (*each)(void (*fn)(const char *id, void *arg), void *arg);
 };
 
+/* Socket buffers a sandbox may hold: memory_mb / JAIL_TCP_SHARE. On v2 they
+ * are part of memory.max; v1 counts them apart (memory.kmem.tcp), so there
+ * the sandbox can pin memory_mb plus this much. */
+#define JAIL_TCP_SHARE 4
+long long jail_cgroup_tcp_bytes(const struct rn_spec *spec);
+
 /* The table for this host, or NULL with err when neither layout is usable. */
 const struct jail_cg_ops *jail_cgroup_detect(struct sbx_err *err);
 

@@ -104,7 +104,7 @@ static void op_extend(struct runner *r, struct rn_conn *c, const cJSON *req)
 {
 	struct sbx_err err = { 0, "" };
 	struct rn_sandbox *sb = find(r, c, req);
-	int64_t ms = 0;
+	int64_t ms = 0, max_life = RN_TIMEOUT_MAX_MS;
 	int rc;
 
 	if (!sb)
@@ -114,7 +114,14 @@ static void op_extend(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, "invalid", rc < 0 ? err.msg : "duration_ms: required");
 		return;
 	}
-	if (rn_sandbox_extend(r, sb, ms, &err) < 0) {
+	/* the client's own cap on a sandbox's life (the gateway's
+	 * --max-timeout-ms), below the runner's */
+	rc = sbx_json_get_i64(req, "max_lifetime_ms", 1, RN_TIMEOUT_MAX_MS, &max_life, &err);
+	if (rc < 0) {
+		rn_conn_reply_err(c, "invalid", err.msg);
+		return;
+	}
+	if (rn_sandbox_extend(r, sb, ms, max_life, &err) < 0) {
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
 	}

@@ -105,6 +105,34 @@ static void prune(struct runner *r)
 	}
 }
 
+/* MiB of memory limits held by this runner's sandboxes: every one not yet
+ * cleaned up (a stopping sandbox's pages are still in RAM). */
+static int64_t memory_committed(const struct runner *r)
+{
+	int64_t sum = 0;
+
+	for (const struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
+		if (!rn_sandbox_final(sb))
+			sum += sb->spec.memory_mb;
+	return sum;
+}
+
+/* Admission against the host: RAM is not overcommitted by memory limits
+ * (no swap, and the writable layers are tmpfs), so a create whose
+ * memory_mb does not fit under r->max_memory_mb is refused. */
+static int admit(const struct runner *r, const struct rn_spec *spec, struct sbx_err *err)
+{
+	int64_t used = memory_committed(r);
+
+	if (used + spec->memory_mb <= r->max_memory_mb)
+		return 0;
+	sbx_info("create refused: memory_mb %lld does not fit (%lld of %lld MiB held)",
+		 (long long)spec->memory_mb, (long long)used, (long long)r->max_memory_mb);
+	/* the numbers stay in the log: a tenant learns nothing of the host */
+	return sbx_err_set(err, ENOSPC, "memory_mb: no room for %lld MiB more on this "
+			   "runner now; retry later or ask for less", (long long)spec->memory_mb);
+}
+
 struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_spec *spec,
 				     struct sbx_err *err)
 {
@@ -115,6 +143,18 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_spec *spec,
 	if (r->stopping) {
 		rn_spec_free(spec);
 		sbx_err_set(err, EAGAIN, "the runner is shutting down");
+		return NULL;
+	}
+	/* a sandbox can only lower the hard limit it inherits: when the runner
+	 * could not raise its own (no CAP_SYS_RESOURCE), nofile is clamped to
+	 * it, and the sandbox object shows the value in force */
+	if (spec->nofile > r->nofile_max) {
+		sbx_debug("nofile %lld clamped to the runner's hard limit %lld",
+			(long long)spec->nofile, (long long)r->nofile_max);
+		spec->nofile = r->nofile_max;
+	}
+	if (admit(r, spec, err) < 0) {
+		rn_spec_free(spec);
 		return NULL;
 	}
 	sb = calloc(1, sizeof(*sb));
@@ -184,17 +224,26 @@ void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason rea
 }
 
 int rn_sandbox_extend(struct runner *r, struct rn_sandbox *sb, int64_t ms,
-		      struct sbx_err *err)
+		      int64_t max_lifetime_ms, struct sbx_err *err)
 {
-	int64_t now = rn_now_mono(), cap = now + RN_TIMEOUT_MAX_MS;
+	int64_t lifetime = sb->deadline_mono - sb->created_mono + ms;
 
 	(void)r;
 	if (sb->status != RN_STARTING && sb->status != RN_RUNNING)
 		return sbx_err_set(err, EBUSY, "sandbox %s is %s, not running", sb->id,
 				   rn_status_name(sb->status));
+	/* create bounds how long a sandbox lives (timeout_ms); extend keeps
+	 * that bound: expires_at never passes created_at + the maximum */
+	if (max_lifetime_ms > RN_TIMEOUT_MAX_MS)
+		max_lifetime_ms = RN_TIMEOUT_MAX_MS;
+	if (lifetime > max_lifetime_ms) {
+		int64_t left = max_lifetime_ms - (lifetime - ms);
+		return sbx_err_set(err, EINVAL, "duration_ms: the sandbox would live %lld ms "
+				   "from its creation, over the limit of %lld ms (at most %lld "
+				   "more)", (long long)lifetime, (long long)max_lifetime_ms,
+				   (long long)(left > 0 ? left : 0));
+	}
 	sb->deadline_mono += ms;
-	if (sb->deadline_mono > cap)
-		sb->deadline_mono = cap;
 	return 0;
 }
 

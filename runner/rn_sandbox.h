@@ -9,14 +9,17 @@
 
 /* Create and start a sandbox from spec (ownership of spec's strings moves
  * to the sandbox, also on failure). Returns the sandbox in status starting,
- * or NULL with err: EINVAL (a field), EAGAIN (capacity), other (internal). */
+ * or NULL with err: EINVAL (a field), EAGAIN/ENOSPC (capacity: slots, or
+ * memory_mb over what the runner admits), other (internal). */
 struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_spec *spec,
 				     struct sbx_err *err);
 /* Begin stopping sb for reason (no-op if already stopping or gone). */
 void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason);
-/* Extend the deadline by ms. -1 with err (EBUSY) when not running. */
+/* Extend the deadline by ms. -1 with err: EBUSY when not running, EINVAL
+ * when expires_at would pass created_at + max_lifetime_ms (itself capped
+ * at RN_TIMEOUT_MAX_MS, the most a create may ask for). */
 int rn_sandbox_extend(struct runner *r, struct rn_sandbox *sb, int64_t ms,
-		      struct sbx_err *err);
+		      int64_t max_lifetime_ms, struct sbx_err *err);
 /* Reap exited children (on SIGCHLD). */
 void rn_sandbox_reap(struct runner *r);
 /* Readiness checks, deadlines, pending cleanups. Returns the number of ms

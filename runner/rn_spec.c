@@ -19,7 +19,7 @@ static const struct limit limits[] = {
 	{ "memory_mb", 32, 512, 8192, offsetof(struct rn_spec, memory_mb) },
 	{ "pids", 16, 512, 4096, offsetof(struct rn_spec, pids) },
 	{ "disk_mb", 16, 1024, 16384, offsetof(struct rn_spec, disk_mb) },
-	{ "nofile", 64, 1024, 65536, offsetof(struct rn_spec, nofile) },
+	{ "nofile", 64, 1024, RN_NOFILE_MAX, offsetof(struct rn_spec, nofile) },
 	{ "idle_timeout_ms", 0, 0, RN_TIMEOUT_MAX_MS, offsetof(struct rn_spec, idle_timeout_ms) },
 };
 

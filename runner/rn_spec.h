@@ -36,6 +36,9 @@ struct rn_spec {
 /* Limits on what a create may ask for (min, default, max). */
 #define RN_TIMEOUT_MAX_MS (24LL * 3600 * 1000)
 #define RN_EXTEND_MAX_MS RN_TIMEOUT_MAX_MS
+#define RN_NOFILE_MAX 65536
+/* Default admission cap: memory_mb of live sandboxes <= this share of RAM. */
+#define RN_MEMORY_SHARE_DEFAULT 0.5
 
 /* Fill spec from a create request. Returns 0, or -1 with err (code EINVAL)
  * naming the offending field. On failure spec holds nothing to free. */

@@ -91,6 +91,8 @@ struct runner {
 	 * The lock is host-wide, so two runners never share a range. */
 	int slots[RN_MAX_SLOTS];
 	int stopping;                   /* SIGTERM received */
+	int64_t max_memory_mb;          /* admission: sum of live memory_mb */
+	int64_t nofile_max;             /* the runner's hard RLIMIT_NOFILE */
 };
 
 struct rn_sandbox *rn_sandbox_find(struct runner *r, const char *id);

@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -29,7 +30,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: sandbox-runner [--socket PATH] [--state-dir DIR] [--image-dir DIR]\n"
-		   "                      [--name NAME] [--agent PATH] [--agent-stderr] [--verbose]\n");
+		   "                      [--name NAME] [--agent PATH] [--agent-stderr] [--verbose]\n"
+		   "                      [--max-memory-share F | --max-memory-mb N]\n");
 }
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -140,6 +142,19 @@ static void on_signal(struct rn_ev *ev, uint32_t events)
 	}
 }
 
+/* The admission cap: --max-memory-mb, else --max-memory-share of the host's
+ * RAM (MemTotal). 0 when neither can be worked out. */
+static int64_t memory_cap_mb(int64_t cap_mb, double share)
+{
+	struct sysinfo si;
+
+	if (cap_mb > 0)
+		return cap_mb;
+	if (sysinfo(&si) < 0)
+		return 0;
+	return (int64_t)((double)si.totalram * si.mem_unit * share) >> 20;
+}
+
 static int parse_args(struct runner *r, int argc, char **argv, int *agent_stderr)
 {
 	static const struct option opts[] = {
@@ -150,10 +165,14 @@ static int parse_args(struct runner *r, int argc, char **argv, int *agent_stderr
 		{ "agent", required_argument, NULL, 'a' },
 		{ "agent-stderr", no_argument, NULL, 'e' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "max-memory-share", required_argument, NULL, 'S' },
+		{ "max-memory-mb", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char *agent = NULL;
+	char *agent = NULL, *end;
+	double share = RN_MEMORY_SHARE_DEFAULT;
+	long long cap_mb = 0;
 	int c;
 
 	snprintf(r->socket_path, sizeof(r->socket_path), "/run/sandbox/runner.sock");
@@ -169,6 +188,23 @@ static int parse_args(struct runner *r, int argc, char **argv, int *agent_stderr
 		case 'a': agent = optarg; break;
 		case 'e': *agent_stderr = 1; break;
 		case 'v': sbx_log_init("sandbox-runner", SBX_LOG_DEBUG); break;
+		case 'S':
+			share = strtod(optarg, &end);
+			if (*optarg == 0 || *end || !(share > 0 && share <= 1)) {
+				fprintf(stderr, "sandbox-runner: --max-memory-share must be a "
+					"number in (0, 1]\n");
+				return -1;
+			}
+			break;
+		case 'M':
+			errno = 0;
+			cap_mb = strtoll(optarg, &end, 10);
+			if (*optarg == 0 || *end || errno || cap_mb < 1) {
+				fprintf(stderr, "sandbox-runner: --max-memory-mb must be a "
+					"positive number of MiB\n");
+				return -1;
+			}
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -177,6 +213,12 @@ static int parse_args(struct runner *r, int argc, char **argv, int *agent_stderr
 		if (!name_ok(r->name))
 			fprintf(stderr, "sandbox-runner: --name must be 1..16 of [a-z0-9]\n");
 		usage(stderr);
+		return -1;
+	}
+	r->max_memory_mb = memory_cap_mb(cap_mb, share);
+	if (r->max_memory_mb <= 0) {
+		fprintf(stderr, "sandbox-runner: cannot read the host's memory size; "
+			"give --max-memory-mb\n");
 		return -1;
 	}
 	if (agent) {
@@ -199,6 +241,33 @@ static int parse_args(struct runner *r, int argc, char **argv, int *agent_stderr
 		return -1;
 	}
 	return 0;
+}
+
+/* A sandbox's RLIMIT_NOFILE is set inside its user namespace, where it can
+ * only be lowered: the runner's hard limit must be at least the largest
+ * nofile a create may ask for. The runner is root, so it raises its own
+ * (soft = hard: it multiplexes with epoll, never select). Returns the hard
+ * limit now in force; a larger nofile is clamped to it. */
+static int64_t raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return RN_NOFILE_MAX;
+	if (rl.rlim_max < RN_NOFILE_MAX) {
+		struct rlimit want = { RN_NOFILE_MAX, RN_NOFILE_MAX };
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			rl = want;
+		else
+			sbx_warn("cannot raise RLIMIT_NOFILE to %d (%s): a sandbox's "
+				 "nofile is clamped to %llu", RN_NOFILE_MAX, strerror(errno),
+				 (unsigned long long)rl.rlim_max);
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return rl.rlim_max > (rlim_t)INT64_MAX ? INT64_MAX : (int64_t)rl.rlim_max;
 }
 
 /* One runner per name on a host: cgroups are named after sandbox ids, which
@@ -230,7 +299,6 @@ int main(int argc, char **argv)
 	static struct runner r;
 	struct rn_ev lev = { .fd = -1 }, sev = { .fd = -1 };
 	struct sbx_err err = { 0, "" };
-	struct rlimit rl;
 	sigset_t mask;
 	int agent_stderr = 0;
 	int64_t shutdown_by = 0;
@@ -244,10 +312,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	r.nofile_max = raise_nofile();
 	/* The sandboxes' root (an unprivileged host uid) must walk these. */
 	if (mkdir_p(r.state_dir, 0711) < 0 || mkdir_p(r.sbx_root, 0711) < 0) {
 		sbx_err_log("state dir %s: %s", r.state_dir, strerror(errno));
@@ -281,8 +346,9 @@ int main(int argc, char **argv)
 		sbx_err_log("%s", lev.fd < 0 ? err.msg : strerror(errno));
 		return 1;
 	}
-	sbx_info("runner %s listening on %s (state %s, images %s)", r.name, r.socket_path,
-		 r.state_dir, r.image_dir);
+	sbx_info("runner %s listening on %s (state %s, images %s, admits %lld MiB of "
+		 "memory_mb, nofile up to %lld)", r.name, r.socket_path, r.state_dir,
+		 r.image_dir, (long long)r.max_memory_mb, (long long)r.nofile_max);
 	for (;;) {
 		int t1 = rn_sandbox_tick(&r), t2 = rn_conn_sweep(), t;
 

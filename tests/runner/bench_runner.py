@@ -71,8 +71,12 @@ def main():
     d = tempfile.mkdtemp(prefix="sbx-bench-")
     sock = d + "/r.sock"
     log = open(d + "/runner.log", "w")
+    # the density run holds D idle sandboxes of the default 512 MiB at once:
+    # far more memory_mb than admission allows on a small host, on purpose
+    # (it measures what an idle sandbox really costs)
     p = subprocess.Popen([RUNNER, "--socket", sock, "--state-dir", d + "/state", "--image-dir",
-                          IMAGE_DIR, "--name", "bench", "--agent", AGENT], stdout=log, stderr=log)
+                          IMAGE_DIR, "--name", "bench", "--agent", AGENT,
+                          "--max-memory-mb", str(1 << 30)], stdout=log, stderr=log)
     try:
         for _ in range(300):
             if os.path.exists(sock):

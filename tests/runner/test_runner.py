@@ -292,6 +292,15 @@ def t_limits(r):
     result("extend moves expires_at and keeps it running",
            e.get("ok") and e["sandbox"]["expires_at"] >= rep["sandbox"]["expires_at"] + 60000
            and g["status"] == "running", "%s %s" % (e, g))
+    # extend keeps create's bound (24 h from created_at, or the client's
+    # max_lifetime_ms): past it, invalid naming duration_ms, nothing changes
+    over = r.req({"op": "extend", "id": sid, "duration_ms": 86400000})
+    lim = r.req({"op": "extend", "id": sid, "duration_ms": 1000, "max_lifetime_ms": 5000})
+    g2 = r.req({"op": "get", "id": sid})["sandbox"]
+    result("limits: extend may not take expires_at past created_at + 24 h / max_lifetime_ms",
+           not over.get("ok") and over["error"]["code"] == "invalid"
+           and "duration_ms" in over["error"]["message"] and not lim.get("ok")
+           and g2["expires_at"] == e["sandbox"]["expires_at"], "%s %s %s" % (over, lim, g2))
     r.req({"op": "stop", "id": sid})
     if osid:
         r.req({"op": "stop", "id": osid})

@@ -74,6 +74,7 @@ import probes_b  # noqa: E402,F401
 import probes_c  # noqa: E402,F401
 import probes_d  # noqa: E402,F401
 import probes_paths  # noqa: E402,F401
+import probes_limits  # noqa: E402,F401
 
 
 def main():
