@@ -37,7 +37,8 @@ static void usage(void)
 		"[--runner-socket PATH] [--keys-file F] [--preview-domain D] "
 		"[--max-sandboxes-per-key N] [--max-timeout-ms N] [--web-dir D] "
 		"[--state-dir D] [--image-dir D] [--cert F --key F] [--insecure-http] "
-		"[--header-timeout S] [--idle-timeout S] [--preview-stream] [--verbose]\n"
+		"[--header-timeout S] [--idle-timeout S] [--preview-stream] "
+		"[--preview-secret-file F] [--verbose]\n"
 		"  without --runner-socket the gateway starts its own sandbox-runner\n");
 }
 
@@ -49,7 +50,7 @@ int main(int argc, char **argv)
 	const char *state_dir = NULL, *image_dir = getenv("SANDBOX_IMAGE_DIR");
 	int verbose = 0, local_runner = 0;
 	static struct gw_front front;
-	const char *cert = NULL, *key = NULL;
+	const char *cert = NULL, *key = NULL, *psecret_file = NULL;
 	int insecure = 0;
 
 	vh.runner_socket = NULL;
@@ -80,6 +81,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--key")) key = v;
 		else if (!strcmp(a, "--header-timeout")) front.head_timeout_s = atoi(v);
 		else if (!strcmp(a, "--idle-timeout")) front.idle_timeout_s = atoi(v);
+		else if (!strcmp(a, "--preview-secret-file")) psecret_file = v;
 		else { usage(); return 2; }
 		i++;
 	}
@@ -104,8 +106,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	front.tls = vh.tls = cert != NULL;
-	if (RAND_bytes(vh.preview_secret, sizeof vh.preview_secret) != 1) {
-		sbx_err_log("no random bytes for the preview secret");
+	if (gw_psecret_load(&vh, psecret_file, &err)) {
+		sbx_err_log("preview secret: %s", err.msg);
 		return 1;
 	}
 	if (!strcmp(addr, "localhost"))
