@@ -222,8 +222,9 @@ else
 	bad "private: a gateway without a secret file did not start"
 fi
 printf '%064d\n' 7 >"$T/psecret644"; chmod 644 "$T/psecret644"
+# (timeout: only a gateway that wrongly accepted the file would keep running)
 check "private: a secret file others can read is refused" \
-	"$(SANDBOX_API_KEYS=$KEY $GW --port 0 --runner-socket "$T/r.sock" --preview-secret-file "$T/psecret644" >/dev/null 2>&1; echo $?)" 1
+	"$(SANDBOX_API_KEYS=$KEY timeout 20 $GW --port 0 --runner-socket "$T/r.sock" --preview-secret-file "$T/psecret644" >/dev/null 2>&1; echo $?)" 1
 # a runner whose replies lack preview_auth (or none at all): never the content
 python3 tests/preview/strip_runner.py "$T/strip.sock" "$T/r.sock" &
 pids+=($!) STRIP=$!
