@@ -40,7 +40,6 @@ struct gw_owned {            /* which key created which sandbox */
 	int key;
 	int live;
 	char *agent_socket;         /* host path of its agent (malloc'd), or NULL */
-	int preview_auth;        /* its previews need its preview token */
 };
 
 struct gw_metrics {
@@ -70,7 +69,7 @@ struct gw_vh {
 	struct gw_owned owned[GW_MAX_OWNED];
 	int nowned;
 	struct gw_metrics m;
-	unsigned char preview_secret[32];   /* per process: preview tokens (gw_ptoken.c) */
+	unsigned char preview_secret[32];   /* preview tokens' key (gw_ptoken.c, gw_psecret.c) */
 	int tls;                            /* served over TLS (--cert): https routes */
 	int keepalive_s;                    /* WS pings, ndjson keepalive lines; 0 off */
 };
@@ -186,14 +185,16 @@ void gw_owner_sync(struct gw_vh *vh);
 /* Mark sandboxes the runner no longer runs (timed out, lost in a runner
  * crash) as not live; blocking, only on the way to a quota refusal. */
 void gw_owner_refresh(struct gw_vh *vh);
-void gw_owner_set_preview_auth(struct gw_vh *vh, const char *id);
-int gw_owner_preview_auth(struct gw_vh *vh, const char *id);   /* 1 when required */
 
 /* gw_ptoken.c: a sandbox's preview token, HMAC-SHA256(secret, id) as 32 hex
  * characters in out (33 bytes); 0, or -1 if OpenSSL fails. */
 int gw_ptoken(const struct gw_vh *vh, const char *id, char out[33]);
 /* 1 when tok (n bytes) is id's token; constant time in the token. */
 int gw_ptoken_check(const struct gw_vh *vh, const char *id, const char *tok, size_t n);
+/* gw_psecret.c: fill vh->preview_secret from path (64 hex digits; made
+ * once, mode 0600, when missing), or at random when path is NULL. 0, or -1
+ * with err set (a file others may read is refused). */
+int gw_psecret_load(struct gw_vh *vh, const char *path, struct sbx_err *err);
 
 /* gw_query.c: every query argument goes through these. gw_query_get: 1
  * with the value in buf (at most size - 1 bytes), 0 when absent, -1 with

@@ -38,7 +38,7 @@ static void usage(void)
 		"[--max-sandboxes-per-key N] [--max-timeout-ms N] [--web-dir D] "
 		"[--state-dir D] [--image-dir D] [--cert F --key F] [--insecure-http] "
 		"[--header-timeout S] [--idle-timeout S] [--preview-stream] [--keepalive-s S] "
-		"[--metrics-key-file F] [--verbose]\n"
+		"[--metrics-key-file F] [--preview-secret-file F] [--verbose]\n"
 		"  without --runner-socket the gateway starts its own sandbox-runner\n");
 }
 
@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 	const char *state_dir = NULL, *image_dir = getenv("SANDBOX_IMAGE_DIR");
 	int verbose = 0, local_runner = 0;
 	static struct gw_front front;
-	const char *cert = NULL, *key = NULL;
+	const char *cert = NULL, *key = NULL, *psecret_file = NULL;
 	const char *metrics_key_file = NULL;
 	int insecure = 0;
 
@@ -85,6 +85,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--idle-timeout")) front.idle_timeout_s = atoi(v);
 		else if (!strcmp(a, "--keepalive-s")) vh.keepalive_s = atoi(v);
 		else if (!strcmp(a, "--metrics-key-file")) metrics_key_file = v;
+		else if (!strcmp(a, "--preview-secret-file")) psecret_file = v;
 		else { usage(); return 2; }
 		i++;
 	}
@@ -114,8 +115,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	front.tls = vh.tls = cert != NULL;
-	if (RAND_bytes(vh.preview_secret, sizeof vh.preview_secret) != 1) {
-		sbx_err_log("no random bytes for the preview secret");
+	if (gw_psecret_load(&vh, psecret_file, &err)) {
+		sbx_err_log("preview secret: %s", err.msg);
 		return 1;
 	}
 	if (!strcmp(addr, "localhost"))

@@ -43,7 +43,6 @@ int gw_owner_add(struct gw_vh *vh, const char *id, int key)
 	o->key = key;
 	o->live = 1;
 	o->agent_socket = NULL;
-	o->preview_auth = 0;
 	return 0;
 }
 
@@ -247,19 +246,4 @@ void gw_owner_forget_key(struct gw_vh *vh, int key)
 	}
 	if (stopped)
 		sbx_info("revoked key %d: %d sandbox(es) stopped", key, stopped);
-}
-
-void gw_owner_set_preview_auth(struct gw_vh *vh, const char *id)
-{
-	for (int i = 0; i < vh->nowned; i++)
-		if (!strcmp(vh->owned[i].id, id))
-			vh->owned[i].preview_auth = 1;
-}
-
-int gw_owner_preview_auth(struct gw_vh *vh, const char *id)
-{
-	for (int i = 0; i < vh->nowned; i++)
-		if (!strcmp(vh->owned[i].id, id))
-			return vh->owned[i].preview_auth;
-	return 0;
 }

@@ -15,8 +15,16 @@ int gw_phost_parse(const char *host, size_t n, const char *domain,
 {
 	size_t dn = strlen(domain), i = 0;
 	const char *colon = memchr(host, ':', n);
-	if (colon)
+	if (colon) {
+		/* a port and nothing else: the Host goes into redirects */
+		size_t k = (size_t)(colon - host) + 1;
+		if (n - k < 1 || n - k > 5)
+			return -1;
+		for (; k < n; k++)
+			if (host[k] < '0' || host[k] > '9')
+				return -1;
 		n = (size_t)(colon - host);
+	}
 	if (!dn || n < dn + 1 || host[n - dn - 1] != '.')
 		return -1;
 	for (size_t k = 0; k < dn; k++)

@@ -3,7 +3,8 @@
  * X-Forwarded-*, and forwarded with exactly the body its framing says;
  * responses go back as bytes, unparsed. A connection is pinned to its
  * first Host, so one upstream stream serves all its requests, and a
- * WebSocket upgrade turns it into a plain splice. Memory per connection is
+ * WebSocket upgrade the guest answers with 101 turns it into a plain
+ * splice. Memory per connection is
  * bounded by the watermarks: the side that outruns the other is paused
  * with lws_rx_flow_control (LIBWEBSOCKETS.md §3). */
 #include <stdio.h>
@@ -120,10 +121,36 @@ static int rewrite_head(struct gw_pconn *c, const char *p, struct sbx_buf *out)
 	return sbx_buf_append(out, xf, (size_t)n);
 }
 
+/* After an upgrade request the client is not read until the guest's
+ * status line is known (gw_proxy_process then goes on): only a 101 makes
+ * the connection a splice; anything else and the next request is parsed
+ * like any other. */
 static void request_done(struct gw_pconn *c)
 {
-	c->state = c->upgrade_after ? GW_P_SPLICE : GW_P_HEAD;
+	c->state = c->upgrade_after ? GW_P_UPWAIT : GW_P_HEAD;
 	c->head_started = 0;
+}
+
+void gw_proxy_guest_rx(struct gw_pconn *c, const void *in, size_t len)
+{
+	static const char want[] = "HTTP/1.x ddd";
+	const char *p = in;
+	if (c->up_status)
+		return;
+	for (size_t i = 0; i < len && c->up_line_n < sizeof c->up_line; i++) {
+		char ch = p[i], w = want[c->up_line_n];
+		int fits = w == 'x' || w == 'd' ? ch >= '0' && ch <= '9' : ch == w;
+		if (!fits) {
+			c->up_status = -1;   /* not an HTTP response: no upgrade */
+			break;
+		}
+		c->up_line[c->up_line_n++] = ch;
+	}
+	if (!c->up_status && c->up_line_n == sizeof c->up_line)
+		c->up_status = (c->up_line[9] - '0') * 100 + (c->up_line[10] - '0') * 10 +
+			       (c->up_line[11] - '0');
+	if (c->up_status && c->state == GW_P_UPWAIT)
+		gw_proxy_process(c);
 }
 
 /* Queue bytes for the upstream (or hold them while routing). */
@@ -176,7 +203,10 @@ static int on_head(struct gw_pconn *c, size_t hl)
 		gw_h1_chunk_init(&c->ck);
 		c->hold = 1;   /* nothing goes out before the first size line checks out */
 	}
-	c->upgrade_after = h->conn_upgrade && h->upgrade_websocket;
+	/* only the first request's response is known to start the guest's
+	 * bytes (responses are not parsed): a later upgrade request goes out
+	 * as a plain request and the connection stays parsed */
+	c->upgrade_after = ++c->nreq == 1 && h->conn_upgrade && h->upgrade_websocket;
 	sbx_buf_consume(&c->cin, hl);
 	c->state = c->chunked || c->body_left ? GW_P_BODY : GW_P_HEAD;
 	if (c->state == GW_P_HEAD)
@@ -241,7 +271,11 @@ static int on_body(struct gw_pconn *c)
 
 void gw_proxy_process(struct gw_pconn *c)
 {
-	while (c->state != GW_P_ERROR && c->state != GW_P_ROUTE) {
+	for (;;) {
+		if (c->state == GW_P_UPWAIT && c->up_status)
+			c->state = c->up_status == 101 ? GW_P_SPLICE : GW_P_HEAD;
+		if (c->state == GW_P_ERROR || c->state == GW_P_ROUTE || c->state == GW_P_UPWAIT)
+			break;
 		if (c->to_up.len >= GW_PROXY_HIGH) {
 			gw_proxy_pause_client(c, 1);
 			return;
@@ -280,7 +314,9 @@ void gw_proxy_process(struct gw_pconn *c)
 			sbx_buf_consume(&c->cin, n);
 		}
 	}
-	if (c->state != GW_P_ERROR && c->state != GW_P_ROUTE)
+	if (c->state == GW_P_UPWAIT)
+		gw_proxy_pause_client(c, 1);
+	else if (c->state != GW_P_ERROR && c->state != GW_P_ROUTE)
 		gw_proxy_pause_client(c, 0);
 }
 

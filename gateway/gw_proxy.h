@@ -12,7 +12,7 @@
 #define GW_PROXY_LOW    (64 * 1024)    /* resume it below this */
 #define GW_PROXY_CHUNK  (64 * 1024)    /* bytes per lws_write */
 
-/* Parse a Host value (an optional :port suffix is ignored) as
+/* Parse a Host value (an optional :port suffix of 1-5 digits is ignored) as
  * `<port>-<id>.<domain>` (the domain case-insensitively, the first label in
  * lower case only, port 1..65535 without leading zeros and not 1024, the
  * agent's port). Returns 0 and fills *port and sid, or -1. */
@@ -25,7 +25,9 @@ int gw_phost_parse(const char *host, size_t n, const char *domain,
  * gw_phost_parse does not accept. */
 int gw_phost_claim(const char *host, size_t n, const char *domain);
 
-enum gw_pstate { GW_P_HEAD, GW_P_ROUTE, GW_P_BODY, GW_P_SPLICE, GW_P_ERROR };
+/* UPWAIT: an upgrade request went out; the client is not read until the
+ * guest's status line says 101 (SPLICE) or anything else (HEAD again) */
+enum gw_pstate { GW_P_HEAD, GW_P_ROUTE, GW_P_BODY, GW_P_SPLICE, GW_P_ERROR, GW_P_UPWAIT };
 /* GET: runner `get`; FDWAIT: runner `connect` asked to pass the guest
  * socket itself; CONNECT: runner `connect` as a byte stream (a runner or
  * driver that cannot pass sockets); STREAM: bytes to and from the guest */
@@ -52,7 +54,11 @@ struct gw_pconn {
 	int chunked, hold;           /* hold: chunked head waits for its first size line */
 	size_t hold_mark;            /* to_up length before the held request */
 	struct gw_h1_chunk ck;
-	int upgrade_after;
+	int upgrade_after;           /* this request asks for a WebSocket upgrade */
+	int nreq;                    /* request heads seen on this connection */
+	int up_status;               /* the guest's first status code: 0 not yet, -1 not HTTP */
+	char up_line[12];            /* its first bytes, "HTTP/1.1 101" */
+	unsigned up_line_n;
 	enum gw_pstate pending_state; /* where the first request goes on after routing */
 	int cl_paused, up_paused;
 	int close_after;             /* close the client once to_cl drained */

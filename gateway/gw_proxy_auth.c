@@ -85,7 +85,7 @@ void gw_proxy_auth_scan(struct gw_pconn *c, const char *p, const char *sid)
 
 int gw_proxy_auth_gate(struct gw_pconn *c)
 {
-	char extra[2048 + 200], tok[33];
+	char extra[sizeof c->redirect + sizeof c->host + 200], tok[33];
 	if (!c->auth)
 		return 0;
 	if (!c->tok_ok) {
@@ -93,13 +93,17 @@ int gw_proxy_auth_gate(struct gw_pconn *c)
 			      "(?token=...) its owner has, or send X-Preview-Token.");
 		return -1;
 	}
-	if (!c->tok_query || !c->redirect[0] || c->sent_reqs || gw_ptoken(c->f->vh, c->sid, tok))
+	if (!c->tok_query || !c->redirect[0] || !c->host[0] || c->sent_reqs ||
+	    gw_ptoken(c->f->vh, c->sid, tok))
 		return 0;
 	/* a link with the token: keep it in a cookie of this host only and
-	 * drop it from the address bar (and from what the guest sees) */
-	snprintf(extra, sizeof extra, "Location: %s\r\nSet-Cookie: " GW_PTOKEN_COOKIE
-		 "=%s; Path=/; HttpOnly; SameSite=Lax%s\r\n", c->redirect, tok,
-		 c->f->tls ? "; Secure" : "");
+	 * drop it from the address bar (and from what the guest sees). The
+	 * Location is absolute, on this preview's own host (checked by
+	 * gw_phost_parse: a name and digits), so a target such as
+	 * //evil.example/ stays a path here and never reads as another host. */
+	snprintf(extra, sizeof extra, "Location: %s://%s%s\r\nSet-Cookie: " GW_PTOKEN_COOKIE
+		 "=%s; Path=/; HttpOnly; SameSite=Lax%s\r\n", c->f->tls ? "https" : "http",
+		 c->host, c->redirect, tok, c->f->tls ? "; Secure" : "");
 	gw_proxy_answer(c, 302, extra, "Redirecting.");
 	return -1;
 }

@@ -1,7 +1,8 @@
 /* The preview proxy's upstream: runner connections that are child wsis of
  * the client (closing the client closes them, LIBWEBSOCKETS.md §2). First
- * `get`, to learn whether the sandbox runs and declared the port (only
- * existence matters: previews are public, so no ownership check). Then
+ * `get`, to learn whether the sandbox runs, declared the port and wants
+ * its preview token (no ownership check: previews are public unless
+ * private). Then
  * `connect` with "fd":true: a runner on this host whose driver can do it
  * passes the guest's TCP socket itself (SCM_RIGHTS), so the runner's splice
  * and the agent's forward leave the data path; the reply is read with
@@ -148,7 +149,14 @@ static int on_reply(struct gw_pconn *c, cJSON *o)
 			gw_proxy_fail(c, 403, msg);
 			return -1;
 		}
-		c->auth = gw_owner_preview_auth(c->f->vh, c->sid);
+		/* the runner keeps the flag with the owner tag; a reply without it
+		 * cannot say the preview is public: fail closed */
+		const cJSON *pa = cJSON_GetObjectItemCaseSensitive(s, "preview_auth");
+		if (!cJSON_IsBool(pa)) {
+			gw_proxy_fail(c, 503, "Cannot tell whether this preview is private.");
+			return -1;
+		}
+		c->auth = cJSON_IsTrue(pa);
 		return gw_proxy_auth_gate(c) ? -1 : 1;
 	}
 	c->up_phase = GW_PU_STREAM;
@@ -168,6 +176,7 @@ static int stream_rx(struct gw_pconn *c, const void *in, size_t len)
 	lws_callback_on_writable(c->wsi);
 	if (c->to_cl.len >= GW_PROXY_HIGH)
 		gw_proxy_up_pause(c, 1);
+	gw_proxy_guest_rx(c, in, len);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
-/* Preview tokens: HMAC-SHA256 of the sandbox id under a random secret made
- * at start-up, so the gateway keeps no token table and a token is worthless
- * for any other sandbox. A restart makes new tokens (and forgets which
- * sandboxes wanted them, as it forgets their owners). */
+/* Preview tokens: HMAC-SHA256 of the sandbox id under the gateway's
+ * preview secret (gw_psecret.c: from --preview-secret-file, or random per
+ * process), so the gateway keeps no token table and a token is worthless
+ * for any other sandbox. Which sandboxes want one the runner keeps. */
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>

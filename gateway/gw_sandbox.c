@@ -28,9 +28,11 @@ static cJSON *public_sandbox(struct gw_vh *vh, const cJSON *s)
 		cJSON_AddStringToObject(rt, "url", url);
 		cJSON_AddItemToArray(routes, rt);
 	}
+	/* the runner keeps the flag (a restarted gateway must still know it) */
+	int pa = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "preview_auth"));
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "preview_auth");
 	char tok[33];
-	if (cJSON_IsString(id) && gw_owner_preview_auth(vh, id->valuestring) &&
-	    !gw_ptoken(vh, id->valuestring, tok)) {
+	if (pa && cJSON_IsString(id) && !gw_ptoken(vh, id->valuestring, tok)) {
 		/* only ever shown to the owner: every caller of this checked the key */
 		cJSON_AddTrueToObject(o, "preview_auth");
 		cJSON_AddStringToObject(o, "preview_token", tok);
@@ -82,8 +84,6 @@ static int one_sandbox(struct gw_req *r, const struct sbx_frame *f, int status)
 		}
 		gw_owner_set_agent(r->vh, id->valuestring, cJSON_GetStringValue(
 			cJSON_GetObjectItemCaseSensitive(s, "agent_socket")));
-		if (r->op_state == 1)   /* create asked for preview_auth */
-			gw_owner_set_preview_auth(r->vh, id->valuestring);
 		r->vh->m.sandboxes_created++;
 	} else {
 		track(r, s);
@@ -153,7 +153,7 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 			      r->vh->max_sandboxes_per_key);
 		return;
 	}
-	/* the gateway's own field: the runner does not know it */
+	/* checked here for the API's error; the runner keeps it with the owner tag */
 	cJSON *pa = cJSON_DetachItemFromObjectCaseSensitive(body, "preview_auth");
 	if (pa && !cJSON_IsBool(pa)) {
 		cJSON_Delete(pa);
@@ -161,7 +161,7 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 		gw_resp_error(r, 422, "invalid", "preview_auth: must be true or false");
 		return;
 	}
-	r->op_state = cJSON_IsTrue(pa) ? 1 : 0;
+	int private_preview = cJSON_IsTrue(pa);
 	cJSON_Delete(pa);
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", "create");
@@ -169,6 +169,7 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	gw_json_move_fields(req, body, create_fields, sizeof create_fields / sizeof create_fields[0]);
 	cJSON_Delete(body);
 	cJSON_AddStringToObject(req, "owner", r->vh->key_tags[r->key]);
+	cJSON_AddBoolToObject(req, "preview_auth", private_preview);
 	r->route_kind = 1;
 	r->vh->creating[r->key]++;
 	r->create_pending = 1;

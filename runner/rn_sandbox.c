@@ -407,6 +407,8 @@ cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
 	cJSON_AddStringToObject(o, "image", sb->spec.image);
 	if (sb->spec.owner[0])
 		cJSON_AddStringToObject(o, "owner", sb->spec.owner);
+	/* always present: a gateway that finds it missing fails closed */
+	cJSON_AddBoolToObject(o, "preview_auth", sb->spec.preview_auth);
 	cJSON_AddStringToObject(o, "driver", r->drv->name);
 	cJSON_AddStringToObject(o, "runner", r->name);
 	oom = sb->oom_kills;

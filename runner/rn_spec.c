@@ -25,7 +25,8 @@ static const struct limit limits[] = {
 
 static const char *const known[] = {
 	"op", "timeout_ms", "vcpus", "memory_mb", "pids", "disk_mb", "nofile",
-	"ports", "env", "network", "image", "idle_timeout_ms", "owner", NULL
+	"ports", "env", "network", "image", "idle_timeout_ms", "owner",
+	"preview_auth", NULL
 };
 
 const char *rn_network_name(enum rn_network n)
@@ -177,6 +178,10 @@ static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *er
 			"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != strlen(s))
 		return sbx_err_set(err, EINVAL, "owner: up to 64 of [A-Za-z0-9_-]");
 	strcpy(spec->owner, s);
+	/* the gateway's flag, kept here with the owner tag so that a restarted
+	 * gateway still knows the sandbox's previews are private */
+	if (sbx_json_get_bool(req, "preview_auth", &spec->preview_auth, err) < 0)
+		return -1;
 	if (parse_ports(req, spec, err) < 0)
 		return -1;
 	return parse_env(req, spec, err);

@@ -31,6 +31,7 @@ struct rn_spec {
 	enum rn_network network;
 	char image[33];
 	char owner[65];                /* opaque tag of the client that owns it */
+	int preview_auth;              /* kept for the gateway: its previews are private */
 };
 
 /* Limits on what a create may ask for (min, default, max). */

@@ -182,6 +182,43 @@ def reset(port, host):
     s.close()
     print('reset')
 
+def unescape(data):
+    return data.encode('latin-1').decode('unicode_escape').encode('latin-1')
+
+def location(port, data):
+    """send one request, print its status and Location ('-' when none)"""
+    s = connect(port)
+    s.sendall(unescape(data))
+    head = read_all(s, 5).split(b'\r\n\r\n', 1)[0].split(b'\r\n')
+    if not head[0].startswith(b'HTTP/1.'):
+        print('closed'); return
+    loc = [l.split(b':', 1)[1].strip().decode('latin-1') for l in head[1:]
+           if l.lower().startswith(b'location:')]
+    print(head[0].split(b' ')[1].decode(), loc[0] if loc else '-')
+
+def upgrade_then(port, host, second):
+    """an Upgrade request, its whole answer, then `second` on the same
+    connection; print the status codes of everything that came back"""
+    s = connect(port)
+    s.sendall((f'GET /up HTTP/1.1\r\nHost: {host}\r\nConnection: Upgrade\r\n'
+               'Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n'
+               'Sec-WebSocket-Version: 13\r\n\r\n').encode())
+    got = b''
+    s.settimeout(10)
+    while b'\r\n\r\nok' not in got:   # the guest's 200 (its body is "ok")
+        d = s.recv(65536)
+        if not d:
+            break
+        got += d
+    # the proxy saw the guest's status line before these bytes reached us
+    try:
+        s.sendall(unescape(second))
+    except OSError:
+        pass
+    got += read_all(s, 3)
+    codes = [l.split(b' ')[1].decode() for l in got.split(b'\r\n') if l.startswith(b'HTTP/1.')]
+    print(' '.join(codes) if codes else 'closed')
+
 if __name__ == '__main__':
     mode, port = sys.argv[1], int(sys.argv[2])
     args = sys.argv[3:]
@@ -195,6 +232,10 @@ if __name__ == '__main__':
         idle(port, args[0], int(args[1]))
     elif mode == 'slowloris':
         slowloris(port, args[0], len(args) > 1)
+    elif mode == 'location':
+        location(port, args[0])
+    elif mode == 'upgrade_then':
+        upgrade_then(port, args[0], args[1])
     elif mode == 'ws':
         ws(port, args[0], len(args) > 1)
     else:

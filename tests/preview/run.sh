@@ -43,13 +43,13 @@ start_gw() { # port log extra-args...
 	return 1
 }
 P=$((20000 + RANDOM % 20000))
-start_gw $P "$T/gw.log" || { bad "gateway did not start"; finish; }
+start_gw $P "$T/gw.log" --preview-secret-file "$T/psecret" || { bad "gateway did not start"; finish; }
 GWPID=${pids[-1]}
 API=http://127.0.0.1:$P/v1/sandboxes
 code() { curl -s -m 20 -o "$T/body" -w '%{http_code}' "$@"; }
 jget() { python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print(eval("d"+sys.argv[2]))' "$T/body" "$1"; }
 
-check "create with ports" "$(code -H "$A" -d '{"ports":[3000,8000,9000],"timeout_ms":600000}' $API)" 201
+check "create with ports" "$(code -H "$A" -d '{"ports":[3000,8000,9000,9100],"timeout_ms":600000}' $API)" 201
 ID=$(jget '["id"]')
 check "routes listed" "$(jget '["routes"][0]["url"]')" "http://3000-$ID.localhost:$P"
 H3=3000-$ID.localhost H8=8000-$ID.localhost
@@ -150,6 +150,27 @@ check "client reset mid-download" "$($PC reset $P $H3)" reset
 check "400 idle connections, the gateway still answers at once" "$($PC idle $P $H3 400)" answered
 check "gateway alive after reset and idle flood" "$(code http://127.0.0.1:$P/healthz)" 200
 
+# proxy-parse: only a 101 answer makes a connection a splice. rawheads.py
+# answers every request, an Upgrade included, with 200 and logs each head
+# exactly as it arrives.
+H9=9100-$ID.localhost
+check "put rawheads.py" "$(code -H "$A" --data-binary @tests/preview/rawheads.py -X PUT "$API/$ID/files?path=rawheads.py")" 200
+code -H "$A" -d '{"cmd":"python3","args":["rawheads.py","9100","/tmp/raw.log"],"detached":true}' "$API/$ID/commands" >/dev/null
+for _ in $(seq 100); do [ "$(code --resolve $H9:$P:127.0.0.1 http://$H9:$P/ready)" = 200 ] && break; sleep 0.1; done
+rawlog() { curl -s -m 10 -H "$A" "$API/$ID/files?path=/tmp/raw.log"; }
+check "proxy-parse: Upgrade answered 200, then a request on the same connection" \
+	"$($PC upgrade_then $P $H9 "GET /second HTTP/1.1\r\nHost: $H9\r\nX-Forwarded-For: 6.6.6.6\r\nConnection: close\r\n\r\n")" "200 200"
+check "proxy-parse: Upgrade and a request sent together, Upgrade answered 200" \
+	"$($PC raw $P "GET /up HTTP/1.1\r\nHost: $H9\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nGET /third HTTP/1.1\r\nHost: $H9\r\nX-Forwarded-For: 6.6.6.6\r\nConnection: close\r\n\r\n")" "200 200"
+check "proxy-parse: an Upgrade that is not the first request: the connection stays parsed" \
+	"$($PC raw $P "GET /a HTTP/1.1\r\nHost: $H9\r\n\r\nGET /up HTTP/1.1\r\nHost: $H9\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nGET /fourth HTTP/1.1\r\nHost: $H9\r\nX-Forwarded-For: 6.6.6.6\r\nConnection: close\r\n\r\n")" "200 200 200"
+check "proxy-parse: a smuggling request after an Upgrade answered 200 gets no answer" \
+	"$($PC upgrade_then $P $H9 "POST /smuggle-up HTTP/1.1\r\nHost: $H9\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")" "200"
+check "proxy-parse: the requests after the Upgrades reached the guest parsed (the proxy's X-Forwarded-For)" \
+	"$(rawlog | grep -E '"GET /(second|third|fourth) ' | grep -c 'X-Forwarded-For: 127.0.0.1\\r\\nX-Forwarded-Proto')" 3
+check "proxy-parse: no client X-Forwarded-For, nothing smuggled reached the guest" \
+	"$(rawlog | grep -c '6\.6\.6\.6\|smuggle-up')" 0
+
 # preview_auth: a private preview needs its token
 check "preview_auth must be a bool" "$(code -H "$A" -d '{"preview_auth":"yes"}' $API)" 422
 check "no token in a public sandbox's object" "$(curl -s -m 10 -H "$A" $API/$ID | grep -c preview_token)" 0
@@ -167,6 +188,56 @@ check "?token= link: 302 to the URL without it" "$(curl -s -m 10 $RP -o /dev/nul
 curl -s -m 10 $RP -c "$T/jar" -o /dev/null "$UP/?token=$TOK"
 check "the link's cookie opens the preview" "$(code $RP -b "$T/jar" $UP/)" 200
 check "the cookie is HttpOnly, this host only" "$(grep -c "^#HttpOnly_$HP" "$T/jar")" 1
+
+check "preview metrics counted (before the restart below)" "$(curl -s -m 5 -H 'Authorization: Bearer preview-metrics' http://127.0.0.1:$P/metrics | awk '/^sandbox_gateway_proxy_requests_total/{print ($2 > 10)}')" 1
+
+# private: the ?token= link redirects only to its own preview host
+loc() { $PC location $P "GET $1?token=$TOK HTTP/1.1\r\nHost: ${2:-$HP:$P}\r\n\r\n"; }
+check "private: the link's redirect never leaves the preview host" \
+	"$(loc //evil.example/) | $(loc '/\\evil.example/') | $(loc /%2F%2Fevil.example/) | $(loc ///evil.example)" \
+	"302 $UP//evil.example/ | 302 $UP/\evil.example/ | 302 $UP/%2F%2Fevil.example/ | 302 $UP///evil.example"
+check "private: absolute-form targets and odd Host ports are refused" \
+	"$(loc http://evil.example/) | $(loc //evil.example/ "$HP:@evil.example") | $(loc / "$HP:80/x")" "400 - | 400 - | 400 -"
+
+# private: the flag (kept by the runner) and the token key (kept in the
+# secret file) survive a gateway restart
+check "private: the secret file is made 0600 with 64 hex digits" \
+	"$(stat -c %a "$T/psecret") $(tr -d '\n' <"$T/psecret" | grep -cE '^[0-9a-f]{64}$')" "600 1"
+kill "$GWPID"; wait "$GWPID" 2>/dev/null
+if start_gw $P "$T/gw.log" --preview-secret-file "$T/psecret"; then
+	GWPID=${pids[-1]}
+	check "private: after a gateway restart, no token is 401" "$(code $RP $UP/)" 401
+	check "private: a token from before the restart still opens it" "$(code $RP -H "X-Preview-Token: $TOK" $UP/)" 200
+	check "private: so does the cookie from before the restart" "$(code $RP -b "$T/jar" $UP/)" 200
+	code -H "$A" $API/$PID2 >/dev/null
+	check "private: the restarted gateway shows the owner the same token" "$(jget '["preview_token"]')" "$TOK"
+else
+	bad "private: the gateway did not restart"
+fi
+PX=$((P + 3))
+if start_gw $PX "$T/gwx.log"; then
+	check "private: a gateway with another secret: no token and the old token are 401" \
+		"$(code --resolve $HP:$PX:127.0.0.1 http://$HP:$PX/) $(code --resolve $HP:$PX:127.0.0.1 -H "X-Preview-Token: $TOK" http://$HP:$PX/)" "401 401"
+else
+	bad "private: a gateway without a secret file did not start"
+fi
+printf '%064d\n' 7 >"$T/psecret644"; chmod 644 "$T/psecret644"
+# (timeout: only a gateway that wrongly accepted the file would keep running)
+check "private: a secret file others can read is refused" \
+	"$(SANDBOX_API_KEYS=$KEY timeout 20 $GW --port 0 --runner-socket "$T/r.sock" --preview-secret-file "$T/psecret644" >/dev/null 2>&1; echo $?)" 1
+# a runner whose replies lack preview_auth (or none at all): never the content
+python3 tests/preview/strip_runner.py "$T/strip.sock" "$T/r.sock" &
+pids+=($!) STRIP=$!
+for _ in $(seq 100); do [ -S "$T/strip.sock" ] && break; sleep 0.05; done
+PZ=$((P + 4))
+if start_gw $PZ "$T/gwz.log" --runner-socket "$T/strip.sock"; then
+	check "private: a runner that does not say whether a preview is private: 503 (public and private sandbox)" \
+		"$(code --resolve $H3:$PZ:127.0.0.1 http://$H3:$PZ/) $(code --resolve $HP:$PZ:127.0.0.1 -H "X-Preview-Token: $TOK" http://$HP:$PZ/)" "503 503"
+	kill "$STRIP"; wait "$STRIP" 2>/dev/null
+	check "private: runner unreachable: 503" "$(code --resolve $HP:$PZ:127.0.0.1 http://$HP:$PZ/)" 503
+else
+	bad "private: the gateway on the stripping runner did not start"
+fi
 code -H "$A" -X DELETE $API/$PID2 >/dev/null
 
 # the same through the runner's spliced stream (runners or drivers that
@@ -188,7 +259,6 @@ fi
 # the API on the same port is untouched
 check "API on a non-preview Host" "$(code -H "$A" -H 'Host: api.example' $API/$ID)" 200
 check "API healthz by name" "$(code http://localhost:$P/healthz)" 200
-check "preview metrics counted" "$(curl -s -m 5 -H 'Authorization: Bearer preview-metrics' http://127.0.0.1:$P/metrics | awk '/^sandbox_gateway_proxy_requests_total/{print ($2 > 10)}')" 1
 
 # HTTPS: self-signed wildcard certificate, API and previews on one port
 # (a wildcard right under a one-label name is refused by TLS clients, so

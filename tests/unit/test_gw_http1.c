@@ -228,6 +228,10 @@ static void test_preview_host(void **state)
 		"3000-sbx_a.b.localhost", "-sbx_a_b.localhost", "3000-.localhost", "",
 		"123456-sbx_a_b.localhost", "3000-SBX_A_B.localhost", "3000-sbx_A_b.localhost",
 		"1024-sbx_a_b.localhost",
+		/* a port suffix is digits only (the Host is used in redirects) */
+		"3000-sbx_a_b.localhost:", "3000-sbx_a_b.localhost:@evil.example",
+		"3000-sbx_a_b.localhost:80/x", "3000-sbx_a_b.localhost:123456",
+		"3000-sbx_a_b.localhost:80:80",
 	};
 	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
 		if (!gw_phost_parse(bad[k], strlen(bad[k]), "localhost", &port, sid, sizeof sid))

@@ -38,6 +38,7 @@ static void test_defaults(void **state)
 	assert_int_equal(s.nofile, 1024);
 	assert_int_equal(s.network, RN_NET_DENY_ALL);
 	assert_string_equal(s.image, "default");
+	assert_int_equal(s.preview_auth, 0);
 	rn_spec_free(&s);
 }
 
@@ -49,7 +50,8 @@ static void test_values(void **state)
 	(void)state;
 	assert_int_equal(parse("{\"memory_mb\":64,\"vcpus\":2,\"ports\":[3000,8080],"
 			       "\"env\":{\"A\":\"x\",\"B_2\":\"\"},\"network\":\"allow-all\","
-			       "\"image\":\"py-3.11\"}", &s, &err), 0);
+			       "\"image\":\"py-3.11\",\"preview_auth\":true}", &s, &err), 0);
+	assert_int_equal(s.preview_auth, 1);
 	assert_int_equal(s.memory_mb, 64);
 	assert_int_equal(s.n_ports, 2);
 	assert_int_equal(s.ports[1], 8080);
@@ -82,6 +84,7 @@ static void test_errors_name_field(void **state)
 		{ "{\"network\":\"open\"}", "network" },
 		{ "{\"image\":\"../etc\"}", "image" },
 		{ "{\"image\":7}", "image" },
+		{ "{\"preview_auth\":\"yes\"}", "preview_auth" },
 		{ "{\"colour\":1}", "colour" },
 	};
 	struct rn_spec s;
