@@ -73,6 +73,7 @@ import probes_a  # noqa: E402,F401  (each registers its probes with @probe)
 import probes_b  # noqa: E402,F401
 import probes_c  # noqa: E402,F401
 import probes_d  # noqa: E402,F401
+import probes_flood  # noqa: E402,F401  (the flood section, 70-72)
 
 
 def main():
