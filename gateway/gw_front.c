@@ -17,10 +17,20 @@
 #include "gw_proxy.h"
 #include "gw_sni.h"
 #include "gw_http1.h"
+#include "gw_fdguard.h"
+#include "gw_plimit.h"
 #include "sbx_log.h"
 
 #define REPEEK_US  (10 * LWS_US_PER_MS)
 #define REPEEK_MAX_US (200 * LWS_US_PER_MS)
+/* Out of descriptors: the listener stops for this long instead of
+ * spinning on a backlog it cannot take (a level-triggered fd stays
+ * readable), and connections already in the kernel's queue wait there. */
+#define ACCEPT_PAUSE_US (100 * LWS_US_PER_MS)
+/* Accepting stops this close to the limit too: a sniffed connection needs
+ * one more descriptor to be handed over, an API request one or two for
+ * its runner and agent sockets. */
+#define ACCEPT_KEEP_FDS 16
 
 static struct gw_front *front_of(struct lws *wsi)
 {
@@ -80,18 +90,26 @@ static int sniff_host(const char *p, size_t n, char *out, size_t outsz)
 /* Give the socket to lws for good: as an HTTP connection of the API vhost
  * or a raw one of the proxy. The sniff wsi owns fd; lws will close it (and
  * might shutdown() it) when that wsi closes, so the socket moves to a new
- * fd number and the old number is pointed at /dev/null first. */
+ * fd number and the old number is pointed at /dev/null first: the number
+ * lws has registered stays open until lws itself closes it, so it cannot
+ * be reused while lws still has it in its table. Returns -1 (close the
+ * sniff wsi: done, or failed), or 1 when no descriptor is free for the
+ * move: the caller looks again shortly, the client keeps its connection. */
 static int hand_over(struct gw_front *f, struct lws *wsi, int preview)
 {
 	int fd = lws_get_socket_fd(wsi);
 	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (nfd < 0) {
+		if (gw_fd_exhausted_errno(errno)) {
+			gw_fd_exhausted(GW_FDX_HANDOVER, errno);
+			return 1;
+		}
 		sbx_warn("dup: %s", strerror(errno));
 		return -1;
 	}
 	if (dup3(f->devnull, fd, O_CLOEXEC) < 0) {
 		sbx_warn("dup3: %s", strerror(errno));
-		close(nfd);
+		close(nfd);   /* never adopted: ours to close */
 		return -1;
 	}
 	lws_adopt_desc_t ad = { .vh = f->vh->vhost, .type = LWS_ADOPT_SOCKET };
@@ -102,9 +120,30 @@ static int hand_over(struct gw_front *f, struct lws *wsi, int preview)
 		ad.vh_prot_name = "gw-proxy";
 	else
 		ad.type |= LWS_ADOPT_HTTP;
-	if (!lws_adopt_descriptor_vhost_via_info(&ad))   /* lws closed nfd */
+	/* a socket: on failure lws has closed nfd (and unregistered it) */
+	if (!lws_adopt_descriptor_vhost_via_info(&ad))
 		sbx_warn("cannot adopt a %s connection", preview ? "preview" : "API");
 	return -1;   /* close the sniff wsi (now on /dev/null) */
+}
+
+/* A preview while the descriptor reserve is reached: answered here, on
+ * the descriptor it already has (handing it over would take one more),
+ * and closed, so its descriptor comes back at once. The peeked request
+ * is read first: closing with unread bytes would reset the connection
+ * and could lose the answer. Over TLS there is no plain answer to give. */
+static int shed(struct gw_front *f, struct lws *wsi, size_t peeked)
+{
+	char resp[1024];
+	int fd = lws_get_socket_fd(wsi);
+	gw_fd_exhausted(GW_FDX_RESERVE, EMFILE);
+	f->vh->m.proxy_errors++;
+	if (f->tls)
+		return -1;
+	int n = gw_plimit_response(resp, sizeof resp, "no_capacity", GW_PLIMIT_BUSY_MSG);
+	if (recv(fd, f->peek, peeked, MSG_DONTWAIT) >= 0 && n > 0 &&
+	    send(fd, resp, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) == n)
+		shutdown(fd, SHUT_WR);
+	return -1;
 }
 
 static void repeek(lws_sorted_usec_list_t *sul)
@@ -123,11 +162,12 @@ static int sniff(struct gw_sniff *s, struct lws *wsi)
 		return -1;
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
-	int rc;
+	int rc = 0, to_api = 0;
 	if ((unsigned char)buf[0] == 0x16) {
 		if (!f->tls)
-			return hand_over(f, wsi, 0);  /* lws answers TLS on plain HTTP */
-		rc = gw_sni_parse((unsigned char *)buf, (size_t)n, host, sizeof host);
+			to_api = 1;   /* lws answers TLS on plain HTTP */
+		else
+			rc = gw_sni_parse((unsigned char *)buf, (size_t)n, host, sizeof host);
 	} else {
 		if (f->tls)
 			return -1;                     /* plain bytes on the TLS port */
@@ -135,15 +175,21 @@ static int sniff(struct gw_sniff *s, struct lws *wsi)
 		if (rc == 0 && (size_t)n >= sizeof f->peek - 5)
 			rc = -1;                       /* no Host in 16 KiB: the API says 431 */
 	}
-	if (rc != 0)
-		return hand_over(f, wsi, rc > 0 && gw_phost_claim(host, strlen(host),
-								   f->vh->preview_domain));
+	if (to_api || rc != 0) {
+		int preview = !to_api && rc > 0 &&
+			gw_phost_claim(host, strlen(host), f->vh->preview_domain);
+		if (preview && !gw_fd_preview_ok())
+			return shed(f, wsi, (size_t)n);
+		if (hand_over(f, wsi, preview) < 0)
+			return -1;
+	}
 	/* Slowloris: closed without an answer, as lws's own header timeout
 	 * does for the API (a client cannot tell which side it would reach). */
 	if ((int64_t)lws_now_usecs() - s->t0_us > (int64_t)f->head_timeout_s * LWS_US_PER_SEC)
 		return -1;
-	/* Incomplete: the unread bytes keep the fd readable, so stop polling
-	 * it and look again shortly instead of spinning. */
+	/* Incomplete (or no descriptor free to hand it over): the unread
+	 * bytes keep the fd readable, so stop polling it and look again
+	 * shortly instead of spinning. */
 	lws_rx_flow_control(wsi, 0);
 	/* back off: a head split over packets is rare and completes within a
 	 * few peeks; a trickling client (slowloris) costs little CPU */
@@ -162,8 +208,15 @@ int gw_front_sniff_cb(struct lws *wsi, enum lws_callback_reasons reason,
 	(void)len;
 	switch (reason) {
 	case LWS_CALLBACK_RAW_ADOPT_FILE:
-		if (!s || !(s->f = front_of(wsi)))
-			return -1;
+		/* Never refuse here: lws 4.1.6 has already registered the fd when
+		 * it calls this, and a refused raw-file adoption leaves the fd in
+		 * its table while accept_some(), told "failed", closes it; the
+		 * number's next user then trips lws's insert_wsi assertion. A wsi
+		 * without its front is closed by lws instead. */
+		if (!s || !(s->f = front_of(wsi))) {
+			lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+			return 0;
+		}
 		s->wsi = wsi;
 		s->t0_us = (int64_t)lws_now_usecs();
 		/* a connection that sends nothing at all is closed by lws */
@@ -180,13 +233,30 @@ int gw_front_sniff_cb(struct lws *wsi, enum lws_callback_reasons reason,
 	}
 }
 
+static void accept_again(lws_sorted_usec_list_t *sul)
+{
+	struct gw_front *f = lws_container_of(sul, struct gw_front, accept_sul);
+	lws_rx_flow_control(f->lwsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+}
+
 static void accept_some(struct gw_front *f)
 {
 	for (int i = 0; i < 64; i++) {   /* bounded: let other fds run too */
-		int cfd = accept4(f->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int cfd = gw_fd_room() > ACCEPT_KEEP_FDS ?
+			accept4(f->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC) :
+			(errno = EMFILE, -1);
 		if (cfd < 0) {
-			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-				sbx_warn("accept: %s", strerror(errno));
+			int e = errno;
+			if (e == EAGAIN || e == EINTR || e == ECONNABORTED)
+				return;
+			if (gw_fd_exhausted_errno(e))
+				gw_fd_exhausted(GW_FDX_ACCEPT, e);
+			else
+				sbx_warn("accept: %s", strerror(e));
+			/* pause, do not spin: the listener stays readable */
+			lws_rx_flow_control(f->lwsi, 0);
+			lws_sul_schedule(f->vh->ctx, 0, &f->accept_sul, accept_again,
+					 ACCEPT_PAUSE_US);
 			return;
 		}
 		/* what lws's own listener does for each connection: no Nagle
@@ -196,8 +266,12 @@ static void accept_some(struct gw_front *f)
 		lws_adopt_desc_t ad = { .vh = f->vh->vhost, .type = LWS_ADOPT_RAW_FILE_DESC,
 					.vh_prot_name = "gw-sniff" };
 		ad.fd.filefd = cfd;
+		/* A raw file that lws did not adopt is still ours to close: 4.1.6
+		 * closes only sockets on failure, and with gw-sniff's adopt
+		 * callback never refusing, it fails only before registering the
+		 * fd (no free slot, out of memory). */
 		if (!lws_adopt_descriptor_vhost_via_info(&ad)) {
-			sbx_warn("cannot adopt an accepted connection");
+			gw_fd_exhausted(GW_FDX_ADOPT, ENOMEM);
 			close(cfd);
 		}
 	}
@@ -252,7 +326,7 @@ int gw_front_start(struct gw_front *f, const char *addr, int port, struct sbx_er
 	lws_adopt_desc_t ad = { .vh = f->vh->vhost, .type = LWS_ADOPT_RAW_FILE_DESC,
 				.vh_prot_name = "gw-listen" };
 	ad.fd.filefd = f->lfd;
-	if (!lws_adopt_descriptor_vhost_via_info(&ad))
+	if (!(f->lwsi = lws_adopt_descriptor_vhost_via_info(&ad)))
 		return sbx_err_set(err, EIO, "cannot adopt the listening socket");
 	return 0;
 }

@@ -12,6 +12,8 @@ struct gw_front {
 	int tls;                 /* the vhost serves TLS: every connection is TLS */
 	int devnull;             /* dup'd over a handed-over fd number (see why there) */
 	int lfd;                 /* the listening socket */
+	struct lws *lwsi;        /* its wsi (a raw file) */
+	lws_sorted_usec_list_t accept_sul;   /* accepting again after EMFILE */
 	int head_timeout_s;      /* a request head must arrive within this */
 	int idle_timeout_s;      /* a proxied connection with no traffic closes */
 	int preview_stream;      /* never ask the runner for the guest socket itself */

@@ -2,6 +2,7 @@
  * request (gw_route.c) and its response writer (gw_resp.c). */
 #include <string.h>
 #include "gw.h"
+#include "gw_fdguard.h"
 
 static const struct { enum lws_token_indexes tok; const char *name; } methods[] = {
 	{ WSI_TOKEN_GET_URI, "GET" }, { WSI_TOKEN_POST_URI, "POST" },
@@ -70,6 +71,12 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
 	case LWS_CALLBACK_CLOSED:
 		return gw_ws_callback(wsi, reason, r, vh, in, len);
+	case LWS_CALLBACK_WSI_CREATE:    /* every wsi, whatever its protocol */
+		gw_fd_wsi(1);
+		break;
+	case LWS_CALLBACK_WSI_DESTROY:
+		gw_fd_wsi(-1);
+		break;
 	case LWS_CALLBACK_CLOSED_HTTP:
 		if (r && r->vh) {
 			gw_req_reset(r);

@@ -8,6 +8,8 @@
 #include "gw.h"
 #include "gw_front.h"
 #include "gw_proxy.h"
+#include "gw_fdguard.h"
+#include "gw_plimit.h"
 #include "sbx_log.h"
 
 static volatile sig_atomic_t stop_flag, reload_flag;   /* set by signals */
@@ -38,7 +40,8 @@ static void usage(void)
 		"[--max-sandboxes-per-key N] [--max-timeout-ms N] [--web-dir D] "
 		"[--state-dir D] [--image-dir D] [--cert F --key F] [--insecure-http] "
 		"[--header-timeout S] [--idle-timeout S] [--preview-stream] [--keepalive-s S] "
-		"[--metrics-key-file F] [--preview-secret-file F] [--verbose]\n"
+		"[--metrics-key-file F] [--preview-secret-file F] [--fd-reserve N] "
+		"[--preview-max-per-sandbox N] [--preview-max-per-client N] [--verbose]\n"
 		"  without --runner-socket the gateway starts its own sandbox-runner\n");
 }
 
@@ -53,6 +56,8 @@ int main(int argc, char **argv)
 	const char *cert = NULL, *key = NULL, *psecret_file = NULL;
 	const char *metrics_key_file = NULL;
 	int insecure = 0;
+	long fd_reserve = -1;
+	int pmax_sandbox = 0, pmax_client = 0;
 
 	vh.runner_socket = NULL;
 	vh.preview_domain = getenv("PREVIEW_DOMAIN") ? getenv("PREVIEW_DOMAIN") : "localhost";
@@ -86,6 +91,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--keepalive-s")) vh.keepalive_s = atoi(v);
 		else if (!strcmp(a, "--metrics-key-file")) metrics_key_file = v;
 		else if (!strcmp(a, "--preview-secret-file")) psecret_file = v;
+		else if (!strcmp(a, "--fd-reserve")) fd_reserve = atol(v);
+		else if (!strcmp(a, "--preview-max-per-sandbox")) pmax_sandbox = atoi(v);
+		else if (!strcmp(a, "--preview-max-per-client")) pmax_client = atoi(v);
 		else { usage(); return 2; }
 		i++;
 	}
@@ -104,7 +112,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!cert != !key || front.head_timeout_s < 1 || front.idle_timeout_s < 1 ||
-	    vh.keepalive_s < 0 || vh.keepalive_s > GW_KEEPALIVE_MAX_S) {
+	    vh.keepalive_s < 0 || vh.keepalive_s > GW_KEEPALIVE_MAX_S ||
+	    pmax_sandbox < 0 || pmax_client < 0) {
 		usage();
 		return 2;
 	}
@@ -141,13 +150,10 @@ int main(int argc, char **argv)
 	}
 
 	/* lws sizes its fd table from this limit when the context is made
-	 * (LIBWEBSOCKETS.md §3); each stream costs two fds (client and
-	 * upstream). Capped so the table stays small. */
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536) {
-		rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	 * (LIBWEBSOCKETS.md §3); each preview costs two fds (client and
+	 * guest), three while it is being routed. */
+	long nofile = gw_fd_raise_limit();
+	gw_plimit_config(pmax_sandbox, pmax_client);
 
 	struct lws_context_creation_info ci;
 	memset(&ci, 0, sizeof ci);
@@ -225,6 +231,11 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);   /* re-read the keys */
 	signal(SIGPIPE, SIG_IGN);
+	gw_fd_init(ctx, fd_reserve);
+	sbx_info("file descriptors: limit %ld, %ld kept from previews for the API; previews: "
+		 "at most %d per sandbox, %d per client address", nofile, gw_fd_reserve(),
+		 pmax_sandbox ? pmax_sandbox : GW_PREVIEW_MAX_PER_SANDBOX,
+		 pmax_client ? pmax_client : GW_PREVIEW_MAX_PER_CLIENT);
 	gw_owner_sync(&vh);
 	gw_runner_watch_start(&vh);
 	while (!stop_flag) {
@@ -237,6 +248,7 @@ int main(int argc, char **argv)
 	}
 	sbx_info("stopping");
 	gw_runner_watch_stop();
+	gw_fd_stop();
 	lws_context_destroy(ctx);
 	if (local_runner)
 		gw_local_runner_stop();

@@ -12,6 +12,7 @@
 #include "gw_proxy.h"
 #include "gw_proxy_up.h"
 #include "gw_proxy_auth.h"
+#include "gw_plimit.h"
 #include "sbx_log.h"
 
 #define CIN_CAP   (GW_H1_HEAD_MAX + 4 * GW_PROXY_CHUNK)
@@ -213,6 +214,8 @@ static int on_head(struct gw_pconn *c, size_t hl)
 		request_done(c);
 	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, c->f->idle_timeout_s);
 	if (!c->pinned) {
+		if (gw_plimit_admit(c, sid))
+			return -1;
 		c->pinned = 1;
 		c->port = port;
 		strcpy(c->sid, sid);
@@ -358,6 +361,8 @@ static void conn_init(struct gw_pconn *c, struct lws *wsi, struct gw_front *f)
 
 static void conn_free(struct gw_pconn *c)
 {
+	gw_plimit_release(c);
+	gw_proxy_up_close(c);   /* a runner socket awaiting its fd is no child of ours */
 	sbx_buf_free(&c->cin);
 	sbx_buf_free(&c->to_up);
 	sbx_buf_free(&c->to_cl);

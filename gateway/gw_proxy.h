@@ -25,6 +25,8 @@ int gw_phost_parse(const char *host, size_t n, const char *domain,
  * gw_phost_parse does not accept. */
 int gw_phost_claim(const char *host, size_t n, const char *domain);
 
+struct gw_plimit_ent;
+
 /* UPWAIT: an upgrade request went out; the client is not read until the
  * guest's status line says 101 (SPLICE) or anything else (HEAD again) */
 enum gw_pstate { GW_P_HEAD, GW_P_ROUTE, GW_P_BODY, GW_P_SPLICE, GW_P_ERROR, GW_P_UPWAIT };
@@ -72,6 +74,7 @@ struct gw_pconn {
 	int tok_ok, tok_query;       /* this request carries the token / in ?token= */
 	char redirect[2048];         /* its target without the token parameter */
 	char peer[64];
+	struct gw_plimit_ent *lim_sid, *lim_peer;   /* counted by gw_plimit.c */
 	struct gw_h1_head h;
 };
 

@@ -21,6 +21,8 @@
 #include <unistd.h>
 #include "gw_proxy_up.h"
 #include "gw_proxy_auth.h"
+#include "gw_plimit.h"
+#include "gw_fdguard.h"
 #include "sbx_log.h"
 
 void gw_proxy_up_close(struct gw_pconn *c)
@@ -65,10 +67,15 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 		return gw_proxy_fail(c, 502, "runner socket path too long"), -1;
 	strcpy(sa.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 && gw_fd_exhausted_errno(errno)) {
+		/* counted and logged once a second, not once per connection */
+		gw_fd_exhausted(GW_FDX_RUNNER_SOCKET, errno);
+		return gw_plimit_refuse(c, "no_capacity", GW_PLIMIT_BUSY_MSG), -1;
+	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		sbx_warn("runner %s: %s", path, strerror(errno));
 		if (fd >= 0)
-			close(fd);
+			close(fd);   /* never adopted: ours */
 		c->f->vh->m.upstream_errors++;
 		return gw_proxy_fail(c, 503, "the runner is unavailable"), -1;
 	}
@@ -77,6 +84,12 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 		.vh_prot_name = "gw-proxy-up", .parent = c->wsi, .opaque = c,
 	};
 	ad.fd.sockfd = fd;
+	/* Adoption failures in lws 4.1.6 (lib/core-net/adopt.c): a socket is
+	 * closed by lws, a raw file is not. A raw file that failed after lws
+	 * took a wsi for it may stay on its parent's child list, and lws
+	 * closes the fd number when the parent closes, by then perhaps
+	 * someone else's. So the raw file gets no parent (gw_proxy.c closes
+	 * it with the client) and a failed one is closed here. */
 	if (phase == GW_PU_FDWAIT) {
 		/* the request is the first write on a fresh socket: it fits */
 		if (send(fd, sbx_buf_head(&c->to_up), c->to_up.len, MSG_DONTWAIT | MSG_NOSIGNAL) !=
@@ -87,10 +100,15 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 		sbx_buf_reset(&c->to_up);
 		ad.type = LWS_ADOPT_RAW_FILE_DESC;
 		ad.fd.filefd = fd;
+		ad.parent = NULL;
 	}
 	c->up = lws_adopt_descriptor_vhost_via_info(&ad);
-	if (!c->up)   /* lws closed fd */
-		return gw_proxy_fail(c, 502, "cannot adopt the runner socket"), -1;
+	if (!c->up) {
+		if (phase == GW_PU_FDWAIT)
+			close(fd);
+		gw_fd_exhausted(GW_FDX_ADOPT, ENOMEM);
+		return gw_plimit_refuse(c, "no_capacity", GW_PLIMIT_BUSY_MSG), -1;
+	}
 	lws_set_opaque_user_data(c->up, c);
 	c->up_phase = phase;
 	c->up_paused = 0;
@@ -131,6 +149,9 @@ static int on_reply(struct gw_pconn *c, cJSON *o)
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
 		if (!strcmp(cs, "not_found"))
 			gw_proxy_fail(c, 404, "There is no such sandbox.");
+		else if (!strcmp(cs, "too_many_connections"))
+			gw_plimit_refuse(c, cs, "This sandbox has as many connections through the "
+					 "runner as it may; try again when some have closed.");
 		else if (c->up_phase != GW_PU_GET && !strcmp(cs, "conflict"))
 			not_listening(c);
 		else

@@ -114,6 +114,7 @@ void gw_resp_runner_error(struct gw_req *r, const cJSON *reply)
 		{ "bad_request", "invalid", 422 }, { "invalid", "invalid", 422 },
 		{ "not_found", "not_found", 404 }, { "conflict", "conflict", 409 },
 		{ "no_capacity", "no_capacity", 503 }, { "internal", "internal", 500 },
+		{ "too_many_connections", "too_many_connections", 503 },
 	};
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (!strcmp(code, map[i].in)) {

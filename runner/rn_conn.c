@@ -32,6 +32,7 @@ struct rn_conn {
 	struct rn_sandbox *wait_sb;
 	enum rn_wait wait_kind;
 	int port;
+	char sid[RN_ID_MAX];      /* the sandbox a splice goes to ("" none) */
 	int c_eof, p_eof;         /* read side ended */
 	int c_shut, p_shut;       /* we shut down the write side */
 	int p_parked;             /* peer hung up, out of epoll until room */
@@ -400,12 +401,29 @@ static void splice_update(struct rn_conn *c)
 	rn_loop_mod(&c->peer, pe);
 }
 
+/* Live splices (or handshakes) to the sandbox with this id. A walk of
+ * the list: at most RN_MAX_CONNS, and only once per connect. */
+static int splices_to(const char *id)
+{
+	int n = 0;
+	for (struct rn_conn *c = conns; c; c = c->next)
+		n += (c->state == C_HANDSHAKE || c->state == C_SPLICE) && !strcmp(c->sid, id);
+	return n;
+}
+
 void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port)
 {
 	char line[32];
-	int fd = sbx_unix_connect_last(sb->agent_socket), n;
-	char msg[128];
+	int fd, n;
+	char msg[160];
 
+	if (splices_to(sb->id) >= RN_MAX_CONNS_PER_SANDBOX) {
+		snprintf(msg, sizeof(msg), "sandbox %s has %d connections, the most one sandbox "
+			 "may have", sb->id, RN_MAX_CONNS_PER_SANDBOX);
+		rn_conn_reply_err(c, "too_many_connections", msg);
+		return;
+	}
+	fd = sbx_unix_connect_last(sb->agent_socket);
 	if (fd < 0) {
 		snprintf(msg, sizeof(msg), "cannot reach the agent of %s: %s", sb->id,
 			 strerror(errno));
@@ -425,6 +443,7 @@ void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port)
 	sbx_buf_init(&c->hs, 64);
 	c->state = C_HANDSHAKE;
 	c->port = port;
+	snprintf(c->sid, sizeof(c->sid), "%s", sb->id);
 	c->deadline = rn_now_mono() + RN_HANDSHAKE_TIMEOUT_MS;
 	if (rn_loop_add(&c->peer, EPOLLIN | EPOLLRDHUP) < 0) {
 		rn_conn_reply_err(c, "internal", "epoll");

@@ -9,6 +9,11 @@
 #include "runner.h"
 
 #define RN_MAX_CONNS 4096
+/* Spliced connections (`connect` without "fd") to one sandbox: a quarter
+ * of all, so one tenant's previews or streams cannot take every
+ * connection of the runner; beyond it `connect` answers
+ * too_many_connections. */
+#define RN_MAX_CONNS_PER_SANDBOX 1024
 #define RN_REQ_MAX (64u * 1024)         /* request frame payload cap */
 #define RN_REQ_TIMEOUT_MS 10000         /* whole request must arrive in */
 #define RN_HANDSHAKE_TIMEOUT_MS 5000

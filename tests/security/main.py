@@ -75,6 +75,7 @@ import probes_c  # noqa: E402,F401
 import probes_d  # noqa: E402,F401
 import probes_paths  # noqa: E402,F401
 import probes_limits  # noqa: E402,F401
+import probes_flood  # noqa: E402,F401  (the flood section, 70-72)
 
 
 def main():

@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-RUNNER=bin/sandbox-runner
+RUNNER=${SEC_RUNNER:-bin/sandbox-runner}   # another build can be tried
 GW=${SEC_GATEWAY:-build/asan/bin/sandbox-gateway}   # another build can be tried
 IMGDIR=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
 NAME=${SEC_NAME:-sec$$}
@@ -70,7 +70,7 @@ for _ in $(seq 100); do curl -s -m 1 "http://127.0.0.1:$PORT/healthz" >/dev/null
 
 export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the checkout
 export SEC_PORT=$PORT SEC_KA=$KA SEC_KB=$KB SEC_CANARY=$CANARY SEC_DIR=$T SEC_NAME=$NAME \
-	SEC_RUNNER_PID=$rpid SEC_GW_PID=$gpid SEC_IMGDIR=$IMGDIR SEC_ROOT=$ROOT
+	SEC_RUNNER_PID=$rpid SEC_GW_PID=$gpid SEC_IMGDIR=$IMGDIR SEC_ROOT=$ROOT SEC_GW_BIN=$GW
 timeout 480 python3 tests/security/main.py "$@" | tee "$T/out"
 rc=${PIPESTATUS[0]}
 [ $rc = 124 ] && echo "FAIL: security suite timed out"
