@@ -439,7 +439,9 @@ out()
     if not pv:
         raise Skip("listeners: %d in the sandbox, no host ports; the preview-side caps need the "
                    "preview proxy, not in this build" % box["r"]["listening"])
-    return None, "preview proxy present: upstream caps per sandbox are the lead's to enable here"
+    # the preview side of this probe (per-sandbox and per-address caps on
+    # the connections a preview may open) is probes 70-72
+    return True, "%d listeners, no host ports; preview caps: probes 70-72" % box["r"]["listening"]
 
 
 @probe(51, "1000 orphaned children are reaped by the agent")
