@@ -139,6 +139,7 @@ struct gw_req {
 	uint64_t logs_off;
 	/* a response that lasts as long as a command (gw_keepalive.c) */
 	int ka_long, ka_lines, ka_no_deadline;
+	int ka_stall_s;             /* a download: cut after this long without progress */
 	int64_t ka_last_us;         /* when the last line was queued */
 };
 
@@ -302,6 +303,8 @@ char *gw_base64(const unsigned char *p, size_t n);
 void gw_keepalive_vhost(struct lws_context_creation_info *vi, int secs);
 void gw_keepalive_ws_start(struct gw_req *r);
 void gw_keepalive_http_start(struct gw_req *r, int lines);
+void gw_keepalive_http_download(struct gw_req *r);
+void gw_keepalive_http_progress(struct gw_req *r);
 void gw_keepalive_lines_sent(struct gw_req *r);
 int gw_keepalive_http_timer(struct gw_req *r);
 

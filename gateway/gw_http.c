@@ -61,7 +61,11 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		if (!r)
 			return 0;
-		return gw_resp_writeable(r);
+		if (gw_resp_writeable(r))
+			return -1;
+		if (r->active)
+			gw_keepalive_http_progress(r);
+		return 0;
 	case LWS_CALLBACK_TIMER:   /* only gw_keepalive.c sets one */
 		return r ? gw_keepalive_http_timer(r) : 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:

@@ -49,6 +49,26 @@ void gw_keepalive_http_start(struct gw_req *r, int lines)
 	lws_set_timer_usecs(r->wsi, 1);
 }
 
+/* A file download lasts as long as its client reads it (a 20 MB file to a
+ * client reading 1.5 MB/s was cut after 5 s by the same lws deadline): it
+ * is cut only when no byte went out for GW_DOWNLOAD_STALL_S, so a client
+ * that stopped reading does not hold its agent connection for ever. */
+#define GW_DOWNLOAD_STALL_S 60
+
+void gw_keepalive_http_download(struct gw_req *r)
+{
+	gw_keepalive_http_start(r, 0);
+	r->ka_stall_s = GW_DOWNLOAD_STALL_S;
+}
+
+/* After each write of a response (HTTP_WRITEABLE, which lws calls only
+ * when the socket took bytes or can take them). */
+void gw_keepalive_http_progress(struct gw_req *r)
+{
+	if (r->ka_stall_s && r->ka_no_deadline && !r->resp_done)
+		lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, r->ka_stall_s);
+}
+
 void gw_keepalive_lines_sent(struct gw_req *r)
 {
 	r->ka_last_us = (int64_t)lws_now_usecs();
@@ -65,7 +85,10 @@ int gw_keepalive_http_timer(struct gw_req *r)
 	if (!r->active || !r->ka_long || r->resp_done)
 		return 0;
 	if (!r->ka_no_deadline) {
-		lws_set_timeout(r->wsi, NO_PENDING_TIMEOUT, 0);
+		if (r->ka_stall_s)
+			lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, r->ka_stall_s);
+		else
+			lws_set_timeout(r->wsi, NO_PENDING_TIMEOUT, 0);
 		r->ka_no_deadline = 1;
 	}
 	if (!r->ka_lines)

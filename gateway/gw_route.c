@@ -196,7 +196,10 @@ static void dispatch(struct gw_req *r, cJSON *body)
 		gw_cmd_simple(r, o, "command");
 		return;
 	}
-	case R_FILE_GET: gw_files_get(r); return;
+	case R_FILE_GET:
+		gw_keepalive_http_download(r);
+		gw_files_get(r);
+		return;
 	case R_CMD_LOGS:
 		gw_keepalive_http_start(r, 1);
 		gw_logs_start(r);

@@ -491,14 +491,18 @@ void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb)
 	}
 }
 
-void rn_conn_accept(struct runner *r, int listen_fd)
+int rn_conn_accept(struct runner *r, int listen_fd)
 {
 	for (int i = 0; i < 64; i++) {
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct rn_conn *c;
 
 		if (fd < 0)
-			return;
+			/* out of descriptors or memory: the connection stays
+			 * queued and epoll says so again at once, so the caller
+			 * must stop listening for a moment instead of spinning */
+			return errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			       errno == ENOMEM ? -1 : 0;
 		if (n_conns >= RN_MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
 			close(fd);
 			continue;
@@ -521,6 +525,7 @@ void rn_conn_accept(struct runner *r, int listen_fd)
 		conns = c;
 		n_conns++;
 	}
+	return 0;
 }
 
 int rn_conn_sweep(void)

@@ -23,8 +23,9 @@ struct rn_conn;
 
 enum rn_wait { RN_WAIT_READY, RN_WAIT_FINAL };
 
-/* Accept every pending connection on the listening fd. */
-void rn_conn_accept(struct runner *r, int listen_fd);
+/* Accept every pending connection on the listening fd. -1 when accept
+ * failed for want of descriptors or memory (errno set): pause listening. */
+int rn_conn_accept(struct runner *r, int listen_fd);
 /* Send {"ok":true, <key>: obj} (obj consumed; key may be NULL). */
 void rn_conn_reply_ok(struct rn_conn *c, const char *key, cJSON *obj);
 /* Send obj as the whole reply (consumed). */

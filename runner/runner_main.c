@@ -118,10 +118,47 @@ static void default_agent(char *out, size_t n)
 		snprintf(out, n, "sandbox-agent");
 }
 
+/* When accept fails for want of descriptors the pending connection stays
+ * queued and a level-triggered epoll reports it again at once: listening
+ * pauses for ACCEPT_PAUSE_MS instead, and the failures are logged at most
+ * once a second, with their count. */
+#define ACCEPT_PAUSE_MS 100
+static int64_t accept_resume_at;        /* 0 = listening */
+static int64_t accept_logged_at;
+static long accept_failures;
+
 static void on_listen(struct rn_ev *ev, uint32_t events)
 {
+	int64_t now;
+
 	(void)events;
-	rn_conn_accept(ev->owner, ev->fd);
+	if (rn_conn_accept(ev->owner, ev->fd) == 0)
+		return;
+	now = rn_now_mono();
+	accept_failures++;
+	if (now - accept_logged_at >= 1000) {
+		sbx_warn("accept: %s (%ld times since the last line); pausing %d ms",
+			 strerror(errno), accept_failures, ACCEPT_PAUSE_MS);
+		accept_logged_at = now;
+		accept_failures = 0;
+	}
+	rn_loop_mod(ev, 0);
+	accept_resume_at = now + ACCEPT_PAUSE_MS;
+}
+
+/* Milliseconds until listening resumes (-1: not paused); resumes it when due. */
+static int accept_pause_tick(struct rn_ev *lev)
+{
+	int64_t left;
+
+	if (!accept_resume_at || lev->fd < 0)
+		return -1;
+	left = accept_resume_at - rn_now_mono();
+	if (left > 0)
+		return (int)left;
+	accept_resume_at = 0;
+	rn_loop_mod(lev, EPOLLIN);
+	return -1;
 }
 
 static void on_signal(struct rn_ev *ev, uint32_t events)
@@ -350,9 +387,11 @@ int main(int argc, char **argv)
 		 "memory_mb, nofile up to %lld)", r.name, r.socket_path, r.state_dir,
 		 r.image_dir, (long long)r.max_memory_mb, (long long)r.nofile_max);
 	for (;;) {
-		int t1 = rn_sandbox_tick(&r), t2 = rn_conn_sweep(), t;
+		int t1 = rn_sandbox_tick(&r), t2 = rn_conn_sweep(), t3 = accept_pause_tick(&lev), t;
 
 		t = t1 < 0 ? t2 : (t2 < 0 || t1 < t2 ? t1 : t2);
+		if (t3 >= 0 && (t < 0 || t3 < t))
+			t = t3;
 		if (r.stopping) {
 			if (!shutdown_by) {
 				shutdown_by = rn_now_mono() + SHUTDOWN_GRACE_MS;

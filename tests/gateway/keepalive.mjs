@@ -119,7 +119,7 @@ function silentClient(base, sid, cid, maxS) {
 }
 
 const metric = async (base, name) =>
-  Number((await (await fetch(`${base}/metrics`)).text()).match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1]);
+  Number((await (await fetch(`${base}/metrics`, { headers: { authorization: "Bearer metrics-key" } })).text()).match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1]);
 
 try {
   const sa = (await api(GWA, 'POST', '/v1/sandboxes', { timeout_ms: 120000 })).id;

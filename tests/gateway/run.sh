@@ -69,6 +69,9 @@ suite_flow() { # bin port socket
 	head -c 3000000 /dev/urandom >"$T/big3"
 	check "$n put 3MB" "$(code -H "$A" --data-binary @"$T/big3" -X PUT "$u/$id/files?path=big")" 200
 	check "$n get 3MB exact" "$(curl -s -m 20 -H "$A" "$u/$id/files?path=big" | md5sum)" "$(md5sum <"$T/big3")"
+	# a download that outlives lws's 5 s request deadline: 3 MB read at
+	# 400 KB/s takes 7.5 s however fast the machine; every byte must come
+	check "$n slow download of 3MB is whole" "$(curl -s -m 60 --limit-rate 400k -H "$A" "$u/$id/files?path=big" | md5sum)" "$(md5sum <"$T/big3")"
 	check "$n missing file 404" "$(code -H "$A" "$u/$id/files?path=nope")" 404
 	check "$n mkdir" "$(code -H "$A" -d '{"path":"x/y","parents":true}' "$u/$id/files/mkdir")" 200
 	check "$n list dir" "$(curl -s -m 10 -H "$A" "$u/$id/files/list?path=src" | grep -c '"b.txt"')" 1
@@ -112,7 +115,7 @@ keepalive_start() { # gateway-bin runner-socket
 	local ga=$((20000 + RANDOM % 12000)) gb na nb d="$T/ngx" lp up
 	gb=$((ga + 1)) na=$((ga + 2)) nb=$((ga + 3))
 	if ! command -v nginx >/dev/null; then skipt "keepalive: nginx not installed"; return 1; fi
-	SANDBOX_API_KEYS=key-one "$1" --port $ga --runner-socket "$2" --keepalive-s 2 >>"$T/gw.kaA.log" 2>&1 &
+	SANDBOX_API_KEYS=key-one SANDBOX_METRICS_KEY=metrics-key "$1" --port $ga --runner-socket "$2" --keepalive-s 2 >>"$T/gw.kaA.log" 2>&1 &
 	pids+=($!)
 	SANDBOX_API_KEYS=key-one bin/sandbox-gateway --port $gb --runner-socket "$2" --keepalive-s 0 >>"$T/gw.kaB.log" 2>&1 &
 	pids+=($!)

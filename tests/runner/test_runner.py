@@ -766,6 +766,46 @@ def t_shutdown():
            rc_ == 0 and not left and not os.path.exists(r.sock), "%s %s" % (rc_, left))
 
 
+def t_accept_emfile():
+    """fd-safety: a runner out of descriptors pauses accepting (it would
+    spin on a level-triggered epoll otherwise) and says so at most once a
+    second; it serves again once descriptors come back."""
+    r = Runner("temf%d" % os.getpid(), AGENT)
+    socks = []
+    try:
+        subprocess.run(["prlimit", "--pid", str(r.p.pid), "--nofile=48:48"], check=True)
+        t0 = time.time()
+        for _ in range(200):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(5)
+            try:
+                s.connect(r.sock)
+            except OSError:
+                s.close()
+                break
+            socks.append(s)
+        time.sleep(3)   # the runner sits at EMFILE with connections queued
+        held = time.time() - t0
+        lines = [ln for ln in r.logtext().splitlines() if "accept:" in ln]
+        for s in socks:
+            s.close()
+        socks = []
+        def ping():
+            try:
+                return r.req({"op": "ping"}, timeout=5).get("ok")
+            except OSError:
+                return False
+        pong = wait_until(ping, 20)
+        result("fd-safety: a runner at EMFILE pauses accepting, logs once a second, serves after",
+               1 <= len(lines) <= held + 2 and pong is True,
+               "%d lines in %.1f s, ping %s" % (len(lines), held, pong))
+    finally:
+        for s in socks:
+            s.close()
+        subprocess.run(["prlimit", "--pid", str(r.p.pid), "--nofile=65536:65536"])
+        r.kill()
+
+
 def main():
     if not os.path.isdir(os.path.join(IMAGE_DIR, "default", "rootfs")):
         for n in ["create/exec/stop", "probes", "limits", "restart", "real agent"]:
@@ -798,6 +838,7 @@ def main():
         r.stop_all()
         r.kill()
     t_shutdown()
+    t_accept_emfile()
     t_failed_start()
     t_real_agent()
     result("no sandbox processes left on the host",
