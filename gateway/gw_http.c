@@ -61,11 +61,11 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		if (!r)
 			return 0;
-		if (gw_resp_writeable(r))
-			return -1;
+		/* before the write: a write that ends the transaction may
+		 * free r with the connection */
 		if (r->active)
 			gw_keepalive_http_progress(r);
-		return 0;
+		return gw_resp_writeable(r);
 	case LWS_CALLBACK_TIMER:   /* only gw_keepalive.c sets one */
 		return r ? gw_keepalive_http_timer(r) : 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:

@@ -61,8 +61,8 @@ void gw_keepalive_http_download(struct gw_req *r)
 	r->ka_stall_s = GW_DOWNLOAD_STALL_S;
 }
 
-/* After each write of a response (HTTP_WRITEABLE, which lws calls only
- * when the socket took bytes or can take them). */
+/* At each HTTP_WRITEABLE of a response: lws calls it only when the socket
+ * can take bytes, so the client is reading. */
 void gw_keepalive_http_progress(struct gw_req *r)
 {
 	if (r->ka_stall_s && r->ka_no_deadline && !r->resp_done)
