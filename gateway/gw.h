@@ -131,6 +131,7 @@ struct gw_req {
 	int ws_in_mid, ws_in_bin, ws_in_tagged;
 	struct sbx_buf ws_text;     /* a client text message being assembled */
 	struct gw_side *stdin_side;
+	struct gw_side *resize_side;   /* a resize in flight: input waits for it */
 	struct gw_req *ws_next, *ws_prev;   /* on vh->sessions */
 	int64_t pending_cols, pending_rows;
 	/* ndjson logs (gw_logs.c) */

@@ -20,15 +20,27 @@ static void side_op(struct gw_req *r, cJSON *a)
 		gw_ws_fail(r, 503, "no_capacity", "runner unavailable");
 }
 
+/* A resize is its own agent connection, and keystrokes typed after it go
+ * up the terminal's: they could reach the shell first (`stty size` typed
+ * right after a resize showed the old size). So the client is not read
+ * while a resize is in flight; its side connection closing resumes it. */
 static void send_resize(struct gw_req *r, int64_t cols, int64_t rows)
 {
 	cJSON *a = cJSON_CreateObject();
+	struct gw_side *s;
 
 	cJSON_AddStringToObject(a, "op", "resize");
 	cJSON_AddStringToObject(a, "id", r->cid);
 	cJSON_AddNumberToObject(a, "cols", (double)cols);
 	cJSON_AddNumberToObject(a, "rows", (double)rows);
-	side_op(r, a);
+	s = gw_side_open(r, a, 0);
+	if (!s) {
+		gw_ws_fail(r, 503, "no_capacity", "runner unavailable");
+		return;
+	}
+	r->resize_side = s;
+	r->http_rx_paused = 1;
+	lws_rx_flow_control(r->wsi, 0);
 }
 
 static int on_frame(struct gw_req *r, const struct sbx_frame *f)

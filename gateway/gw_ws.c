@@ -176,7 +176,7 @@ static void input_backpressure(struct gw_req *r)
 
 void gw_ws_input_flow(struct gw_req *r)
 {
-	if (r->http_rx_paused && r->up_out.len < GW_QUEUE_HIGH / 2 &&
+	if (r->http_rx_paused && !r->resize_side && r->up_out.len < GW_QUEUE_HIGH / 2 &&
 	    gw_side_queued(r->stdin_side) < GW_QUEUE_HIGH / 2) {
 		r->http_rx_paused = 0;
 		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
@@ -187,6 +187,10 @@ void gw_ws_side_closed(struct gw_req *r, struct gw_side *s)
 {
 	if (r->stdin_side == s) {
 		r->stdin_side = NULL;
+		gw_ws_input_flow(r);
+	}
+	if (r->resize_side == s) {
+		r->resize_side = NULL;
 		gw_ws_input_flow(r);
 	}
 }

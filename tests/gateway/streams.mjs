@@ -248,6 +248,11 @@ async function main() {
       resized = await until(/40 100/, 1500);
     }
     result('terminal: resize reaches the PTY', resized, JSON.stringify(screen.slice(-200)));
+    // keystrokes right behind a resize wait for it: one `stty size` must show the new size
+    ws.send(JSON.stringify({ type: 'resize', cols: 90, rows: 30 }));
+    key('stty size\n');
+    result('terminal: a command typed right after a resize sees the new size', await until(/30 90/),
+      JSON.stringify(screen.slice(-200)));
     // flow control: paused, `yes` stops being read; resumed, it goes on; ^C stops it
     key('yes\n');
     await until(/y\r\ny\r\n/);
