@@ -1,6 +1,8 @@
 /* Preview host names: `<port>-<id>.<domain>`. Ids are `sbx_<runner>_<rand>`
  * of [a-z0-9_] (docs/runner.md: they contain no '-' for this reason).
  * Strict on purpose: one spelling per preview, so one browser origin. */
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include "gw_proxy.h"
@@ -69,4 +71,21 @@ int gw_phost_claim(const char *host, size_t n, const char *domain)
 		if (!strncasecmp(host + i, "-sbx_", 5))
 			return 1;
 	return 0;
+}
+
+/* The key a client address is counted under: an IPv4 address as it is,
+ * an IPv6 one by its /64, since one end host commonly holds a whole /64
+ * and could otherwise open the per-client cap once per address. */
+void gw_peer_key(const char *peer, char *out, size_t n)
+{
+	struct in6_addr a;
+
+	if (strchr(peer, ':') && inet_pton(AF_INET6, peer, &a) == 1) {
+		memset(a.s6_addr + 8, 0, 8);
+		if (inet_ntop(AF_INET6, &a, out, (socklen_t)n)) {
+			strncat(out, "/64", n - strlen(out) - 1);
+			return;
+		}
+	}
+	snprintf(out, n, "%s", peer);
 }

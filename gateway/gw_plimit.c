@@ -97,7 +97,7 @@ void gw_plimit_refuse(struct gw_pconn *c, const char *code, const char *msg)
 
 int gw_plimit_admit(struct gw_pconn *c, const char *sid)
 {
-	char msg[200];
+	char msg[200], pk[80];
 	if (c->lim_sid || c->lim_peer)
 		return 0;   /* counted already */
 	if (!gw_fd_preview_ok()) {
@@ -105,7 +105,8 @@ int gw_plimit_admit(struct gw_pconn *c, const char *sid)
 		gw_plimit_refuse(c, "no_capacity", GW_PLIMIT_BUSY_MSG);
 		return -1;
 	}
-	struct gw_plimit_ent *es = find(by_sid, sid, 0), *ep = find(by_peer, c->peer, 0);
+	gw_peer_key(c->peer, pk, sizeof pk);
+	struct gw_plimit_ent *es = find(by_sid, sid, 0), *ep = find(by_peer, pk, 0);
 	if (es && es->count >= max_sid) {
 		snprintf(msg, sizeof msg, "This sandbox has %d open preview connections, the most "
 			 "the gateway allows; try again when some have closed.", max_sid);
@@ -123,7 +124,7 @@ int gw_plimit_admit(struct gw_pconn *c, const char *sid)
 		return -1;
 	}
 	es->count++;
-	if (!(ep = find(by_peer, c->peer, 1))) {
+	if (!(ep = find(by_peer, pk, 1))) {
 		put(by_sid, es);
 		gw_plimit_refuse(c, "no_capacity", "out of memory");
 		return -1;

@@ -24,6 +24,9 @@ int gw_phost_parse(const char *host, size_t n, const char *domain,
  * origin the previews must not share). The proxy then refuses what
  * gw_phost_parse does not accept. */
 int gw_phost_claim(const char *host, size_t n, const char *domain);
+/* The key under which a client address is counted for the per-client
+ * preview cap: IPv4 as it is, IPv6 by its /64. */
+void gw_peer_key(const char *peer, char *out, size_t n);
 
 struct gw_plimit_ent;
 

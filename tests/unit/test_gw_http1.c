@@ -238,6 +238,23 @@ static void test_preview_host(void **state)
 			fail_msg("host %s accepted", bad[k]);
 }
 
+/* the per-client preview cap counts an IPv6 client by its /64 */
+static void test_peer_key(void **state)
+{
+	char k[80];
+	(void)state;
+	gw_peer_key("203.0.113.7", k, sizeof k);
+	assert_string_equal(k, "203.0.113.7");
+	gw_peer_key("2001:db8:1:2:aaaa:bbbb:cccc:dddd", k, sizeof k);
+	assert_string_equal(k, "2001:db8:1:2::/64");
+	gw_peer_key("2001:db8:1:2::99", k, sizeof k);
+	assert_string_equal(k, "2001:db8:1:2::/64");
+	gw_peer_key("2001:db8:1:3::1", k, sizeof k);
+	assert_string_equal(k, "2001:db8:1:3::/64");
+	gw_peer_key("unknown", k, sizeof k);
+	assert_string_equal(k, "unknown");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_chunked),
 		cmocka_unit_test(test_sni),
 		cmocka_unit_test(test_preview_host),
+		cmocka_unit_test(test_peer_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
