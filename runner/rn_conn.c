@@ -33,6 +33,7 @@ struct rn_conn {
 	enum rn_wait wait_kind;
 	int port;
 	char sid[RN_ID_MAX];      /* the sandbox a splice goes to ("" none) */
+	char owner[sizeof(((struct rn_spec *)0)->owner)];   /* its owner tag */
 	int c_eof, p_eof;         /* read side ended */
 	int c_shut, p_shut;       /* we shut down the write side */
 	int p_parked;             /* peer hung up, out of epoll until room */
@@ -401,14 +402,18 @@ static void splice_update(struct rn_conn *c)
 	rn_loop_mod(&c->peer, pe);
 }
 
-/* Live splices (or handshakes) to the sandbox with this id. A walk of
+/* Live splices (or handshakes) to the sandbox with this id, and to any
+ * sandbox of its owner tag (untagged sandboxes share no owner). A walk of
  * the list: at most RN_MAX_CONNS, and only once per connect. */
-static int splices_to(const char *id)
+static void splices_to(const struct rn_sandbox *sb, int *to_sb, int *to_owner)
 {
-	int n = 0;
-	for (struct rn_conn *c = conns; c; c = c->next)
-		n += (c->state == C_HANDSHAKE || c->state == C_SPLICE) && !strcmp(c->sid, id);
-	return n;
+	*to_sb = *to_owner = 0;
+	for (struct rn_conn *c = conns; c; c = c->next) {
+		if (c->state != C_HANDSHAKE && c->state != C_SPLICE)
+			continue;
+		*to_sb += !strcmp(c->sid, sb->id);
+		*to_owner += sb->spec.owner[0] && !strcmp(c->owner, sb->spec.owner);
+	}
 }
 
 void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port)
@@ -417,9 +422,16 @@ void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port)
 	int fd, n;
 	char msg[160];
 
-	if (splices_to(sb->id) >= RN_MAX_CONNS_PER_SANDBOX) {
-		snprintf(msg, sizeof(msg), "sandbox %s has %d connections, the most one sandbox "
-			 "may have", sb->id, RN_MAX_CONNS_PER_SANDBOX);
+	int to_sb, to_owner;
+	splices_to(sb, &to_sb, &to_owner);
+	if (to_sb >= RN_MAX_CONNS_PER_SANDBOX || to_owner >= RN_MAX_CONNS_PER_OWNER) {
+		if (to_sb >= RN_MAX_CONNS_PER_SANDBOX)
+			snprintf(msg, sizeof(msg), "sandbox %s has %d connections, the most one "
+				 "sandbox may have", sb->id, RN_MAX_CONNS_PER_SANDBOX);
+		else
+			snprintf(msg, sizeof(msg), "the owner of %s has %d connections to its "
+				 "sandboxes, the most one owner may have", sb->id,
+				 RN_MAX_CONNS_PER_OWNER);
 		rn_conn_reply_err(c, "too_many_connections", msg);
 		return;
 	}
@@ -444,6 +456,7 @@ void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port)
 	c->state = C_HANDSHAKE;
 	c->port = port;
 	snprintf(c->sid, sizeof(c->sid), "%s", sb->id);
+	snprintf(c->owner, sizeof(c->owner), "%s", sb->spec.owner);
 	c->deadline = rn_now_mono() + RN_HANDSHAKE_TIMEOUT_MS;
 	if (rn_loop_add(&c->peer, EPOLLIN | EPOLLRDHUP) < 0) {
 		rn_conn_reply_err(c, "internal", "epoll");

@@ -14,6 +14,9 @@
  * connection of the runner; beyond it `connect` answers
  * too_many_connections. */
 #define RN_MAX_CONNS_PER_SANDBOX 1024
+/* ... and to all the sandboxes of one owner tag (one API key): half, so a
+ * tenant with several sandboxes still leaves the others room. */
+#define RN_MAX_CONNS_PER_OWNER 2048
 #define RN_REQ_MAX (64u * 1024)         /* request frame payload cap */
 #define RN_REQ_TIMEOUT_MS 10000         /* whole request must arrive in */
 #define RN_HANDSHAKE_TIMEOUT_MS 5000

@@ -245,35 +245,50 @@ def runner_connect(path, sid, port):
         return s, {"raw": buf[:200].decode(errors="replace")}
 
 
-@probe(72, "fd-safety: one sandbox cannot take every runner connection (1024 each)")
+@probe(72, "fd-safety: one sandbox (1024) or one owner (2048) cannot take every runner connection")
 def p72(ctx):
-    flood.raise_nofile(4096)
+    flood.raise_nofile(8192)
     a, _ = guest_sandbox(ctx)
     b, _ = guest_sandbox(ctx)
+    c, _ = guest_sandbox(ctx)
+    d, _ = guest_sandbox(ctx, api=ctx.b)   # another key: another owner tag
     path = os.path.join(ctx.dir, "r.sock")
-    held, bad, codes = [], [], {}
-    try:
-        for _ in range(1024):
-            s, o = runner_connect(path, a, 3000)
+    held, bad = [], []
+
+    def fill(sid, n):
+        codes = {}
+        for _ in range(n):
+            s, o = runner_connect(path, sid, 3000)
             held.append(s)
             if not o.get("ok"):
-                codes[json.dumps(o)[:120]] = codes.get(json.dumps(o)[:120], 0) + 1
+                k = json.dumps(o)[:120]
+                codes[k] = codes.get(k, 0) + 1
+        return codes
+
+    def one(sid, what, want_ok):
+        s, o = runner_connect(path, sid, 3000)
+        held.append(s)
+        say(what + ":", json.dumps(o)[:200])
+        if want_ok and not o.get("ok"):
+            bad.append("%s was refused: %s" % (what, json.dumps(o)[:200]))
+        if not want_ok and (o.get("ok") or (o.get("error") or {}).get("code") != "too_many_connections"):
+            bad.append("%s: %s" % (what, json.dumps(o)[:200]))
+    try:
+        codes = fill(a, 1024)
         if codes:
-            bad.append("connections under the cap refused: %s" % codes)
-        s, o = runner_connect(path, a, 3000)
-        held.append(s)
-        say("sandbox A's connection 1025:", json.dumps(o)[:200])
-        if o.get("ok") or (o.get("error") or {}).get("code") != "too_many_connections":
-            bad.append("connection 1025 to one sandbox: %s" % json.dumps(o)[:200])
-        s, o = runner_connect(path, b, 3000)
-        held.append(s)
-        if not o.get("ok"):
-            bad.append("another sandbox was refused meanwhile: %s" % json.dumps(o)[:200])
+            bad.append("connections under the sandbox cap refused: %s" % codes)
+        one(a, "sandbox A's connection 1025", False)
+        one(b, "a second sandbox of the same owner", True)
+        codes = fill(b, 1023)
+        if codes:
+            bad.append("connections under the owner cap refused: %s" % codes)
+        one(c, "a third sandbox of the owner, at 2048", False)
+        one(d, "another owner's sandbox meanwhile", True)
     finally:
         for s in held:
             s.close()
     if not ctx.healthy():
         bad.append("gateway or runner not healthy afterwards")
-    ctx.drop(a)
-    ctx.drop(b)
+    for sid in (a, b, c, d):
+        ctx.drop(sid)
     return not bad, "; ".join(bad)
