@@ -349,12 +349,17 @@ async function main() {
       if (b.status === 201) boxes.push(b.json.id);
     }
     const cmds = [];
-    for (const b of boxes) cmds.push([b, await run(b, 'sh', ['-c', 'sleep 3; for i in 1 2 3; do echo tick $i; sleep 0.2; done'])]);
+    // the commands wait for /tmp/go1000, made once every subscriber is open (or
+    // after a generous minute on a loaded machine): "at once" is counted, not timed
+    for (const b of boxes) cmds.push([b, await run(b, 'sh', ['-c', 'while [ ! -e /tmp/go1000 ]; do sleep 0.05; done; for i in 1 2 3; do echo tick $i; sleep 0.2; done'])]);
     const subs = [];
     for (const [b, cid] of cmds) for (let i = 0; i < 250; i++) subs.push(subscribe(b, cid));
-    await sleep(1000);
-    const metrics = await (await fetch(`${BASE}/metrics`, { headers: { Authorization: 'Bearer metrics-key' } })).text();
-    const open = Number((metrics.match(/sandbox_gateway_websockets_open (\d+)/) || [])[1]);
+    let open = 0;
+    for (const t0 = Date.now(); open < 1000 && Date.now() - t0 < 60000; await sleep(200)) {
+      const metrics = await (await fetch(`${BASE}/metrics`, { headers: { Authorization: 'Bearer metrics-key' } })).text();
+      open = Number((metrics.match(/sandbox_gateway_websockets_open (\d+)/) || [])[1]);
+    }
+    for (const b of boxes) await api('POST', `/v1/sandboxes/${b}/commands`, { cmd: 'touch', args: ['/tmp/go1000'] });
     const all = await Promise.all(subs.map((s) => s.done));
     const want = 'tick 1\ntick 2\ntick 3\n';
     const good = all.filter((s) => joined(s).toString() === want && exitOf(s)?.exit_code === 0 && s.code === 1000).length;
