@@ -179,7 +179,7 @@ def t_timeout():
     st = wait(cid)
     took = time.monotonic() - t0
     check(st["signal"] == "SIGKILL" and st.get("timed_out") is True, repr(st))
-    check(0.4 < took < 5, "took %.2fs" % took)
+    check(0.4 < took < 30, "took %.2fs" % took)   # not before the timeout; the upper bound only against a hang
     with open(pidfile) as f:
         child = int(f.read())
 
