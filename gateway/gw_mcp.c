@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "gw_mcp.h"
 #include "sbx_log.h"
 
@@ -80,6 +81,23 @@ struct gw_req *gw_mcp_sub(struct gw_req *r, struct gw_mcp_call *c, const char *s
 	return s;
 }
 
+/* The spec asks servers to check Origin against DNS rebinding: a browser
+ * page may only call /mcp from the gateway's own origin (a cross-origin
+ * call with an Authorization header needs a CORS preflight, which the
+ * gateway does not answer anyway). Clients that are not browsers send no
+ * Origin. 1 when acceptable. */
+static int origin_ok(struct gw_req *r)
+{
+	char origin[300], host[300];
+	const char *o;
+	if (lws_hdr_copy(r->wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) <= 0)
+		return lws_hdr_total_length(r->wsi, WSI_TOKEN_ORIGIN) <= 0;
+	if (lws_hdr_copy(r->wsi, host, sizeof host, WSI_TOKEN_HOST) <= 0)
+		return 0;
+	o = strstr(origin, "://");
+	return o && !strcasecmp(o + 3, host);
+}
+
 void gw_mcp_route(struct gw_req *r)
 {
 	char v[64], sid[64];
@@ -90,6 +108,10 @@ void gw_mcp_route(struct gw_req *r)
 		r->xhdr_name = "www-authenticate:";
 		snprintf(r->xhdr_val, sizeof r->xhdr_val, "Bearer");
 		gw_resp_error(r, 401, "unauthorized", "missing or unknown API key (Authorization: Bearer <key>)");
+		return;
+	}
+	if (!origin_ok(r)) {
+		gw_resp_error(r, 403, "forbidden", "Origin is not this server's");
 		return;
 	}
 	if (strcmp(r->method, "POST") && strcmp(r->method, "DELETE")) {

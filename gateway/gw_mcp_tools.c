@@ -380,7 +380,9 @@ static cJSON *output_done(struct gw_req *r, struct gw_mcp_call *c, const struct 
 	cJSON *sg = exit ? cJSON_DetachItemFromObjectCaseSensitive(exit, "signal") : NULL;
 	cJSON_AddItemToObject(res, "exit_code", ec ? ec : cJSON_CreateNull());
 	cJSON_AddItemToObject(res, "signal", sg ? sg : cJSON_CreateNull());
-	cJSON_AddBoolToObject(res, "more", a->cut || (p < end));
+	/* without its exit line the output may go on; near the cap it
+	 * certainly may (a chunk is at most 64 KiB): ask again from next_since */
+	cJSON_AddBoolToObject(res, "more", !exit && a->len + 3 * 65536 / 2 > GW_MCP_READ_CAP);
 	cJSON_AddBoolToObject(res, "output_dropped", truncated);
 	cJSON_Delete(exit);
 	return result(res);

@@ -236,6 +236,10 @@ async function main() {
   check('unknown session: 404', res.status, 404);
   res = await post({ jsonrpc: '2.0', id: 13, method: 'tools/list' }, { Authorization: `Bearer ${GW_KEY}` });
   check('no session id: 400', res.status, 400);
+  res = await post({ jsonrpc: '2.0', id: 16, method: 'ping' }, { ...H, Origin: 'http://evil.example' });
+  check('a foreign Origin (DNS rebinding): 403', res.status, 403);
+  res = await post({ jsonrpc: '2.0', id: 17, method: 'ping' }, { ...H, Origin: `http://127.0.0.1:${GW_PORT}` });
+  check('the gateway\'s own Origin: 200', res.status, 200);
   res = await post({ jsonrpc: '2.0', id: 14, method: 'ping' }, { ...H, 'MCP-Protocol-Version': '1999-01-01' });
   check('unsupported protocol version: 400', res.status, 400);
   check('oversized body: 413', await oversized(H), 413);
