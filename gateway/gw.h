@@ -149,6 +149,8 @@ struct gw_req {
 	struct gw_mcp_call *mcp;    /* a POST /mcp: its call in progress */
 	size_t resp_cap;            /* internal: a streamed body's bound */
 	long put_mode;              /* internal: a PUT's mode (0: 0644) */
+	/* internal: told of each output chunk of a waited command */
+	void (*on_output)(struct gw_req *r, int is_stderr, const void *p, size_t n);
 	const char *xhdr_name;      /* one extra response header, or NULL */
 	char xhdr_val[80];
 };

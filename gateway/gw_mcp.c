@@ -62,6 +62,7 @@ void gw_mcp_call_free(struct gw_mcp_call *c)
 	cJSON_Delete(c->id);
 	cJSON_Delete(c->args);
 	cJSON_Delete(c->acc);
+	cJSON_Delete(c->progress);
 	free(c);
 }
 
@@ -176,6 +177,47 @@ static void answer(struct gw_req *r, int status, cJSON *o)
 	gw_resp_json(r, status, o);
 }
 
+/* One SSE event carrying a JSON-RPC message on a streamed answer. */
+static void sse_event(struct gw_req *r, cJSON *o)
+{
+	char *s = sbx_json_print(o);
+	cJSON_Delete(o);
+	if (!s || sbx_buf_append(&r->resp, "event: message\ndata: ", 21) ||
+	    sbx_buf_append(&r->resp, s, strlen(s)) || sbx_buf_append(&r->resp, "\n\n", 2)) {
+		/* the stream is broken: end it, the client sees the cut */
+		r->resp_done = 1;
+		r->close_after = 1;
+	}
+	cJSON_free(s);
+	gw_req_wake(r);
+}
+
+void gw_mcp_progress(struct gw_req *sub, int is_stderr, const void *p, size_t n)
+{
+	struct gw_req *r = sub->parent;
+	struct gw_mcp_call *c = r ? r->mcp : NULL;
+	cJSON *o, *params;
+	char *text;
+
+	if (!c || !c->sse || r->resp_done || c->progress_bytes + (double)n > GW_MCP_PROGRESS_CAP)
+		return;   /* past the cap the final result still has the output */
+	/* a character split across chunks shows as U+FFFD here; the result is exact */
+	if (!(text = gw_utf8_clean(p, n)))
+		return;
+	c->progress_bytes += (double)n;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
+	cJSON_AddStringToObject(o, "method", "notifications/progress");
+	params = cJSON_AddObjectToObject(o, "params");
+	cJSON_AddItemToObject(params, "progressToken", cJSON_Duplicate(c->progress, 1));
+	cJSON_AddNumberToObject(params, "progress", c->progress_bytes);
+	cJSON_AddStringToObject(params, "message", text);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(params, "_meta"), "stream",
+				is_stderr ? "stderr" : "stdout");
+	free(text);
+	sse_event(r, o);
+}
+
 static cJSON *initialize(struct gw_req *r, const cJSON *params)
 {
 	const cJSON *pv = cJSON_GetObjectItemCaseSensitive(params, "protocolVersion");
@@ -236,7 +278,25 @@ static void tools_call(struct gw_req *r, const cJSON *id, cJSON *params)
 	c->id = cJSON_Duplicate(id, 1);
 	c->tool = t;
 	c->args = args;
-	gw_mcp_tool_start(r, c);
+	const cJSON *tok = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(params, "_meta"), "progressToken");
+	if ((cJSON_IsString(tok) || cJSON_IsNumber(tok)) && gw_mcp_tool_streams(t)) {
+		/* progress asked for: the answer becomes an SSE stream of
+		 * notifications, then the result (ends with the connection) */
+		c->progress = cJSON_Duplicate(tok, 1);
+		c->sse = 1;
+		sbx_buf_init(&r->resp, 0);
+		gw_resp_start_stream(r, 200, "text/event-stream", -1);
+	}
+	if (gw_mcp_tool_start(r, c) < 0) {
+		cJSON *e = rpc_error(id, RPC_INTERNAL, "out of memory");
+		if (c->sse) {
+			sse_event(r, e);
+			r->resp_done = 1;
+		} else {
+			answer(r, 200, e);
+		}
+	}
 }
 
 static int session_ok(struct gw_req *r, const cJSON *id)
@@ -322,7 +382,7 @@ void gw_mcp_writeable(struct gw_req *r)
 	struct gw_req *s = c ? c->sub : NULL;
 	cJSON *res;
 
-	if (!s || r->resp_ready || !s->resp_ready || !s->resp_done)
+	if (!s || (r->resp_ready && !c->sse) || r->resp_done || !s->resp_ready || !s->resp_done)
 		return;
 	struct gw_mcp_answer a = {
 		.status = s->status, .cut = s->close_after,
@@ -332,6 +392,12 @@ void gw_mcp_writeable(struct gw_req *r)
 	res = gw_mcp_tool_step(r, c, &a);
 	gw_req_reset(s);
 	free(s);
-	if (res)
+	if (!res)
+		return;
+	if (c->sse) {
+		sse_event(r, rpc_result(c->id, res));
+		r->resp_done = 1;
+	} else {
 		answer(r, 200, rpc_result(c->id, res));
+	}
 }

@@ -260,6 +260,8 @@ static void exec_start(struct gw_req *r, struct gw_mcp_call *c, int detached)
 		return;
 	b = body_of(c);
 	cJSON_AddBoolToObject(b, "detached", detached);
+	if (!detached && c->progress)
+		s->on_output = gw_mcp_progress;
 	gw_cmd_exec(s, b);
 }
 
@@ -642,11 +644,15 @@ const char *gw_mcp_tool_check(const struct gw_mcp_tool *t, const cJSON *args,
 	return rc ? why : NULL;
 }
 
-void gw_mcp_tool_start(struct gw_req *r, struct gw_mcp_call *c)
+int gw_mcp_tool_streams(const struct gw_mcp_tool *t)
+{
+	return t->start == run_start;
+}
+
+int gw_mcp_tool_start(struct gw_req *r, struct gw_mcp_call *c)
 {
 	c->tool->start(r, c);
-	if (!c->sub)   /* out of memory before an internal request existed */
-		gw_resp_error(r, 500, "internal", "out of memory");
+	return c->sub ? 0 : -1;   /* -1: out of memory before a request existed */
 }
 
 cJSON *gw_mcp_tool_step(struct gw_req *r, struct gw_mcp_call *c,

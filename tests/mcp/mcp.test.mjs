@@ -157,6 +157,24 @@ async function main() {
   const missing = await call('read_file', { sandbox_id: id, path: 'nope.txt' });
   check('read_file of a missing file is a tool error', [missing.isError, /not_found/.test(missing.content[0].text)], [true, true]);
 
+  // progress: the command prints three lines 200 ms apart, then waits for a
+  // file that the test writes only once the third line came as a progress
+  // notification; without notifications as the output comes, it never ends
+  const chunks = [], progress = [];
+  let released = null;
+  const prun = await client.callTool({ name: 'run_command', arguments: { sandbox_id: id, cmd: 'sh',
+    args: ['-c', 'for i in 1 2 3; do echo line$i; sleep 0.2; done; while [ ! -f go2 ]; do sleep 0.1; done; echo done'] } },
+  undefined, { timeout: 120000, onprogress: (p) => {
+    chunks.push(p.message);
+    progress.push(p.progress);
+    if (!released && chunks.join('').includes('line3\n'))
+      released = call('write_files', { sandbox_id: id, files: [{ path: 'go2', content: '' }] });
+  } });
+  await released;
+  check('progress: output chunks in order as notifications', chunks.join(''), 'line1\nline2\nline3\ndone\n');
+  check('progress: increasing, the byte count', [progress.every((v, i) => i === 0 || v > progress[i - 1]), progress[progress.length - 1]], [true, 23]);
+  check('progress: the result after them', [prun.structuredContent?.stdout, prun.structuredContent?.exit_code], ['line1\nline2\nline3\ndone\n', 0]);
+
   // detached: the command prints a line, waits for a file we write, prints another
   const st = await call('start_command', { sandbox_id: id, cmd: 'sh', args: ['-c', 'echo first; echo err1 >&2; while [ ! -f go ]; do sleep 0.1; done; echo second'] });
   check('start_command: running', st.structuredContent.status, 'running');
