@@ -142,6 +142,17 @@ struct gw_req {
 	int ka_long, ka_lines, ka_no_deadline;
 	int ka_stall_s;             /* a download: cut after this long without progress */
 	int64_t ka_last_us;         /* when the last line was queued */
+	/* internal requests (gw_mcp*.c): an MCP tool call drives the same
+	 * handlers on a gw_req without a connection of its own (wsi NULL);
+	 * its finished response is read back by the request that made it */
+	struct gw_req *parent;      /* set on an internal request */
+	struct gw_mcp_call *mcp;    /* a POST /mcp: its call in progress */
+	size_t resp_cap;            /* internal: a streamed body's bound */
+	long put_mode;              /* internal: a PUT's mode (0: 0644) */
+	/* internal: told of each output chunk of a waited command */
+	void (*on_output)(struct gw_req *r, int is_stderr, const void *p, size_t n);
+	const char *xhdr_name;      /* one extra response header, or NULL */
+	char xhdr_val[80];
 };
 
 enum { GW_WS_STREAM = 1, GW_WS_PTY = 2 };
@@ -219,6 +230,11 @@ void gw_resp_start_stream(struct gw_req *r, int status, const char *ctype,
 int gw_resp_writeable(struct gw_req *r);
 void gw_resp_runner_error(struct gw_req *r, const cJSON *reply);
 void gw_req_reset(struct gw_req *r);
+/* Ask for the WRITEABLE callback that moves r's response on: r's own
+ * connection, or for an internal request the connection of its parent. */
+void gw_req_wake(struct gw_req *r);
+/* A response without a body (202 to an MCP notification). */
+void gw_resp_empty(struct gw_req *r, int status);
 
 /* Move the fields named in names[0..n) from src into dst (the allow-list of
  * what a client request may pass on to the runner or agent). */
@@ -293,6 +309,8 @@ int gw_side_callback(struct lws *wsi, enum lws_callback_reasons reason,
 
 /* gw_logs.c: GET .../logs as ndjson */
 void gw_logs_start(struct gw_req *r);
+/* The same from since, without the query (internal requests). */
+void gw_logs_open(struct gw_req *r, int64_t since, int follow, int b64);
 /* Bytes as a valid UTF-8 C string (U+FFFD for invalid bytes and NUL), or
  * as base64; malloc'd, NULL when out of memory. */
 char *gw_utf8_clean(const unsigned char *p, size_t n);
@@ -322,6 +340,14 @@ void gw_local_runner_check(void);   /* no-op without an embedded runner */
 void gw_runner_watch_start(struct gw_vh *vh);
 void gw_runner_watch_stop(void);
 void gw_local_runner_stop(void);
+
+/* gw_mcp.c: POST/GET/DELETE /mcp (docs/mcp.md) */
+int gw_mcp_is_path(const char *uri);
+void gw_mcp_route(struct gw_req *r);
+void gw_mcp_body_done(struct gw_req *r);
+/* From the connection's WRITEABLE: collect a finished internal request */
+void gw_mcp_writeable(struct gw_req *r);
+void gw_mcp_call_free(struct gw_mcp_call *c);
 
 /* gw_metrics.c */
 void gw_metrics_reply(struct gw_req *r);

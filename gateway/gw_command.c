@@ -75,12 +75,14 @@ static int on_exec(struct gw_req *r, const struct sbx_frame *f)
 		sbx_buf_init(&r->err, 0);
 		return 0;
 	}
-	if (f->type == SBX_FRAME_STDOUT) {
-		collect(&r->out, &r->out_trunc, f);
-		return 0;
-	}
-	if (f->type == SBX_FRAME_STDERR) {
-		collect(&r->err, &r->err_trunc, f);
+	if (f->type == SBX_FRAME_STDOUT || f->type == SBX_FRAME_STDERR) {
+		int e = f->type == SBX_FRAME_STDERR;
+		if (e)
+			collect(&r->err, &r->err_trunc, f);
+		else
+			collect(&r->out, &r->out_trunc, f);
+		if (r->on_output)   /* MCP progress notifications */
+			r->on_output(r, e, f->payload, f->len);
 		return 0;
 	}
 	if (!(o = gw_agent_json(r, f, 0)))

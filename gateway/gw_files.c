@@ -13,6 +13,8 @@ cJSON *gw_agent_json(struct gw_req *r, const struct sbx_frame *f, int need_ok);
 
 static int get_path(struct gw_req *r)
 {
+	if (r->parent)   /* internal: the caller set qpath */
+		return r->qpath[0] ? 0 : gw_resp_error(r, 422, "invalid", "path is empty");
 	int rc = gw_query_str(r, "path", r->qpath, sizeof r->qpath);
 	if (rc < 0)
 		return -1;
@@ -27,6 +29,8 @@ static int get_path(struct gw_req *r)
 static int get_mode(struct gw_req *r, long *mode)
 {
 	char b[GW_QUERY_MODE_MAX + 1];
+	if (r->parent)   /* internal: the caller set *mode */
+		return 0;
 	int rc = gw_query_str(r, "mode", b, sizeof b);
 
 	if (rc <= 0)
@@ -54,7 +58,7 @@ static int on_put(struct gw_req *r, const struct sbx_frame *f)
 
 void gw_files_put_start(struct gw_req *r)
 {
-	long mode = 0644;
+	long mode = r->put_mode ? r->put_mode : 0644;
 	if (get_path(r) || get_mode(r, &mode) < 0)
 		return;
 	cJSON *a = cJSON_CreateObject();
@@ -88,8 +92,11 @@ static int on_get(struct gw_req *r, const struct sbx_frame *f)
 		const cJSON *sz = cJSON_GetObjectItemCaseSensitive(o, "size");
 		int64_t n = cJSON_IsNumber(sz) ? (int64_t)sz->valuedouble : -1;
 		cJSON_Delete(o);
+		if (r->resp_cap && n > (int64_t)r->resp_cap)
+			return gw_resp_error(r, 413, "too_large", "file of %lld bytes, over %zu",
+					     (long long)n, r->resp_cap);
 		r->op_state = 1;
-		sbx_buf_init(&r->resp, 0);
+		sbx_buf_init(&r->resp, r->resp_cap);
 		gw_resp_start_stream(r, 200, "application/octet-stream", n);
 		return 0;
 	}
@@ -100,18 +107,18 @@ static int on_get(struct gw_req *r, const struct sbx_frame *f)
 			return 1;
 		}
 		r->vh->m.files_get_bytes += f->len;
-		lws_callback_on_writable(r->wsi);
+		gw_req_wake(r);
 		return 0;
 	}
 	if (f->type == SBX_FRAME_EOF) {
 		r->resp_done = 1;
-		lws_callback_on_writable(r->wsi);
+		gw_req_wake(r);
 		return 1;
 	}
 	/* an error in mid-stream: the length is wrong now, so close */
 	r->close_after = 1;
 	r->resp_done = 1;
-	lws_callback_on_writable(r->wsi);
+	gw_req_wake(r);
 	return 1;
 }
 

@@ -65,6 +65,8 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		 * free r with the connection */
 		if (r->active)
 			gw_keepalive_http_progress(r);
+		if (r->active && r->mcp)
+			gw_mcp_writeable(r);
 		return gw_resp_writeable(r);
 	case LWS_CALLBACK_TIMER:   /* only gw_keepalive.c sets one */
 		return r ? gw_keepalive_http_timer(r) : 0;

@@ -163,13 +163,13 @@ static int on_frame(struct gw_req *r, const struct sbx_frame *f)
 		cJSON_DeleteItemFromObjectCaseSensitive(o, "type");
 		rc = json_line(r, o);
 		r->resp_done = 1;
-		lws_callback_on_writable(r->wsi);
+		gw_req_wake(r);
 		return rc ? -1 : 1;
 	}
 	if (cJSON_IsString(t) && !strcmp(t->valuestring, "end")) {
 		cJSON_Delete(o);
 		r->resp_done = 1;
-		lws_callback_on_writable(r->wsi);
+		gw_req_wake(r);
 		return 1;
 	}
 	if (cJSON_IsString(t) && !strcmp(t->valuestring, "truncated")) {
@@ -189,10 +189,10 @@ out:
 		/* headers went out already: end the response where it is */
 		r->resp_done = 1;
 		r->close_after = 1;
-		lws_callback_on_writable(r->wsi);
+		gw_req_wake(r);
 		return 1;
 	}
-	lws_callback_on_writable(r->wsi);
+	gw_req_wake(r);
 	return 0;
 }
 
@@ -201,7 +201,6 @@ void gw_logs_start(struct gw_req *r)
 	char enc[GW_QUERY_ENC_MAX + 1];
 	int64_t off = 0;
 	int follow = 0, has_enc;
-	cJSON *a;
 
 	if (gw_query_i64(r, "since", 0, INT64_MAX / 2, &off) < 0 ||
 	    gw_query_bool(r, "follow", &follow) < 0 ||
@@ -209,7 +208,14 @@ void gw_logs_start(struct gw_req *r)
 		return;
 	if (has_enc && strcmp(enc, "base64") && strcmp(enc, "utf-8") && strcmp(enc, "text"))
 		return (void)gw_resp_error(r, 422, "invalid", "encoding is base64 or text");
-	r->logs_b64 = has_enc && !strcmp(enc, "base64");
+	gw_logs_open(r, off, follow, has_enc && !strcmp(enc, "base64"));
+}
+
+void gw_logs_open(struct gw_req *r, int64_t off, int follow, int b64)
+{
+	cJSON *a;
+
+	r->logs_b64 = b64;
 	a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "attach");
 	cJSON_AddStringToObject(a, "id", r->cid);

@@ -32,17 +32,26 @@ void gw_req_reset(struct gw_req *r)
 	sbx_buf_free(&r->ws_text);
 	if (r->acc)
 		cJSON_Delete(r->acc);
+	if (r->mcp)
+		gw_mcp_call_free(r->mcp);
 	memset(r, 0, sizeof *r);
 	r->vh = vh;
 	r->wsi = wsi;
 	r->key = -1;
 }
 
+void gw_req_wake(struct gw_req *r)
+{
+	if (r->wsi)
+		lws_callback_on_writable(r->wsi);
+	else if (r->parent && r->parent->wsi)
+		lws_callback_on_writable(r->parent->wsi);
+}
+
 static void ready(struct gw_req *r)
 {
 	r->resp_ready = 1;
-	if (r->wsi)
-		lws_callback_on_writable(r->wsi);
+	gw_req_wake(r);
 }
 
 /* r->resp holds a whole JSON body: send it with status. */
@@ -53,6 +62,14 @@ static void finish_json(struct gw_req *r, int status)
 	r->content_len = (int64_t)r->resp.len;
 	r->resp_done = 1;
 	ready(r);
+}
+
+void gw_resp_empty(struct gw_req *r, int status)
+{
+	if (r->resp_ready)
+		return;
+	sbx_buf_reset(&r->resp);
+	finish_json(r, status);
 }
 
 void gw_resp_json(struct gw_req *r, int status, cJSON *body)
@@ -174,6 +191,10 @@ int gw_resp_writeable(struct gw_req *r)
 		if (r->content_len < 0 &&
 		    lws_add_http_header_by_name(r->wsi, (const unsigned char *)"x-accel-buffering:",
 				(const unsigned char *)"no", 2, &p, end))
+			return -1;
+		if (r->xhdr_name &&
+		    lws_add_http_header_by_name(r->wsi, (const unsigned char *)r->xhdr_name,
+				(const unsigned char *)r->xhdr_val, (int)strlen(r->xhdr_val), &p, end))
 			return -1;
 		if (lws_finalize_write_http_header(r->wsi, start, &p, end))
 			return -1;

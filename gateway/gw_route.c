@@ -258,6 +258,10 @@ void gw_route(struct gw_req *r)
 		gw_metrics_reply(r);
 		return;
 	}
+	if (gw_mcp_is_path(r->uri)) {
+		gw_mcp_route(r);
+		return;
+	}
 	if (gw_static_try(r))
 		return;
 	int route = pick(r);
@@ -366,6 +370,10 @@ void gw_route_body_done(struct gw_req *r)
 			gw_files_put_done(r);
 		else
 			gw_cmd_stdin_done(r);
+		return;
+	}
+	if (r->mcp) {
+		gw_mcp_body_done(r);
 		return;
 	}
 	cJSON *o = sbx_json_parse_object(sbx_buf_head(&r->body), r->body.len, &err);

@@ -60,6 +60,8 @@ int gw_up_open(struct gw_req *r, cJSON *runner_req, cJSON *agent_req,
 	lws_adopt_desc_t ad = {
 		.vh = r->vh->vhost, .type = LWS_ADOPT_SOCKET,
 		.vh_prot_name = "gw-upstream", .parent = r->wsi, .opaque = r,
+		/* an internal request's upstream is no child: its parent's
+		 * close frees the request, which closes the upstream */
 	};
 	ad.fd.sockfd = fd;
 	r->up = lws_adopt_descriptor_vhost_via_info(&ad);
@@ -216,7 +218,8 @@ int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			lws_set_opaque_user_data(wsi, NULL);
 			return -1;
 		}
-		if (r->up == wsi && (r->resp.len >= GW_QUEUE_HIGH || r->ws_paused) &&
+		/* an internal request has no reader: r->resp_cap bounds it */
+		if (r->up == wsi && r->wsi && (r->resp.len >= GW_QUEUE_HIGH || r->ws_paused) &&
 		    !r->up_rx_paused) {
 			r->up_rx_paused = 1;
 			lws_rx_flow_control(wsi, 0);
@@ -255,7 +258,7 @@ int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 				/* a stream cut short: close the client too */
 				r->close_after = 1;
 				r->resp_done = 1;
-				lws_callback_on_writable(r->wsi);
+				gw_req_wake(r);
 			}
 			r->up_phase = GW_UP_DONE;
 		}

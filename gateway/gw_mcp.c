@@ -1,0 +1,403 @@
+/* POST /mcp: the Model Context Protocol's Streamable HTTP transport
+ * (JSON-RPC 2.0, one message per POST, answered with application/json;
+ * no server-to-client SSE stream: GET /mcp is 405, which the transport
+ * allows). Auth is the API key, as on /v1. The tools (gw_mcp_tools.c) run
+ * the REST handlers on internal requests of this one (gw_req.parent), so
+ * an MCP call goes through the same code, limits and ownership as REST,
+ * asynchronously in the lws loop; gw_mcp_writeable collects each finished
+ * internal request when lws says this connection is writeable. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "gw_mcp.h"
+#include "sbx_log.h"
+
+static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
+#define NVERSIONS (sizeof versions / sizeof versions[0])
+
+int gw_mcp_is_path(const char *uri)
+{
+	return !strcmp(uri, "/mcp") || !strncmp(uri, "/mcp?", 5);
+}
+
+static int header(struct gw_req *r, const char *name, char *buf, size_t size)
+{
+	int n = lws_hdr_custom_length(r->wsi, name, (int)strlen(name));
+	if (n <= 0)
+		return 0;
+	if ((size_t)n >= size)
+		return -1;
+	if (lws_hdr_custom_copy(r->wsi, buf, (int)size, name, (int)strlen(name)) < 0)
+		return -1;
+	return 1;
+}
+
+static cJSON *rpc_error(const cJSON *id, int code, const char *msg)
+{
+	cJSON *o = cJSON_CreateObject(), *e;
+	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
+	cJSON_AddItemToObject(o, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
+	e = cJSON_AddObjectToObject(o, "error");
+	cJSON_AddNumberToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", msg);
+	return o;
+}
+
+static cJSON *rpc_result(const cJSON *id, cJSON *result)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
+	cJSON_AddItemToObject(o, "id", cJSON_Duplicate(id, 1));
+	cJSON_AddItemToObject(o, "result", result);
+	return o;
+}
+
+void gw_mcp_call_free(struct gw_mcp_call *c)
+{
+	if (c->sub) {
+		gw_req_reset(c->sub);   /* closes its upstream */
+		free(c->sub);
+	}
+	cJSON_Delete(c->id);
+	cJSON_Delete(c->args);
+	cJSON_Delete(c->acc);
+	cJSON_Delete(c->progress);
+	free(c);
+}
+
+struct gw_req *gw_mcp_sub(struct gw_req *r, struct gw_mcp_call *c, const char *sid)
+{
+	struct gw_req *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->vh = r->vh;
+	s->parent = r;
+	s->key = r->key;
+	s->scope = GW_SCOPE_ALL;
+	s->active = 1;
+	strcpy(s->method, "MCP");
+	snprintf(s->sid, sizeof s->sid, "%s", sid);
+	c->sub = s;
+	return s;
+}
+
+/* The spec asks servers to check Origin against DNS rebinding: a browser
+ * page may only call /mcp from the gateway's own origin (a cross-origin
+ * call with an Authorization header needs a CORS preflight, which the
+ * gateway does not answer anyway). Clients that are not browsers send no
+ * Origin. 1 when acceptable. */
+static int origin_ok(struct gw_req *r)
+{
+	char origin[300], host[300];
+	const char *o;
+	if (lws_hdr_copy(r->wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) <= 0)
+		return lws_hdr_total_length(r->wsi, WSI_TOKEN_ORIGIN) <= 0;
+	if (lws_hdr_copy(r->wsi, host, sizeof host, WSI_TOKEN_HOST) <= 0)
+		return 0;
+	o = strstr(origin, "://");
+	return o && !strcasecmp(o + 3, host);
+}
+
+void gw_mcp_route(struct gw_req *r)
+{
+	char v[64], sid[64];
+	int64_t len = 0;
+
+	r->key = gw_auth_check(r->vh, r->wsi, 0, NULL, &r->scope);
+	if (r->key < 0) {
+		r->xhdr_name = "www-authenticate:";
+		snprintf(r->xhdr_val, sizeof r->xhdr_val, "Bearer");
+		gw_resp_error(r, 401, "unauthorized", "missing or unknown API key (Authorization: Bearer <key>)");
+		return;
+	}
+	if (!origin_ok(r)) {
+		gw_resp_error(r, 403, "forbidden", "Origin is not this server's");
+		return;
+	}
+	if (strcmp(r->method, "POST") && strcmp(r->method, "DELETE")) {
+		/* no server-initiated SSE stream (the transport allows 405) */
+		r->xhdr_name = "allow:";
+		snprintf(r->xhdr_val, sizeof r->xhdr_val, "POST, DELETE");
+		gw_resp_error(r, 405, "method_not_allowed", "method %s not allowed here (POST JSON-RPC messages)", r->method);
+		return;
+	}
+	if (header(r, "mcp-protocol-version:", v, sizeof v)) {
+		size_t i = 0;
+		while (i < NVERSIONS && strcmp(v, versions[i]))
+			i++;
+		if (i == NVERSIONS) {
+			gw_resp_error(r, 400, "bad_request", "unsupported MCP-Protocol-Version (this server: %s, %s, %s)",
+				      versions[0], versions[1], versions[2]);
+			return;
+		}
+	}
+	if (!strcmp(r->method, "DELETE")) {
+		if (header(r, "mcp-session-id:", sid, sizeof sid) != 1) {
+			gw_resp_error(r, 400, "bad_request", "Mcp-Session-Id is required");
+			return;
+		}
+		if (!gw_mcp_session_end(sid, r->key)) {
+			gw_resp_error(r, 404, "not_found", "no such MCP session");
+			return;
+		}
+		gw_resp_empty(r, 200);
+		return;
+	}
+	if (lws_hdr_total_length(r->wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
+		r->close_after = 1;
+		gw_resp_error(r, 411, "length_required", "send a Content-Length (chunked bodies are not accepted)");
+		return;
+	}
+	if (lws_hdr_copy(r->wsi, v, sizeof v, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0)
+		len = strtoll(v, NULL, 10);
+	if (len < 0) {
+		r->close_after = 1;
+		gw_resp_error(r, 400, "bad_request", "bad Content-Length");
+		return;
+	}
+	if (len > GW_MCP_BODY_CAP) {
+		r->close_after = 1;
+		gw_resp_error(r, 413, "too_large", "body over %d bytes", GW_MCP_BODY_CAP);
+		return;
+	}
+	r->mcp = calloc(1, sizeof *r->mcp);
+	if (!r->mcp) {
+		gw_resp_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	r->body_expected = len;
+	sbx_buf_init(&r->body, GW_MCP_BODY_CAP);
+	if (!len)
+		gw_mcp_body_done(r);
+}
+
+static void answer(struct gw_req *r, int status, cJSON *o)
+{
+	gw_resp_json(r, status, o);
+}
+
+/* One SSE event carrying a JSON-RPC message on a streamed answer. */
+static void sse_event(struct gw_req *r, cJSON *o)
+{
+	char *s = sbx_json_print(o);
+	cJSON_Delete(o);
+	if (!s || sbx_buf_append(&r->resp, "event: message\ndata: ", 21) ||
+	    sbx_buf_append(&r->resp, s, strlen(s)) || sbx_buf_append(&r->resp, "\n\n", 2)) {
+		/* the stream is broken: end it, the client sees the cut */
+		r->resp_done = 1;
+		r->close_after = 1;
+	}
+	cJSON_free(s);
+	gw_req_wake(r);
+}
+
+void gw_mcp_progress(struct gw_req *sub, int is_stderr, const void *p, size_t n)
+{
+	struct gw_req *r = sub->parent;
+	struct gw_mcp_call *c = r ? r->mcp : NULL;
+	cJSON *o, *params;
+	char *text;
+
+	if (!c || !c->sse || r->resp_done || c->progress_bytes + (double)n > GW_MCP_PROGRESS_CAP)
+		return;   /* past the cap the final result still has the output */
+	/* a character split across chunks shows as U+FFFD here; the result is exact */
+	if (!(text = gw_utf8_clean(p, n)))
+		return;
+	c->progress_bytes += (double)n;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
+	cJSON_AddStringToObject(o, "method", "notifications/progress");
+	params = cJSON_AddObjectToObject(o, "params");
+	cJSON_AddItemToObject(params, "progressToken", cJSON_Duplicate(c->progress, 1));
+	cJSON_AddNumberToObject(params, "progress", c->progress_bytes);
+	cJSON_AddStringToObject(params, "message", text);
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(params, "_meta"), "stream",
+				is_stderr ? "stderr" : "stdout");
+	free(text);
+	sse_event(r, o);
+}
+
+static cJSON *initialize(struct gw_req *r, const cJSON *params)
+{
+	const cJSON *pv = cJSON_GetObjectItemCaseSensitive(params, "protocolVersion");
+	const char *ver = versions[0];
+	char sid[33];
+	cJSON *res, *caps, *info;
+
+	/* the client's version when we speak it, else our latest (the client
+	 * then decides whether to go on) */
+	for (size_t i = 0; cJSON_IsString(pv) && i < NVERSIONS; i++)
+		if (!strcmp(pv->valuestring, versions[i]))
+			ver = versions[i];
+	if (gw_mcp_session_new(r->key, ver, sid))
+		return NULL;
+	r->xhdr_name = "mcp-session-id:";
+	snprintf(r->xhdr_val, sizeof r->xhdr_val, "%s", sid);
+	res = cJSON_CreateObject();
+	cJSON_AddStringToObject(res, "protocolVersion", ver);
+	caps = cJSON_AddObjectToObject(res, "capabilities");
+	cJSON_AddFalseToObject(cJSON_AddObjectToObject(caps, "tools"), "listChanged");
+	info = cJSON_AddObjectToObject(res, "serverInfo");
+	cJSON_AddStringToObject(info, "name", "sandbox-gateway");
+	cJSON_AddStringToObject(info, "version", "1.0.0");
+	cJSON_AddStringToObject(res, "instructions",
+		"Isolated Linux sandboxes: create_sandbox, then write_files, run_command "
+		"(or start_command and command_output for long jobs), read_file, preview_url "
+		"for a declared port, stop_sandbox when done.");
+	return res;
+}
+
+static void tools_call(struct gw_req *r, const cJSON *id, cJSON *params)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
+	cJSON *args = cJSON_DetachItemFromObjectCaseSensitive(params, "arguments");
+	const struct gw_mcp_tool *t;
+	char why[300], msg[400];
+	struct gw_mcp_call *c = r->mcp;
+
+	if (!cJSON_IsString(name)) {
+		cJSON_Delete(args);
+		answer(r, 200, rpc_error(id, RPC_INVALID_PARAMS, "params.name must be a tool's name"));
+		return;
+	}
+	if (!(t = gw_mcp_tool_find(name->valuestring))) {
+		cJSON_Delete(args);
+		snprintf(msg, sizeof msg, "unknown tool: %.200s", name->valuestring);
+		answer(r, 200, rpc_error(id, RPC_INVALID_PARAMS, msg));
+		return;
+	}
+	if (!args)
+		args = cJSON_CreateObject();
+	if (gw_mcp_tool_check(t, args, why, sizeof why)) {
+		cJSON_Delete(args);
+		snprintf(msg, sizeof msg, "invalid arguments for %s: %s", name->valuestring, why);
+		answer(r, 200, rpc_error(id, RPC_INVALID_PARAMS, msg));
+		return;
+	}
+	c->id = cJSON_Duplicate(id, 1);
+	c->tool = t;
+	c->args = args;
+	const cJSON *tok = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(params, "_meta"), "progressToken");
+	if ((cJSON_IsString(tok) || cJSON_IsNumber(tok)) && gw_mcp_tool_streams(t)) {
+		/* progress asked for: the answer becomes an SSE stream of
+		 * notifications, then the result (ends with the connection) */
+		c->progress = cJSON_Duplicate(tok, 1);
+		c->sse = 1;
+		sbx_buf_init(&r->resp, 0);
+		gw_resp_start_stream(r, 200, "text/event-stream", -1);
+	}
+	if (gw_mcp_tool_start(r, c) < 0) {
+		cJSON *e = rpc_error(id, RPC_INTERNAL, "out of memory");
+		if (c->sse) {
+			sse_event(r, e);
+			r->resp_done = 1;
+		} else {
+			answer(r, 200, e);
+		}
+	}
+}
+
+static int session_ok(struct gw_req *r, const cJSON *id)
+{
+	char sid[64];
+	int rc = header(r, "mcp-session-id:", sid, sizeof sid);
+	if (rc != 1) {
+		answer(r, 400, rpc_error(id, RPC_INVALID_REQUEST, "Mcp-Session-Id is required (send initialize first)"));
+		return 0;
+	}
+	if (!gw_mcp_session_check(sid, r->key)) {
+		answer(r, 404, rpc_error(id, RPC_INVALID_REQUEST, "no such MCP session (initialize again)"));
+		return 0;
+	}
+	return 1;
+}
+
+void gw_mcp_body_done(struct gw_req *r)
+{
+	cJSON *msg = cJSON_ParseWithLength((const char *)sbx_buf_head(&r->body), r->body.len);
+	const cJSON *id, *method, *jv;
+	cJSON *params;
+
+	r->body_done = 1;
+	if (!msg) {
+		answer(r, 400, rpc_error(NULL, RPC_PARSE, "parse error: the body is not JSON"));
+		return;
+	}
+	if (cJSON_IsArray(msg)) {
+		cJSON_Delete(msg);
+		answer(r, 400, rpc_error(NULL, RPC_INVALID_REQUEST,
+			"JSON-RPC batches are not supported (MCP removed them in 2025-06-18): send one message per POST"));
+		return;
+	}
+	id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+	method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+	jv = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
+	params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	if (id && !cJSON_IsString(id) && !cJSON_IsNumber(id))
+		id = NULL;
+	if (!cJSON_IsObject(msg) || !cJSON_IsString(jv) || strcmp(jv->valuestring, "2.0") ||
+	    (method && !cJSON_IsString(method)) || (params && !cJSON_IsObject(params)) ||
+	    (!method && !cJSON_GetObjectItemCaseSensitive(msg, "result") &&
+	     !cJSON_GetObjectItemCaseSensitive(msg, "error")) ||
+	    (cJSON_GetObjectItemCaseSensitive(msg, "id") && !id)) {
+		answer(r, 400, rpc_error(id, RPC_INVALID_REQUEST,
+			"invalid JSON-RPC 2.0 message (jsonrpc \"2.0\", method a string, id a string or number, params an object)"));
+		cJSON_Delete(msg);
+		return;
+	}
+	if (method && !strcmp(method->valuestring, "initialize") && id) {
+		cJSON *res = initialize(r, params);
+		answer(r, 200, res ? rpc_result(id, res) : rpc_error(id, RPC_INTERNAL, "cannot make a session"));
+		cJSON_Delete(msg);
+		return;
+	}
+	if (!session_ok(r, id)) {
+		cJSON_Delete(msg);
+		return;
+	}
+	if (!method || !id) {
+		/* a notification or a response to us: nothing to answer */
+		gw_resp_empty(r, 202);
+	} else if (!strcmp(method->valuestring, "ping")) {
+		answer(r, 200, rpc_result(id, cJSON_CreateObject()));
+	} else if (!strcmp(method->valuestring, "tools/list")) {
+		cJSON *res = cJSON_CreateObject();
+		cJSON_AddItemToObject(res, "tools", gw_mcp_tools_list());
+		answer(r, 200, rpc_result(id, res));
+	} else if (!strcmp(method->valuestring, "tools/call")) {
+		tools_call(r, id, params);
+	} else {
+		char m[300];
+		snprintf(m, sizeof m, "method not found: %.200s", method->valuestring);
+		answer(r, 200, rpc_error(id, RPC_NO_METHOD, m));
+	}
+	cJSON_Delete(msg);
+}
+
+void gw_mcp_writeable(struct gw_req *r)
+{
+	struct gw_mcp_call *c = r->mcp;
+	struct gw_req *s = c ? c->sub : NULL;
+	cJSON *res;
+
+	if (!s || (r->resp_ready && !c->sse) || r->resp_done || !s->resp_ready || !s->resp_done)
+		return;
+	struct gw_mcp_answer a = {
+		.status = s->status, .cut = s->close_after,
+		.body = (const char *)sbx_buf_head(&s->resp), .len = s->resp.len,
+	};
+	c->sub = NULL;
+	res = gw_mcp_tool_step(r, c, &a);
+	gw_req_reset(s);
+	free(s);
+	if (!res)
+		return;
+	if (c->sse) {
+		sse_event(r, rpc_result(c->id, res));
+		r->resp_done = 1;
+	} else {
+		answer(r, 200, rpc_result(c->id, res));
+	}
+}

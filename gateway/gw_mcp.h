@@ -1,0 +1,66 @@
+/* The MCP endpoint's internal interface (gw_mcp.c: transport and JSON-RPC;
+ * gw_mcp_tools.c: the tools; gw_mcp_session.c: Mcp-Session-Id). */
+#ifndef GW_MCP_H
+#define GW_MCP_H
+#include "gw.h"
+
+#define GW_MCP_BODY_CAP      (1024 * 1024)   /* a POST /mcp body */
+#define GW_MCP_MAX_SESSIONS  1024            /* in memory; the oldest unused goes */
+#define GW_MCP_READ_CAP      (1024 * 1024)   /* read_file, command_output */
+#define GW_MCP_MAX_FILES     64              /* write_files in one call */
+#define GW_MCP_PROGRESS_CAP  (2 * 1024 * 1024) /* output sent as progress */
+
+/* JSON-RPC 2.0 error codes */
+enum { RPC_PARSE = -32700, RPC_INVALID_REQUEST = -32600, RPC_NO_METHOD = -32601,
+       RPC_INVALID_PARAMS = -32602, RPC_INTERNAL = -32603 };
+
+struct gw_mcp_tool;
+
+/* One tools/call in progress on a POST /mcp request. */
+struct gw_mcp_call {
+	cJSON *id;                      /* the JSON-RPC id */
+	const struct gw_mcp_tool *tool;
+	cJSON *args;                    /* its validated arguments */
+	struct gw_req *sub;             /* the internal request in flight */
+	int step;                       /* write_files: the file being written */
+	cJSON *acc;                     /* a result being built over steps */
+	cJSON *progress;                /* the client's progressToken, or NULL */
+	int sse;                        /* answering as an SSE stream */
+	double progress_bytes;          /* output notified so far */
+};
+
+/* What a finished internal request answered: its status and whole body. */
+struct gw_mcp_answer {
+	int status;
+	int cut;                        /* a stream ended early */
+	const char *body;
+	size_t len;
+};
+
+/* gw_mcp_tools.c */
+cJSON *gw_mcp_tools_list(void);
+const struct gw_mcp_tool *gw_mcp_tool_find(const char *name);
+/* Check args against the tool's input schema: NULL, or why not (static). */
+const char *gw_mcp_tool_check(const struct gw_mcp_tool *t, const cJSON *args,
+			      char *why, size_t whylen);
+/* 1 when the tool sends progress notifications (run_command) */
+int gw_mcp_tool_streams(const struct gw_mcp_tool *t);
+/* Start the call's first internal request; -1 when none could be made. */
+int gw_mcp_tool_start(struct gw_req *r, struct gw_mcp_call *c);
+/* An internal request of the call ended: NULL when another one was started,
+ * else the tools/call result (isError set for a tool error). */
+cJSON *gw_mcp_tool_step(struct gw_req *r, struct gw_mcp_call *c,
+			const struct gw_mcp_answer *a);
+/* A new internal request of r for sandbox sid (may be "") */
+struct gw_req *gw_mcp_sub(struct gw_req *r, struct gw_mcp_call *c, const char *sid);
+
+/* gw_mcp.c: the on_output of run_command's internal request when the
+ * client asked for progress */
+void gw_mcp_progress(struct gw_req *sub, int is_stderr, const void *p, size_t n);
+
+/* gw_mcp_session.c: a session is bound to the key that opened it. */
+int gw_mcp_session_new(int key, const char *proto, char id[33]);
+/* 1 when id is a live session of key (and refreshes it), 0 otherwise */
+int gw_mcp_session_check(const char *id, int key);
+int gw_mcp_session_end(const char *id, int key);
+#endif

@@ -1,0 +1,662 @@
+/* The MCP tools. Each one is a sequence of internal requests (gw_mcp_sub)
+ * on the REST handlers of gw_sandbox.c, gw_command.c, gw_files.c and
+ * gw_logs.c: the same checks, quotas, ownership and upstream code as
+ * /v1, no second implementation. A tool turns the REST answer into its
+ * structured result (and a text copy of it); a REST error becomes a tool
+ * result with isError. The input schemas published in tools/list are the
+ * ones arguments are checked against (gw_mcp_tool_check). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "gw_mcp.h"
+
+struct gw_mcp_tool {
+	const char *name, *title, *desc, *in, *out;
+	void (*start)(struct gw_req *r, struct gw_mcp_call *c);
+	/* the answer of a step: the result, or NULL after starting another */
+	cJSON *(*done)(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a);
+};
+
+#define SID "\"sandbox_id\":{\"type\":\"string\",\"description\":\"the sandbox's id\"}"
+#define SANDBOX_OUT "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"}," \
+	"\"status\":{\"type\":\"string\"},\"routes\":{\"type\":\"array\",\"items\":{\"type\":\"object\"," \
+	"\"properties\":{\"port\":{\"type\":\"integer\"},\"url\":{\"type\":\"string\"}}}}}," \
+	"\"required\":[\"id\",\"status\"]}"
+#define ENV "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}," \
+	"\"description\":\"environment variables (secrets: never shown back)\"}"
+
+/* ---- argument checking: the subset of JSON Schema the schemas use ---- */
+
+static int type_is(const cJSON *v, const char *t)
+{
+	if (!strcmp(t, "object")) return cJSON_IsObject(v);
+	if (!strcmp(t, "array")) return cJSON_IsArray(v);
+	if (!strcmp(t, "string")) return cJSON_IsString(v);
+	if (!strcmp(t, "boolean")) return cJSON_IsBool(v);
+	if (!strcmp(t, "number")) return cJSON_IsNumber(v);
+	if (!strcmp(t, "integer"))
+		return cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
+		       fabs(v->valuedouble) <= 9007199254740991.0;
+	return 0;
+}
+
+static int check(const cJSON *schema, const cJSON *v, const char *at, char *why, size_t n)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(schema, "type");
+	const cJSON *e, *p;
+	char sub[200];
+
+	if (cJSON_IsString(t) && !type_is(v, t->valuestring))
+		return snprintf(why, n, "%s must be of type %s", at, t->valuestring), -1;
+	if (cJSON_IsArray(t)) {
+		int ok = 0;
+		cJSON_ArrayForEach(e, t)
+			ok |= cJSON_IsString(e) && type_is(v, e->valuestring);
+		if (!ok)
+			return snprintf(why, n, "%s has the wrong type", at), -1;
+	}
+	if ((e = cJSON_GetObjectItemCaseSensitive(schema, "enum"))) {
+		int ok = 0;
+		cJSON_ArrayForEach(p, e)
+			ok |= cJSON_Compare(p, v, 1);
+		if (!ok)
+			return snprintf(why, n, "%s is not one of the allowed values", at), -1;
+	}
+	if ((e = cJSON_GetObjectItemCaseSensitive(schema, "minimum")) && cJSON_IsNumber(v) &&
+	    v->valuedouble < e->valuedouble)
+		return snprintf(why, n, "%s must be at least %g", at, e->valuedouble), -1;
+	if ((e = cJSON_GetObjectItemCaseSensitive(schema, "maximum")) && cJSON_IsNumber(v) &&
+	    v->valuedouble > e->valuedouble)
+		return snprintf(why, n, "%s must be at most %g", at, e->valuedouble), -1;
+	if ((e = cJSON_GetObjectItemCaseSensitive(schema, "maxItems")) && cJSON_IsArray(v) &&
+	    cJSON_GetArraySize(v) > e->valueint)
+		return snprintf(why, n, "%s has more than %d items", at, e->valueint), -1;
+	if (cJSON_IsArray(v) && (e = cJSON_GetObjectItemCaseSensitive(schema, "items"))) {
+		int i = 0;
+		cJSON_ArrayForEach(p, v) {
+			snprintf(sub, sizeof sub, "%s[%d]", at, i++);
+			if (check(e, p, sub, why, n))
+				return -1;
+		}
+	}
+	if (!cJSON_IsObject(v))
+		return 0;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(schema, "required"))
+		if (cJSON_IsString(e) && !cJSON_GetObjectItemCaseSensitive(v, e->valuestring))
+			return snprintf(why, n, "%s.%s is required", at, e->valuestring), -1;
+	const cJSON *props = cJSON_GetObjectItemCaseSensitive(schema, "properties");
+	const cJSON *extra = cJSON_GetObjectItemCaseSensitive(schema, "additionalProperties");
+	cJSON_ArrayForEach(p, v) {
+		const cJSON *ps = cJSON_GetObjectItemCaseSensitive(props, p->string);
+		snprintf(sub, sizeof sub, "%s.%.60s", at, p->string);
+		if (!ps && cJSON_IsFalse(extra))
+			return snprintf(why, n, "%s is not an argument of this tool", sub), -1;
+		if (!ps && cJSON_IsObject(extra))
+			ps = extra;
+		if (ps && check(ps, p, sub, why, n))
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- results ---- */
+
+static cJSON *result(cJSON *structured)
+{
+	cJSON *res = cJSON_CreateObject(), *content = cJSON_AddArrayToObject(res, "content");
+	cJSON *item = cJSON_CreateObject();
+	char *s = sbx_json_print(structured);
+	cJSON_AddStringToObject(item, "type", "text");
+	cJSON_AddStringToObject(item, "text", s ? s : "");
+	cJSON_free(s);
+	cJSON_AddItemToArray(content, item);
+	cJSON_AddItemToObject(res, "structuredContent", structured);
+	return res;
+}
+
+static cJSON *tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static cJSON *tool_error(const char *fmt, ...)
+{
+	char msg[700];
+	cJSON *res = cJSON_CreateObject(), *content = cJSON_AddArrayToObject(res, "content");
+	cJSON *item = cJSON_CreateObject();
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cJSON_AddStringToObject(item, "type", "text");
+	cJSON_AddStringToObject(item, "text", msg);
+	cJSON_AddItemToArray(content, item);
+	cJSON_AddTrueToObject(res, "isError");
+	return res;
+}
+
+/* The REST answer as JSON, or NULL with *err set to a tool error result. */
+static cJSON *rest_json(const struct gw_mcp_answer *a, cJSON **err)
+{
+	cJSON *o = cJSON_ParseWithLength(a->body, a->len);
+	if (a->status >= 400 || !cJSON_IsObject(o)) {
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
+		const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+		*err = tool_error("%s: %s", code ? code : "internal", m ? m : "bad answer");
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *done_plain(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a)
+{
+	cJSON *err = NULL, *o = rest_json(a, &err);
+	(void)r;
+	(void)c;
+	return o ? result(o) : err;
+}
+
+static const char *arg_str(const struct gw_mcp_call *c, const char *name)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c->args, name));
+}
+
+/* An internal request on a sandbox of the caller's key; NULL after the
+ * call was answered (a tool error: not this key's, or no memory). */
+static struct gw_req *sandbox_sub(struct gw_req *r, struct gw_mcp_call *c)
+{
+	const char *sid = arg_str(c, "sandbox_id");
+	struct gw_req *s;
+	size_t n = strspn(sid, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+
+	if (!(s = gw_mcp_sub(r, c, "")))
+		return NULL;
+	if (!*sid || sid[n] || n >= sizeof s->sid || gw_owner_get(r->vh, sid) != r->key) {
+		gw_resp_error(s, 404, "not_found", "no sandbox %.80s", sid);
+		return NULL;
+	}
+	snprintf(s->sid, sizeof s->sid, "%s", sid);
+	return s;
+}
+
+/* The arguments without sandbox_id, as a REST body. */
+static cJSON *body_of(const struct gw_mcp_call *c)
+{
+	cJSON *b = cJSON_Duplicate(c->args, 1);
+	cJSON_DeleteItemFromObjectCaseSensitive(b, "sandbox_id");
+	return b;
+}
+
+/* ---- sandboxes ---- */
+
+static void create_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	struct gw_req *s = gw_mcp_sub(r, c, "");
+	if (s)
+		gw_sandbox_create(s, cJSON_Duplicate(c->args, 1));
+}
+
+static void list_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	struct gw_req *s = gw_mcp_sub(r, c, "");
+	if (s)
+		gw_sandbox_list(s);
+}
+
+static void stop_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	struct gw_req *s = sandbox_sub(r, c);
+	if (s)
+		gw_sandbox_delete(s);
+}
+
+static void extend_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	struct gw_req *s = sandbox_sub(r, c);
+	if (s)
+		gw_sandbox_extend(s, body_of(c));
+}
+
+static void get_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	struct gw_req *s = sandbox_sub(r, c);
+	if (s)
+		gw_sandbox_get(s);
+}
+
+static cJSON *preview_done(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a)
+{
+	cJSON *err = NULL, *o = rest_json(a, &err), *rt, *out;
+	const cJSON *port = cJSON_GetObjectItemCaseSensitive(c->args, "port");
+	(void)r;
+	if (!o)
+		return err;
+	cJSON_ArrayForEach(rt, cJSON_GetObjectItemCaseSensitive(o, "routes")) {
+		const cJSON *rp = cJSON_GetObjectItemCaseSensitive(rt, "port");
+		if (cJSON_IsNumber(rp) && rp->valuedouble == port->valuedouble) {
+			out = cJSON_CreateObject();
+			cJSON_AddNumberToObject(out, "port", rp->valuedouble);
+			cJSON_AddStringToObject(out, "url", cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(rt, "url")));
+			cJSON *tok = cJSON_DetachItemFromObjectCaseSensitive(o, "preview_token");
+			if (tok)
+				cJSON_AddItemToObject(out, "preview_token", tok);
+			cJSON_Delete(o);
+			return result(out);
+		}
+	}
+	cJSON_Delete(o);
+	return tool_error("invalid: port %d is not one of the sandbox's ports "
+			  "(declare it in create_sandbox's ports)", port->valueint);
+}
+
+/* ---- commands ---- */
+
+static void exec_start(struct gw_req *r, struct gw_mcp_call *c, int detached)
+{
+	struct gw_req *s = sandbox_sub(r, c);
+	cJSON *b;
+	if (!s)
+		return;
+	b = body_of(c);
+	cJSON_AddBoolToObject(b, "detached", detached);
+	if (!detached && c->progress)
+		s->on_output = gw_mcp_progress;
+	gw_cmd_exec(s, b);
+}
+
+static void run_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	exec_start(r, c, 0);
+}
+
+static void start_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	exec_start(r, c, 1);
+}
+
+static void output_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	const char *cid = arg_str(c, "command_id");
+	const cJSON *since = cJSON_GetObjectItemCaseSensitive(c->args, "since");
+	size_t n = strspn(cid, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+	struct gw_req *s = sandbox_sub(r, c);
+	if (!s)
+		return;
+	if (!*cid || cid[n] || n >= sizeof s->cid) {
+		gw_resp_error(s, 404, "not_found", "no command %.80s", cid);
+		return;
+	}
+	snprintf(s->cid, sizeof s->cid, "%s", cid);
+	s->resp_cap = GW_MCP_READ_CAP;
+	sbx_buf_init(&s->resp, GW_MCP_READ_CAP);
+	gw_logs_open(s, since ? (int64_t)since->valuedouble : 0, 0, 1);
+}
+
+static int b64val(int ch)
+{
+	if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+	if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
+	if (ch >= '0' && ch <= '9') return ch - '0' + 52;
+	if (ch == '+') return 62;
+	if (ch == '/') return 63;
+	return -1;
+}
+
+/* Decode base64 (padding and whitespace skipped) onto b; -1 when invalid. */
+static int unbase64(struct sbx_buf *b, const char *s)
+{
+	uint32_t acc = 0;
+	int bits = 0;
+	for (; *s; s++) {
+		int v = b64val((unsigned char)*s);
+		if (*s == '=' || *s == '\n' || *s == '\r' || *s == ' ')
+			continue;
+		if (v < 0)
+			return -1;
+		acc = acc << 6 | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			unsigned char ch = (unsigned char)(acc >> (bits - 8));
+			bits -= 8;
+			if (sbx_buf_append(b, &ch, 1))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* The ndjson lines of GET .../logs (base64): stdout and stderr as text,
+ * the offset to ask from next, and the exit when it came. */
+static cJSON *output_done(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a)
+{
+	struct sbx_buf out, err;
+	const cJSON *since = cJSON_GetObjectItemCaseSensitive(c->args, "since");
+	double next = since ? since->valuedouble : 0;
+	cJSON *exit = NULL, *res;
+	const char *p = a->body, *end = a->body + a->len;
+	int truncated = 0;
+	(void)r;
+
+	if (a->status >= 400) {
+		cJSON *e = NULL;
+		rest_json(a, &e);
+		return e;
+	}
+	sbx_buf_init(&out, 0);
+	sbx_buf_init(&err, 0);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break;   /* cut at the cap: the rest comes from next_since */
+		cJSON *l = cJSON_ParseWithLength(p, (size_t)(nl - p));
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(l, "stream");
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(l, "data");
+		const cJSON *off = cJSON_GetObjectItemCaseSensitive(l, "offset");
+		p = nl + 1;
+		if (cJSON_IsString(st) && cJSON_IsString(d) && cJSON_IsNumber(off)) {
+			struct sbx_buf *b = !strcmp(st->valuestring, "stderr") ? &err : &out;
+			size_t before = b->len;
+			unbase64(b, d->valuestring);
+			next = off->valuedouble + (double)(b->len - before);
+		} else if (cJSON_GetObjectItemCaseSensitive(l, "truncated")) {
+			truncated = 1;
+		} else if (cJSON_GetObjectItemCaseSensitive(l, "exit_code")) {
+			cJSON_Delete(exit);
+			exit = cJSON_Duplicate(l, 1);
+		}
+		cJSON_Delete(l);
+	}
+	res = cJSON_CreateObject();
+	char *s = gw_utf8_clean(sbx_buf_head(&out), out.len);
+	cJSON_AddStringToObject(res, "stdout", s ? s : "");
+	free(s);
+	s = gw_utf8_clean(sbx_buf_head(&err), err.len);
+	cJSON_AddStringToObject(res, "stderr", s ? s : "");
+	free(s);
+	sbx_buf_free(&out);
+	sbx_buf_free(&err);
+	cJSON_AddNumberToObject(res, "next_since", next);
+	cJSON_AddBoolToObject(res, "exited", exit != NULL);
+	cJSON *ec = exit ? cJSON_DetachItemFromObjectCaseSensitive(exit, "exit_code") : NULL;
+	cJSON *sg = exit ? cJSON_DetachItemFromObjectCaseSensitive(exit, "signal") : NULL;
+	cJSON_AddItemToObject(res, "exit_code", ec ? ec : cJSON_CreateNull());
+	cJSON_AddItemToObject(res, "signal", sg ? sg : cJSON_CreateNull());
+	/* without its exit line the output may go on; near the cap it
+	 * certainly may (a chunk is at most 64 KiB): ask again from next_since */
+	cJSON_AddBoolToObject(res, "more", !exit && a->len + 3 * 65536 / 2 > GW_MCP_READ_CAP);
+	cJSON_AddBoolToObject(res, "output_dropped", truncated);
+	cJSON_Delete(exit);
+	return result(res);
+}
+
+/* ---- files ---- */
+
+static void write_next(struct gw_req *r, struct gw_mcp_call *c)
+{
+	cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c->args, "files"), c->step);
+	const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "path"));
+	const char *content = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "content"));
+	const char *enc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "encoding"));
+	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(f, "mode");
+	struct gw_req *s = sandbox_sub(r, c);
+	struct sbx_buf b;
+
+	if (!s)
+		return;
+	if (!*path || strlen(path) >= sizeof s->qpath) {
+		gw_resp_error(s, 422, "invalid", "files[%d].path: empty or too long", c->step);
+		return;
+	}
+	snprintf(s->qpath, sizeof s->qpath, "%s", path);
+	s->put_mode = mode ? (long)mode->valuedouble : 0;
+	if (s->put_mode < 0 || s->put_mode > 07777) {
+		gw_resp_error(s, 422, "invalid", "files[%d].mode: 0..4095 (07777)", c->step);
+		return;
+	}
+	sbx_buf_init(&b, 0);
+	if (enc && !strcmp(enc, "base64") ? unbase64(&b, content) :
+	    sbx_buf_append(&b, content, strlen(content))) {
+		sbx_buf_free(&b);
+		gw_resp_error(s, 422, "invalid", "files[%d].content: not valid base64", c->step);
+		return;
+	}
+	gw_files_put_start(s);
+	if (!s->resp_ready && b.len)
+		gw_files_put_data(s, sbx_buf_head(&b), b.len);
+	if (!s->resp_ready)
+		gw_files_put_done(s);
+	sbx_buf_free(&b);
+}
+
+static void write_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	c->acc = cJSON_CreateObject();
+	cJSON_AddArrayToObject(c->acc, "files");
+	write_next(r, c);
+}
+
+static cJSON *write_done(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a)
+{
+	cJSON *err = NULL, *o = rest_json(a, &err);
+	if (!o) {
+		cJSON_Delete(err);
+		/* say which file failed; the ones before it were written */
+		cJSON *pe = cJSON_ParseWithLength(a->body, a->len);
+		const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(pe, "error"), "message"));
+		err = tool_error("files[%d]: %s (the files before it were written)", c->step,
+				 m ? m : "write failed");
+		cJSON_Delete(pe);
+		return err;
+	}
+	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(c->acc, "files"), o);
+	if (++c->step < cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c->args, "files"))) {
+		write_next(r, c);
+		return NULL;
+	}
+	cJSON *acc = c->acc;
+	c->acc = NULL;
+	return result(acc);
+}
+
+static void read_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	struct gw_req *s = sandbox_sub(r, c);
+	const char *path = arg_str(c, "path");
+	if (!s)
+		return;
+	snprintf(s->qpath, sizeof s->qpath, "%s", strlen(path) < sizeof s->qpath ? path : "");
+	s->resp_cap = GW_MCP_READ_CAP;
+	gw_files_get(s);
+}
+
+static cJSON *read_done(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a)
+{
+	const char *enc = arg_str(c, "encoding");
+	int b64 = enc && !strcmp(enc, "base64");
+	cJSON *o;
+	char *s;
+	(void)r;
+	if (a->status >= 400) {
+		cJSON *e = NULL;
+		rest_json(a, &e);
+		return e;
+	}
+	if (a->cut)
+		return tool_error("internal: the read was cut short");
+	s = b64 ? gw_base64((const unsigned char *)a->body, a->len) :
+		  gw_utf8_clean((const unsigned char *)a->body, a->len);
+	if (!s)
+		return tool_error("internal: out of memory");
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "path", arg_str(c, "path"));
+	cJSON_AddNumberToObject(o, "size", (double)a->len);
+	cJSON_AddStringToObject(o, "encoding", b64 ? "base64" : "text");
+	cJSON_AddStringToObject(o, "content", s);
+	free(s);
+	return result(o);
+}
+
+static void list_files_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	struct gw_req *s = sandbox_sub(r, c);
+	const char *path = arg_str(c, "path");
+	if (!s)
+		return;
+	snprintf(s->qpath, sizeof s->qpath, "%s", strlen(path) < sizeof s->qpath ? path : "");
+	gw_files_list(s);
+}
+
+/* ---- the table ---- */
+
+static const struct gw_mcp_tool tools[] = {
+	{ "create_sandbox", "Create a sandbox",
+	  "Create an isolated Linux sandbox owned by your API key. Declare the ports you want "
+	  "to preview. Returns its id and preview routes.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"lifetime (default 300000)\"},"
+	  "\"idle_timeout_ms\":{\"type\":\"integer\",\"minimum\":0},"
+	  "\"ports\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":65535}},"
+	  "\"network\":{\"description\":\"deny-all (default), allow-all, or {allow:[hosts]}\","
+	  "\"type\":[\"string\",\"object\"]},"
+	  "\"vcpus\":{\"type\":\"integer\",\"minimum\":1},\"memory_mb\":{\"type\":\"integer\",\"minimum\":1},"
+	  "\"image\":{\"type\":\"string\"},\"preview_auth\":{\"type\":\"boolean\"}," ENV "},"
+	  "\"additionalProperties\":false}",
+	  SANDBOX_OUT, create_start, done_plain },
+	{ "list_sandboxes", "List sandboxes", "The sandboxes of your API key.",
+	  "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":" SANDBOX_OUT "}},"
+	  "\"required\":[\"sandboxes\"]}", list_start, done_plain },
+	{ "stop_sandbox", "Stop a sandbox", "Stop a sandbox and free its resources.",
+	  "{\"type\":\"object\",\"properties\":{" SID "},\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
+	  SANDBOX_OUT, stop_start, done_plain },
+	{ "extend", "Extend a sandbox's lifetime", "Add duration_ms to a sandbox's timeout.",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"duration_ms\":{\"type\":\"integer\",\"minimum\":1}},"
+	  "\"required\":[\"sandbox_id\",\"duration_ms\"],\"additionalProperties\":false}",
+	  SANDBOX_OUT, extend_start, done_plain },
+	{ "preview_url", "Preview URL of a port",
+	  "The public URL of a port the sandbox declared at creation (a server listening on "
+	  "0.0.0.0 there).",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"port\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":65535}},"
+	  "\"required\":[\"sandbox_id\",\"port\"],\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},\"port\":{\"type\":\"integer\"},"
+	  "\"preview_token\":{\"type\":\"string\"}},\"required\":[\"url\",\"port\"]}",
+	  get_start, preview_done },
+	{ "run_command", "Run a command and wait",
+	  "Run a command in the sandbox and wait for it to end; returns its exit code and "
+	  "output (each stream capped at 1 MiB, with a truncated flag). For long jobs use "
+	  "start_command and command_output.",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"cmd\":{\"type\":\"string\"},"
+	  "\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},"
+	  "\"sudo\":{\"type\":\"boolean\"},\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1}," ENV "},"
+	  "\"required\":[\"sandbox_id\",\"cmd\"],\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"exit_code\":{\"type\":[\"integer\",\"null\"]},"
+	  "\"signal\":{},\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
+	  "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"
+	  "\"duration_ms\":{\"type\":\"number\"}},"
+	  "\"required\":[\"id\",\"exit_code\",\"stdout\",\"stderr\",\"stdout_truncated\",\"stderr_truncated\"]}",
+	  run_start, done_plain },
+	{ "start_command", "Start a command in the background",
+	  "Start a command without waiting; read its output with command_output.",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"cmd\":{\"type\":\"string\"},"
+	  "\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"cwd\":{\"type\":\"string\"},"
+	  "\"sudo\":{\"type\":\"boolean\"},\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1}," ENV "},"
+	  "\"required\":[\"sandbox_id\",\"cmd\"],\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\"}},"
+	  "\"required\":[\"id\",\"status\"]}", start_start, done_plain },
+	{ "command_output", "Output of a started command",
+	  "The output a command printed from byte offset since (both streams counted "
+	  "together) up to now, and its exit once it ended. Call again with next_since.",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"command_id\":{\"type\":\"string\"},"
+	  "\"since\":{\"type\":\"integer\",\"minimum\":0}},"
+	  "\"required\":[\"sandbox_id\",\"command_id\"],\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
+	  "\"next_since\":{\"type\":\"integer\"},\"exited\":{\"type\":\"boolean\"},"
+	  "\"exit_code\":{\"type\":[\"integer\",\"null\"]},\"signal\":{},\"more\":{\"type\":\"boolean\"},"
+	  "\"output_dropped\":{\"type\":\"boolean\"}},"
+	  "\"required\":[\"stdout\",\"stderr\",\"next_since\",\"exited\"]}", output_start, output_done },
+	{ "write_files", "Write files",
+	  "Write files into the sandbox (created or replaced, owned by the sandbox user). "
+	  "content is text, or base64 with encoding \"base64\".",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"files\":{\"type\":\"array\",\"maxItems\":64,"
+	  "\"items\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+	  "\"content\":{\"type\":\"string\"},\"encoding\":{\"enum\":[\"text\",\"base64\"]},"
+	  "\"mode\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4095,\"description\":\"e.g. 493 for 0755\"}},"
+	  "\"required\":[\"path\",\"content\"],\"additionalProperties\":false}}},"
+	  "\"required\":[\"sandbox_id\",\"files\"],\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	  "\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}}},\"required\":[\"files\"]}",
+	  write_start, write_done },
+	{ "read_file", "Read a file",
+	  "Read a file of the sandbox (at most 1 MiB): as text (invalid UTF-8 shown as U+FFFD) "
+	  "or base64.",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"path\":{\"type\":\"string\"},"
+	  "\"encoding\":{\"enum\":[\"text\",\"base64\"]}},"
+	  "\"required\":[\"sandbox_id\",\"path\"],\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
+	  "\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"}},"
+	  "\"required\":[\"path\",\"size\",\"encoding\",\"content\"]}", read_start, read_done },
+	{ "list_files", "List a directory", "The entries of a directory of the sandbox.",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"path\":{\"type\":\"string\"}},"
+	  "\"required\":[\"sandbox_id\",\"path\"],\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	  "\"properties\":{\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"}}}}},"
+	  "\"required\":[\"entries\"]}", list_files_start, done_plain },
+};
+#define NTOOLS (sizeof tools / sizeof tools[0])
+
+static cJSON *schema(const char *s)
+{
+	cJSON *o = cJSON_Parse(s);
+	return o ? o : cJSON_CreateObject();   /* a bad literal fails the suite */
+}
+
+cJSON *gw_mcp_tools_list(void)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < NTOOLS; i++) {
+		cJSON *t = cJSON_CreateObject();
+		cJSON_AddStringToObject(t, "name", tools[i].name);
+		cJSON_AddStringToObject(t, "title", tools[i].title);
+		cJSON_AddStringToObject(t, "description", tools[i].desc);
+		cJSON_AddItemToObject(t, "inputSchema", schema(tools[i].in));
+		cJSON_AddItemToObject(t, "outputSchema", schema(tools[i].out));
+		cJSON_AddItemToArray(a, t);
+	}
+	return a;
+}
+
+const struct gw_mcp_tool *gw_mcp_tool_find(const char *name)
+{
+	for (size_t i = 0; i < NTOOLS; i++)
+		if (!strcmp(tools[i].name, name))
+			return &tools[i];
+	return NULL;
+}
+
+const char *gw_mcp_tool_check(const struct gw_mcp_tool *t, const cJSON *args,
+			      char *why, size_t whylen)
+{
+	cJSON *s = schema(t->in);
+	int rc = check(s, args, "arguments", why, whylen);
+	cJSON_Delete(s);
+	return rc ? why : NULL;
+}
+
+int gw_mcp_tool_streams(const struct gw_mcp_tool *t)
+{
+	return t->start == run_start;
+}
+
+int gw_mcp_tool_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	c->tool->start(r, c);
+	return c->sub ? 0 : -1;   /* -1: out of memory before a request existed */
+}
+
+cJSON *gw_mcp_tool_step(struct gw_req *r, struct gw_mcp_call *c,
+			const struct gw_mcp_answer *a)
+{
+	return c->tool->done(r, c, a);
+}
