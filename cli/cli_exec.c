@@ -50,7 +50,7 @@ static char *command_body(int argc, char **argv, const char *cwd, int sudo,
 }
 
 static int exec_in(const struct cli_cfg *c, const char *id, int argc, char **argv,
-		   const char *cwd, int sudo, cJSON *env)
+		   const char *cwd, int sudo, cJSON *env, int detach)
 {
 	char path[512], *body = command_body(argc, argv, cwd, sudo, env);
 	cJSON *res = NULL, *cid;
@@ -69,6 +69,11 @@ static int exec_in(const struct cli_cfg *c, const char *id, int argc, char **arg
 		cJSON_Delete(res);
 		cli_errf("the gateway's answer has no command id");
 		return CLI_EXIT_CONN;
+	}
+	if (detach) { /* its id, for sbx logs */
+		puts(cid->valuestring);
+		cJSON_Delete(res);
+		return 0;
 	}
 	snprintf(path, sizeof(path), "/v1/sandboxes/%s/commands/%s/stream?since=0", id,
 		 cid->valuestring);
@@ -95,7 +100,7 @@ static int exec_in(const struct cli_cfg *c, const char *id, int argc, char **arg
 
 /* exec's options before "--": --cwd, --sudo, -e NAME=VALUE. */
 static int exec_opts(int argc, char **argv, int first, const char **cwd, int *sudo,
-		     cJSON *env, int *rest)
+		     cJSON *env, int *detach, int *rest)
 {
 	int i;
 
@@ -110,6 +115,8 @@ static int exec_opts(int argc, char **argv, int first, const char **cwd, int *su
 			*cwd = argv[++i];
 		} else if (!strcmp(a, "--sudo")) {
 			*sudo = 1;
+		} else if (!strcmp(a, "-d") || !strcmp(a, "--detach")) {
+			*detach = 1;
 		} else if (!strcmp(a, "-e") && i + 1 < argc) {
 			char *eq = strchr(argv[++i], '=');
 
@@ -132,28 +139,28 @@ static int exec_opts(int argc, char **argv, int first, const char **cwd, int *su
 
 int cli_exec_stream(const struct cli_cfg *c, const char *id, int argc, char **argv)
 {
-	return exec_in(c, id, argc, argv, NULL, 0, NULL);
+	return exec_in(c, id, argc, argv, NULL, 0, NULL, 0);
 }
 
 int cli_cmd_exec(const struct cli_cfg *c, int argc, char **argv)
 {
 	const char *cwd = NULL;
 	cJSON *env = cJSON_CreateObject();
-	int sudo = 0, rest, rc;
+	int sudo = 0, detach = 0, rest, rc;
 
 	if (argc < 2 || argv[1][0] == '-') {
 		cli_errf("usage: sbx exec ID -- CMD [ARGS...]");
 		cJSON_Delete(env);
 		return CLI_EXIT_USAGE;
 	}
-	rc = exec_opts(argc, argv, 2, &cwd, &sudo, env, &rest);
+	rc = exec_opts(argc, argv, 2, &cwd, &sudo, env, &detach, &rest);
 	if (!rc && rest >= argc) {
 		cli_errf("exec: no command (sbx exec ID -- CMD [ARGS...])");
 		rc = CLI_EXIT_USAGE;
 	}
 	if (!rc)
 		rc = exec_in(c, argv[1], argc - rest, argv + rest, cwd, sudo,
-			     cJSON_GetArraySize(env) ? env : NULL);
+			     cJSON_GetArraySize(env) ? env : NULL, detach);
 	cJSON_Delete(env);
 	return rc;
 }

@@ -25,11 +25,12 @@ static const struct cli_command commands[] = {
 	{ "url", cli_cmd_url,
 	  "sbx url ID PORT\n  Print the preview URL of a port the sandbox declared at create.\n" },
 	{ "exec", cli_cmd_exec,
-	  "sbx exec ID [--cwd DIR] [--sudo] [-e NAME=VALUE]... -- CMD [ARGS...]\n"
+	  "sbx exec ID [--cwd DIR] [--sudo] [-e NAME=VALUE]... [-d] -- CMD [ARGS...]\n"
 	  "  Run CMD in the sandbox; its stdout and stderr go to sbx's as they come,\n"
 	  "  sbx's stdin is forwarded when it is not a terminal (a terminal: the\n"
 	  "  command's stdin is closed), Ctrl-C sends SIGINT to the command, and\n"
-	  "  sbx exits with its status (128+N for signal N).\n" },
+	  "  sbx exits with its status (128+N for signal N). -d (--detach): start it,\n"
+	  "  print its id (for sbx logs) and return.\n" },
 	{ "run", cli_cmd_run,
 	  "sbx run [--timeout 10m] [--port N]... -- CMD [ARGS...]\n"
 	  "  Create a sandbox, exec CMD in it as `exec` does, stop the sandbox.\n" },

@@ -89,7 +89,7 @@ int cli_cmd_sh(const struct cli_cfg *c, int argc, char **argv)
 		tio_saved = 1;
 		raw = saved_tio;
 		cfmakeraw(&raw);
-		if (tcsetattr(0, TCSAFLUSH, &raw)) {
+		if (tcsetattr(0, TCSADRAIN, &raw)) { /* typed-ahead input is kept */
 			restore_terminal();
 			cli_errf("cannot put the terminal in raw mode");
 			return CLI_EXIT_LOCAL;
