@@ -108,7 +108,7 @@ static int tcp_connect(const struct cli_url *u, struct sbx_err *err)
 	freeaddrinfo(res);
 	if (fd < 0) {
 		errno = saved;
-		return sbx_err_sys(err, "cannot reach the gateway at %s:%s", u->host, u->port);
+		return sbx_err_sys(err, "connect to %s:%s", u->host, u->port);
 	}
 	return fd;
 }

@@ -159,6 +159,10 @@ static int on_writeable(struct cli_ws *s, struct lws *wsi)
  * terminal's file description is never made non-blocking for stdout. */
 static struct cli_ws *current;   /* lws's cancel event carries no user data */
 
+/* The reader may sit in read(0) after the session (nothing can interrupt
+ * it portably), so its buffer outlives any session: one per process. */
+static unsigned char stdin_buf[LWS_PRE + 1 + IN_CHUNK];
+
 static void *stdin_reader(void *arg)
 {
 	struct cli_ws *s = arg;
@@ -316,8 +320,8 @@ int cli_ws_run(struct cli_ws *s)
 	info.vhost_name = "default";
 	lws_set_log_level(0, NULL);
 	s->ctx = lws_create_context(&info);
-	s->out = malloc(LWS_PRE + 1 + IN_CHUNK);
-	if (!s->ctx || !s->out) {
+	s->out = stdin_buf;
+	if (!s->ctx) {
 		snprintf(s->error, sizeof(s->error), "cannot start the WebSocket client");
 		goto out;
 	}
@@ -367,7 +371,6 @@ out:
 	if (s->ctx)
 		lws_context_destroy(s->ctx); /* closes the adopted stdin dup and signalfd */
 	s->ctx = NULL;
-	/* the reader may still hold s->out: it stays allocated until exit */
 	pthread_mutex_lock(&s->lock);
 	s->stop_reader = 1;
 	pthread_cond_signal(&s->cond);

@@ -182,7 +182,7 @@ if start_gw; then
 	SBX_URL=http://127.0.0.1:$GW_PORT tests/cli/pty_drive.py "$SBX" "$id" "$T/p2" drop >"$T/p2.out" 2>&1 &
 	p=$!
 	for _ in $(seq 600); do grep -q READY "$T/p2.out" && break; sleep 0.1; done
-	kill -9 $GW_PID
+	{ kill -9 $GW_PID && wait $GW_PID; } 2>/dev/null
 	wait $p
 	grep -E '^(PASS|FAIL)' "$T/p2.out" | while read -r l; do echo "$l (drop)"; done
 	pass=$((pass + $(grep -c '^PASS' "$T/p2.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/p2.out")))
