@@ -174,6 +174,21 @@ check "sh: exits with the shell's status" "$(cat "$T/p1/rc" 2>/dev/null)" 5
 [ -s "$T/p1/before" ] && cmp -s "$T/p1/before" "$T/p1/after" && ok "sh: terminal settings restored after exit" ||
 	bad "sh: terminal settings restored after exit ($(cat "$T/p1/before" "$T/p1/after" 2>&1))"
 
+# https:// and wss:// to a gateway with a self-signed certificate: trusted
+# through SSL_CERT_FILE (OpenSSL's default verify paths), refused without
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost" \
+	-keyout "$T/key.pem" -out "$T/cert.pem" >/dev/null 2>&1
+tls_port=$((20000 + RANDOM % 20000))
+SANDBOX_API_KEYS=$KEY bin/sandbox-gateway --port $tls_port --runner-socket "$T/r.sock" --cert "$T/cert.pem" --key "$T/key.pem" >>"$T/gw.tls.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do curl -s -m 1 --cacert "$T/cert.pem" -o /dev/null "https://localhost:$tls_port/healthz" && break; sleep 0.1; done
+tls() { SSL_CERT_FILE=$T/cert.pem SBX_URL=https://localhost:$tls_port "$SBX" "$@"; }
+check "tls: ls over https" "$(tls ls | grep -c "^$id ")" 1
+tls exec "$id" -- sh -c 'printf tls-out; printf tls-err >&2; exit 6' >"$T/o" 2>"$T/e"
+check "tls: exec over wss: status, stdout, stderr" "$?|$(cat "$T/o")|$(cat "$T/e")" "6|tls-out|tls-err"
+SBX_URL=https://localhost:$tls_port SSL_CERT_FILE=/dev/null "$SBX" ls >/dev/null 2>"$T/err"
+check "tls: an untrusted certificate is refused (123)" "$?$(grep -c 'certificate verify failed' "$T/err")" 1231
+
 # ... and after the connection drops: a second gateway (it adopts the key's
 # sandboxes) is killed under an open shell
 first_pid=$GW_PID first_url=$SBX_URL
