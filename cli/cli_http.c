@@ -62,9 +62,11 @@ int cli_url_parse(const char *s, struct cli_url *u, struct sbx_err *err)
 	if (colon) {
 		size_t pl = (size_t)(slash - colon - 1);
 
-		if (!pl || pl >= sizeof(u->port) || strspn(colon + 1, "0123456789") < pl)
+		if (!pl || pl > 5 || strspn(colon + 1, "0123456789") < pl)
 			return sbx_err_set(err, EINVAL, "URL %s: bad port", s);
 		memcpy(u->port, colon + 1, pl);
+		if (atoi(u->port) < 1 || atoi(u->port) > 65535)
+			return sbx_err_set(err, EINVAL, "URL %s: bad port", s);
 	} else {
 		strcpy(u->port, u->tls ? "443" : "80");
 	}

@@ -6,6 +6,9 @@ usage: pty_drive.py SBX ID DIR MODE
          resize the pty (the kernel sends SIGWINCH), check again, `exit 5`.
   MODE drop: open the shell, print the line "READY" on stdout and wait for
          the connection to drop (the caller kills the gateway).
+  MODE exec: `sbx exec` with the terminal as its stdin: `cat` ends at once
+         (the command's stdin is closed), and Ctrl-C typed at the terminal
+         reaches a command that traps SIGINT (its status in DIR/rc).
 The shell wrapper saves `stty -g` before and after sbx into DIR/before and
 DIR/after and sbx's status into DIR/rc. Prints PASS:/FAIL: lines. Waits
 for output are bounded at 60 s only so that a broken client cannot hang
@@ -31,8 +34,13 @@ def set_size(fd, rows, cols):
 pid, fd = pty.fork()
 if pid == 0:
     set_size(0, 30, 100)
-    script = ('stty -g > "$D/before"; "$SBX" sh "$ID"; echo $? > "$D/rc"; '
-              'stty -g > "$D/after"; echo WRAPPER-DONE')
+    if mode == "exec":
+        script = ('trap : INT; "$SBX" exec "$ID" -- cat; echo "cat-rc=$((40+$?))"; '
+                  '"$SBX" exec "$ID" -- sh -c \'trap "echo caught; exit 7" INT; echo STARTED; '
+                  'for i in $(seq 120); do sleep 1; done\'; echo $? > "$D/rc"; echo WRAPPER-DONE')
+    else:
+        script = ('stty -g > "$D/before"; "$SBX" sh "$ID"; echo $? > "$D/rc"; '
+                  'stty -g > "$D/after"; echo WRAPPER-DONE')
     os.execve("/bin/sh", ["sh", "-c", script],
               dict(os.environ, D=d, SBX=sbx, ID=sid, TERM="xterm"))
 
@@ -65,6 +73,16 @@ def wait_for(pattern, start=0):
 def typed(cmd):
     os.write(fd, cmd.encode() + b"\r")
 
+
+if mode == "exec":
+    report("exec: with a terminal as stdin, cat sees EOF at once", wait_for(rb"cat-rc=40") is not None,
+           repr(seen[-200:]))
+    report("exec: the trapping command started", wait_for(rb"STARTED\r\n") is not None, repr(seen[-200:]))
+    os.write(fd, b"\x03")  # Ctrl-C: the terminal sends SIGINT to sbx
+    report("exec: Ctrl-C reached the command", wait_for(rb"caught") is not None, repr(seen[-200:]))
+    report("exec: sbx ended after it", wait_for(rb"WRAPPER-DONE") is not None, repr(seen[-200:]))
+    os.waitpid(pid, 0)
+    sys.exit(0 if ok else 1)
 
 report("sh: the remote prompt shows", wait_for(rb"\$ ") is not None, repr(seen[-200:]))
 # a command typed runs: its output is computed, so an echo of the typing

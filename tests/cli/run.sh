@@ -126,6 +126,13 @@ kill -INT $p
 wait $p
 check "ctrl-c: a command that traps SIGINT decides: exit 7" "$?$(tail -1 "$T/o")" "7caught"
 
+# ... and typed at a real terminal (the line discipline signals sbx)
+mkdir -p "$T/p0"
+tests/cli/pty_drive.py "$SBX" "$id" "$T/p0" exec >"$T/p0.out" 2>&1
+grep -E '^(PASS|FAIL)' "$T/p0.out"
+pass=$((pass + $(grep -c '^PASS' "$T/p0.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/p0.out")))
+check "ctrl-c: typed at a terminal, the trapping command's status 7 is sbx's" "$(cat "$T/p0/rc" 2>/dev/null)" 7
+
 # cp: 50 MB both ways, streamed
 head -c 50000000 /dev/urandom >"$T/big"
 /usr/bin/time -f %M -o "$T/rss.up" "$SBX" cp "$T/big" "$id:dir/big.bin"
@@ -168,7 +175,7 @@ check "run: the sandbox is stopped after" "$(sbx ls | grep -c ' running ')" "$be
 # restored after the shell exits
 mkdir -p "$T/p1"
 tests/cli/pty_drive.py "$SBX" "$id" "$T/p1" exit >"$T/p1.out" 2>&1
-grep -E '^(PASS|FAIL)' "$T/p1.out" | while read -r l; do echo "$l"; done
+grep -E '^(PASS|FAIL)' "$T/p1.out"
 pass=$((pass + $(grep -c '^PASS' "$T/p1.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/p1.out")))
 check "sh: exits with the shell's status" "$(cat "$T/p1/rc" 2>/dev/null)" 5
 [ -s "$T/p1/before" ] && cmp -s "$T/p1/before" "$T/p1/after" && ok "sh: terminal settings restored after exit" ||
