@@ -52,7 +52,7 @@ static char *command_body(int argc, char **argv, const char *cwd, int sudo,
 static int exec_in(const struct cli_cfg *c, const char *id, int argc, char **argv,
 		   const char *cwd, int sudo, cJSON *env, int detach)
 {
-	char path[512], *body = command_body(argc, argv, cwd, sudo, env);
+	char path[512], kill_path[512], *body = command_body(argc, argv, cwd, sudo, env);
 	cJSON *res = NULL, *cid;
 	struct cli_ws s;
 	int rc;
@@ -75,6 +75,8 @@ static int exec_in(const struct cli_cfg *c, const char *id, int argc, char **arg
 		cJSON_Delete(res);
 		return 0;
 	}
+	snprintf(kill_path, sizeof(kill_path), "/v1/sandboxes/%s/commands/%s/kill", id,
+		 cid->valuestring);
 	snprintf(path, sizeof(path), "/v1/sandboxes/%s/commands/%s/stream?since=0", id,
 		 cid->valuestring);
 	cJSON_Delete(res);
@@ -89,6 +91,11 @@ static int exec_in(const struct cli_cfg *c, const char *id, int argc, char **arg
 	if (cli_ws_run(&s)) {
 		cli_errf("%s", s.error);
 		return CLI_EXIT_CONN;
+	}
+	if (s.output_gone && !s.got_exit) {
+		/* as a local command writing to that pipe would get */
+		cli_api_json(c, "POST", kill_path, "{\"signal\":\"SIGPIPE\"}", NULL);
+		return 128 + SIGPIPE;
 	}
 	if (!s.got_exit) {
 		cli_errf("the stream ended before the command did%s%s", s.error[0] ? ": " : "",

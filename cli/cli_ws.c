@@ -102,8 +102,15 @@ static void on_binary(struct cli_ws *s, struct lws *wsi, const unsigned char *p,
 		}
 		fd = s->in_tag == 2 ? 2 : 1;
 	}
-	if (n && cli_write_all(fd, p, n) && errno == EPIPE)
+	if (s->output_gone || !n)
+		return;
+	if (cli_write_all(fd, p, n) && errno == EPIPE) {
+		/* the reader went away (`| head`): sbx ends (the caller sends
+		 * the command SIGPIPE, over REST: a kill sent on a stream that
+		 * closes right after it may be dropped with the session) */
+		s->output_gone = 1;
 		cli_ws_close(s);
+	}
 }
 
 /* One message per WRITEABLE: stdin bytes first, then control messages. */

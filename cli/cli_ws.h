@@ -29,6 +29,7 @@ struct cli_ws {
 
 	/* the result */
 	int got_exit;             /* an exit message came */
+	int output_gone;          /* stdout or stderr was closed (EPIPE) */
 	int exit_status;          /* its code, or 128 + signal */
 	int close_code;           /* the peer's close code, 0 if none */
 	char error[512];          /* an error message from the gateway or lws */

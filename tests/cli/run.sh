@@ -19,7 +19,7 @@ ok() { echo "PASS: $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
 check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1 (got '$2', want '$3')"; fi; }
 finish() { echo "$pass passed, $fail failed, $skip skipped"; [ "$fail" = 0 ]; exit; }
-SBX=$PWD/bin/sbx
+SBX=${SBX_BIN:-$PWD/bin/sbx}   # SBX_BIN=build/asan/bin/sbx: the ASan build
 
 if [ ! -x "$SBX" ] || [ ! -x bin/sandbox-runner ] || [ "$(id -u)" != 0 ] || [ ! -d "$IMG/default/rootfs" ]; then
 	echo "SKIP: cli suite: needs root, make (bin/sbx, bin/sandbox-runner) and $IMG/default/rootfs"
@@ -113,18 +113,32 @@ check "stdin: /dev/null is an empty input" "$(sbx exec "$id" -- wc -c </dev/null
 # sbx respects (as nohup'd programs rely on): give it the default back.
 # The sleeps are bounds only: if SIGINT were lost the check fails at their end.
 DFL_INT='import os,signal,sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])'
-python3 -c "$DFL_INT" "$SBX" exec "$id" -- sh -c 'echo started; exec sleep 120' >"$T/o" 2>&1 </dev/null &
+# (each run its own output file: "started" must be this command's, printed
+# once sbx is streaming and so has its signal handling in place)
+python3 -c "$DFL_INT" "$SBX" exec "$id" -- sh -c 'echo started; exec sleep 120' >"$T/int1" 2>&1 </dev/null &
 p=$!
-for _ in $(seq 600); do grep -q started "$T/o" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q started "$T/int1" && break; sleep 0.1; done
 kill -INT $p
 wait $p
 check "ctrl-c: SIGINT ends the command: 128+2" "$?" 130
-python3 -c "$DFL_INT" "$SBX" exec "$id" -- sh -c 'trap "echo caught; exit 7" INT; echo started; for i in $(seq 120); do sleep 1; done' >"$T/o" 2>&1 </dev/null &
+python3 -c "$DFL_INT" "$SBX" exec "$id" -- sh -c 'trap "echo caught; exit 7" INT; echo started; for i in $(seq 120); do sleep 1; done' >"$T/int2" 2>&1 </dev/null &
 p=$!
-for _ in $(seq 600); do grep -q started "$T/o" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q started "$T/int2" && break; sleep 0.1; done
 kill -INT $p
 wait $p
-check "ctrl-c: a command that traps SIGINT decides: exit 7" "$?$(tail -1 "$T/o")" "7caught"
+check "ctrl-c: a command that traps SIGINT decides: exit 7" "$?$(tail -1 "$T/int2")" "7caught"
+
+# a reader that goes away (| head): sbx ends as if by SIGPIPE, and so does
+# the command (nothing is left running in the sandbox)
+out=$(sbx exec "$id" -- yes 2>/dev/null | head -2 | tr '\n' ,; echo "${PIPESTATUS[0]}")
+check "epipe: sbx exec -- yes | head -2" "$out" "y,y,141"
+running=1
+for _ in $(seq 300); do
+	running=$(curl -s -m 10 -H "Authorization: Bearer $KEY" "$SBX_URL/v1/sandboxes/$id/commands" | grep -o '"status":"running"' | wc -l)
+	[ "$running" = 0 ] && break
+	sleep 0.1
+done
+check "epipe: the command got SIGPIPE too (none left running)" "$running" 0
 
 # ... and typed at a real terminal (the line discipline signals sbx)
 mkdir -p "$T/p0"
