@@ -1,7 +1,6 @@
 #include "cli_ws.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,11 +13,9 @@
 
 #define IN_CHUNK 16384
 
-enum fd_kind { FD_SIGNAL = 2 };
-
-struct fd_tag {
+/* The opaque data of the adopted signalfd (the WebSocket's is the session). */
+struct signal_src {
 	struct cli_ws *s;
-	enum fd_kind kind;
 };
 
 static void want_write(struct cli_ws *s)
@@ -202,25 +199,18 @@ static void *stdin_reader(void *arg)
 	}
 }
 
-static int on_fd(struct lws *wsi, enum lws_callback_reasons reason)
+/* The signalfd is readable: hand each signal to the session. */
+static int on_signalfd(struct lws *wsi, enum lws_callback_reasons reason)
 {
-	struct fd_tag *t = lws_get_opaque_user_data(wsi);
+	struct signal_src *src = lws_get_opaque_user_data(wsi);
+	struct signalfd_siginfo si;
 
-	if (!t)
+	if (!src || reason != LWS_CALLBACK_RAW_RX_FILE)
 		return 0;
-	switch (reason) {
-	case LWS_CALLBACK_RAW_RX_FILE:
-		if (t->kind == FD_SIGNAL) {
-			struct signalfd_siginfo si;
-
-			while (read(lws_get_socket_fd(wsi), &si, sizeof(si)) == sizeof(si))
-				if (t->s->on_signal)
-					t->s->on_signal(t->s, (int)si.ssi_signo);
-		}
-		return 0;
-	default:
-		return 0;
-	}
+	while (read(lws_get_socket_fd(wsi), &si, sizeof(si)) == sizeof(si))
+		if (src->s->on_signal)
+			src->s->on_signal(src->s, (int)si.ssi_signo);
+	return 0;
 }
 
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
@@ -230,7 +220,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 
 	(void)user;
 	if (reason == LWS_CALLBACK_RAW_RX_FILE || reason == LWS_CALLBACK_RAW_CLOSE_FILE)
-		return on_fd(wsi, reason);
+		return on_signalfd(wsi, reason);
 	if (reason == LWS_CALLBACK_EVENT_WAIT_CANCELLED) { /* the stdin thread has news */
 		if (current && current->wsi && current->opened)
 			lws_callback_on_writable(current->wsi);
@@ -298,13 +288,12 @@ static const struct lws_protocols protocols[] = {
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
-static struct lws *adopt(struct cli_ws *s, int fd, struct fd_tag *t)
+static struct lws *adopt(struct cli_ws *s, int fd, struct signal_src *t)
 {
 	lws_sock_file_fd_type u;
 	struct lws_vhost *vh = lws_get_vhost_by_name(s->ctx, "default");
 
 	u.filefd = fd;
-	(void)t;
 	return lws_adopt_descriptor_vhost_via_info(&(lws_adopt_desc_t){
 		.vh = vh, .type = LWS_ADOPT_RAW_FILE_DESC, .fd = u,
 		.vh_prot_name = "sbx-ws", .opaque = t });
@@ -314,7 +303,7 @@ int cli_ws_run(struct cli_ws *s)
 {
 	struct lws_context_creation_info info;
 	struct lws_client_connect_info ci;
-	struct fd_tag tsig = { s, FD_SIGNAL };
+	struct signal_src tsig = { s };
 	char path[4096];
 	sigset_t set;
 	int sfd = -1, i, rc = -1;
@@ -376,7 +365,7 @@ int cli_ws_run(struct cli_ws *s)
 	rc = s->opened ? 0 : -1;
 out:
 	if (s->ctx)
-		lws_context_destroy(s->ctx); /* closes the adopted stdin dup and signalfd */
+		lws_context_destroy(s->ctx); /* closes the adopted signalfd */
 	s->ctx = NULL;
 	pthread_mutex_lock(&s->lock);
 	s->stop_reader = 1;
