@@ -43,7 +43,7 @@ all:
 
 include lib/lib.mk
 include $(wildcard guest/guest.mk runner/runner.mk gateway/gateway.mk mk/image.mk \
-                  tests/seccomp/seccomp.mk web-demo/web.mk)
+                  cli/cli.mk tests/seccomp/seccomp.mk web-demo/web.mk)
 include tests/tests.mk
 
 all: $(ALL_BINS)

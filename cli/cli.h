@@ -1,0 +1,80 @@
+/* sbx: shared configuration, exit codes and REST helpers. */
+#ifndef CLI_H
+#define CLI_H
+
+#include <cJSON.h>
+
+#include "cli_http.h"
+
+/* sbx's own failures; exec, run and sh otherwise exit with the remote
+ * command's status (128 + N for signal N). Listed in `sbx --help`. */
+#define MAX_PORTS 16
+
+enum cli_exit {
+	CLI_OK = 0,
+	CLI_EXIT_USAGE = 120,       /* bad command line */
+	CLI_EXIT_API = 121,         /* the gateway answered with an error */
+	CLI_EXIT_UNREACHABLE = 122, /* the gateway could not be reached */
+	CLI_EXIT_CONN = 123,        /* connection lost or unexpected answer */
+	CLI_EXIT_LOCAL = 124,       /* a local file or terminal error */
+};
+
+struct cli_cfg {
+	struct cli_url url;
+	const char *url_text;
+	const char *key;
+	int json;                   /* --json: print the gateway's JSON */
+};
+
+/* Print "sbx: message" to stderr. */
+void cli_errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* An exit code for a failed request (unreachable or other), printed. */
+int cli_fail_request(const struct cli_cfg *c, const struct sbx_err *err);
+
+/* Print the gateway's {"error":{...}} from an error response (status) and
+ * return CLI_EXIT_API. Consumes and closes h. */
+int cli_fail_status(struct cli_http *h, int status);
+
+/* A request whose answer is a JSON object: returns 0 with *out (cJSON_Delete
+ * it; NULL allowed when the caller does not want it), or an exit code after
+ * printing why. body is JSON text or NULL. */
+int cli_api_json(const struct cli_cfg *c, const char *method, const char *path,
+		 const char *body, cJSON **out);
+
+/* Milliseconds from "500ms", "30s", "10m", "2h" or bare seconds; -1 if bad. */
+long long cli_parse_duration(const char *s);
+
+/* URL-encode s into out (size n); -1 if it does not fit. */
+int cli_urlencode(const char *s, char *out, size_t n);
+
+/* 128 + the signal's number for a name like "SIGKILL"; 128 if unknown. */
+int cli_signal_status(const char *name);
+
+/* Write all of [p, p+n) to fd, waiting while it is non-blocking and full. */
+int cli_write_all(int fd, const void *p, size_t n);
+
+int cli_cmd_create(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_ls(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_stop(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_url(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_exec(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_run(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_cp(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_logs(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_sh(const struct cli_cfg *c, int argc, char **argv);
+
+/* Create a sandbox from create's options (argv parsed from optind);
+ * 0 with id filled, or an exit code. Used by create and run. */
+int cli_create_sandbox(const struct cli_cfg *c, long long timeout_ms,
+		       const int *ports, int nports, char *id, size_t idlen,
+		       cJSON **obj);
+
+int cli_parse_create_opts(int argc, char **argv, long long *timeout_ms, int *ports,
+			  int *nports, int *rest);
+
+/* Run argv in sandbox id, streaming; returns the command's exit status or
+ * an sbx exit code. */
+int cli_exec_stream(const struct cli_cfg *c, const char *id, int argc, char **argv);
+
+#endif

@@ -1,0 +1,237 @@
+/* sbx create, ls, stop, url: the sandbox lifecycle over REST. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+
+static int print_json(const cJSON *j)
+{
+	char *s = cJSON_PrintUnformatted(j);
+
+	if (!s)
+		return CLI_EXIT_LOCAL;
+	puts(s);
+	cJSON_free(s);
+	return 0;
+}
+
+/* Whether id looks like a sandbox id (it goes into a URL path). */
+static int id_ok(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (!n || n > 100 || strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789_-") != n) {
+		cli_errf("'%s' is not a sandbox id", id);
+		return 0;
+	}
+	return 1;
+}
+
+int cli_create_sandbox(const struct cli_cfg *c, long long timeout_ms,
+		       const int *ports, int nports, char *id, size_t idlen,
+		       cJSON **obj)
+{
+	cJSON *req = cJSON_CreateObject(), *pa = NULL, *res = NULL, *jid;
+	char *body;
+	int i, rc;
+
+	if (timeout_ms >= 0)
+		cJSON_AddNumberToObject(req, "timeout_ms", (double)timeout_ms);
+	if (nports) {
+		pa = cJSON_AddArrayToObject(req, "ports");
+		for (i = 0; i < nports; i++)
+			cJSON_AddItemToArray(pa, cJSON_CreateNumber(ports[i]));
+	}
+	body = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	if (!body)
+		return CLI_EXIT_LOCAL;
+	rc = cli_api_json(c, "POST", "/v1/sandboxes", body, &res);
+	cJSON_free(body);
+	if (rc)
+		return rc;
+	jid = cJSON_GetObjectItemCaseSensitive(res, "id");
+	if (!cJSON_IsString(jid) || strlen(jid->valuestring) >= idlen) {
+		cli_errf("the gateway's answer has no sandbox id");
+		cJSON_Delete(res);
+		return CLI_EXIT_CONN;
+	}
+	strcpy(id, jid->valuestring);
+	if (obj)
+		*obj = res;
+	else
+		cJSON_Delete(res);
+	return 0;
+}
+
+/* Parse create's options from argv[1..]; stops at "--" (returned in *rest).
+ * 0, or CLI_EXIT_USAGE after saying why. */
+int cli_parse_create_opts(int argc, char **argv, long long *timeout_ms, int *ports,
+			  int *nports, int *rest)
+{
+	int i;
+
+	*timeout_ms = -1;
+	*nports = 0;
+	*rest = argc;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			*rest = i + 1;
+			return 0;
+		}
+		if (!strcmp(a, "--timeout") && i + 1 < argc) {
+			*timeout_ms = cli_parse_duration(argv[++i]);
+			if (*timeout_ms < 0) {
+				cli_errf("--timeout %s: give a duration like 90s, 10m or 2h", argv[i]);
+				return CLI_EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--port") && i + 1 < argc) {
+			char *end;
+			long p = strtol(argv[++i], &end, 10);
+
+			if (*end || p < 1 || p > 65535 || *nports == MAX_PORTS) {
+				cli_errf("--port %s: a port 1..65535 (at most %d)", argv[i], MAX_PORTS);
+				return CLI_EXIT_USAGE;
+			}
+			ports[(*nports)++] = (int)p;
+		} else {
+			cli_errf("%s: unexpected argument '%s' (sbx %s --help)", argv[0], a, argv[0]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+int cli_cmd_create(const struct cli_cfg *c, int argc, char **argv)
+{
+	long long timeout_ms;
+	int ports[MAX_PORTS], nports, rest, rc;
+	char id[128];
+	cJSON *obj = NULL;
+
+	rc = cli_parse_create_opts(argc, argv, &timeout_ms, ports, &nports, &rest);
+	if (rc)
+		return rc;
+	if (rest != argc) {
+		cli_errf("create takes no command");
+		return CLI_EXIT_USAGE;
+	}
+	rc = cli_create_sandbox(c, timeout_ms, ports, nports, id, sizeof(id), &obj);
+	if (rc)
+		return rc;
+	if (c->json)
+		rc = print_json(obj);
+	else
+		puts(id);
+	cJSON_Delete(obj);
+	return rc;
+}
+
+int cli_cmd_ls(const struct cli_cfg *c, int argc, char **argv)
+{
+	cJSON *res = NULL, *list, *sb;
+	int rc;
+
+	(void)argv;
+	if (argc != 1) {
+		cli_errf("ls takes no arguments");
+		return CLI_EXIT_USAGE;
+	}
+	rc = cli_api_json(c, "GET", "/v1/sandboxes", NULL, &res);
+	if (rc)
+		return rc;
+	if (c->json) {
+		rc = print_json(res);
+		cJSON_Delete(res);
+		return rc;
+	}
+	list = cJSON_GetObjectItemCaseSensitive(res, "sandboxes");
+	printf("%-40s %-9s %8s  %s\n", "ID", "STATUS", "LEFT_S", "PORTS");
+	cJSON_ArrayForEach(sb, list) {
+		cJSON *id = cJSON_GetObjectItemCaseSensitive(sb, "id");
+		cJSON *st = cJSON_GetObjectItemCaseSensitive(sb, "status");
+		cJSON *ex = cJSON_GetObjectItemCaseSensitive(sb, "expires_at");
+		cJSON *ports = cJSON_GetObjectItemCaseSensitive(sb, "ports"), *p;
+		struct timespec now;
+		long long left = 0;
+		int first = 1;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (cJSON_IsNumber(ex))
+			left = ((long long)ex->valuedouble - (now.tv_sec * 1000LL + now.tv_nsec / 1000000)) / 1000;
+		printf("%-40s %-9s %8lld  ", cJSON_IsString(id) ? id->valuestring : "?",
+		       cJSON_IsString(st) ? st->valuestring : "?", left > 0 ? left : 0);
+		cJSON_ArrayForEach(p, ports) {
+			printf("%s%d", first ? "" : ",", p->valueint);
+			first = 0;
+		}
+		putchar('\n');
+	}
+	cJSON_Delete(res);
+	return 0;
+}
+
+int cli_cmd_stop(const struct cli_cfg *c, int argc, char **argv)
+{
+	char path[256];
+	int i, rc = 0;
+
+	if (argc < 2) {
+		cli_errf("usage: sbx stop ID...");
+		return CLI_EXIT_USAGE;
+	}
+	for (i = 1; i < argc; i++) {
+		int r;
+
+		if (!id_ok(argv[i]))
+			return CLI_EXIT_USAGE;
+		snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[i]);
+		r = cli_api_json(c, "DELETE", path, NULL, NULL);
+		if (r && !rc)
+			rc = r;
+	}
+	return rc;
+}
+
+int cli_cmd_url(const struct cli_cfg *c, int argc, char **argv)
+{
+	char path[256], *end;
+	cJSON *res = NULL, *routes, *r;
+	long port;
+	int rc;
+
+	if (argc != 3) {
+		cli_errf("usage: sbx url ID PORT");
+		return CLI_EXIT_USAGE;
+	}
+	port = strtol(argv[2], &end, 10);
+	if (!id_ok(argv[1]) || *end || port < 1 || port > 65535) {
+		if (*end || port < 1 || port > 65535)
+			cli_errf("'%s' is not a port", argv[2]);
+		return CLI_EXIT_USAGE;
+	}
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[1]);
+	rc = cli_api_json(c, "GET", path, NULL, &res);
+	if (rc)
+		return rc;
+	routes = cJSON_GetObjectItemCaseSensitive(res, "routes");
+	cJSON_ArrayForEach(r, routes) {
+		cJSON *p = cJSON_GetObjectItemCaseSensitive(r, "port");
+		cJSON *u = cJSON_GetObjectItemCaseSensitive(r, "url");
+
+		if (cJSON_IsNumber(p) && p->valueint == port && cJSON_IsString(u)) {
+			puts(u->valuestring);
+			cJSON_Delete(res);
+			return 0;
+		}
+	}
+	cJSON_Delete(res);
+	cli_errf("sandbox %s has no preview for port %ld (declare it: sbx create --port %ld)",
+		 argv[1], port, port);
+	return CLI_EXIT_API;
+}
