@@ -151,8 +151,13 @@ void ag_cmd_detach(struct ag_conn *c)
 		/* the terminal's user went away: what closing a terminal does */
 		cmd->hup_conn = NULL;
 		if (!cmd->reaped) {
-			kill(-cmd->pid, SIGHUP);
-			kill(-cmd->pid, SIGCONT);
+			/* a command that has not called setsid() yet (the
+			 * connection closed right after the exec reply) has no
+			 * group of its own: signal the process itself */
+			if (kill(-cmd->pid, SIGHUP) < 0)
+				kill(cmd->pid, SIGHUP);
+			if (kill(-cmd->pid, SIGCONT) < 0)
+				kill(cmd->pid, SIGCONT);
 		}
 	}
 	pty_pace(cmd);   /* a lagging reader left */

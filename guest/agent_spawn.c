@@ -89,8 +89,6 @@ static void child(const struct ag_spawn *s, char **envp, int in, int out, int er
 	sigset_t all;
 	int i;
 
-	sigfillset(&all);
-	sigprocmask(SIG_UNBLOCK, &all, NULL);
 	for (i = 1; i < NSIG; i++)
 		signal(i, SIG_DFL);
 	/* glibc refuses signal() for its reserved real-time signals (32, 33),
@@ -101,6 +99,11 @@ static void child(const struct ag_spawn *s, char **envp, int in, int out, int er
 			 unsigned long mask; } ksa = { SIG_DFL, 0, NULL, 0 };
 		syscall(SYS_rt_sigaction, i, &ksa, NULL, sizeof(ksa.mask));
 	}
+	/* unblocked only now: a signal sent to the new process before this
+	 * (a hangup of a terminal closed at once) acts as it would on the
+	 * command, not through a disposition inherited from the agent */
+	sigfillset(&all);
+	sigprocmask(SIG_UNBLOCK, &all, NULL);
 	setsid();
 	if (slave) {
 		int fd = open(slave, O_RDWR);
