@@ -39,6 +39,8 @@ int cli_fail_status(struct cli_http *h, int status);
 /* A request whose answer is a JSON object: returns 0 with *out (cJSON_Delete
  * it; NULL allowed when the caller does not want it), or an exit code after
  * printing why. body is JSON text or NULL. */
+/* One JSON value on a line of stdout (--json output). */
+int cli_print_json(const cJSON *j);
 int cli_api_json(const struct cli_cfg *c, const char *method, const char *path,
 		 const char *body, cJSON **out);
 

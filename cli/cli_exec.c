@@ -70,8 +70,11 @@ static int exec_in(const struct cli_cfg *c, const char *id, int argc, char **arg
 		cli_errf("the gateway's answer has no command id");
 		return CLI_EXIT_CONN;
 	}
-	if (detach) { /* its id, for sbx logs */
-		puts(cid->valuestring);
+	if (detach) { /* its id, for sbx logs (--json: the command object) */
+		if (c->json)
+			cli_print_json(res);
+		else
+			puts(cid->valuestring);
 		cJSON_Delete(res);
 		return 0;
 	}

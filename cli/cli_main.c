@@ -19,18 +19,21 @@ static const struct cli_command commands[] = {
 	  "  --timeout: ms, s (default unit), m or h, e.g. 90s, 10m; --port: a port\n"
 	  "  to preview (repeat for more).\n" },
 	{ "ls", cli_cmd_ls,
-	  "sbx ls\n  List this key's sandboxes: id, status, seconds left, ports.\n" },
+	  "sbx ls\n  List this key's sandboxes: id, status, seconds left, ports\n"
+	  "  (--json: the gateway's list).\n" },
 	{ "stop", cli_cmd_stop,
-	  "sbx stop ID...\n  Stop and destroy sandboxes (stopping a stopped one is not an error).\n" },
+	  "sbx stop ID...\n  Stop and destroy sandboxes (stopping a stopped one is not an error;\n"
+	  "  --json: each stopped object).\n" },
 	{ "url", cli_cmd_url,
-	  "sbx url ID PORT\n  Print the preview URL of a port the sandbox declared at create.\n" },
+	  "sbx url ID PORT\n  Print the preview URL of a port the sandbox declared at create\n"
+	  "  (--json: its route object).\n" },
 	{ "exec", cli_cmd_exec,
 	  "sbx exec ID [--cwd DIR] [--sudo] [-e NAME=VALUE]... [-d] -- CMD [ARGS...]\n"
 	  "  Run CMD in the sandbox; its stdout and stderr go to sbx's as they come,\n"
 	  "  sbx's stdin is forwarded when it is not a terminal (a terminal: the\n"
 	  "  command's stdin is closed), Ctrl-C sends SIGINT to the command, and\n"
 	  "  sbx exits with its status (128+N for signal N). -d (--detach): start it,\n"
-	  "  print its id (for sbx logs) and return.\n" },
+	  "  print its id (for sbx logs; --json: the command object) and return.\n" },
 	{ "run", cli_cmd_run,
 	  "sbx run [--timeout 10m] [--port N]... -- CMD [ARGS...]\n"
 	  "  Create a sandbox, exec CMD in it as `exec` does, stop the sandbox.\n" },

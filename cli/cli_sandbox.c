@@ -7,7 +7,7 @@
 #include <time.h>
 
 
-static int print_json(const cJSON *j)
+int cli_print_json(const cJSON *j)
 {
 	char *s = cJSON_PrintUnformatted(j);
 
@@ -125,7 +125,7 @@ int cli_cmd_create(const struct cli_cfg *c, int argc, char **argv)
 	if (rc)
 		return rc;
 	if (c->json)
-		rc = print_json(obj);
+		rc = cli_print_json(obj);
 	else
 		puts(id);
 	cJSON_Delete(obj);
@@ -146,7 +146,7 @@ int cli_cmd_ls(const struct cli_cfg *c, int argc, char **argv)
 	if (rc)
 		return rc;
 	if (c->json) {
-		rc = print_json(res);
+		rc = cli_print_json(res);
 		cJSON_Delete(res);
 		return rc;
 	}
@@ -191,7 +191,11 @@ int cli_cmd_stop(const struct cli_cfg *c, int argc, char **argv)
 		if (!id_ok(argv[i]))
 			return CLI_EXIT_USAGE;
 		snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[i]);
-		r = cli_api_json(c, "DELETE", path, NULL, NULL);
+		cJSON *res = NULL;
+		r = cli_api_json(c, "DELETE", path, NULL, c->json ? &res : NULL);
+		if (!r && res)
+			r = cli_print_json(res);
+		cJSON_Delete(res);
 		if (r && !rc)
 			rc = r;
 	}
@@ -225,7 +229,10 @@ int cli_cmd_url(const struct cli_cfg *c, int argc, char **argv)
 		cJSON *u = cJSON_GetObjectItemCaseSensitive(r, "url");
 
 		if (cJSON_IsNumber(p) && p->valueint == port && cJSON_IsString(u)) {
-			puts(u->valuestring);
+			if (c->json)
+				cli_print_json(r);
+			else
+				puts(u->valuestring);
 			cJSON_Delete(res);
 			return 0;
 		}

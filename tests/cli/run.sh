@@ -83,6 +83,9 @@ check "create: exits 0" "$?" 0
 check "ls: lists it running" "$(sbx ls | awk -v i="$id" '$1 == i {print $2, $4}')" "running 3000"
 check "ls --json: the gateway's object" "$(sbx --json ls | python3 -c 'import json,sys;print([s["status"] for s in json.load(sys.stdin)["sandboxes"] if s["id"]==sys.argv[1]])' "$id")" "['running']"
 check "url: the preview URL" "$(sbx url "$id" 3000)" "http://3000-$id.localhost:$GW_PORT"
+check "url --json: the route object" "$(sbx --json url "$id" 3000 | python3 -c 'import json,sys;d=json.load(sys.stdin);print(d["port"],d["url"])')" "3000 http://3000-$id.localhost:$GW_PORT"
+jcid=$(sbx --json exec "$id" -d -- true | python3 -c 'import json,sys;d=json.load(sys.stdin);print(d["id"][:4],d["status"] in ("running","exited"))')
+check "exec -d --json: the command object" "$jcid" "cmd_ True"
 sbx url "$id" 3001 >"$T/out" 2>"$T/err"
 check "url: an undeclared port exits 121, prints nothing" "$?$(wc -c <"$T/out")" "1210"
 
@@ -230,8 +233,9 @@ else
 fi
 GW_PID=$first_pid SBX_URL=$first_url
 
-sbx stop "$id"
+sbx --json stop "$id" >"$T/stop.json"
 check "stop: exits 0" "$?" 0
+check "stop --json: the stopped object" "$(python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print(d["id"]==sys.argv[2],d["status"])' "$T/stop.json" "$id")" "True stopped"
 check "stop: the sandbox is stopped" "$(sbx --json ls | python3 -c 'import json,sys;print([s["status"] for s in json.load(sys.stdin)["sandboxes"] if s["id"]==sys.argv[1]])' "$id")" "['stopped']"
 sbx stop "$id"
 check "stop: again is not an error" "$?" 0
