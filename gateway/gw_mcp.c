@@ -389,6 +389,14 @@ void gw_mcp_writeable(struct gw_req *r)
 		.body = (const char *)sbx_buf_head(&s->resp), .len = s->resp.len,
 	};
 	c->sub = NULL;
+	/* the same audit line as a REST request, naming the tool: the POST
+	 * /mcp line alone would not say what was done to which sandbox */
+	const cJSON *sid = cJSON_GetObjectItemCaseSensitive(c->args, "sandbox_id");
+	const char *sv = cJSON_IsString(sid) ? sid->valuestring : "-";
+	if (strlen(sv) > 64 || sv[strspn(sv, "abcdefghijklmnopqrstuvwxyz0123456789_-")])
+		sv = "(not an id)";   /* the client's text never reaches the log raw */
+	sbx_info("access mcp %s sandbox=%s %d %zu bytes key=%d", gw_mcp_tool_name(c->tool),
+		 sv, s->status, s->resp.len, r->key);
 	res = gw_mcp_tool_step(r, c, &a);
 	gw_req_reset(s);
 	free(s);

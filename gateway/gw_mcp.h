@@ -40,6 +40,7 @@ struct gw_mcp_answer {
 /* gw_mcp_tools.c */
 cJSON *gw_mcp_tools_list(void);
 const struct gw_mcp_tool *gw_mcp_tool_find(const char *name);
+const char *gw_mcp_tool_name(const struct gw_mcp_tool *t);
 /* Check args against the tool's input schema: NULL, or why not (static). */
 const char *gw_mcp_tool_check(const struct gw_mcp_tool *t, const cJSON *args,
 			      char *why, size_t whylen);

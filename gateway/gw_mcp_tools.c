@@ -644,6 +644,11 @@ const char *gw_mcp_tool_check(const struct gw_mcp_tool *t, const cJSON *args,
 	return rc ? why : NULL;
 }
 
+const char *gw_mcp_tool_name(const struct gw_mcp_tool *t)
+{
+	return t->name;
+}
+
 int gw_mcp_tool_streams(const struct gw_mcp_tool *t)
 {
 	return t->start == run_start;

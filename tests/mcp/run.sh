@@ -40,6 +40,13 @@ node tests/mcp/mcp.test.mjs >"$T/out" 2>&1
 cat "$T/out"
 pass=$(grep -c '^PASS' "$T/out") fail=$(grep -c '^FAIL' "$T/out")
 grep -qF "$GW_KEY" "$T/gw.log" && { echo "FAIL: the API key is in the gateway log"; fail=$((fail + 1)); }
+# audit: each tool's operation has its access line, as a REST request does
+if grep -qE 'access mcp run_command sandbox=sbx_[a-z0-9_]+ 200 ' "$T/gw.log" &&
+	grep -qE 'access mcp create_sandbox sandbox=- 201 ' "$T/gw.log"; then
+	echo "PASS: audit: tool calls have access lines naming the tool and the operation"; pass=$((pass + 1))
+else
+	echo "FAIL: audit: no access line for a tool call"; grep "access" "$T/gw.log" | tail -8; fail=$((fail + 1))
+fi
 # stop the gateway first: leak checks run at exit
 kill "${pids[-1]}" 2>/dev/null; wait "${pids[-1]}" 2>/dev/null
 if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$T/gw.log"; then
