@@ -112,7 +112,9 @@ def rss_kb(pid):
     return 0
 
 
-MY_RUNNERS = ("t1", "tstop", "treal", "tfail")
+# runner names carry the suite's pid: two checkouts may run it at once
+N = os.getpid()
+MY_RUNNERS = tuple("%s%d" % (n, N) for n in ("t1", "tstop", "treal", "tfail", "temf"))
 
 
 def sandbox_uids_running():
@@ -412,7 +414,7 @@ def t_real_agent():
     if not REAL_AGENT or not os.access(REAL_AGENT, os.X_OK):
         result("exec via the real agent", None, "(no sandbox-agent binary built)")
         return
-    r = Runner("treal", REAL_AGENT)
+    r = Runner("treal%d" % N, REAL_AGENT)
     try:
         rep = r.create()
         if not rep.get("ok"):
@@ -743,7 +745,7 @@ def t_allow_all(r):
 
 
 def t_failed_start():
-    r = Runner("tfail", "/bin/false")   # an "agent" that exits at once
+    r = Runner("tfail%d" % N, "/bin/false")   # an "agent" that exits at once
     try:
         rep = r.create()
         sid = None
@@ -760,7 +762,7 @@ def t_failed_start():
 
 
 def t_shutdown():
-    r = Runner("tstop", AGENT)
+    r = Runner("tstop%d" % N, AGENT)
     ids = [r.create()["sandbox"]["id"] for _ in range(2)]
     r.p.send_signal(signal.SIGTERM)
     try:
@@ -777,7 +779,7 @@ def t_accept_emfile():
     """fd-safety: a runner out of descriptors pauses accepting (it would
     spin on a level-triggered epoll otherwise) and says so at most once a
     second; it serves again once descriptors come back."""
-    r = Runner("temf%d" % os.getpid(), AGENT)
+    r = Runner("temf%d" % N, AGENT)
     socks = []
     try:
         subprocess.run(["prlimit", "--pid", str(r.p.pid), "--nofile=48:48"], check=True)
@@ -817,7 +819,7 @@ def main():
         for n in ["create/exec/stop", "probes", "limits", "restart", "real agent"]:
             result(n, None, "(no image at %s/default/rootfs: run make image)" % IMAGE_DIR)
         return
-    r = Runner("t1", AGENT)
+    r = Runner("t1%d" % N, AGENT)
     try:
         sid = t_basic(r)
         if sid:
