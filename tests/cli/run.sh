@@ -54,7 +54,7 @@ for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
 start_gw() { # -> GW_PID, GW_PORT (a random port may be taken: try another)
 	local _t
 	for _t in 1 2 3; do
-		GW_PORT=$((20000 + RANDOM % 20000))
+		GW_PORT=$((20000 + RANDOM % 10000))
 		SANDBOX_API_KEYS=$KEY bin/sandbox-gateway --port "$GW_PORT" --runner-socket "$T/r.sock" >>"$T/gw.log" 2>&1 &
 		GW_PID=$!
 		pids+=($GW_PID)
@@ -202,7 +202,7 @@ check "sh: exits with the shell's status" "$(cat "$T/p1/rc" 2>/dev/null)" 5
 # through SSL_CERT_FILE (OpenSSL's default verify paths), refused without
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost" \
 	-keyout "$T/key.pem" -out "$T/cert.pem" >/dev/null 2>&1
-tls_port=$((20000 + RANDOM % 20000))
+tls_port=$((20000 + RANDOM % 10000))
 SANDBOX_API_KEYS=$KEY bin/sandbox-gateway --port $tls_port --runner-socket "$T/r.sock" --cert "$T/cert.pem" --key "$T/key.pem" >>"$T/gw.tls.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do curl -s -m 1 --cacert "$T/cert.pem" -o /dev/null "https://localhost:$tls_port/healthz" && break; sleep 0.1; done

@@ -31,7 +31,7 @@ start_services() { # dir runner-name
 		web=(--web-dir "$GW_WEB_DIR")
 	fi
 	for _ in 1 2 3; do # a random port may be taken: try another
-		GW_PORT=$((20000 + RANDOM % 20000))
+		GW_PORT=$((20000 + RANDOM % 10000))
 		SANDBOX_API_KEYS=$GW_KEY bin/sandbox-gateway --port "$GW_PORT" --runner-socket "$dir/runner.sock" \
 			"${web[@]}" >"$GW_LOG" 2>&1 &
 		SVC_PIDS+=($!)

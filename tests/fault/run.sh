@@ -153,7 +153,7 @@ LONG='i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'
 NAME=flt$$
 STATE=$T/state
 SOCK=$T/r.sock
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 10000))
 if ! start_runner $NAME "$STATE" "$SOCK"; then
 	bad "runner $NAME did not start (another runner named $NAME on this host?)"
 	tail -5 "$T/runner.$NAME.log"

@@ -156,7 +156,7 @@ keepalive_finish() {
 		"$(grep 'upstream timed out' "$T/ngx/error.log" | grep -c "upstream: \"http://127.0.0.1:$kagb/")/$(grep -c 'upstream timed out' "$T/ngx/error.log")" "2/2"
 }
 
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 10000))
 for b in bin/sandbox-gateway build/asan/bin/sandbox-gateway; do
 	if [ ! -x "$b" ]; then skipt "$b not built"; continue; fi
 	port=$((port + 1))

@@ -24,7 +24,7 @@ for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
 export GW_KEY=mcp-key-$RANDOM$RANDOM GW_KEY2=mcp-other-$RANDOM$RANDOM
 started=
 for _ in 1 2 3; do   # a random port may be taken: try another
-	GW_PORT=$((20000 + RANDOM % 20000))
+	GW_PORT=$((20000 + RANDOM % 10000))
 	SANDBOX_API_KEYS=$GW_KEY,$GW_KEY2 $GW --port "$GW_PORT" --runner-socket "$T/r.sock" >"$T/gw.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 100); do

@@ -42,7 +42,7 @@ start_gw() { # port log extra-args...
 	tail -5 "$log"
 	return 1
 }
-P=$((20000 + RANDOM % 20000))
+P=$((20000 + RANDOM % 10000))
 start_gw $P "$T/gw.log" --preview-secret-file "$T/psecret" || { bad "gateway did not start"; finish; }
 GWPID=${pids[-1]}
 API=http://127.0.0.1:$P/v1/sandboxes

@@ -59,7 +59,7 @@ if [ ! -S "$T/r.sock" ]; then
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
-PORT=$((21000 + RANDOM % 20000))
+PORT=$((21000 + RANDOM % 10000))
 # a small ASan quarantine, so RSS figures measure the gateway, not ASan
 env SANDBOX_API_KEYS="$KA,$KB" SEC_GW_SECRET="$CANARY" \
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=16} \

@@ -26,7 +26,7 @@ bin/sandbox-runner --name "soak$$" --socket "$T/r.sock" --state-dir "$T/state" -
 runner=$!
 pids+=($runner)
 for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 10000))
 SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=soak-metrics $GW --port $port --runner-socket "$T/r.sock" --max-sandboxes-per-key 200 >"$T/gw.log" 2>&1 &
 gw=$!
 pids=($gw "${pids[@]}")

@@ -24,7 +24,7 @@ trap cleanup EXIT
 bin/sandbox-runner --name "wsc$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 10000))
 SANDBOX_API_KEYS=$KEY $GW --port $port --runner-socket "$T/r.sock" >"$T/gw.log" 2>&1 &
 gw=$!
 pids=($gw "${pids[@]}")
