@@ -460,13 +460,27 @@ static cJSON *write_done(struct gw_req *r, struct gw_mcp_call *c, const struct g
 	return result(acc);
 }
 
-static void read_start(struct gw_req *r, struct gw_mcp_call *c)
+/* The internal request of a tool on one path of the sandbox (the
+ * schema requires "path"); NULL when it was already answered. */
+static struct gw_req *path_sub(struct gw_req *r, struct gw_mcp_call *c)
 {
 	struct gw_req *s = sandbox_sub(r, c);
 	const char *path = arg_str(c, "path");
 	if (!s)
+		return NULL;
+	if (strlen(path) >= sizeof s->qpath) {
+		gw_resp_error(s, 422, "invalid", "path: longer than %zu bytes", sizeof s->qpath - 1);
+		return NULL;
+	}
+	snprintf(s->qpath, sizeof s->qpath, "%s", path);
+	return s;
+}
+
+static void read_start(struct gw_req *r, struct gw_mcp_call *c)
+{
+	struct gw_req *s = path_sub(r, c);
+	if (!s)
 		return;
-	snprintf(s->qpath, sizeof s->qpath, "%s", strlen(path) < sizeof s->qpath ? path : "");
 	s->resp_cap = GW_MCP_READ_CAP;
 	gw_files_get(s);
 }
@@ -500,12 +514,9 @@ static cJSON *read_done(struct gw_req *r, struct gw_mcp_call *c, const struct gw
 
 static void list_files_start(struct gw_req *r, struct gw_mcp_call *c)
 {
-	struct gw_req *s = sandbox_sub(r, c);
-	const char *path = arg_str(c, "path");
-	if (!s)
-		return;
-	snprintf(s->qpath, sizeof s->qpath, "%s", strlen(path) < sizeof s->qpath ? path : "");
-	gw_files_list(s);
+	struct gw_req *s = path_sub(r, c);
+	if (s)
+		gw_files_list(s);
 }
 
 /* ---- the table ---- */
