@@ -12,6 +12,7 @@
 #include "sbx_frame.h"
 #include "sbx_err.h"
 #include "sbx_json.h"
+#include "gw_up.h"
 #include <stdlib.h>
 
 #define GW_MAX_KEYS      64
@@ -81,7 +82,11 @@ struct gw_req;
  * closed), -1 after having replied with an error. */
 typedef int (*gw_frame_cb)(struct gw_req *r, const struct sbx_frame *f);
 
-enum gw_up_phase { GW_UP_NONE, GW_UP_RUNNER, GW_UP_AGENT, GW_UP_DONE };
+/* Waiting for the owner table's refresh (gw_owner_refresh). */
+struct gw_owner_wait {
+	struct gw_owner_wait *next;
+	void (*cb)(struct gw_owner_wait *w);
+};
 
 struct gw_req {
 	struct gw_vh *vh;
@@ -104,16 +109,16 @@ struct gw_req {
 	int route;
 	int route_kind;
 	char wrap[16];
-	/* upstream */
-	struct lws *up;
-	enum gw_up_phase up_phase;
-	struct sbx_buf up_out, up_in;
-	int agent_frame;            /* an agent request waits behind the runner reply */
-	size_t up_gate;             /* bytes that may go out before that reply */
+	/* upstream (gw_upstream.c) */
+	struct gw_up up;
 	gw_frame_cb on_frame;
-	int up_rx_paused, http_rx_paused;
+	int http_rx_paused;
+	struct gw_owner_wait owner_wait;   /* a create waiting for the owner refresh */
+	cJSON *held_body;           /* its body meanwhile */
+	int refreshed;              /* the owner table was refreshed for it */
 	/* operation state */
 	int op_state;
+	int answer_when_sent;       /* POST stdin without eof: answer once it went up */
 	struct sbx_buf out, err;
 	int out_trunc, err_trunc;
 	cJSON *acc;                 /* an accumulated reply object */
@@ -130,8 +135,8 @@ struct gw_req {
 	int ws_counted, ws_closing, ws_paused, ws_up_lost, ws_drop;
 	int ws_in_mid, ws_in_bin, ws_in_tagged;
 	struct sbx_buf ws_text;     /* a client text message being assembled */
-	struct gw_side *stdin_side;
-	struct gw_side *resize_side;   /* a resize in flight: input waits for it */
+	struct gw_sideop *stdin_side;
+	struct gw_sideop *resize_side; /* a resize in flight: input waits for it */
 	struct gw_req *ws_next, *ws_prev;   /* on vh->sessions */
 	int64_t pending_cols, pending_rows;
 	/* ndjson logs (gw_logs.c) */
@@ -184,7 +189,8 @@ void gw_owner_set_live(struct gw_vh *vh, const char *id, int live);
 int gw_owner_count_live(struct gw_vh *vh, int key);
 /* Remember where a sandbox's agent listens (from the runner's object). */
 void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path);
-/* A revoked key's sandboxes are stopped and become nobody's (blocking). */
+/* A revoked key's sandboxes become nobody's at once; their stop requests
+ * go to the runner without waiting for the replies. */
 void gw_owner_forget_key(struct gw_vh *vh, int key);
 /* A connected, non-blocking socket for a byte stream to a sandbox's agent:
  * straight to its socket when the runner told us where that is (no copy
@@ -193,11 +199,19 @@ void gw_owner_forget_key(struct gw_vh *vh, int key);
  * set (ENOTCONN when the sandbox's agent is gone: it is not running). */
 int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct);
 /* Learn the owners of the sandboxes a runner already has (after a gateway
- * restart) from their owner tags; blocking, once at start-up. */
+ * restart) from their owner tags: asks the runner; gw_owner_syncing() is 1
+ * until it answered (or failed). Once at start-up. */
 void gw_owner_sync(struct gw_vh *vh);
+int gw_owner_syncing(void);
 /* Mark sandboxes the runner no longer runs (timed out, lost in a runner
- * crash) as not live; blocking, only on the way to a quota refusal. */
-void gw_owner_refresh(struct gw_vh *vh);
+ * crash) as not live, then call w->cb (whether the runner answered or
+ * not). Callers waiting at the same time share one runner call. */
+void gw_owner_refresh(struct gw_vh *vh, struct gw_owner_wait *w,
+		      void (*cb)(struct gw_owner_wait *w));
+/* w no longer waits (its request went away); harmless when it does not. */
+void gw_owner_wait_cancel(struct gw_owner_wait *w);
+/* Shutdown: runner calls still open end without telling anyone. */
+void gw_owner_stop(void);
 
 /* gw_ptoken.c: a sandbox's preview token, HMAC-SHA256(secret, id) as 32 hex
  * characters in out (33 bytes); 0, or -1 if OpenSSL fails. */
@@ -241,14 +255,17 @@ void gw_resp_empty(struct gw_req *r, int status);
 void gw_json_move_fields(cJSON *dst, cJSON *src, const char *const *names,
 			 size_t n);
 
-/* gw_upstream.c */
-int gw_up_open(struct gw_req *r, cJSON *runner_req, cJSON *agent_req,
-	       gw_frame_cb cb);
-int gw_up_send(struct gw_req *r, enum sbx_frame_type t, const void *p, size_t n);
-void gw_up_close(struct gw_req *r);
-void gw_up_flow(struct gw_req *r);
-int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
-		   void *user, void *in, size_t len);
+/* gw_upstream.c: a request's upstream (r->up): a runner operation, or an
+ * agent operation (through the runner's `connect` unless the gateway knows
+ * the agent's socket). cb gets every frame after the runner said ok (for a
+ * runner operation, its reply itself). 0, or -1 after answering an error. */
+int gw_req_runner(struct gw_req *r, cJSON *runner_req, gw_frame_cb cb);
+int gw_req_agent(struct gw_req *r, cJSON *agent_req, gw_frame_cb cb);
+int gw_req_send(struct gw_req *r, enum sbx_frame_type t, const void *p, size_t n);
+/* Parse a frame as a JSON object; with need_ok, an error reply is
+ * answered. NULL after answering 502 (what names the peer) or the error. */
+cJSON *gw_reply_json(struct gw_req *r, const struct sbx_frame *f, int need_ok,
+		     const char *what);
 
 /* gw_route.c */
 void gw_route(struct gw_req *r);
@@ -288,8 +305,8 @@ void gw_ws_error(struct gw_req *r, const char *code, const char *msg);
 void gw_ws_fail(struct gw_req *r, int status, const char *code, const char *msg);
 void gw_ws_output_flow(struct gw_req *r);
 void gw_ws_input_flow(struct gw_req *r);
-struct gw_side;
-void gw_ws_side_closed(struct gw_req *r, struct gw_side *s);
+struct gw_sideop;
+void gw_ws_side_closed(struct gw_req *r, struct gw_sideop *s);
 /* End every open session of a revoked key. */
 void gw_ws_end_key(struct gw_vh *vh, int key);
 
@@ -299,13 +316,10 @@ void gw_pty_start(struct gw_req *r);
 void gw_session_input(struct gw_req *r, const void *p, size_t n);
 void gw_session_message(struct gw_req *r, const char *type, const cJSON *o);
 
-/* gw_side.c: side operations of a session (kill, resize, stdin) */
-struct gw_side *gw_side_open(struct gw_req *r, cJSON *agent_req /* consumed */, int keep);
-int gw_side_send(struct gw_side *s, enum sbx_frame_type t, const void *p, size_t n);
-size_t gw_side_queued(const struct gw_side *s);
-void gw_side_detach(struct gw_side *s);
-int gw_side_callback(struct lws *wsi, enum lws_callback_reasons reason,
-		     void *user, void *in, size_t len);
+/* Bytes a side operation (stdin writer) still has queued; 0 for NULL. */
+size_t gw_session_side_queued(const struct gw_sideop *s);
+/* The session goes away: its stdin writer no longer reports to it. */
+void gw_session_detach(struct gw_req *r);
 
 /* gw_logs.c: GET .../logs as ndjson */
 void gw_logs_start(struct gw_req *r);

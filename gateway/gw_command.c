@@ -5,34 +5,6 @@
 #include <string.h>
 #include "gw.h"
 
-cJSON *gw_connect_req(struct gw_req *r);
-cJSON *gw_connect_req(struct gw_req *r)
-{
-	cJSON *c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "op", "connect");
-	cJSON_AddStringToObject(c, "id", r->sid);
-	cJSON_AddNumberToObject(c, "port", 1024);
-	return c;
-}
-
-/* Parse an agent JSON frame; an error reply is answered and NULL returned. */
-cJSON *gw_agent_json(struct gw_req *r, const struct sbx_frame *f, int need_ok);
-cJSON *gw_agent_json(struct gw_req *r, const struct sbx_frame *f, int need_ok)
-{
-	struct sbx_err err = { 0 };
-	cJSON *o = f->type == SBX_FRAME_JSON ?
-		sbx_json_parse_object(f->payload, f->len, &err) : NULL;
-	if (!o) {
-		gw_resp_error(r, 502, "internal", "bad agent frame");
-		return NULL;
-	}
-	if (need_ok && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
-		gw_resp_runner_error(r, o);
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
-}
 
 /* Output as JSON text: bytes that are not UTF-8, and NUL (which a cJSON
  * string cannot hold), become U+FFFD; with "encoding":"base64" the exact
@@ -59,7 +31,7 @@ static int on_exec(struct gw_req *r, const struct sbx_frame *f)
 {
 	cJSON *o;
 	if (r->op_state == 0) {              /* the exec reply */
-		if (!(o = gw_agent_json(r, f, 1)))
+		if (!(o = gw_reply_json(r, f, 1, "agent frame")))
 			return -1;
 		r->vh->m.commands_started++;
 		cJSON_DeleteItemFromObjectCaseSensitive(o, "ok");
@@ -85,7 +57,7 @@ static int on_exec(struct gw_req *r, const struct sbx_frame *f)
 			r->on_output(r, e, f->payload, f->len);
 		return 0;
 	}
-	if (!(o = gw_agent_json(r, f, 0)))
+	if (!(o = gw_reply_json(r, f, 0, "agent frame")))
 		return -1;
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
 	if (cJSON_IsString(t) && !strcmp(t->valuestring, "truncated")) {
@@ -159,12 +131,12 @@ void gw_cmd_exec(struct gw_req *r, cJSON *body)
 	cJSON_AddBoolToObject(a, "stdin", detached);
 	cJSON_AddBoolToObject(a, "attach", !detached);
 	r->route_kind = detached ? 2 : 3;
-	gw_up_open(r, gw_connect_req(r), a, on_exec);
+	gw_req_agent(r, a, on_exec);
 }
 
 static int on_simple(struct gw_req *r, const struct sbx_frame *f)
 {
-	cJSON *o = gw_agent_json(r, f, 1);
+	cJSON *o = gw_reply_json(r, f, 1, "agent frame");
 	if (!o)
 		return -1;
 	cJSON_DeleteItemFromObjectCaseSensitive(o, "ok");
@@ -182,7 +154,7 @@ void gw_cmd_simple(struct gw_req *r, cJSON *agent_req, const char *wrap)
 	if (!cJSON_GetObjectItemCaseSensitive(agent_req, "op"))
 		cJSON_AddStringToObject(agent_req, "op", "commands");
 	snprintf(r->wrap, sizeof r->wrap, "%s", wrap ? wrap : "");
-	gw_up_open(r, gw_connect_req(r), agent_req, on_simple);
+	gw_req_agent(r, agent_req, on_simple);
 }
 
 void gw_cmd_kill(struct gw_req *r, cJSON *body)
@@ -215,12 +187,12 @@ void gw_cmd_stdin_start(struct gw_req *r)
 	cJSON_AddStringToObject(a, "op", "stdin");
 	cJSON_AddStringToObject(a, "id", r->cid);
 	snprintf(r->wrap, sizeof r->wrap, "%s", "");
-	gw_up_open(r, gw_connect_req(r), a, on_simple);
+	gw_req_agent(r, a, on_simple);
 }
 
 void gw_cmd_stdin_data(struct gw_req *r, const void *in, size_t len)
 {
-	if (gw_up_send(r, SBX_FRAME_STDIN, in, len))
+	if (gw_req_send(r, SBX_FRAME_STDIN, in, len))
 		gw_resp_error(r, 500, "internal", "out of memory");
 }
 
@@ -229,11 +201,10 @@ void gw_cmd_stdin_done(struct gw_req *r)
 	if (r->resp_ready)
 		return;
 	if (r->route_kind == 4) {
-		gw_up_send(r, SBX_FRAME_EOF, NULL, 0);
+		gw_req_send(r, SBX_FRAME_EOF, NULL, 0);
 		return;
 	}
 	/* no EOF: the agent keeps stdin open; answer when the bytes are out */
-	r->op_state = 9;
-	if (r->up)
-		lws_callback_on_writable(r->up);
+	r->answer_when_sent = 1;
+	gw_up_want_write(&r->up);
 }

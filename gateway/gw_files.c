@@ -8,8 +8,6 @@
 #include <string.h>
 #include "gw.h"
 
-cJSON *gw_connect_req(struct gw_req *r);
-cJSON *gw_agent_json(struct gw_req *r, const struct sbx_frame *f, int need_ok);
 
 static int get_path(struct gw_req *r)
 {
@@ -45,7 +43,7 @@ static int get_mode(struct gw_req *r, long *mode)
 
 static int on_put(struct gw_req *r, const struct sbx_frame *f)
 {
-	cJSON *o = gw_agent_json(r, f, 1);
+	cJSON *o = gw_reply_json(r, f, 1, "agent frame");
 	if (!o) {
 		r->close_after = 1;
 		return -1;
@@ -67,26 +65,26 @@ void gw_files_put_start(struct gw_req *r)
 	cJSON_AddNumberToObject(a, "mode", (double)mode);
 	cJSON_AddNumberToObject(a, "uid", 1000);
 	cJSON_AddNumberToObject(a, "gid", 1000);
-	gw_up_open(r, gw_connect_req(r), a, on_put);
+	gw_req_agent(r, a, on_put);
 }
 
 void gw_files_put_data(struct gw_req *r, const void *in, size_t len)
 {
 	r->vh->m.files_put_bytes += len;
-	if (gw_up_send(r, SBX_FRAME_DATA, in, len))
+	if (gw_req_send(r, SBX_FRAME_DATA, in, len))
 		gw_resp_error(r, 500, "internal", "out of memory");
 }
 
 void gw_files_put_done(struct gw_req *r)
 {
-	if (!r->resp_ready && gw_up_send(r, SBX_FRAME_EOF, NULL, 0))
+	if (!r->resp_ready && gw_req_send(r, SBX_FRAME_EOF, NULL, 0))
 		gw_resp_error(r, 500, "internal", "out of memory");
 }
 
 static int on_get(struct gw_req *r, const struct sbx_frame *f)
 {
 	if (r->op_state == 0) {
-		cJSON *o = gw_agent_json(r, f, 1);
+		cJSON *o = gw_reply_json(r, f, 1, "agent frame");
 		if (!o)
 			return -1;
 		const cJSON *sz = cJSON_GetObjectItemCaseSensitive(o, "size");
@@ -129,7 +127,7 @@ void gw_files_get(struct gw_req *r)
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "read_file");
 	cJSON_AddStringToObject(a, "path", r->qpath);
-	gw_up_open(r, gw_connect_req(r), a, on_get);
+	gw_req_agent(r, a, on_get);
 }
 
 void gw_files_mkdir(struct gw_req *r, cJSON *body)

@@ -41,7 +41,7 @@ static struct gw_front *front_of(struct lws *wsi)
 
 int gw_front_bind_protocols(struct gw_front *f, const struct lws_protocols *prots)
 {
-	static const char *const names[] = { "gw-listen", "gw-sniff", "gw-proxy", "gw-proxy-up" };
+	static const char *const names[] = { "gw-listen", "gw-sniff", "gw-proxy" };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		const struct lws_protocols *p = prots;
 		while (p->name && strcmp(p->name, names[i]))

@@ -11,7 +11,6 @@
 #include <string.h>
 #include "gw.h"
 
-cJSON *gw_connect_req(struct gw_req *r);
 
 /* Length of the valid UTF-8 sequence at p (1..4), 0 if invalid. */
 static size_t utf8_seq(const unsigned char *p, size_t n)
@@ -134,7 +133,6 @@ static int json_line(struct gw_req *r, cJSON *o)
 
 static int on_frame(struct gw_req *r, const struct sbx_frame *f)
 {
-	struct sbx_err err = { 0 };
 	const cJSON *t;
 	cJSON *o;
 	int rc = 0;
@@ -143,15 +141,10 @@ static int on_frame(struct gw_req *r, const struct sbx_frame *f)
 		rc = chunk_line(r, f);
 		goto out;
 	}
-	if (f->type != SBX_FRAME_JSON || !(o = sbx_json_parse_object(f->payload, f->len, &err)))
-		return gw_resp_error(r, 502, "internal", "bad frame from the sandbox");
+	if (!(o = gw_reply_json(r, f, !r->op_state, "frame from the sandbox")))
+		return -1;
 	if (!r->op_state) {
 		const cJSON *off = cJSON_GetObjectItemCaseSensitive(o, "offset");
-		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
-			gw_resp_runner_error(r, o);
-			cJSON_Delete(o);
-			return -1;
-		}
 		r->logs_off = cJSON_IsNumber(off) ? (uint64_t)off->valuedouble : 0;
 		r->op_state = 1;
 		cJSON_Delete(o);
@@ -221,7 +214,7 @@ void gw_logs_open(struct gw_req *r, int64_t off, int follow, int b64)
 	cJSON_AddStringToObject(a, "id", r->cid);
 	cJSON_AddNumberToObject(a, "offset", (double)off);
 	cJSON_AddBoolToObject(a, "follow", follow);
-	gw_up_open(r, gw_connect_req(r), a, on_frame);
+	gw_req_agent(r, a, on_frame);
 }
 
 char *gw_utf8_clean(const unsigned char *p, size_t n)

@@ -27,8 +27,7 @@ static void on_signal(int sig)
 
 static const struct lws_protocols protocols[] = {
 	{ "http", gw_http_callback, sizeof(struct gw_req), 0, 0, NULL, 0 },
-	{ "gw-upstream", gw_up_callback, 0, 0, 0, NULL, 0 },
-	{ "gw-side", gw_side_callback, 0, 0, 0, NULL, 0 },
+	{ "gw-up", gw_up_callback, 0, 0, 0, NULL, 0 },
 	GW_FRONT_PROTOCOLS,
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
@@ -212,6 +211,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	*pv = &vh;
+	/* the owner table before the first request: a restarted gateway
+	 * must know its keys' sandboxes */
+	gw_owner_sync(&vh);
+	while (gw_owner_syncing() && lws_service(ctx, 0) >= 0)
+		;
 	if (gw_front_bind_protocols(&front, protocols) ||
 	    gw_front_start(&front, addr, vh.port, &err)) {
 		sbx_err_log("%s", err.msg[0] ? err.msg : "cannot set up the front door");
@@ -236,7 +240,6 @@ int main(int argc, char **argv)
 		 "at most %d per sandbox, %d per client address", nofile, gw_fd_reserve(),
 		 pmax_sandbox ? pmax_sandbox : GW_PREVIEW_MAX_PER_SANDBOX,
 		 pmax_client ? pmax_client : GW_PREVIEW_MAX_PER_CLIENT);
-	gw_owner_sync(&vh);
 	gw_runner_watch_start(&vh);
 	while (!stop_flag) {
 		if (lws_service(ctx, 0) < 0)
@@ -248,6 +251,7 @@ int main(int argc, char **argv)
 	}
 	sbx_info("stopping");
 	gw_runner_watch_stop();
+	gw_owner_stop();
 	gw_fd_stop();
 	lws_context_destroy(ctx);
 	if (local_runner)

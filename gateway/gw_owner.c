@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "gw.h"
@@ -116,60 +115,96 @@ int gw_owner_count_live(struct gw_vh *vh, int key)
 	return n;
 }
 
-/* A blocking request on the runner's control socket (frames as in
- * docs/runner.md): the parsed reply, or NULL. Only used before the loop
- * runs. */
-static cJSON *runner_call(const char *path, const char *req)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { 2, 0 };
-	struct sbx_buf in;
-	struct sbx_err err = { 0 };
-	unsigned char hdr[SBX_FRAME_HDR];
-	cJSON *o = NULL;
-	size_t n = strlen(req);
-	int fd;
+/* ---- runner calls (list, stop): each its own gw_up, freed when it
+ * closes; the loop never waits for one. ---- */
 
-	if (strlen(path) >= sizeof sa.sun_path)
+/* Long enough that a busy runner is not given up on; a call that gets no
+ * reply in time counts as failed (the runner is stuck: SIGSTOP, a hung
+ * driver). Nothing waits for it but what asked. */
+#define OWNER_CALL_S 30
+
+struct owner_call {
+	struct gw_up up;
+	/* the reply (NULL: none came, or it was an error) */
+	void (*done)(struct owner_call *c, const cJSON *reply);
+	char id[80];                /* a stop's sandbox */
+	int key;                    /* a stop's revoked key */
+	int answered;
+};
+
+static struct {
+	struct owner_call *refresh;   /* the one refresh in flight */
+	struct gw_owner_wait *waiters;
+	int syncing;
+	int stopping;                 /* shutdown: no more callbacks */
+} own;
+
+static int call_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, int fd)
+{
+	struct owner_call *c = u->owner;
+	(void)fd;
+	if (!o)
+		sbx_warn("runner %s: %s", u->vh->runner_socket, why);
+	c->answered = 1;
+	if (!own.stopping)
+		c->done(c, ok ? o : NULL);
+	return 1;
+}
+
+static void call_closed(struct gw_up *u, int by_peer, int lost)
+{
+	struct owner_call *c = u->owner;
+	(void)by_peer;
+	(void)lost;
+	if (!c->answered && !own.stopping)
+		c->done(c, NULL);
+	gw_up_release(u);
+	free(c);
+}
+
+static const struct gw_up_ops call_ops = { .reply = call_reply, .closed = call_closed };
+
+/* Start a runner call; its done runs exactly once (with NULL when it
+ * cannot even start). */
+static struct owner_call *call(struct gw_vh *vh, cJSON *req, const char *id, int key,
+			       void (*done)(struct owner_call *c, const cJSON *reply))
+{
+	struct owner_call *c = calloc(1, sizeof *c);
+	if (!c) {
+		cJSON_Delete(req);
 		return NULL;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return NULL;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	sbx_frame_header(hdr, SBX_FRAME_JSON, (uint32_t)n);
-	sbx_buf_init(&in, SBX_FRAME_MAX + SBX_FRAME_HDR);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-	    write(fd, hdr, sizeof hdr) == (ssize_t)sizeof hdr && write(fd, req, n) == (ssize_t)n) {
-		for (;;) {
-			struct sbx_frame f;
-			unsigned char *d = sbx_buf_reserve(&in, 65536);
-			ssize_t k = d ? read(fd, d, 65536) : -1;
-			if (k <= 0)
-				break;
-			sbx_buf_commit(&in, (size_t)k);
-			long used = sbx_frame_decode(sbx_buf_head(&in), in.len, 0, &f, &err);
-			if (used < 0)
-				break;
-			if (used > 0) {
-				if (f.type == SBX_FRAME_JSON)
-					o = sbx_json_parse_object(f.payload, f.len, &err);
-				break;
-			}
-		}
 	}
-	sbx_buf_free(&in);
-	close(fd);
+	gw_up_init(&c->up, vh, &call_ops, c);
+	c->done = done;
+	c->key = key;
+	snprintf(c->id, sizeof c->id, "%s", id ? id : "");
+	if (gw_up_open(&c->up, NULL, NULL, req, NULL, GW_UP_REPLY)) {
+		sbx_warn("runner %s: %s", vh->runner_socket, strerror(errno));
+		done(c, NULL);
+		gw_up_release(&c->up);
+		free(c);
+		return NULL;
+	}
+	lws_set_timeout(c->up.wsi, PENDING_TIMEOUT_USER_OK, OWNER_CALL_S);
+	return c;
+}
+
+static cJSON *op_req(const char *op, const char *id)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "op", op);
+	if (id)
+		cJSON_AddStringToObject(o, "id", id);
 	return o;
 }
 
-void gw_owner_sync(struct gw_vh *vh)
+static void sync_done(struct owner_call *c, const cJSON *o)
 {
-	cJSON *o = runner_call(vh->runner_socket, "{\"op\":\"list\"}");
+	struct gw_vh *vh = c->up.vh;
 	const cJSON *s;
 	int n = 0;
 
+	own.syncing = 0;
 	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "sandboxes")) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
 		const cJSON *ow = cJSON_GetObjectItemCaseSensitive(s, "owner");
@@ -193,19 +228,30 @@ void gw_owner_sync(struct gw_vh *vh)
 		sbx_warn("runner %s: cannot list its sandboxes (ownership starts empty)", vh->runner_socket);
 	else if (n)
 		sbx_info("runner %s: %d sandbox(es) of known keys adopted", vh->runner_socket, n);
-	cJSON_Delete(o);
 }
 
-void gw_owner_refresh(struct gw_vh *vh)
+void gw_owner_sync(struct gw_vh *vh)
 {
-	cJSON *o = runner_call(vh->runner_socket, "{\"op\":\"list\"}");
+	own.syncing = 1;
+	struct owner_call *c = call(vh, op_req("list", NULL), NULL, -1, sync_done);
+	/* at start-up nothing else waits: a runner that does not answer
+	 * within the old bound of 2 s leaves ownership empty */
+	if (c)
+		lws_set_timeout(c->up.wsi, PENDING_TIMEOUT_USER_OK, 2);
+}
+
+int gw_owner_syncing(void)
+{
+	return own.syncing;
+}
+
+static void refresh_done(struct owner_call *c, const cJSON *o)
+{
+	struct gw_vh *vh = c->up.vh;
 	const cJSON *list = cJSON_GetObjectItemCaseSensitive(o, "sandboxes"), *s;
 
-	if (!cJSON_IsArray(list)) {
-		cJSON_Delete(o);
-		return;
-	}
-	for (int i = 0; i < vh->nowned; i++) {
+	own.refresh = NULL;
+	for (int i = 0; cJSON_IsArray(list) && i < vh->nowned; i++) {
 		int running = 0;
 		if (!vh->owned[i].live)
 			continue;
@@ -221,12 +267,55 @@ void gw_owner_refresh(struct gw_vh *vh)
 			vh->owned[i].agent_socket = NULL;
 		}
 	}
-	cJSON_Delete(o);
+	/* each waiter is off the list before its callback runs: a callback
+	 * may wait again */
+	while (own.waiters) {
+		struct gw_owner_wait *w = own.waiters;
+		own.waiters = w->next;
+		w->next = NULL;
+		w->cb(w);
+	}
+}
+
+void gw_owner_refresh(struct gw_vh *vh, struct gw_owner_wait *w,
+		      void (*cb)(struct gw_owner_wait *w))
+{
+	w->cb = cb;
+	w->next = own.waiters;
+	own.waiters = w;
+	if (!own.refresh)
+		own.refresh = call(vh, op_req("list", NULL), NULL, -1, refresh_done);
+}
+
+void gw_owner_wait_cancel(struct gw_owner_wait *w)
+{
+	for (struct gw_owner_wait **p = &own.waiters; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			w->next = NULL;
+			return;
+		}
+}
+
+void gw_owner_stop(void)
+{
+	own.stopping = 1;
+	own.waiters = NULL;
+	own.refresh = NULL;
+}
+
+static void stop_done(struct owner_call *c, const cJSON *o)
+{
+	if (o)
+		sbx_info("revoked key %d: sandbox %s stopped", c->key, c->id);
+	else
+		sbx_warn("revoked key %d: sandbox %s: the runner did not confirm the stop",
+			 c->key, c->id);
 }
 
 void gw_owner_forget_key(struct gw_vh *vh, int key)
 {
-	int stopped = 0;
+	int stopping = 0;
 
 	for (int i = 0; i < vh->nowned; i++) {
 		struct gw_owned *o = &vh->owned[i];
@@ -234,16 +323,14 @@ void gw_owner_forget_key(struct gw_vh *vh, int key)
 			continue;
 		/* nobody could reach (or stop) them any more: they stop now */
 		if (o->live) {
-			char req[160];
-			snprintf(req, sizeof req, "{\"op\":\"stop\",\"id\":\"%s\"}", o->id);
-			cJSON_Delete(runner_call(vh->runner_socket, req));
+			call(vh, op_req("stop", o->id), o->id, key, stop_done);
 			o->live = 0;
-			stopped++;
+			stopping++;
 		}
 		free(o->agent_socket);
 		o->agent_socket = NULL;
 		o->key = -1;
 	}
-	if (stopped)
-		sbx_info("revoked key %d: %d sandbox(es) stopped", key, stopped);
+	if (stopping)
+		sbx_info("revoked key %d: stopping %d sandbox(es)", key, stopping);
 }

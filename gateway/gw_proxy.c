@@ -61,7 +61,7 @@ void gw_proxy_answer(struct gw_pconn *c, int status, const char *extra, const ch
 	 * response can be in flight: nothing came from the guest and no
 	 * earlier request is on its way there (or the guest is gone). */
 	int in_flight = c->up_rx || (c->sent_reqs && c->up_phase == GW_PU_STREAM);
-	if (in_flight && c->up && c->up_phase == GW_PU_STREAM && c->wsi) {
+	if (in_flight && c->up.wsi && c->up_phase == GW_PU_STREAM && c->wsi) {
 		/* deliver what the guest answers to the earlier requests, then
 		 * close: when it closes, or after a quiet head timeout */
 		c->draining = 1;
@@ -162,8 +162,8 @@ static int to_upstream(struct gw_pconn *c, const void *p, size_t n)
 	if (sbx_buf_append(&c->to_up, p, n))
 		return -1;
 	c->forwarded = 1;
-	if (c->up && c->up_phase == GW_PU_STREAM && !c->hold)
-		lws_callback_on_writable(c->up);
+	if (c->up.wsi && c->up_phase == GW_PU_STREAM && !c->hold)
+		gw_up_want_write(&c->up);
 	return 0;
 }
 
@@ -229,8 +229,8 @@ static int on_head(struct gw_pconn *c, size_t hl)
 	}
 	if (!c->hold)
 		c->sent_reqs++;
-	if (c->up && c->up_phase == GW_PU_STREAM && !c->hold)
-		lws_callback_on_writable(c->up);
+	if (c->up.wsi && c->up_phase == GW_PU_STREAM && !c->hold)
+		gw_up_want_write(&c->up);
 	return 0;
 }
 
@@ -264,8 +264,8 @@ static int on_body(struct gw_pconn *c)
 	if (c->hold && (c->ck.sizes || c->ck.done)) {
 		c->hold = 0;
 		c->sent_reqs++;
-		if (c->up && c->up_phase == GW_PU_STREAM)
-			lws_callback_on_writable(c->up);
+		if (c->up.wsi && c->up_phase == GW_PU_STREAM)
+			gw_up_want_write(&c->up);
 	}
 	if (c->ck.done)
 		request_done(c);
@@ -338,7 +338,7 @@ static int client_writeable(struct gw_pconn *c)
 	if (c->to_cl.len || c->close_after)
 		lws_callback_on_writable(c->wsi);
 	if (c->to_cl.len < GW_PROXY_LOW)
-		gw_proxy_up_pause(c, 0);
+		gw_up_pause(&c->up, 0);
 	return 0;
 }
 
@@ -350,7 +350,7 @@ static void conn_init(struct gw_pconn *c, struct lws *wsi, struct gw_front *f)
 	sbx_buf_init(&c->to_up, QUEUE_CAP + GW_H1_HEAD_MAX + 1024);
 	sbx_buf_init(&c->to_cl, QUEUE_CAP);
 	sbx_buf_init(&c->head, GW_H1_HEAD_MAX + 1024);
-	sbx_buf_init(&c->rbuf, 64 * 1024);
+	gw_proxy_up_init(c);
 	if (lws_get_peer_simple(wsi, c->peer, sizeof c->peer) == NULL)
 		strcpy(c->peer, "unknown");
 	/* an IPv4 peer on a dual-stack socket reads ::ffff:a.b.c.d */
@@ -363,11 +363,11 @@ static void conn_free(struct gw_pconn *c)
 {
 	gw_plimit_release(c);
 	gw_proxy_up_close(c);   /* a runner socket awaiting its fd is no child of ours */
+	gw_up_release(&c->up);
 	sbx_buf_free(&c->cin);
 	sbx_buf_free(&c->to_up);
 	sbx_buf_free(&c->to_cl);
 	sbx_buf_free(&c->head);
-	sbx_buf_free(&c->rbuf);
 	c->wsi = NULL;
 }
 

@@ -43,14 +43,14 @@ enum gw_pup { GW_PU_NONE, GW_PU_GET, GW_PU_FDWAIT, GW_PU_CONNECT, GW_PU_STREAM, 
  * child wsi whose opaque data points here. */
 struct gw_pconn {
 	struct gw_front *f;
-	struct lws *wsi, *up;
+	struct lws *wsi;
+	struct gw_up up;             /* its queue is to_up */
 	enum gw_pstate state;
 	enum gw_pup up_phase;
 	struct sbx_buf cin;          /* client bytes not yet looked at */
 	struct sbx_buf to_up;        /* bytes for the upstream */
 	struct sbx_buf to_cl;        /* bytes for the client */
 	struct sbx_buf head;         /* a rewritten head waiting for the route */
-	struct sbx_buf rbuf;         /* the runner's reply frame */
 	char host[256];              /* the pinned Host (value as sent) */
 	char sid[80];
 	int port;
@@ -65,7 +65,7 @@ struct gw_pconn {
 	char up_line[12];            /* its first bytes, "HTTP/1.1 101" */
 	unsigned up_line_n;
 	enum gw_pstate pending_state; /* where the first request goes on after routing */
-	int cl_paused, up_paused;
+	int cl_paused;
 	int close_after;             /* close the client once to_cl drained */
 	int head_started;
 	uint64_t up_rx;              /* bytes the guest sent */
@@ -83,14 +83,11 @@ struct gw_pconn {
 
 int gw_proxy_cb(struct lws *wsi, enum lws_callback_reasons reason,
 		void *user, void *in, size_t len);
-int gw_proxy_up_cb(struct lws *wsi, enum lws_callback_reasons reason,
-		   void *user, void *in, size_t len);
 
 /* The protocol entries main() lists after its own (same order). */
 #define GW_FRONT_PROTOCOLS \
 	{ "gw-listen", gw_front_listen_cb, 0, 0, 0, NULL, 0 }, \
 	{ "gw-sniff", gw_front_sniff_cb, sizeof(struct gw_sniff), 0, 0, NULL, 0 }, \
-	{ "gw-proxy", gw_proxy_cb, sizeof(struct gw_pconn), 0, 0, NULL, 0 }, \
-	{ "gw-proxy-up", gw_proxy_up_cb, 0, 0, 0, NULL, 0 }
+	{ "gw-proxy", gw_proxy_cb, sizeof(struct gw_pconn), 0, 0, NULL, 0 }
 
 #endif

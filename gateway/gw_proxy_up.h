@@ -10,8 +10,8 @@
 void gw_proxy_up_route(struct gw_pconn *c);
 /* Close the upstream (asynchronously; safe from any callback). */
 void gw_proxy_up_close(struct gw_pconn *c);
-/* Stop (1) or resume (0) reading the upstream. */
-void gw_proxy_up_pause(struct gw_pconn *c, int pause);
+/* Ready c->up (its queue is c->to_up). */
+void gw_proxy_up_init(struct gw_pconn *c);
 
 /* gw_proxy.c */
 void gw_proxy_fail(struct gw_pconn *c, int status, const char *msg);

@@ -22,10 +22,10 @@ void gw_req_reset(struct gw_req *r)
 	struct lws *wsi = r->wsi;
 	if (r->create_pending && vh && r->key >= 0)
 		vh->creating[r->key]--;
-	gw_up_close(r);
+	gw_up_release(&r->up);
+	gw_owner_wait_cancel(&r->owner_wait);
+	cJSON_Delete(r->held_body);
 	sbx_buf_free(&r->body);
-	sbx_buf_free(&r->up_out);
-	sbx_buf_free(&r->up_in);
 	sbx_buf_free(&r->out);
 	sbx_buf_free(&r->err);
 	sbx_buf_free(&r->resp);
@@ -101,7 +101,7 @@ int gw_resp_error(struct gw_req *r, int status, const char *code,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	gw_up_close(r);
+	gw_up_close(&r->up);
 	if (r->ws) {
 		gw_ws_fail(r, status, code, msg);
 		return -1;
@@ -213,8 +213,8 @@ int gw_resp_writeable(struct gw_req *r)
 		if (lws_write(r->wsi, start, n, fin ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < (int)n)
 			return -1;
 		r->resp_bytes += n;
-		if (r->up && r->up_rx_paused && r->resp.len < GW_QUEUE_HIGH / 2)
-			gw_up_flow(r);
+		if (r->up.rx_paused && r->resp.len < GW_QUEUE_HIGH / 2)
+			gw_up_pause(&r->up, 0);
 		if (!fin) {
 			if (r->resp.len)
 				lws_callback_on_writable(r->wsi);

@@ -347,7 +347,7 @@ void gw_route_body(struct gw_req *r, const void *in, size_t len)
 			gw_files_put_data(r, in, len);
 		else
 			gw_cmd_stdin_data(r, in, len);
-		if (r->up && r->up_out.len >= GW_QUEUE_HIGH && !r->http_rx_paused) {
+		if (r->up.wsi && gw_up_queued(&r->up) >= GW_QUEUE_HIGH && !r->http_rx_paused) {
 			r->http_rx_paused = 1;
 			lws_rx_flow_control(r->wsi, 0);
 		}

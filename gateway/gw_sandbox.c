@@ -40,24 +40,6 @@ static cJSON *public_sandbox(struct gw_vh *vh, const cJSON *s)
 	return o;
 }
 
-/* Parse the runner reply; on error answer the client and return NULL. */
-static cJSON *reply_ok(struct gw_req *r, const struct sbx_frame *f)
-{
-	struct sbx_err err = { 0 };
-	cJSON *o = f->type == SBX_FRAME_JSON ?
-		sbx_json_parse_object(f->payload, f->len, &err) : NULL;
-	if (!o) {
-		gw_resp_error(r, 502, "internal", "bad runner reply");
-		return NULL;
-	}
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
-		gw_resp_runner_error(r, o);
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
-}
-
 static void track(struct gw_req *r, const cJSON *s)
 {
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(s, "status");
@@ -68,7 +50,7 @@ static void track(struct gw_req *r, const cJSON *s)
 
 static int one_sandbox(struct gw_req *r, const struct sbx_frame *f, int status)
 {
-	cJSON *o = reply_ok(r, f);
+	cJSON *o = gw_reply_json(r, f, 1, "runner reply");
 	if (!o)
 		return -1;
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "sandbox");
@@ -105,7 +87,7 @@ static int on_create(struct gw_req *r, const struct sbx_frame *f)
 
 static int on_list(struct gw_req *r, const struct sbx_frame *f)
 {
-	cJSON *o = reply_ok(r, f);
+	cJSON *o = gw_reply_json(r, f, 1, "runner reply");
 	if (!o)
 		return -1;
 	cJSON *out = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(out, "sandboxes");
@@ -125,6 +107,15 @@ static const char *const create_fields[] = {
 	"pids", "disk_mb", "nofile", "idle_timeout_ms",
 };
 
+static void create_refreshed(struct gw_owner_wait *w)
+{
+	struct gw_req *r = lws_container_of(w, struct gw_req, owner_wait);
+	cJSON *body = r->held_body;
+
+	r->held_body = NULL;
+	gw_sandbox_create(r, body);
+}
+
 void gw_sandbox_create(struct gw_req *r, cJSON *body)
 {
 	struct sbx_err err = { 0 };
@@ -143,9 +134,12 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	/* creates still on their way count too, or a burst of them would all
 	 * pass the check before the first is answered */
 	int have = gw_owner_count_live(r->vh, r->key) + r->vh->creating[r->key];
-	if (have >= r->vh->max_sandboxes_per_key) {
-		gw_owner_refresh(r->vh);   /* some may have ended unseen */
-		have = gw_owner_count_live(r->vh, r->key) + r->vh->creating[r->key];
+	if (have >= r->vh->max_sandboxes_per_key && !r->refreshed) {
+		/* some may have ended unseen: ask the runner, then look again */
+		r->refreshed = 1;
+		r->held_body = body;
+		gw_owner_refresh(r->vh, &r->owner_wait, create_refreshed);
+		return;
 	}
 	if (have >= r->vh->max_sandboxes_per_key) {
 		cJSON_Delete(body);
@@ -173,14 +167,14 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	r->route_kind = 1;
 	r->vh->creating[r->key]++;
 	r->create_pending = 1;
-	gw_up_open(r, req, NULL, on_create);
+	gw_req_runner(r, req, on_create);
 }
 
 void gw_sandbox_list(struct gw_req *r)
 {
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", "list");
-	gw_up_open(r, req, NULL, on_list);
+	gw_req_runner(r, req, on_list);
 }
 
 static cJSON *id_req(struct gw_req *r, const char *op)
@@ -193,7 +187,7 @@ static cJSON *id_req(struct gw_req *r, const char *op)
 
 void gw_sandbox_get(struct gw_req *r)
 {
-	gw_up_open(r, id_req(r, "get"), NULL, on_one_200);
+	gw_req_runner(r, id_req(r, "get"), on_one_200);
 }
 
 void gw_sandbox_extend(struct gw_req *r, cJSON *body)
@@ -214,7 +208,7 @@ void gw_sandbox_extend(struct gw_req *r, cJSON *body)
 	if (max > 86400000)   /* the runner's own bound (docs/runner.md) */
 		max = 86400000;
 	cJSON_AddNumberToObject(req, "max_lifetime_ms", (double)(max < 1 ? 1 : max));
-	gw_up_open(r, req, NULL, on_one_200);
+	gw_req_runner(r, req, on_one_200);
 }
 
 static int on_delete(struct gw_req *r, const struct sbx_frame *f)
@@ -229,5 +223,5 @@ static int on_delete(struct gw_req *r, const struct sbx_frame *f)
 
 void gw_sandbox_delete(struct gw_req *r)
 {
-	gw_up_open(r, id_req(r, "stop"), NULL, on_delete);
+	gw_req_runner(r, id_req(r, "stop"), on_delete);
 }

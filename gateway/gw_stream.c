@@ -1,22 +1,134 @@
 /* What a WebSocket session does upstream. A command stream is an agent
  * `attach` from `since`: output chunks become binary messages, the exit a
  * text message and a close 1000; stdin, kill and stdin_eof from the client
- * go through side operations (gw_side.c), so any number of subscribers can
+ * go through side operations (below), so any number of subscribers can
  * watch one command. A terminal is an agent `exec` on a PTY with attach:
  * keystrokes go up the same connection; resize is a side operation; pause
  * and resume stop and restart reading it (the agent then stops reading
  * the PTY, so the program blocks instead of flooding a slow browser). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gw.h"
 #include "sbx_log.h"
 
-cJSON *gw_connect_req(struct gw_req *r);
+
+/* A side operation: a short agent operation beside the session's main
+ * stream (kill, resize, stdin_eof), or the stdin writer of a command
+ * stream. Each is its own upstream, a child of the session's wsi (closing
+ * the session closes it), freed when it closes. Replies that are errors
+ * reach the client as a text message; nothing else does. */
+struct gw_sideop {
+	struct gw_up up;
+	struct gw_req *r;           /* the session; NULL once it went away */
+	int keep;                   /* stays open for more frames (stdin) */
+};
+
+static void side_error(struct gw_sideop *s, const cJSON *o)
+{
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
+	cJSON *m;
+
+	if (!s->r)
+		return;
+	m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "type", "error");
+	cJSON_AddItemToObject(m, "error", e ? cJSON_Duplicate(e, 1) :
+			      cJSON_CreateString("bad reply from the sandbox"));
+	gw_ws_queue_json(s->r, m);
+}
+
+static int side_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, int fd)
+{
+	(void)why;
+	(void)fd;
+	if (ok)
+		return 0;
+	side_error(u->owner, o);
+	return -1;
+}
+
+/* The agent's reply (a stdin writer: to each frame). */
+static int side_frame(struct gw_up *u, const struct sbx_frame *f)
+{
+	struct gw_sideop *s = u->owner;
+	struct sbx_err err = { 0 };
+	cJSON *o = f->type == SBX_FRAME_JSON ?
+		sbx_json_parse_object(f->payload, f->len, &err) : NULL;
+	int ok = o && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"));
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(o, "error"), "code");
+
+	/* A stdin writer with nothing left to send is told `conflict` when
+	 * the command exits: that is the stream's normal end, not an error
+	 * for the client (the exit message says it all). */
+	if (!ok && !(s->keep && !gw_up_queued(u) && cJSON_IsString(code) &&
+		     !strcmp(code->valuestring, "conflict")))
+		side_error(s, o);
+	cJSON_Delete(o);
+	return s->keep && ok ? 0 : 1;
+}
+
+static void side_sent(struct gw_up *u)
+{
+	struct gw_sideop *s = u->owner;
+	if (s->r && gw_up_queued(u) < GW_QUEUE_HIGH / 2)
+		gw_ws_input_flow(s->r);
+}
+
+static void side_closed(struct gw_up *u, int by_peer, int lost)
+{
+	struct gw_sideop *s = u->owner;
+	(void)by_peer;
+	(void)lost;
+	if (s->r)
+		gw_ws_side_closed(s->r, s);
+	gw_up_release(u);
+	free(s);
+}
+
+static const struct gw_up_ops side_ops = {
+	.reply = side_reply, .frame = side_frame, .sent = side_sent, .closed = side_closed,
+};
+
+static struct gw_sideop *side_open(struct gw_req *r, cJSON *agent_req, int keep)
+{
+	struct gw_sideop *s = calloc(1, sizeof *s);
+	int rc;
+
+	if (!s) {
+		cJSON_Delete(agent_req);
+		return NULL;
+	}
+	gw_up_init(&s->up, r->vh, &side_ops, s);
+	s->r = r;
+	s->keep = keep;
+	rc = gw_up_open(&s->up, r->wsi, r->sid, gw_up_connect_req(r->sid, 1024, 0), agent_req, 0);
+	if (rc) {
+		if (rc == GW_UP_ECONNECT)
+			sbx_warn("side operation: runner %s: %s", r->vh->runner_socket, strerror(errno));
+		gw_up_release(&s->up);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+size_t gw_session_side_queued(const struct gw_sideop *s)
+{
+	return s ? gw_up_queued(&s->up) : 0;
+}
+
+void gw_session_detach(struct gw_req *r)
+{
+	if (r->stdin_side)
+		r->stdin_side->r = NULL;
+}
 
 static void side_op(struct gw_req *r, cJSON *a)
 {
-	if (!gw_side_open(r, a, 0))
+	if (!side_open(r, a, 0))
 		gw_ws_fail(r, 503, "no_capacity", "runner unavailable");
 }
 
@@ -27,13 +139,13 @@ static void side_op(struct gw_req *r, cJSON *a)
 static void send_resize(struct gw_req *r, int64_t cols, int64_t rows)
 {
 	cJSON *a = cJSON_CreateObject();
-	struct gw_side *s;
+	struct gw_sideop *s;
 
 	cJSON_AddStringToObject(a, "op", "resize");
 	cJSON_AddStringToObject(a, "id", r->cid);
 	cJSON_AddNumberToObject(a, "cols", (double)cols);
 	cJSON_AddNumberToObject(a, "rows", (double)rows);
-	s = gw_side_open(r, a, 0);
+	s = side_open(r, a, 0);
 	if (!s) {
 		gw_ws_fail(r, 503, "no_capacity", "runner unavailable");
 		return;
@@ -45,7 +157,6 @@ static void send_resize(struct gw_req *r, int64_t cols, int64_t rows)
 
 static int on_frame(struct gw_req *r, const struct sbx_frame *f)
 {
-	struct sbx_err err = { 0 };
 	cJSON *o;
 	const cJSON *t;
 
@@ -54,15 +165,9 @@ static int on_frame(struct gw_req *r, const struct sbx_frame *f)
 			return gw_resp_error(r, 500, "internal", "out of memory");
 		return 0;
 	}
-	if (f->type != SBX_FRAME_JSON ||
-	    !(o = sbx_json_parse_object(f->payload, f->len, &err)))
-		return gw_resp_error(r, 502, "internal", "bad frame from the sandbox");
+	if (!(o = gw_reply_json(r, f, !r->op_state, "frame from the sandbox")))
+		return -1;
 	if (!r->op_state) {           /* the attach or exec reply */
-		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
-			gw_resp_runner_error(r, o);
-			cJSON_Delete(o);
-			return -1;
-		}
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
 		if (r->ws == GW_WS_PTY && cJSON_IsString(id)) {
 			snprintf(r->cid, sizeof r->cid, "%s", id->valuestring);
@@ -99,7 +204,7 @@ void gw_stream_start(struct gw_req *r)
 	cJSON_AddStringToObject(a, "op", "attach");
 	cJSON_AddStringToObject(a, "id", r->cid);
 	cJSON_AddNumberToObject(a, "offset", (double)since);
-	gw_up_open(r, gw_connect_req(r), a, on_frame);
+	gw_req_agent(r, a, on_frame);
 }
 
 void gw_pty_start(struct gw_req *r)
@@ -126,7 +231,7 @@ void gw_pty_start(struct gw_req *r)
 	cJSON_AddBoolToObject(a, "hangup_on_detach", 1);
 	cJSON_AddNumberToObject(a, "cols", (double)cols);
 	cJSON_AddNumberToObject(a, "rows", (double)rows);
-	gw_up_open(r, gw_connect_req(r), a, on_frame);
+	gw_req_agent(r, a, on_frame);
 }
 
 /* A stream opened with a read-only token may not drive the command:
@@ -139,7 +244,7 @@ static int needs_write(struct gw_req *r, const char *what)
 	if (r->ws == GW_WS_PTY || (r->scope & GW_SCOPE_WRITE))
 		return 0;
 	snprintf(msg, sizeof msg, "%s needs a token with the write scope", what);
-	gw_up_close(r);
+	gw_up_close(&r->up);
 	gw_ws_fail(r, 403, "forbidden", msg);
 	return 1;
 }
@@ -150,7 +255,7 @@ void gw_session_input(struct gw_req *r, const void *p, size_t n)
 	if (needs_write(r, "stdin"))
 		return;
 	if (r->ws == GW_WS_PTY) {
-		if (gw_up_send(r, SBX_FRAME_STDIN, p, n))
+		if (gw_req_send(r, SBX_FRAME_STDIN, p, n))
 			gw_ws_fail(r, 500, "internal", "out of memory");
 		return;
 	}
@@ -158,23 +263,22 @@ void gw_session_input(struct gw_req *r, const void *p, size_t n)
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "op", "stdin");
 		cJSON_AddStringToObject(a, "id", r->cid);
-		r->stdin_side = gw_side_open(r, a, 1);
+		r->stdin_side = side_open(r, a, 1);
 		if (!r->stdin_side) {
 			gw_ws_fail(r, 503, "no_capacity", "runner unavailable");
 			return;
 		}
 	}
-	if (gw_side_send(r->stdin_side, SBX_FRAME_STDIN, p, n))
+	if (gw_up_send(&r->stdin_side->up, SBX_FRAME_STDIN, p, n))
 		gw_ws_fail(r, 500, "internal", "out of memory");
 }
 
 static void pace(struct gw_req *r, int paused)
 {
 	r->ws_paused = paused;
-	if (paused && r->up && !r->up_rx_paused) {
-		r->up_rx_paused = 1;
-		lws_rx_flow_control(r->up, 0 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
-	} else if (!paused) {
+	if (paused) {
+		gw_up_pause(&r->up, 1);
+	} else {
 		gw_ws_output_flow(r);
 	}
 }
@@ -202,7 +306,7 @@ void gw_session_message(struct gw_req *r, const char *type, const cJSON *o)
 		side_op(r, a);
 	} else if (!strcmp(type, "stdin_eof") && r->ws == GW_WS_STREAM) {
 		if (r->stdin_side) {
-			if (gw_side_send(r->stdin_side, SBX_FRAME_EOF, NULL, 0))
+			if (gw_up_send(&r->stdin_side->up, SBX_FRAME_EOF, NULL, 0))
 				gw_ws_fail(r, 500, "internal", "out of memory");
 			return;
 		}

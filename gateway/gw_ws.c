@@ -114,8 +114,8 @@ static size_t take(struct gw_req *r, unsigned char *dst, size_t max)
 
 void gw_ws_output_flow(struct gw_req *r)
 {
-	if (r->up && r->up_rx_paused && !r->ws_paused && r->resp.len < GW_QUEUE_HIGH / 2)
-		gw_up_flow(r);
+	if (r->up.rx_paused && !r->ws_paused && r->resp.len < GW_QUEUE_HIGH / 2)
+		gw_up_pause(&r->up, 0);
 }
 
 static int writeable(struct gw_req *r)
@@ -168,7 +168,8 @@ static int writeable(struct gw_req *r)
 static void input_backpressure(struct gw_req *r)
 {
 	if (!r->http_rx_paused &&
-	    (r->up_out.len >= GW_QUEUE_HIGH || gw_side_queued(r->stdin_side) >= GW_QUEUE_HIGH)) {
+	    (gw_up_queued(&r->up) >= GW_QUEUE_HIGH ||
+	     gw_session_side_queued(r->stdin_side) >= GW_QUEUE_HIGH)) {
 		r->http_rx_paused = 1;
 		lws_rx_flow_control(r->wsi, 0);
 	}
@@ -176,14 +177,14 @@ static void input_backpressure(struct gw_req *r)
 
 void gw_ws_input_flow(struct gw_req *r)
 {
-	if (r->http_rx_paused && !r->resize_side && r->up_out.len < GW_QUEUE_HIGH / 2 &&
-	    gw_side_queued(r->stdin_side) < GW_QUEUE_HIGH / 2) {
+	if (r->http_rx_paused && !r->resize_side && gw_up_queued(&r->up) < GW_QUEUE_HIGH / 2 &&
+	    gw_session_side_queued(r->stdin_side) < GW_QUEUE_HIGH / 2) {
 		r->http_rx_paused = 0;
 		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
 	}
 }
 
-void gw_ws_side_closed(struct gw_req *r, struct gw_side *s)
+void gw_ws_side_closed(struct gw_req *r, struct gw_sideop *s)
 {
 	if (r->stdin_side == s) {
 		r->stdin_side = NULL;
@@ -373,7 +374,7 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			}
 			sbx_info("ws close %s %lld ms", r->ws == GW_WS_PTY ? "pty" : "stream",
 				 (long long)((lws_now_usecs() - (lws_usec_t)r->t0_us) / 1000));
-			gw_side_detach(r->stdin_side);
+			gw_session_detach(r);
 			gw_req_reset(r);
 		}
 		return 0;
@@ -386,7 +387,7 @@ void gw_ws_end_key(struct gw_vh *vh, int key)
 {
 	for (struct gw_req *r = vh->sessions; r; r = r->ws_next)
 		if (r->key == key && !r->ws_closing) {
-			gw_up_close(r);
+			gw_up_close(&r->up);
 			gw_ws_fail(r, 401, "unauthorized", "the API key was revoked");
 		}
 }

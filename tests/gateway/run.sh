@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 pass=0 fail=0 skip=0
 T=$(mktemp -d /tmp/gw-test.XXXXXX)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
 ok() { echo "PASS: $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
@@ -176,7 +176,7 @@ pass=$((pass + $(grep -c '^PASS' "$T/slow.out"))); fail=$((fail + $(grep -c '^FA
 IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
 if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0 ]; then
 	bin/sandbox-runner --name "gw$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
-	pids+=($!)
+	pids+=($!); rpid=$!
 	for _ in $(seq 50); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
 	port=$((port + 1))
 	gwb=build/asan/bin/sandbox-gateway; [ -x $gwb ] || gwb=bin/sandbox-gateway
@@ -260,6 +260,30 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	wait $hnode
 	check "SIGHUP: the removed key's stream ends (close 4401, revoked)" "$(cat "$T/hup.out")" "4401 true true"
 	check "SIGHUP: the gateway is still up" "$(code http://127.0.0.1:$port/healthz)" 200
+
+	# the loop never waits for the runner: a revoked key's sandboxes are
+	# stopped by runner calls whose replies nobody waits for. With the
+	# runner frozen (SIGSTOP) the reload is done and the gateway answers
+	# while the stop is still unconfirmed (the gateway used to wait for the
+	# runner inside the loop, up to 2 s a sandbox, and log the stop as done
+	# before the reload line); the stop is confirmed once the runner runs.
+	code -H 'Authorization: Bearer key-c' -d '{}' http://127.0.0.1:$port/v1/sandboxes >/dev/null
+	fid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
+	printf 'key-a\n' >"$T/keys"
+	nrel=$(grep -c 'keys reloaded' "$T/gw.hup.log")
+	nstop=$(grep 'revoked key .*stopped$' "$T/gw.hup.log" | grep -vc "$hid")
+	kill -STOP $rpid
+	kill -HUP $hgw
+	for _ in $(seq 100); do [ "$(grep -c 'keys reloaded' "$T/gw.hup.log")" -gt "$nrel" ] && break; sleep 0.1; done
+	check "owner-sync: with the runner frozen, the reload is done and /healthz answers" \
+		"$(grep -c 'keys reloaded' "$T/gw.hup.log")-$(code http://127.0.0.1:$port/healthz)" "$((nrel + 1))-200"
+	check "owner-sync: the revoked key's stop is not yet confirmed while the runner is frozen" \
+		"$(grep 'revoked key .*stopped$' "$T/gw.hup.log" | grep -vc "$hid")" "$nstop"
+	check "owner-sync: the API answers while the runner is frozen (a removed key 401)" \
+		"$(code -H 'Authorization: Bearer key-c' http://127.0.0.1:$port/v1/sandboxes)" 401
+	kill -CONT $rpid
+	for _ in $(seq 300); do grep -q "sandbox $fid stopped" "$T/gw.hup.log" && break; sleep 0.1; done
+	check "owner-sync: once the runner runs again the stop is confirmed" "$(grep -c "revoked key [0-9]*: sandbox $fid stopped" "$T/gw.hup.log")" 1
 
 	# the embedded default: no --runner-socket, the gateway runs its own
 	# runner; SIGTERM stops it all and leaves no runtime dir or process

@@ -1,0 +1,124 @@
+/* One connection from the gateway to the runner, to a sandbox's agent or
+ * to a guest socket the runner passed us: gw_up.c. Every upstream of the
+ * gateway is one (a request's, a session's side operations, the preview
+ * proxy's get/connect steps and its guest stream, the owner table's runner
+ * calls); each owner gives it callbacks for what its bytes mean.
+ *
+ * It is adopted into lws as a raw child of the owner's wsi (closing the
+ * client closes it). The first request goes to the runner; when a reply is
+ * expected (GW_UP_REPLY, or a request waiting behind it) only that request
+ * may go out until the reply came (the gate: the runner reads one request
+ * frame, then may become a byte stream). The reply is parsed and its "ok"
+ * checked here, once, for every owner. Writes happen only in
+ * RAW_WRITEABLE, u->chunk bytes at a time. */
+#ifndef GW_UP_H
+#define GW_UP_H
+#include <stddef.h>
+#include <libwebsockets.h>
+#include <cJSON.h>
+#include "sbx_buf.h"
+#include "sbx_frame.h"
+
+struct gw_vh;
+
+enum gw_up_phase {
+	GW_UP_NONE,    /* never opened */
+	GW_UP_REPLY,   /* waiting for the runner's reply to the first request */
+	GW_UP_OPEN,    /* frames (or, GW_UP_RAW, bytes) both ways */
+	GW_UP_DONE,    /* closed */
+};
+
+/* gw_up_open flags */
+#define GW_UP_REPLY    1u   /* the first request's reply goes to ops->reply */
+#define GW_UP_RAW      2u   /* after the reply the connection is a byte stream */
+#define GW_UP_PASS_FD  4u   /* the reply may carry a descriptor (SCM_RIGHTS) */
+
+/* gw_up_open results other than 0 */
+enum gw_up_err { GW_UP_ECONNECT = -1, GW_UP_EADOPT = -2, GW_UP_ENOMEM = -3, GW_UP_ESEND = -4 };
+
+/* `why` for a reply bigger than a frame may be (the proxy says so apart) */
+extern const char gw_up_too_much[];
+
+struct gw_up;
+/* Return values of reply, frame and bytes: 0 to go on, 1 when the
+ * operation is complete, -1 after the owner reported a failure; on 1 and
+ * -1 the connection closes (ops->closed is called with by_peer 0). A
+ * callback may close u, or open it again, but then must not touch the
+ * frame any more. */
+struct gw_up_ops {
+	/* The runner's reply to the first request: o the parsed object, or
+	 * NULL with why saying what was wrong; ok its "ok". fd: a descriptor
+	 * that came with it (GW_UP_PASS_FD) or -1; the callee owns it. */
+	int (*reply)(struct gw_up *u, const cJSON *o, int ok, const char *why, int fd);
+	/* Each frame after the reply (or every frame without a reply phase). */
+	int (*frame)(struct gw_up *u, const struct sbx_frame *f);
+	/* GW_UP_RAW: bytes after the reply. */
+	int (*bytes)(struct gw_up *u, const void *p, size_t n);
+	/* Optional: the peer's bytes are no frames (or too many); u closes. */
+	void (*fail)(struct gw_up *u, const char *why);
+	/* Optional: 0 holds the queue back in the open phase. */
+	int (*may_send)(struct gw_up *u);
+	/* Optional: after each write (resume whatever fills the queue). */
+	void (*sent)(struct gw_up *u);
+	/* Optional: a WRITEABLE found nothing to send in the open phase;
+	 * nonzero closes (as a callback's 1). */
+	int (*drained)(struct gw_up *u);
+	/* Optional: the connection ended other than by gw_up_close: by_peer
+	 * when the socket closed on its own, and then lost when the peer went
+	 * away (EOF or an error) rather than lws closing it with its parent. */
+	void (*closed)(struct gw_up *u, int by_peer, int lost);
+};
+
+struct gw_up {
+	struct gw_vh *vh;
+	const struct gw_up_ops *ops;
+	void *owner;
+	struct lws *wsi;             /* NULL when not connected */
+	enum gw_up_phase phase;
+	unsigned flags;
+	int direct;                  /* connected straight to the agent */
+	struct sbx_buf out;          /* what goes to the peer */
+	struct sbx_buf *q;           /* the queue written from: &out, or the owner's */
+	struct sbx_buf in;           /* bytes read, not yet a whole frame */
+	size_t gate;                 /* bytes of q that may go before the reply */
+	size_t chunk;                /* bytes per lws_write (at most GW_UP_CHUNK_MAX) */
+	int rx_paused;
+	int held_fd;                 /* a passed descriptor whose frame is not complete */
+};
+
+#define GW_UP_CHUNK_MAX (64 * 1024)
+
+/* Ready u for gw_up_open (once; gw_up_release undoes it). */
+void gw_up_init(struct gw_up *u, struct gw_vh *vh, const struct gw_up_ops *ops, void *owner);
+/* Connect and queue: sid non-NULL reaches that sandbox's agent (straight to
+ * its socket when the gateway knows it, else through the runner, and then
+ * first must be the runner's `connect`), NULL the runner itself. first goes
+ * only through the runner; next (may be NULL) waits behind the gate. Both
+ * are consumed. parent: the wsi whose close closes u (ignored with
+ * GW_UP_PASS_FD: that socket is a raw file, see gw_up.c). 0, or a
+ * gw_up_err with errno set for GW_UP_ECONNECT. */
+int gw_up_open(struct gw_up *u, struct lws *parent, const char *sid, cJSON *first,
+	       cJSON *next, unsigned flags);
+/* The runner's `connect` request for port `port` of sandbox sid (with
+ * "fd":true when pass_fd). */
+cJSON *gw_up_connect_req(const char *sid, int port, int pass_fd);
+/* Take over a connected socket (a passed guest socket) in the open phase. */
+int gw_up_adopt(struct gw_up *u, struct lws *parent, int fd, unsigned flags);
+/* Queue bytes as frames of type t (split at the frame maximum; an EOF
+ * frame for t EOF). 0, or -1 out of memory. */
+int gw_up_send(struct gw_up *u, enum sbx_frame_type t, const void *p, size_t n);
+/* Ask for a WRITEABLE (after the owner filled its own queue). */
+void gw_up_want_write(struct gw_up *u);
+/* Stop (1) or resume (0) reading the peer. */
+void gw_up_pause(struct gw_up *u, int pause);
+/* Close (asynchronously; safe from any callback); ops->closed is not
+ * called. The queues stay until gw_up_release. */
+void gw_up_close(struct gw_up *u);
+/* Close and free the queues. */
+void gw_up_release(struct gw_up *u);
+/* Bytes still queued. */
+size_t gw_up_queued(const struct gw_up *u);
+
+int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
+		   void *user, void *in, size_t len);
+#endif
