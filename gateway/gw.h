@@ -4,6 +4,7 @@
  * points back at the request. Per-vhost state is struct gw_vh. */
 #ifndef GW_H
 #define GW_H
+#include <signal.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <libwebsockets.h>
@@ -346,7 +347,10 @@ int gw_web_dir_init(struct gw_vh *vh, const char *dir);
 int gw_static_try(struct gw_req *r);
 
 /* gw_local_runner.c: the embedded runner when none is configured */
+/* stop: a signal's flag; set while the runner starts, the start gives up
+ * (the runner is stopped by gw_local_runner_stop). */
 int gw_local_runner_start(const char *state_dir, const char *image_dir,
+			  const volatile sig_atomic_t *stop,
 			  const char **socket_path, struct sbx_err *err);
 void gw_local_runner_check(void);   /* no-op without an embedded runner */
 

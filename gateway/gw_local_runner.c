@@ -29,9 +29,10 @@ static struct {
 	int restarts;
 } lr;
 
-/* Start the runner; with wait, until it listens (at start-up, before the
- * loop runs). A restart does not wait: requests meanwhile get 503. */
-static int spawn(struct sbx_err *err, int wait)
+/* Start the runner; with stop, until it listens or *stop is set (at
+ * start-up, before the loop runs). A restart does not wait: requests
+ * meanwhile get 503. */
+static int spawn(struct sbx_err *err, const volatile sig_atomic_t *stop)
 {
 	pid_t pid = fork();
 
@@ -44,13 +45,15 @@ static int spawn(struct sbx_err *err, int wait)
 		_exit(127);
 	}
 	lr.pid = pid;
-	if (!wait)
+	if (!stop)
 		return 0;
 	for (int i = 0; i < 300; i++) {   /* up to 30 s: the first start reconciles */
 		struct stat st;
 		int status;
 		if (stat(lr.sock, &st) == 0 && S_ISSOCK(st.st_mode))
 			return 0;
+		if (*stop)   /* the caller stops the runner on its way out */
+			return sbx_err_set(err, EINTR, "stopped while the local runner started");
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			lr.pid = 0;
 			return sbx_err_set(err, EIO, "the local runner exited at start (status %d); "
@@ -71,12 +74,13 @@ void gw_local_runner_check(void)
 	if (lr.pid > 0 && waitpid(lr.pid, &status, WNOHANG) == lr.pid) {
 		sbx_err_log("the local runner died (status %d); starting it again", status);
 		lr.pid = 0;
-		if (++lr.restarts > 20 || spawn(&err, 0))
+		if (++lr.restarts > 20 || spawn(&err, NULL))
 			sbx_err_log("local runner: %s", err.msg[0] ? err.msg : "too many restarts");
 	}
 }
 
 int gw_local_runner_start(const char *state_dir, const char *image_dir,
+			  const volatile sig_atomic_t *stop,
 			  const char **socket_path, struct sbx_err *err)
 {
 	char self[PATH_MAX];
@@ -104,10 +108,8 @@ int gw_local_runner_start(const char *state_dir, const char *image_dir,
 	snprintf(lr.images, sizeof lr.images, "%s", image_dir);
 	sbx_info("starting the local runner %s (state %s, images %s)", lr.bin, lr.state, lr.images);
 	unlink(lr.sock);
-	if (spawn(err, 1)) {
-		rmdir(lr.dir);
-		return -1;
-	}
+	if (spawn(err, stop))
+		return -1;   /* gw_local_runner_stop cleans up */
 	*socket_path = lr.sock;
 	return 0;
 }

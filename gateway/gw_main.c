@@ -1,11 +1,14 @@
-/* sandbox-gateway: flags, keys, the lws context and its one vhost. */
+/* sandbox-gateway: flags (gw_flags.c), keys, the lws context and its one
+ * vhost, the loop, and one way out: every exit after the start-up checks
+ * goes through the end of run(), which stops what was started, the
+ * embedded runner last. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <openssl/rand.h>
 #include "gw.h"
+#include "gw_flags.h"
 #include "gw_front.h"
 #include "gw_proxy.h"
 #include "gw_fdguard.h"
@@ -13,7 +16,7 @@
 #include "sbx_log.h"
 
 static volatile sig_atomic_t stop_flag, reload_flag;   /* set by signals */
-static struct lws_context *sig_ctx;
+static struct lws_context *volatile sig_ctx;
 
 static void on_signal(int sig)
 {
@@ -32,132 +35,62 @@ static const struct lws_protocols protocols[] = {
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
-static void usage(void)
+/* Keys, secrets and the checks that need no runner: 0, or an exit code. */
+static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *fl)
 {
-	fprintf(stderr, "usage: sandbox-gateway [--port N] [--listen-address A] "
-		"[--runner-socket PATH] [--keys-file F] [--preview-domain D] "
-		"[--max-sandboxes-per-key N] [--max-timeout-ms N] [--web-dir D] "
-		"[--state-dir D] [--image-dir D] [--cert F --key F] [--insecure-http] "
-		"[--header-timeout S] [--idle-timeout S] [--preview-stream] [--keepalive-s S] "
-		"[--metrics-key-file F] [--preview-secret-file F] [--fd-reserve N] "
-		"[--preview-max-per-sandbox N] [--preview-max-per-client N] [--verbose]\n"
-		"  without --runner-socket the gateway starts its own sandbox-runner\n");
-}
-
-int main(int argc, char **argv)
-{
-	static struct gw_vh vh;   /* large; lives for the whole process */
 	struct sbx_err err = { 0 };
-	const char *addr = "127.0.0.1", *keys_file = NULL, *web_dir = NULL;
-	const char *state_dir = NULL, *image_dir = getenv("SANDBOX_IMAGE_DIR");
-	int verbose = 0, local_runner = 0;
-	static struct gw_front front;
-	const char *cert = NULL, *key = NULL, *psecret_file = NULL;
-	const char *metrics_key_file = NULL;
-	int insecure = 0;
-	long fd_reserve = -1;
-	int pmax_sandbox = 0, pmax_client = 0;
 
-	vh.runner_socket = NULL;
-	vh.preview_domain = getenv("PREVIEW_DOMAIN") ? getenv("PREVIEW_DOMAIN") : "localhost";
-	vh.port = 8080;
-	vh.max_sandboxes_per_key = 20;
-	vh.max_timeout_ms = 86400000;
-	vh.keepalive_s = GW_KEEPALIVE_DEFAULT_S;
-	front.vh = &vh;
-	front.head_timeout_s = 10;
-	front.idle_timeout_s = 300;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
-		if (!strcmp(a, "--insecure-http")) { insecure = 1; continue; }
-		if (!strcmp(a, "--preview-stream")) { front.preview_stream = 1; continue; }
-		if (!v) { usage(); return 2; }
-		if (!strcmp(a, "--port")) vh.port = atoi(v);
-		else if (!strcmp(a, "--listen-address")) addr = v;
-		else if (!strcmp(a, "--runner-socket")) vh.runner_socket = v;
-		else if (!strcmp(a, "--keys-file")) keys_file = v;
-		else if (!strcmp(a, "--preview-domain")) vh.preview_domain = v;
-		else if (!strcmp(a, "--max-sandboxes-per-key")) vh.max_sandboxes_per_key = atoi(v);
-		else if (!strcmp(a, "--max-timeout-ms")) vh.max_timeout_ms = atoll(v);
-		else if (!strcmp(a, "--web-dir")) web_dir = v;
-		else if (!strcmp(a, "--state-dir")) state_dir = v;
-		else if (!strcmp(a, "--image-dir")) image_dir = v;
-		else if (!strcmp(a, "--cert")) cert = v;
-		else if (!strcmp(a, "--key")) key = v;
-		else if (!strcmp(a, "--header-timeout")) front.head_timeout_s = atoi(v);
-		else if (!strcmp(a, "--idle-timeout")) front.idle_timeout_s = atoi(v);
-		else if (!strcmp(a, "--keepalive-s")) vh.keepalive_s = atoi(v);
-		else if (!strcmp(a, "--metrics-key-file")) metrics_key_file = v;
-		else if (!strcmp(a, "--preview-secret-file")) psecret_file = v;
-		else if (!strcmp(a, "--fd-reserve")) fd_reserve = atol(v);
-		else if (!strcmp(a, "--preview-max-per-sandbox")) pmax_sandbox = atoi(v);
-		else if (!strcmp(a, "--preview-max-per-client")) pmax_client = atoi(v);
-		else { usage(); return 2; }
-		i++;
-	}
-	sbx_log_init("sandbox-gateway", verbose ? SBX_LOG_DEBUG : SBX_LOG_INFO);
-	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
-	if (keys_file && gw_auth_load_file(&vh, keys_file, &err)) {
+	vh->runner_socket = fl->runner_socket;
+	vh->preview_domain = fl->preview_domain;
+	vh->port = (int)fl->port;
+	vh->max_sandboxes_per_key = (int)fl->max_per_key;
+	vh->max_timeout_ms = fl->max_timeout_ms;
+	vh->keepalive_s = (int)fl->keepalive_s;
+	front->vh = vh;
+	front->head_timeout_s = (int)fl->header_timeout_s;
+	front->idle_timeout_s = (int)fl->idle_timeout_s;
+	front->preview_stream = fl->preview_stream;
+	if (fl->keys_file && gw_auth_load_file(vh, fl->keys_file, &err)) {
 		sbx_err_log("%s", err.msg);
 		return 1;
 	}
-	if (getenv("SANDBOX_API_KEYS") && gw_auth_add_list(&vh, getenv("SANDBOX_API_KEYS"))) {
+	if (getenv("SANDBOX_API_KEYS") && gw_auth_add_list(vh, getenv("SANDBOX_API_KEYS"))) {
 		sbx_err_log("SANDBOX_API_KEYS: a key is too long or there are too many");
 		return 1;
 	}
-	if (gw_auth_metrics_key(&vh, metrics_key_file, getenv("SANDBOX_METRICS_KEY"), &err)) {
+	if (gw_auth_metrics_key(vh, fl->metrics_key_file, getenv("SANDBOX_METRICS_KEY"), &err)) {
 		sbx_err_log("%s", err.msg);
 		return 1;
 	}
-	if (!cert != !key || front.head_timeout_s < 1 || front.idle_timeout_s < 1 ||
-	    vh.keepalive_s < 0 || vh.keepalive_s > GW_KEEPALIVE_MAX_S ||
-	    pmax_sandbox < 0 || pmax_client < 0) {
-		usage();
-		return 2;
-	}
 	/* API keys and preview tokens must not cross a network in the clear */
-	if (!cert && !insecure && strcmp(addr, "localhost") && strncmp(addr, "127.", 4) &&
-	    strcmp(addr, "::1")) {
-		sbx_err_log("plain HTTP on %s: give --cert/--key, or --insecure-http", addr);
+	if (!fl->cert && !fl->insecure_http && strcmp(fl->addr, "localhost") &&
+	    strncmp(fl->addr, "127.", 4) && strcmp(fl->addr, "::1")) {
+		sbx_err_log("plain HTTP on %s: give --cert/--key, or --insecure-http", fl->addr);
 		return 2;
 	}
-	front.tls = vh.tls = cert != NULL;
-	if (gw_psecret_load(&vh, psecret_file, &err)) {
+	front->tls = vh->tls = fl->cert != NULL;
+	if (gw_psecret_load(vh, fl->psecret_file, &err)) {
 		sbx_err_log("preview secret: %s", err.msg);
 		return 1;
 	}
-	if (!strcmp(addr, "localhost"))
-		addr = "127.0.0.1";
-	if (!vh.nkeys) {
+	if (!vh->nkeys) {
 		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
 		return 1;
 	}
-	if (RAND_bytes(vh.token_secret, sizeof vh.token_secret) != 1) {
+	if (RAND_bytes(vh->token_secret, sizeof vh->token_secret) != 1) {
 		sbx_err_log("no randomness for the stream token secret");
 		return 1;
 	}
-	if (gw_web_dir_init(&vh, web_dir))
-		return 1;
-	if (!vh.runner_socket) {
-		if (gw_local_runner_start(state_dir, image_dir ? image_dir : "/var/cache/sandbox/images",
-					  &vh.runner_socket, &err)) {
-			sbx_err_log("%s", err.msg);
-			return 1;
-		}
-		local_runner = 1;
-	}
+	return gw_web_dir_init(vh, fl->web_dir) ? 1 : 0;
+}
 
-	/* lws sizes its fd table from this limit when the context is made
-	 * (LIBWEBSOCKETS.md §3); each preview costs two fds (client and
-	 * guest), three while it is being routed. */
-	long nofile = gw_fd_raise_limit();
-	gw_plimit_config(pmax_sandbox, pmax_client);
-
+static struct lws_context *make_context(const struct gw_flags *fl)
+{
 	struct lws_context_creation_info ci;
+
 	memset(&ci, 0, sizeof ci);
 	ci.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_VALIDATE_UTF8;
-	if (cert)
+	if (fl->cert)
 		ci.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 	ci.pt_serv_buf_size = 64 * 1024;
 	/* Header buffers are pooled: a pool of lws's default size lets a few
@@ -172,89 +105,128 @@ int main(int argc, char **argv)
 	ci.ka_time = 60;
 	ci.ka_probes = 3;
 	ci.ka_interval = 10;
-	struct lws_context *ctx = lws_create_context(&ci);
-	if (!ctx) {
-		sbx_err_log("lws_create_context failed");
-		if (local_runner)
-			gw_local_runner_stop();
-		return 1;
-	}
+	return lws_create_context(&ci);
+}
+
+static struct lws_vhost *make_vhost(struct lws_context *ctx, struct gw_vh *vh,
+				    const struct gw_flags *fl)
+{
 	struct lws_context_creation_info vi;
+	struct lws_vhost *v;
+
 	memset(&vi, 0, sizeof vi);
 	/* gw_front.c owns the listening socket and hands connections over */
 	vi.port = CONTEXT_PORT_NO_LISTEN_SERVER;
 	vi.protocols = protocols;
 	vi.vhost_name = "gateway";
 	vi.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
-	gw_keepalive_vhost(&vi, vh.keepalive_s);
-	if (cert) {
+	gw_keepalive_vhost(&vi, vh->keepalive_s);
+	if (fl->cert) {
 		/* LIBWEBSOCKETS.md §5: without this flag on the vhost too, the
 		 * vhost is silently plaintext */
 		vi.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-		vi.ssl_cert_filepath = cert;
-		vi.ssl_private_key_filepath = key;
+		vi.ssl_cert_filepath = fl->cert;
+		vi.ssl_private_key_filepath = fl->key;
 		vi.ssl_options_set = SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1;
 		vi.alpn = "http/1.1";   /* h1 only: the proxy and WS stay on one path */
 	}
-	vh.ctx = ctx;
-	vh.vhost = lws_create_vhost(ctx, &vi);
-	if (!vh.vhost) {
-		sbx_err_log("cannot listen on %s:%d", addr, vh.port);
-		lws_context_destroy(ctx);
-		if (local_runner)
-			gw_local_runner_stop();
-		return 1;
+	v = lws_create_vhost(ctx, &vi);
+	struct gw_vh **pv = v ? lws_protocol_vh_priv_zalloc(v, &protocols[0], sizeof *pv) : NULL;
+	if (!pv)
+		return NULL;
+	*pv = vh;
+	return v;
+}
+
+/* Everything from the embedded runner to the end of the loop; every
+ * way out is the one at the end. */
+static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *fl)
+{
+	struct sbx_err err = { 0 };
+	struct lws_context *ctx = NULL;
+	const char *addr = strcmp(fl->addr, "localhost") ? fl->addr : "127.0.0.1";
+	int rc = 1;
+
+	if (!vh->runner_socket &&
+	    gw_local_runner_start(fl->state_dir, fl->image_dir, &stop_flag, &vh->runner_socket, &err)) {
+		sbx_err_log("%s", err.msg);
+		goto out;
 	}
-	struct gw_vh **pv = lws_protocol_vh_priv_zalloc(vh.vhost, &protocols[0], sizeof *pv);
-	if (!pv) {
-		lws_context_destroy(ctx);
-		return 1;
+	/* lws sizes its fd table from this limit when the context is made
+	 * (LIBWEBSOCKETS.md §3); each preview costs two fds (client and
+	 * guest), three while it is being routed. */
+	long nofile = gw_fd_raise_limit();
+	gw_plimit_config((int)fl->pmax_sandbox, (int)fl->pmax_client);
+	ctx = make_context(fl);
+	if (!ctx) {
+		sbx_err_log("lws_create_context failed");
+		goto out;
 	}
-	*pv = &vh;
+	vh->ctx = sig_ctx = ctx;
+	vh->vhost = make_vhost(ctx, vh, fl);
+	if (!vh->vhost) {
+		sbx_err_log("cannot create the lws vhost");
+		goto out;
+	}
 	/* the owner table before the first request: a restarted gateway
 	 * must know its keys' sandboxes */
-	gw_owner_sync(&vh);
-	while (gw_owner_syncing() && lws_service(ctx, 0) >= 0)
+	gw_owner_sync(vh);
+	while (gw_owner_syncing() && !stop_flag && lws_service(ctx, 0) >= 0)
 		;
-	if (gw_front_bind_protocols(&front, protocols) ||
-	    gw_front_start(&front, addr, vh.port, &err)) {
+	if (gw_front_bind_protocols(front, protocols) ||
+	    gw_front_start(front, addr, vh->port, &err)) {
 		sbx_err_log("%s", err.msg[0] ? err.msg : "cannot set up the front door");
-		lws_context_destroy(ctx);
-		if (local_runner)
-			gw_local_runner_stop();
-		return 1;
+		goto out;
 	}
 	sbx_info("listening on %s://%s:%d runner %s, %d keys, previews *.%s",
-		 cert ? "https" : "http", addr, vh.port, vh.runner_socket, vh.nkeys,
-		 vh.preview_domain);
-	fprintf(stderr, "sandbox-gateway: port %d\n", vh.port);
-
-	sig_ctx = ctx;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);   /* re-read the keys */
-	signal(SIGPIPE, SIG_IGN);
-	gw_fd_init(ctx, fd_reserve);
+		 fl->cert ? "https" : "http", addr, vh->port, vh->runner_socket, vh->nkeys,
+		 vh->preview_domain);
+	fprintf(stderr, "sandbox-gateway: port %d\n", vh->port);
+	gw_fd_init(ctx, (long)fl->fd_reserve);
 	sbx_info("file descriptors: limit %ld, %ld kept from previews for the API; previews: "
 		 "at most %d per sandbox, %d per client address", nofile, gw_fd_reserve(),
-		 pmax_sandbox ? pmax_sandbox : GW_PREVIEW_MAX_PER_SANDBOX,
-		 pmax_client ? pmax_client : GW_PREVIEW_MAX_PER_CLIENT);
-	gw_runner_watch_start(&vh);
+		 fl->pmax_sandbox ? (int)fl->pmax_sandbox : GW_PREVIEW_MAX_PER_SANDBOX,
+		 fl->pmax_client ? (int)fl->pmax_client : GW_PREVIEW_MAX_PER_CLIENT);
+	gw_runner_watch_start(vh);
+	rc = 0;
 	while (!stop_flag) {
 		if (lws_service(ctx, 0) < 0)
 			break;
 		if (reload_flag) {
 			reload_flag = 0;
-			gw_auth_reload(&vh, keys_file, getenv("SANDBOX_API_KEYS"));
+			gw_auth_reload(vh, fl->keys_file, getenv("SANDBOX_API_KEYS"));
 		}
 	}
 	sbx_info("stopping");
+out:
 	gw_runner_watch_stop();
 	gw_owner_stop();
 	gw_fd_stop();
-	lws_context_destroy(ctx);
-	if (local_runner)
-		gw_local_runner_stop();
-	return 0;
+	sig_ctx = NULL;
+	if (ctx)
+		lws_context_destroy(ctx);
+	gw_local_runner_stop();   /* nothing without an embedded runner */
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct gw_vh vh;   /* large; lives for the whole process */
+	static struct gw_front front;
+	struct gw_flags fl;
+	int rc = gw_flags_parse(&fl, argc, argv);
+
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	/* before anything is started: a signal during the start-up takes the
+	 * same way out as one later */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);   /* re-read the keys */
+	signal(SIGPIPE, SIG_IGN);
+	sbx_log_init("sandbox-gateway", fl.verbose ? SBX_LOG_DEBUG : SBX_LOG_INFO);
+	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
+	rc = configure(&vh, &front, &fl);
+	return rc ? rc : run(&vh, &front, &fl);
 }

@@ -173,6 +173,59 @@ grep -E '^(PASS|FAIL)' "$T/slow.out"
 pass=$((pass + $(grep -c '^PASS' "$T/slow.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/slow.out")))
 [ "$(grep -cE '^(PASS|FAIL)' "$T/slow.out")" = 4 ] || { bad "slow clients: suite did not finish"; tail -5 "$T/slow.out"; }
 
+# flags: numbers are checked (exit 2 naming the flag), --help lists every
+# flag with its default
+check "flags: --port abc is refused (exit 2)" "$(SANDBOX_API_KEYS=k timeout 10 bin/sandbox-gateway --port abc 2>"$T/flag.err"; echo $?)" 2
+grep -q -- "--port: 'abc' is not a whole number from 0 to 65535" "$T/flag.err" && ok "flags: the error names the flag and its range" || bad "flags: error: $(cat "$T/flag.err")"
+check "flags: --port 70000 is refused (exit 2)" "$(SANDBOX_API_KEYS=k timeout 10 bin/sandbox-gateway --port 70000 2>/dev/null; echo $?)" 2
+check "flags: --max-sandboxes-per-key -1 is refused (exit 2)" "$(SANDBOX_API_KEYS=k timeout 10 bin/sandbox-gateway --max-sandboxes-per-key -1 2>/dev/null; echo $?)" 2
+check "flags: --header-timeout 5x is refused (exit 2)" "$(SANDBOX_API_KEYS=k timeout 10 bin/sandbox-gateway --header-timeout 5x 2>/dev/null; echo $?)" 2
+check "flags: an unknown flag is refused (exit 2)" "$(SANDBOX_API_KEYS=k timeout 10 bin/sandbox-gateway --nope 2>/dev/null; echo $?)" 2
+check "flags: --help exits 0" "$(timeout 10 bin/sandbox-gateway --help >"$T/help.out" 2>&1; echo $?)" 0
+missing=""
+for f in port listen-address runner-socket keys-file preview-domain max-sandboxes-per-key max-timeout-ms \
+	web-dir state-dir image-dir cert key insecure-http header-timeout idle-timeout preview-stream \
+	keepalive-s metrics-key-file preview-secret-file fd-reserve preview-max-per-sandbox \
+	preview-max-per-client verbose; do
+	grep -q -- "^  --$f[ ].*(default" "$T/help.out" || missing="$missing $f"
+done
+check "flags: --help lists every flag with its default" "$missing" ""
+
+# one way out: a gateway stopped (SIGTERM) while its embedded runner is
+# still starting stops that runner and removes its runtime directory (a
+# signal in that window used to end the gateway at once and leave both).
+# A stand-in runner beside a copy of the gateway never listens, so the
+# gateway is surely in that window.
+mkdir -p "$T/fake"
+cp bin/sandbox-gateway "$T/fake/"
+printf '#!/bin/sh\necho $$ >"$FAKE_RUNNER_PID"\nexec sleep 120\n' >"$T/fake/sandbox-runner"
+chmod +x "$T/fake/sandbox-runner"
+port=$((port + 1))
+FAKE_RUNNER_PID="$T/fake.pid" SANDBOX_API_KEYS=key-one "$T/fake/sandbox-gateway" --port $port >"$T/gw.fake.log" 2>&1 &
+fgw=$!
+for _ in $(seq 100); do [ -s "$T/fake.pid" ] && break; sleep 0.1; done
+kill -TERM $fgw; wait $fgw; frc=$?
+fpid=$(cat "$T/fake.pid" 2>/dev/null)
+fdir=$(sed -n 's/.*starting the local runner .* (state \(\/tmp\/sandbox-gateway\.[A-Za-z0-9]*\)\/state.*/\1/p' "$T/gw.fake.log")
+check "shutdown: SIGTERM while the embedded runner starts: exit 1, that runner stopped" \
+	"$frc-$(kill -0 "$fpid" 2>/dev/null && echo running || echo stopped)" "1-stopped"
+check "shutdown: ... and its runtime directory removed" "$([ -n "$fdir" ] && [ ! -e "$fdir" ] && echo removed || echo "left: '$fdir'")" removed
+[ -n "$fpid" ] && kill "$fpid" 2>/dev/null
+# a start-up failure after the runner started (the port is taken) takes the same way out
+port=$((port + 1))
+python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(60)' $port &
+busy=$!; pids+=($busy)
+for _ in $(seq 50); do ss -ltnH "sport = :$port" | grep -q . && break; sleep 0.1; done
+rm -f "$T/fake.pid"
+printf '#!/bin/sh\necho $$ >"$FAKE_RUNNER_PID"\nexec python3 -c "import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); time.sleep(120)" "$2"\n' >"$T/fake/sandbox-runner"
+FAKE_RUNNER_PID="$T/fake.pid" SANDBOX_API_KEYS=key-one timeout 60 "$T/fake/sandbox-gateway" --port $port >"$T/gw.fake2.log" 2>&1; frc=$?
+fpid=$(cat "$T/fake.pid" 2>/dev/null)
+fdir=$(sed -n 's/.*starting the local runner .* (state \(\/tmp\/sandbox-gateway\.[A-Za-z0-9]*\)\/state.*/\1/p' "$T/gw.fake2.log")
+check "shutdown: the port is taken: exit 1, the embedded runner stopped, its directory removed" \
+	"$frc-$(kill -0 "$fpid" 2>/dev/null && echo running || echo stopped)-$([ -n "$fdir" ] && [ ! -e "$fdir" ] && echo removed || echo left)" "1-stopped-removed"
+[ -n "$fpid" ] && kill "$fpid" 2>/dev/null
+kill $busy 2>/dev/null
+
 IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
 if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0 ]; then
 	bin/sandbox-runner --name "gw$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &

@@ -1,0 +1,180 @@
+/* sandbox-gateway's flags: each is one row (name, argument, range for a
+ * number, what it does and its default), from which getopt_long's table,
+ * the checks and --help all come. A number outside its range, or not a
+ * whole number, is an error naming the flag (exit 2). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gw.h"
+#include "gw_flags.h"
+#include "gw_plimit.h"
+
+enum {
+	F_PORT, F_LISTEN, F_RUNNER, F_KEYS, F_PDOMAIN, F_MAXKEY, F_MAXTIMEOUT, F_WEB,
+	F_STATE, F_IMAGE, F_CERT, F_KEY, F_INSECURE, F_HEADER_TO, F_IDLE_TO, F_PSTREAM,
+	F_KEEPALIVE, F_METRICS, F_PSECRET, F_FDRES, F_PMAX_SBX, F_PMAX_CLIENT, F_VERBOSE,
+	F_HELP, F_COUNT
+};
+
+struct flag {
+	const char *name;
+	const char *arg;            /* NULL: takes none */
+	long long lo, hi;           /* a number's range (lo < hi), else 0, 0 */
+	const char *help;
+};
+
+static const struct flag flags[F_COUNT] = {
+	[F_PORT] = { "port", "N", 0, 65535, "TCP port of the API, the previews and the web demo (default 8080)" },
+	[F_LISTEN] = { "listen-address", "A", 0, 0, "address to listen on (default 127.0.0.1; others need --cert/--key or --insecure-http)" },
+	[F_RUNNER] = { "runner-socket", "PATH", 0, 0, "the sandbox-runner's control socket (default: start an embedded runner)" },
+	[F_KEYS] = { "keys-file", "F", 0, 0, "API keys, one a line; SIGHUP re-reads (default none; SANDBOX_API_KEYS adds comma-separated keys)" },
+	[F_PDOMAIN] = { "preview-domain", "D", 0, 0, "previews are <port>-<id>.D (default $PREVIEW_DOMAIN, else localhost)" },
+	[F_MAXKEY] = { "max-sandboxes-per-key", "N", 0, GW_MAX_OWNED, "running sandboxes a key may have (default 20)" },
+	[F_MAXTIMEOUT] = { "max-timeout-ms", "N", 1, INT64_MAX, "longest sandbox lifetime a key may ask for (default 86400000)" },
+	[F_WEB] = { "web-dir", "D", 0, 0, "the web demo's files (default web-demo/dist beside the checkout, if built)" },
+	[F_STATE] = { "state-dir", "D", 0, 0, "embedded runner: its state directory (default inside its runtime directory)" },
+	[F_IMAGE] = { "image-dir", "D", 0, 0, "embedded runner: images (default $SANDBOX_IMAGE_DIR, else /var/cache/sandbox/images)" },
+	[F_CERT] = { "cert", "F", 0, 0, "TLS certificate (PEM); with --key (default none: plain HTTP)" },
+	[F_KEY] = { "key", "F", 0, 0, "TLS private key (PEM); with --cert (default none)" },
+	[F_INSECURE] = { "insecure-http", NULL, 0, 0, "allow plain HTTP on a non-loopback address (default off)" },
+	[F_HEADER_TO] = { "header-timeout", "S", 1, 86400, "seconds a client may take to send a request head (default 10)" },
+	[F_IDLE_TO] = { "idle-timeout", "S", 1, 86400, "seconds a preview connection may stay quiet (default 300)" },
+	[F_PSTREAM] = { "preview-stream", NULL, 0, 0, "previews through the runner's stream, never a passed socket (default off)" },
+	[F_KEEPALIVE] = { "keepalive-s", "S", 0, GW_KEEPALIVE_MAX_S, "WebSocket pings and ndjson keepalive lines every S seconds, 0 off (default 25)" },
+	[F_METRICS] = { "metrics-key-file", "F", 0, 0, "the key /metrics wants, its first line (default $SANDBOX_METRICS_KEY, else /metrics is closed)" },
+	[F_PSECRET] = { "preview-secret-file", "F", 0, 0, "preview tokens' secret, made once when missing (default none: random per start)" },
+	[F_FDRES] = { "fd-reserve", "N", 0, 1 << 30, "descriptors previews may not take (default 256, at most a quarter of the limit)" },
+	[F_PMAX_SBX] = { "preview-max-per-sandbox", "N", 0, 1 << 30, "open preview connections per sandbox, 0 the default (default 1024)" },
+	[F_PMAX_CLIENT] = { "preview-max-per-client", "N", 0, 1 << 30, "open preview connections per client address, 0 the default (default 256)" },
+	[F_VERBOSE] = { "verbose", NULL, 0, 0, "debug messages (default off)" },
+	[F_HELP] = { "help", NULL, 0, 0, "this text" },
+};
+
+static void help(FILE *out)
+{
+	fprintf(out, "usage: sandbox-gateway [flags]\n"
+		"The sandbox service's REST API, WebSocket streams and preview proxy (docs/api.md).\n\n");
+	for (int i = 0; i < F_COUNT; i++) {
+		char left[64];
+		snprintf(left, sizeof left, "--%s%s%s", flags[i].name, flags[i].arg ? " " : "",
+			 flags[i].arg ? flags[i].arg : "");
+		fprintf(out, "  %-30s %s\n", left, flags[i].help);
+	}
+}
+
+static int number(int i, const char *v, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (errno || end == v || *end || n < flags[i].lo || n > flags[i].hi) {
+		fprintf(stderr, "sandbox-gateway: --%s: '%s' is not a whole number from %lld to %lld\n",
+			flags[i].name, v, flags[i].lo, flags[i].hi);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+/* The number a row sets, or NULL for a row that sets no number. */
+static long long *number_of(struct gw_flags *f, int i)
+{
+	switch (i) {
+	case F_PORT: return &f->port;
+	case F_MAXKEY: return &f->max_per_key;
+	case F_MAXTIMEOUT: return &f->max_timeout_ms;
+	case F_HEADER_TO: return &f->header_timeout_s;
+	case F_IDLE_TO: return &f->idle_timeout_s;
+	case F_KEEPALIVE: return &f->keepalive_s;
+	case F_FDRES: return &f->fd_reserve;
+	case F_PMAX_SBX: return &f->pmax_sandbox;
+	case F_PMAX_CLIENT: return &f->pmax_client;
+	default: return NULL;
+	}
+}
+
+/* The string a row sets, or NULL. */
+static const char **string_of(struct gw_flags *f, int i)
+{
+	switch (i) {
+	case F_LISTEN: return &f->addr;
+	case F_RUNNER: return &f->runner_socket;
+	case F_KEYS: return &f->keys_file;
+	case F_PDOMAIN: return &f->preview_domain;
+	case F_WEB: return &f->web_dir;
+	case F_STATE: return &f->state_dir;
+	case F_IMAGE: return &f->image_dir;
+	case F_CERT: return &f->cert;
+	case F_KEY: return &f->key;
+	case F_METRICS: return &f->metrics_key_file;
+	case F_PSECRET: return &f->psecret_file;
+	default: return NULL;
+	}
+}
+
+static void defaults(struct gw_flags *f)
+{
+	memset(f, 0, sizeof *f);
+	f->addr = "127.0.0.1";
+	f->preview_domain = getenv("PREVIEW_DOMAIN") ? getenv("PREVIEW_DOMAIN") : "localhost";
+	f->image_dir = getenv("SANDBOX_IMAGE_DIR") ? getenv("SANDBOX_IMAGE_DIR") :
+		"/var/cache/sandbox/images";
+	f->port = 8080;
+	f->max_per_key = 20;
+	f->max_timeout_ms = 86400000;
+	f->header_timeout_s = 10;
+	f->idle_timeout_s = 300;
+	f->keepalive_s = GW_KEEPALIVE_DEFAULT_S;
+	f->fd_reserve = -1;   /* gw_fdguard.c: 256, at most a quarter of the limit */
+}
+
+int gw_flags_parse(struct gw_flags *f, int argc, char **argv)
+{
+	struct option longopts[F_COUNT + 1];
+
+	defaults(f);
+	for (int i = 0; i < F_COUNT; i++)
+		longopts[i] = (struct option){ flags[i].name, flags[i].arg ? required_argument :
+					       no_argument, NULL, 256 + i };
+	longopts[F_COUNT] = (struct option){ NULL, 0, NULL, 0 };
+	opterr = 0;   /* our own messages, below */
+	for (;;) {
+		int c = getopt_long(argc, argv, "", longopts, NULL), i = c - 256;
+		if (c == -1)
+			break;
+		if (c < 256 || i >= F_COUNT) {
+			if (optopt >= 256 && optopt - 256 < F_COUNT)
+				fprintf(stderr, "sandbox-gateway: --%s needs a value\n", flags[optopt - 256].name);
+			else
+				fprintf(stderr, "sandbox-gateway: unknown flag %s\n", argv[optind - 1]);
+			fprintf(stderr, "(sandbox-gateway --help lists the flags)\n");
+			return 2;
+		}
+		long long *num = number_of(f, i);
+		const char **str = string_of(f, i);
+		if (num && number(i, optarg, num))
+			return 2;
+		if (str)
+			*str = optarg;
+		if (i == F_INSECURE)
+			f->insecure_http = 1;
+		else if (i == F_PSTREAM)
+			f->preview_stream = 1;
+		else if (i == F_VERBOSE)
+			f->verbose = 1;
+		else if (i == F_HELP)
+			return help(stdout), 1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "sandbox-gateway: unexpected argument %s\n", argv[optind]);
+		return 2;
+	}
+	if (!f->cert != !f->key) {
+		fprintf(stderr, "sandbox-gateway: --cert and --key go together\n");
+		return 2;
+	}
+	return 0;
+}
