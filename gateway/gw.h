@@ -14,6 +14,7 @@
 #include "sbx_err.h"
 #include "sbx_json.h"
 #include "gw_up.h"
+#include "gw_route.h"
 #include <stdlib.h>
 
 #define GW_MAX_KEYS      64
@@ -107,7 +108,7 @@ struct gw_req {
 	/* route parameters */
 	char sid[80], cid[80];
 	char qpath[4096];
-	int route;
+	const struct gw_route *rt;  /* its row in the route table */
 	int route_kind;
 	char wrap[16];
 	/* upstream (gw_upstream.c) */
@@ -132,7 +133,7 @@ struct gw_req {
 	int resp_ready, hdr_sent, resp_done, close_after;
 	uint64_t resp_bytes;
 	/* WebSocket sessions (gw_ws.c): r->resp is the message queue */
-	int ws;                     /* GW_WS_STREAM or GW_WS_PTY */
+	enum gw_ws_kind ws;         /* a WebSocket session: which */
 	int ws_counted, ws_closing, ws_paused, ws_up_lost, ws_drop;
 	int ws_in_mid, ws_in_bin, ws_in_tagged;
 	struct sbx_buf ws_text;     /* a client text message being assembled */
@@ -161,7 +162,6 @@ struct gw_req {
 	char xhdr_val[80];
 };
 
-enum { GW_WS_STREAM = 1, GW_WS_PTY = 2 };
 
 /* gw_auth.c */
 int gw_auth_load_file(struct gw_vh *vh, const char *path, struct sbx_err *err);
@@ -359,9 +359,9 @@ void gw_runner_watch_start(struct gw_vh *vh);
 void gw_runner_watch_stop(void);
 void gw_local_runner_stop(void);
 
-/* gw_mcp.c: POST/GET/DELETE /mcp (docs/mcp.md) */
-int gw_mcp_is_path(const char *uri);
-void gw_mcp_route(struct gw_req *r);
+/* gw_mcp.c: POST and DELETE /mcp (docs/mcp.md), rows of the route table */
+void gw_mcp_post(struct gw_req *r);
+void gw_mcp_delete(struct gw_req *r);
 void gw_mcp_body_done(struct gw_req *r);
 /* From the connection's WRITEABLE: collect a finished internal request */
 void gw_mcp_writeable(struct gw_req *r);

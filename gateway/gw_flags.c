@@ -4,6 +4,7 @@
  * whole number, is an error naming the flag (exit 2). */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,38 +20,45 @@ enum {
 	F_HELP, F_COUNT
 };
 
+/* Where a row's value goes in struct gw_flags: a number (long long) when
+ * it has a range, else a string when it takes an argument, else an int
+ * set to 1. --help has none. */
+#define AT(field) offsetof(struct gw_flags, field)
+#define NOWHERE ((size_t)-1)
+
 struct flag {
 	const char *name;
 	const char *arg;            /* NULL: takes none */
 	long long lo, hi;           /* a number's range (lo < hi), else 0, 0 */
+	size_t at;
 	const char *help;
 };
 
 static const struct flag flags[F_COUNT] = {
-	[F_PORT] = { "port", "N", 0, 65535, "TCP port of the API, the previews and the web demo (default 8080)" },
-	[F_LISTEN] = { "listen-address", "A", 0, 0, "address to listen on (default 127.0.0.1; others need --cert/--key or --insecure-http)" },
-	[F_RUNNER] = { "runner-socket", "PATH", 0, 0, "the sandbox-runner's control socket (default: start an embedded runner)" },
-	[F_KEYS] = { "keys-file", "F", 0, 0, "API keys, one a line; SIGHUP re-reads (default none; SANDBOX_API_KEYS adds comma-separated keys)" },
-	[F_PDOMAIN] = { "preview-domain", "D", 0, 0, "previews are <port>-<id>.D (default $PREVIEW_DOMAIN, else localhost)" },
-	[F_MAXKEY] = { "max-sandboxes-per-key", "N", 0, GW_MAX_OWNED, "running sandboxes a key may have (default 20)" },
-	[F_MAXTIMEOUT] = { "max-timeout-ms", "N", 1, INT64_MAX, "longest sandbox lifetime a key may ask for (default 86400000)" },
-	[F_WEB] = { "web-dir", "D", 0, 0, "the web demo's files (default web-demo/dist beside the checkout, if built)" },
-	[F_STATE] = { "state-dir", "D", 0, 0, "embedded runner: its state directory (default inside its runtime directory)" },
-	[F_IMAGE] = { "image-dir", "D", 0, 0, "embedded runner: images (default $SANDBOX_IMAGE_DIR, else /var/cache/sandbox/images)" },
-	[F_CERT] = { "cert", "F", 0, 0, "TLS certificate (PEM); with --key (default none: plain HTTP)" },
-	[F_KEY] = { "key", "F", 0, 0, "TLS private key (PEM); with --cert (default none)" },
-	[F_INSECURE] = { "insecure-http", NULL, 0, 0, "allow plain HTTP on a non-loopback address (default off)" },
-	[F_HEADER_TO] = { "header-timeout", "S", 1, 86400, "seconds a client may take to send a request head (default 10)" },
-	[F_IDLE_TO] = { "idle-timeout", "S", 1, 86400, "seconds a preview connection may stay quiet (default 300)" },
-	[F_PSTREAM] = { "preview-stream", NULL, 0, 0, "previews through the runner's stream, never a passed socket (default off)" },
-	[F_KEEPALIVE] = { "keepalive-s", "S", 0, GW_KEEPALIVE_MAX_S, "WebSocket pings and ndjson keepalive lines every S seconds, 0 off (default 25)" },
-	[F_METRICS] = { "metrics-key-file", "F", 0, 0, "the key /metrics wants, its first line (default $SANDBOX_METRICS_KEY, else /metrics is closed)" },
-	[F_PSECRET] = { "preview-secret-file", "F", 0, 0, "preview tokens' secret, made once when missing (default none: random per start)" },
-	[F_FDRES] = { "fd-reserve", "N", 0, 1 << 30, "descriptors previews may not take (default 256, at most a quarter of the limit)" },
-	[F_PMAX_SBX] = { "preview-max-per-sandbox", "N", 0, 1 << 30, "open preview connections per sandbox, 0 the default (default 1024)" },
-	[F_PMAX_CLIENT] = { "preview-max-per-client", "N", 0, 1 << 30, "open preview connections per client address, 0 the default (default 256)" },
-	[F_VERBOSE] = { "verbose", NULL, 0, 0, "debug messages (default off)" },
-	[F_HELP] = { "help", NULL, 0, 0, "this text" },
+	[F_PORT] = { "port", "N", 0, 65535, AT(port), "TCP port of the API, the previews and the web demo (default 8080)" },
+	[F_LISTEN] = { "listen-address", "A", 0, 0, AT(addr), "address to listen on (default 127.0.0.1; others need --cert/--key or --insecure-http)" },
+	[F_RUNNER] = { "runner-socket", "PATH", 0, 0, AT(runner_socket), "the sandbox-runner's control socket (default: start an embedded runner)" },
+	[F_KEYS] = { "keys-file", "F", 0, 0, AT(keys_file), "API keys, one a line; SIGHUP re-reads (default none; SANDBOX_API_KEYS adds comma-separated keys)" },
+	[F_PDOMAIN] = { "preview-domain", "D", 0, 0, AT(preview_domain), "previews are <port>-<id>.D (default $PREVIEW_DOMAIN, else localhost)" },
+	[F_MAXKEY] = { "max-sandboxes-per-key", "N", 0, GW_MAX_OWNED, AT(max_per_key), "running sandboxes a key may have (default 20)" },
+	[F_MAXTIMEOUT] = { "max-timeout-ms", "N", 1, INT64_MAX, AT(max_timeout_ms), "longest sandbox lifetime a key may ask for (default 86400000)" },
+	[F_WEB] = { "web-dir", "D", 0, 0, AT(web_dir), "the web demo's files (default web-demo/dist beside the checkout, if built)" },
+	[F_STATE] = { "state-dir", "D", 0, 0, AT(state_dir), "embedded runner: its state directory (default inside its runtime directory)" },
+	[F_IMAGE] = { "image-dir", "D", 0, 0, AT(image_dir), "embedded runner: images (default $SANDBOX_IMAGE_DIR, else /var/cache/sandbox/images)" },
+	[F_CERT] = { "cert", "F", 0, 0, AT(cert), "TLS certificate (PEM); with --key (default none: plain HTTP)" },
+	[F_KEY] = { "key", "F", 0, 0, AT(key), "TLS private key (PEM); with --cert (default none)" },
+	[F_INSECURE] = { "insecure-http", NULL, 0, 0, AT(insecure_http), "allow plain HTTP on a non-loopback address (default off)" },
+	[F_HEADER_TO] = { "header-timeout", "S", 1, 86400, AT(header_timeout_s), "seconds a client may take to send a request head (default 10)" },
+	[F_IDLE_TO] = { "idle-timeout", "S", 1, 86400, AT(idle_timeout_s), "seconds a preview connection may stay quiet (default 300)" },
+	[F_PSTREAM] = { "preview-stream", NULL, 0, 0, AT(preview_stream), "previews through the runner's stream, never a passed socket (default off)" },
+	[F_KEEPALIVE] = { "keepalive-s", "S", 0, GW_KEEPALIVE_MAX_S, AT(keepalive_s), "WebSocket pings and ndjson keepalive lines every S seconds, 0 off (default 25)" },
+	[F_METRICS] = { "metrics-key-file", "F", 0, 0, AT(metrics_key_file), "the key /metrics wants, its first line (default $SANDBOX_METRICS_KEY, else /metrics is closed)" },
+	[F_PSECRET] = { "preview-secret-file", "F", 0, 0, AT(psecret_file), "preview tokens' secret, made once when missing (default none: random per start)" },
+	[F_FDRES] = { "fd-reserve", "N", 0, 1 << 30, AT(fd_reserve), "descriptors previews may not take (default 256, at most a quarter of the limit)" },
+	[F_PMAX_SBX] = { "preview-max-per-sandbox", "N", 0, 1 << 30, AT(pmax_sandbox), "open preview connections per sandbox, 0 the default (default 1024)" },
+	[F_PMAX_CLIENT] = { "preview-max-per-client", "N", 0, 1 << 30, AT(pmax_client), "open preview connections per client address, 0 the default (default 256)" },
+	[F_VERBOSE] = { "verbose", NULL, 0, 0, AT(verbose), "debug messages (default off)" },
+	[F_HELP] = { "help", NULL, 0, 0, NOWHERE, "this text" },
 };
 
 static void help(FILE *out)
@@ -77,42 +85,6 @@ static int number(int i, const char *v, long long *out)
 	}
 	*out = n;
 	return 0;
-}
-
-/* The number a row sets, or NULL for a row that sets no number. */
-static long long *number_of(struct gw_flags *f, int i)
-{
-	switch (i) {
-	case F_PORT: return &f->port;
-	case F_MAXKEY: return &f->max_per_key;
-	case F_MAXTIMEOUT: return &f->max_timeout_ms;
-	case F_HEADER_TO: return &f->header_timeout_s;
-	case F_IDLE_TO: return &f->idle_timeout_s;
-	case F_KEEPALIVE: return &f->keepalive_s;
-	case F_FDRES: return &f->fd_reserve;
-	case F_PMAX_SBX: return &f->pmax_sandbox;
-	case F_PMAX_CLIENT: return &f->pmax_client;
-	default: return NULL;
-	}
-}
-
-/* The string a row sets, or NULL. */
-static const char **string_of(struct gw_flags *f, int i)
-{
-	switch (i) {
-	case F_LISTEN: return &f->addr;
-	case F_RUNNER: return &f->runner_socket;
-	case F_KEYS: return &f->keys_file;
-	case F_PDOMAIN: return &f->preview_domain;
-	case F_WEB: return &f->web_dir;
-	case F_STATE: return &f->state_dir;
-	case F_IMAGE: return &f->image_dir;
-	case F_CERT: return &f->cert;
-	case F_KEY: return &f->key;
-	case F_METRICS: return &f->metrics_key_file;
-	case F_PSECRET: return &f->psecret_file;
-	default: return NULL;
-	}
 }
 
 static void defaults(struct gw_flags *f)
@@ -153,20 +125,17 @@ int gw_flags_parse(struct gw_flags *f, int argc, char **argv)
 			fprintf(stderr, "(sandbox-gateway --help lists the flags)\n");
 			return 2;
 		}
-		long long *num = number_of(f, i);
-		const char **str = string_of(f, i);
-		if (num && number(i, optarg, num))
-			return 2;
-		if (str)
-			*str = optarg;
-		if (i == F_INSECURE)
-			f->insecure_http = 1;
-		else if (i == F_PSTREAM)
-			f->preview_stream = 1;
-		else if (i == F_VERBOSE)
-			f->verbose = 1;
-		else if (i == F_HELP)
+		char *at = (char *)f + flags[i].at;
+		if (i == F_HELP)
 			return help(stdout), 1;
+		if (flags[i].lo < flags[i].hi) {
+			if (number(i, optarg, (long long *)(void *)at))
+				return 2;
+		} else if (flags[i].arg) {
+			*(const char **)(void *)at = optarg;
+		} else {
+			*(int *)(void *)at = 1;
+		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "sandbox-gateway: unexpected argument %s\n", argv[optind]);

@@ -16,11 +16,6 @@
 static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
 #define NVERSIONS (sizeof versions / sizeof versions[0])
 
-int gw_mcp_is_path(const char *uri)
-{
-	return !strcmp(uri, "/mcp") || !strncmp(uri, "/mcp?", 5);
-}
-
 static int header(struct gw_req *r, const char *name, char *buf, size_t size)
 {
 	int n = lws_hdr_custom_length(r->wsi, name, (int)strlen(name));
@@ -99,28 +94,15 @@ static int origin_ok(struct gw_req *r)
 	return o && !strcasecmp(o + 3, host);
 }
 
-void gw_mcp_route(struct gw_req *r)
+/* What POST and DELETE check after the key (the route table's): the
+ * Origin and the protocol version. 0, or -1 after answering. */
+static int admit(struct gw_req *r)
 {
-	char v[64], sid[64];
-	int64_t len = 0;
+	char v[64];
 
-	r->key = gw_auth_check(r->vh, r->wsi, 0, NULL, &r->scope);
-	if (r->key < 0) {
-		r->xhdr_name = "www-authenticate:";
-		snprintf(r->xhdr_val, sizeof r->xhdr_val, "Bearer");
-		gw_resp_error(r, 401, "unauthorized", "missing or unknown API key (Authorization: Bearer <key>)");
-		return;
-	}
 	if (!origin_ok(r)) {
 		gw_resp_error(r, 403, "forbidden", "Origin is not this server's");
-		return;
-	}
-	if (strcmp(r->method, "POST") && strcmp(r->method, "DELETE")) {
-		/* no server-initiated SSE stream (the transport allows 405) */
-		r->xhdr_name = "allow:";
-		snprintf(r->xhdr_val, sizeof r->xhdr_val, "POST, DELETE");
-		gw_resp_error(r, 405, "method_not_allowed", "method %s not allowed here (POST JSON-RPC messages)", r->method);
-		return;
+		return -1;
 	}
 	if (header(r, "mcp-protocol-version:", v, sizeof v)) {
 		size_t i = 0;
@@ -129,47 +111,40 @@ void gw_mcp_route(struct gw_req *r)
 		if (i == NVERSIONS) {
 			gw_resp_error(r, 400, "bad_request", "unsupported MCP-Protocol-Version (this server: %s, %s, %s)",
 				      versions[0], versions[1], versions[2]);
-			return;
+			return -1;
 		}
 	}
-	if (!strcmp(r->method, "DELETE")) {
-		if (header(r, "mcp-session-id:", sid, sizeof sid) != 1) {
-			gw_resp_error(r, 400, "bad_request", "Mcp-Session-Id is required");
-			return;
-		}
-		if (!gw_mcp_session_end(sid, r->key)) {
-			gw_resp_error(r, 404, "not_found", "no such MCP session");
-			return;
-		}
-		gw_resp_empty(r, 200);
+	return 0;
+}
+
+/* DELETE /mcp: end a session */
+void gw_mcp_delete(struct gw_req *r)
+{
+	char sid[64];
+
+	if (admit(r))
+		return;
+	if (header(r, "mcp-session-id:", sid, sizeof sid) != 1) {
+		gw_resp_error(r, 400, "bad_request", "Mcp-Session-Id is required");
 		return;
 	}
-	if (lws_hdr_total_length(r->wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
-		r->close_after = 1;
-		gw_resp_error(r, 411, "length_required", "send a Content-Length (chunked bodies are not accepted)");
+	if (!gw_mcp_session_end(sid, r->key)) {
+		gw_resp_error(r, 404, "not_found", "no such MCP session");
 		return;
 	}
-	if (lws_hdr_copy(r->wsi, v, sizeof v, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0)
-		len = strtoll(v, NULL, 10);
-	if (len < 0) {
-		r->close_after = 1;
-		gw_resp_error(r, 400, "bad_request", "bad Content-Length");
+	gw_resp_empty(r, 200);
+}
+
+/* POST /mcp: its body (up to GW_MCP_BODY_CAP, read by the router) is one
+ * JSON-RPC message, answered by gw_mcp_body_done. No server-initiated SSE
+ * stream: other methods are 405 (the transport allows that). */
+void gw_mcp_post(struct gw_req *r)
+{
+	if (admit(r))
 		return;
-	}
-	if (len > GW_MCP_BODY_CAP) {
-		r->close_after = 1;
-		gw_resp_error(r, 413, "too_large", "body over %d bytes", GW_MCP_BODY_CAP);
-		return;
-	}
 	r->mcp = calloc(1, sizeof *r->mcp);
-	if (!r->mcp) {
+	if (!r->mcp)
 		gw_resp_error(r, 500, "internal", "out of memory");
-		return;
-	}
-	r->body_expected = len;
-	sbx_buf_init(&r->body, GW_MCP_BODY_CAP);
-	if (!len)
-		gw_mcp_body_done(r);
 }
 
 static void answer(struct gw_req *r, int status, cJSON *o)

@@ -1,110 +1,14 @@
-/* Request routing: path -> handler, auth and ownership, request bodies
- * (JSON capped at GW_JSON_BODY_CAP and answered 413 from Content-Length
- * without reading them; file uploads streamed to the agent). */
+/* Request routing: the route table (gw_route.h) and the one path every
+ * HTTP request takes through it: path, key, method, ownership, query
+ * arguments, Content-Length and body (JSON capped and answered 413 from
+ * Content-Length without reading it; file uploads and stdin streamed to
+ * the agent). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gw.h"
-
-enum {
-	R_NONE, R_SBX_CREATE, R_SBX_LIST, R_SBX_GET, R_SBX_DELETE, R_SBX_EXTEND,
-	R_CMD_EXEC, R_CMD_LIST, R_CMD_GET, R_CMD_KILL, R_CMD_STDIN,
-	R_FILE_PUT, R_FILE_GET, R_FILE_MKDIR, R_FILE_LIST, R_CMD_LOGS, R_WS_ONLY, R_TOKEN,
-};
-
-static int is_id_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-	       (c >= 'A' && c <= 'Z') || c == '-';
-}
-
-/* Copy the next path segment of *p into out; 0 on success. */
-static int segment(const char **p, char *out, size_t outlen)
-{
-	const char *s = *p;
-	size_t n = 0;
-	if (*s != '/')
-		return -1;
-	s++;
-	while (s[n] && s[n] != '/' && s[n] != '?') {
-		if (!is_id_char(s[n]) || n + 1 >= outlen)
-			return -1;
-		out[n] = s[n];
-		n++;
-	}
-	if (!n)
-		return -1;
-	out[n] = '\0';
-	*p = s + n;
-	return 0;
-}
-
-static int m(struct gw_req *r, const char *meth)
-{
-	return !strcmp(r->method, meth);
-}
-
-static int pick(struct gw_req *r)
-{
-	const char *p = r->uri;
-	char seg[80];
-	if (strncmp(p, "/v1/sandboxes", 13))
-		return -1;
-	p += 13;
-	if (!*p || *p == '?')
-		return m(r, "POST") ? R_SBX_CREATE : m(r, "GET") ? R_SBX_LIST : -2;
-	if (segment(&p, r->sid, sizeof r->sid))
-		return -1;
-	if (!*p || *p == '?')
-		return m(r, "GET") ? R_SBX_GET : m(r, "DELETE") ? R_SBX_DELETE : -2;
-	if (segment(&p, seg, sizeof seg))
-		return -1;
-	int end = !*p || *p == '?';
-	if (!strcmp(seg, "extend") && end)
-		return m(r, "POST") ? R_SBX_EXTEND : -2;
-	if (!strcmp(seg, "pty") && end)
-		return R_WS_ONLY;
-	if (!strcmp(seg, "token") && end)
-		return m(r, "POST") ? R_TOKEN : -2;
-	if (!strcmp(seg, "files")) {
-		if (end)
-			return m(r, "PUT") ? R_FILE_PUT : m(r, "GET") ? R_FILE_GET : -2;
-		if (segment(&p, seg, sizeof seg) || (*p && *p != '?'))
-			return -1;
-		if (!strcmp(seg, "mkdir"))
-			return m(r, "POST") ? R_FILE_MKDIR : -2;
-		if (!strcmp(seg, "list"))
-			return m(r, "GET") ? R_FILE_LIST : -2;
-		return -1;
-	}
-	if (strcmp(seg, "commands"))
-		return -1;
-	if (end)
-		return m(r, "POST") ? R_CMD_EXEC : m(r, "GET") ? R_CMD_LIST : -2;
-	if (segment(&p, r->cid, sizeof r->cid))
-		return -1;
-	if (!*p || *p == '?')
-		return m(r, "GET") ? R_CMD_GET : -2;
-	if (segment(&p, seg, sizeof seg) || (*p && *p != '?'))
-		return -1;
-	if (!strcmp(seg, "kill"))
-		return m(r, "POST") ? R_CMD_KILL : -2;
-	if (!strcmp(seg, "stdin"))
-		return m(r, "POST") ? R_CMD_STDIN : -2;
-	if (!strcmp(seg, "logs"))
-		return m(r, "GET") ? R_CMD_LOGS : -2;
-	if (!strcmp(seg, "stream"))
-		return R_WS_ONLY;
-	return -1;
-}
-
-static int64_t content_length(struct gw_req *r)
-{
-	char b[32];
-	if (lws_hdr_copy(r->wsi, b, sizeof b, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0)
-		return 0;
-	return strtoll(b, NULL, 10);
-}
+#include "gw_mcp.h"
+#include "gw_route.h"
 
 /* The scopes a token request names: {"scopes":["read","write","terminal"]},
  * read alone when it names none. 0 after answering 422. */
@@ -165,188 +69,299 @@ static void token(struct gw_req *r, cJSON *body)
 	gw_resp_json(r, 201, o);
 }
 
-static void dispatch(struct gw_req *r, cJSON *body)
+static void healthz(struct gw_req *r)
 {
-	switch (r->route) {
-	case R_SBX_CREATE: gw_sandbox_create(r, body); return;
-	case R_SBX_EXTEND: gw_sandbox_extend(r, body); return;
-	case R_CMD_EXEC: gw_cmd_exec(r, body); return;
-	case R_CMD_KILL: gw_cmd_kill(r, body); return;
-	case R_FILE_MKDIR: gw_files_mkdir(r, body); return;
-	case R_TOKEN: token(r, body); return;
-	default: break;
-	}
-	cJSON_Delete(body);
-	switch (r->route) {
-	case R_SBX_LIST: gw_sandbox_list(r); return;
-	case R_SBX_GET: gw_sandbox_get(r); return;
-	case R_SBX_DELETE: gw_sandbox_delete(r); return;
-	case R_CMD_LIST:
-		gw_cmd_simple(r, cJSON_CreateObject(), NULL);
-		return;
-	case R_CMD_GET: {
-		int wait = 0;
-		if (gw_query_bool(r, "wait", &wait) < 0)
-			return;
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "op", wait ? "wait" : "status");
-		if (wait)
-			gw_keepalive_http_start(r, 0);   /* as long as the command runs */
-		cJSON_AddStringToObject(o, "id", r->cid);
-		gw_cmd_simple(r, o, "command");
-		return;
-	}
-	case R_FILE_GET:
-		gw_keepalive_http_download(r);
-		gw_files_get(r);
-		return;
-	case R_CMD_LOGS:
-		gw_keepalive_http_start(r, 1);
-		gw_logs_start(r);
-		return;
-	case R_WS_ONLY:
-		gw_resp_error(r, 426, "upgrade_required", "this endpoint is a WebSocket (send Upgrade: websocket)");
-		return;
-	case R_FILE_LIST: gw_files_list(r); return;
-	default:
-		gw_resp_error(r, 404, "not_found", "no such endpoint");
-	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "status", "ok");
+	gw_resp_json(r, 200, o);
 }
 
-static int needs_json_body(int route)
+/* every tenant's counters: only for the metrics key */
+static void metrics(struct gw_req *r)
 {
-	return route == R_SBX_CREATE || route == R_SBX_EXTEND || route == R_CMD_EXEC ||
-	       route == R_CMD_KILL || route == R_FILE_MKDIR || route == R_TOKEN;
+	if (!gw_auth_metrics(r->vh, r->wsi)) {
+		gw_resp_error(r, 401, "unauthorized", r->vh->metrics_key[0] ?
+			      "metrics need the metrics key (Authorization: Bearer <metrics key>)" :
+			      "metrics are off: start the gateway with --metrics-key-file or SANDBOX_METRICS_KEY");
+		return;
+	}
+	gw_metrics_reply(r);
+}
+
+static void cmd_list(struct gw_req *r)
+{
+	gw_cmd_simple(r, cJSON_CreateObject(), NULL);
+}
+
+static void cmd_get(struct gw_req *r)
+{
+	int wait = 0;
+	if (gw_query_bool(r, "wait", &wait) < 0)
+		return;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "op", wait ? "wait" : "status");
+	if (wait)
+		gw_keepalive_http_start(r, 0);   /* as long as the command runs */
+	cJSON_AddStringToObject(o, "id", r->cid);
+	gw_cmd_simple(r, o, "command");
+}
+
+static void file_get(struct gw_req *r)
+{
+	gw_keepalive_http_download(r);
+	gw_files_get(r);
+}
+
+static void cmd_logs(struct gw_req *r)
+{
+	gw_keepalive_http_start(r, 1);
+	gw_logs_start(r);
 }
 
 /* The query arguments each endpoint takes; any other is refused. */
-static const char *const *route_args(int route)
-{
-	static const char *const none[] = { NULL };
-	static const char *const put[] = { "path", "mode", NULL };
-	static const char *const path[] = { "path", NULL };
-	static const char *const wait[] = { "wait", NULL };
-	static const char *const eof[] = { "eof", NULL };
-	static const char *const logs[] = { "since", "follow", "encoding", NULL };
+static const char *const no_args[] = { NULL };
+static const char *const put_args[] = { "path", "mode", NULL };
+static const char *const path_args[] = { "path", NULL };
+static const char *const wait_args[] = { "wait", NULL };
+static const char *const eof_args[] = { "eof", NULL };
+static const char *const logs_args[] = { "since", "follow", "encoding", NULL };
+static const char *const stream_args[] = { "since", "access_token", NULL };
+static const char *const pty_args[] = { "cmd", "cols", "rows", "access_token", NULL };
 
-	switch (route) {
-	case R_FILE_PUT: return put;
-	case R_FILE_GET: case R_FILE_LIST: return path;
-	case R_CMD_GET: return wait;
-	case R_CMD_STDIN: return eof;
-	case R_CMD_LOGS: return logs;
-	default: return none;
-	}
+#define SBX "/v1/sandboxes/{sid}"
+#define CMD SBX "/commands/{cid}"
+#define KEY .auth = GW_AUTH_KEY
+#define JSON .body = GW_BODY_JSON
+
+static const struct gw_route routes[] = {
+	{ NULL, "/healthz", .start = healthz },
+	{ NULL, "/metrics", .start = metrics },
+	{ "POST", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .body = GW_BODY_RAW,
+	  .body_cap = GW_MCP_BODY_CAP, .start = gw_mcp_post, .done = gw_mcp_body_done },
+	{ "DELETE", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .start = gw_mcp_delete },
+	{ "POST", "/v1/sandboxes", KEY, JSON, .args = no_args, .json = gw_sandbox_create },
+	{ "GET", "/v1/sandboxes", KEY, .args = no_args, .start = gw_sandbox_list },
+	{ "GET", SBX, KEY, .args = no_args, .start = gw_sandbox_get },
+	{ "DELETE", SBX, KEY, .args = no_args, .start = gw_sandbox_delete },
+	{ "POST", SBX "/extend", KEY, JSON, .args = no_args, .json = gw_sandbox_extend },
+	{ "POST", SBX "/token", KEY, JSON, .args = no_args, .json = token },
+	{ NULL, SBX "/pty", KEY, .args = pty_args, .ws = GW_WS_PTY, .ws_scope = GW_SCOPE_TERMINAL },
+	{ "PUT", SBX "/files", KEY, .body = GW_BODY_STREAM, .body_cap = GW_FILE_BODY_CAP,
+	  .args = put_args, .start = gw_files_put_start, .data = gw_files_put_data,
+	  .done = gw_files_put_done },
+	{ "GET", SBX "/files", KEY, .args = path_args, .start = file_get },
+	{ "POST", SBX "/files/mkdir", KEY, JSON, .args = no_args, .json = gw_files_mkdir },
+	{ "GET", SBX "/files/list", KEY, .args = path_args, .start = gw_files_list },
+	{ "POST", SBX "/commands", KEY, JSON, .args = no_args, .json = gw_cmd_exec },
+	{ "GET", SBX "/commands", KEY, .args = no_args, .start = cmd_list },
+	{ "GET", CMD, KEY, .args = wait_args, .start = cmd_get },
+	{ "POST", CMD "/kill", KEY, JSON, .args = no_args, .json = gw_cmd_kill },
+	{ "POST", CMD "/stdin", KEY, .body = GW_BODY_STREAM, .body_cap = SBX_FRAME_MAX,
+	  .args = eof_args, .start = gw_cmd_stdin_start, .data = gw_cmd_stdin_data,
+	  .done = gw_cmd_stdin_done },
+	{ "GET", CMD "/logs", KEY, .args = logs_args, .start = cmd_logs },
+	{ NULL, CMD "/stream", KEY, .args = stream_args, .ws = GW_WS_STREAM, .ws_scope = GW_SCOPE_READ },
+};
+#define NROUTES (sizeof routes / sizeof routes[0])
+
+static int is_id_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+	       (c >= 'A' && c <= 'Z') || c == '-';
 }
 
-void gw_route(struct gw_req *r)
+/* 1 when path (up to its end or a '?') fits the pattern, with {sid} and
+ * {cid} copied into sid and cid (80 bytes each). */
+static int match(const struct gw_route *rt, const char *path, char *sid, char *cid)
 {
-	if (!strcmp(r->uri, "/healthz") || !strncmp(r->uri, "/healthz?", 9)) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "status", "ok");
-		gw_resp_json(r, 200, o);
-		return;
-	}
-	if (!strcmp(r->uri, "/metrics") || !strncmp(r->uri, "/metrics?", 9)) {
-		/* every tenant's counters: only for the metrics key */
-		if (!gw_auth_metrics(r->vh, r->wsi)) {
-			gw_resp_error(r, 401, "unauthorized", r->vh->metrics_key[0] ?
-				      "metrics need the metrics key (Authorization: Bearer <metrics key>)" :
-				      "metrics are off: start the gateway with --metrics-key-file or SANDBOX_METRICS_KEY");
-			return;
+	const char *pat = rt->pattern;
+
+	while (*pat) {
+		if (*pat == '{') {
+			char *dst = pat[1] == 's' ? sid : cid;
+			size_t n = 0;
+			while (is_id_char(path[n])) {
+				if (n + 1 >= 80)
+					return 0;
+				dst[n] = path[n];
+				n++;
+			}
+			if (!n)
+				return 0;
+			dst[n] = '\0';
+			path += n;
+			pat = strchr(pat, '}') + 1;
+		} else if (*pat++ != *path++) {
+			return 0;
 		}
-		gw_metrics_reply(r);
-		return;
 	}
-	if (gw_mcp_is_path(r->uri)) {
-		gw_mcp_route(r);
-		return;
+	return rt->prefix || !*path || *path == '?';
+}
+
+const struct gw_route *gw_route_ws(const char *path, char *sid, char *cid)
+{
+	for (size_t i = 0; i < NROUTES; i++)
+		if (routes[i].ws && match(&routes[i], path, sid, cid))
+			return &routes[i];
+	return NULL;
+}
+
+/* The row for r's path and method, or NULL; *first is the path's first
+ * row (NULL: no row has this path), whose parameters r gets and whose
+ * auth holds for the whole path; allow lists the path's methods. */
+static const struct gw_route *find(struct gw_req *r, const struct gw_route **first,
+				   char *allow, size_t n)
+{
+	const struct gw_route *hit = NULL;
+	char sid[80], cid[80];
+
+	*first = NULL;
+	allow[0] = '\0';
+	for (size_t i = 0; i < NROUTES; i++) {
+		const struct gw_route *rt = &routes[i];
+		size_t k = strlen(allow);
+		if (!match(rt, r->uri, sid, cid))
+			continue;
+		if (!*first) {
+			*first = rt;
+			if (strstr(rt->pattern, "{sid}"))
+				snprintf(r->sid, sizeof r->sid, "%s", sid);
+			if (strstr(rt->pattern, "{cid}"))
+				snprintf(r->cid, sizeof r->cid, "%s", cid);
+		}
+		if (rt->method && k + strlen(rt->method) + 3 < n)
+			snprintf(allow + k, n - k, "%s%s", k ? ", " : "", rt->method);
+		if (!hit && (!rt->method || !strcmp(rt->method, r->method)))
+			hit = rt;
 	}
-	if (gw_static_try(r))
-		return;
-	int route = pick(r);
-	if (route == -1) {
-		gw_resp_error(r, 404, "not_found", "no such endpoint");
-		return;
+	return hit;
+}
+
+static int64_t content_length(struct gw_req *r)
+{
+	char b[32];
+	if (lws_hdr_copy(r->wsi, b, sizeof b, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0)
+		return 0;
+	return strtoll(b, NULL, 10);
+}
+
+/* Key, then method: 0 to go on, -1 after answering. */
+static int admit(struct gw_req *r, const struct gw_route *first, const struct gw_route *rt,
+		 const char *allow)
+{
+	if (first->auth != GW_AUTH_NONE) {
+		r->key = gw_auth_check(r->vh, r->wsi, 0, NULL, &r->scope);
+		if (r->key < 0) {
+			if (first->auth == GW_AUTH_KEY_CHALLENGE) {
+				r->xhdr_name = "www-authenticate:";
+				snprintf(r->xhdr_val, sizeof r->xhdr_val, "Bearer");
+			}
+			gw_resp_error(r, 401, "unauthorized", "missing or unknown API key (Authorization: Bearer <key>)");
+			return -1;
+		}
 	}
-	r->key = gw_auth_check(r->vh, r->wsi, 0, NULL, &r->scope);
-	if (r->key < 0) {
-		gw_resp_error(r, 401, "unauthorized", "missing or unknown API key (Authorization: Bearer <key>)");
-		return;
-	}
-	if (route == -2) {
+	if (!rt) {
+		r->xhdr_name = "allow:";
+		snprintf(r->xhdr_val, sizeof r->xhdr_val, "%s", allow);
 		gw_resp_error(r, 405, "method_not_allowed", "method %s not allowed here", r->method);
-		return;
+		return -1;
 	}
-	r->route = route;
+	return 0;
+}
+
+/* Ownership, query arguments, Content-Length: 0 to go on, -1 after answering. */
+static int check(struct gw_req *r, const struct gw_route *rt, size_t cap)
+{
+	char why[160];
+
 	if (r->sid[0] && gw_owner_get(r->vh, r->sid) != r->key) {
 		gw_resp_error(r, 404, "not_found", "no sandbox %s", r->sid);
-		return;
+		return -1;
 	}
-	if (route != R_WS_ONLY) {
-		char why[160];
-		if (gw_query_known(r->wsi, route_args(route), why, sizeof why)) {
-			r->close_after = 1;
-			gw_resp_error(r, 422, "invalid", "%s", why);
-			return;
-		}
+	if (rt->ws) {
+		gw_resp_error(r, 426, "upgrade_required", "this endpoint is a WebSocket (send Upgrade: websocket)");
+		return -1;
 	}
-	r->body_expected = content_length(r);
-	if (r->body_expected < 0) {
+	if (rt->args && gw_query_known(r->wsi, rt->args, why, sizeof why)) {
 		r->close_after = 1;
-		gw_resp_error(r, 400, "bad_request", "bad Content-Length");
-		return;
+		gw_resp_error(r, 422, "invalid", "%s", why);
+		return -1;
 	}
 	if (lws_hdr_total_length(r->wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
 		/* lws 4.1 gives no body completion for chunked requests */
 		r->close_after = 1;
 		gw_resp_error(r, 411, "length_required", "send a Content-Length (chunked bodies are not accepted)");
+		return -1;
+	}
+	r->body_expected = content_length(r);
+	if (r->body_expected < 0) {
+		r->close_after = 1;
+		gw_resp_error(r, 400, "bad_request", "bad Content-Length");
+		return -1;
+	}
+	if (r->body_expected > (int64_t)cap) {
+		r->close_after = 1;
+		gw_resp_error(r, 413, "too_large", "body over %zu bytes", cap);
+		return -1;
+	}
+	return 0;
+}
+
+void gw_route(struct gw_req *r)
+{
+	char allow[64];
+	const struct gw_route *first, *rt = find(r, &first, allow, sizeof allow);
+
+	if (!first) {
+		if (!gw_static_try(r))
+			gw_resp_error(r, 404, "not_found", "no such endpoint");
 		return;
 	}
-	if (route == R_FILE_PUT || route == R_CMD_STDIN) {
-		if (r->body_expected > (int64_t)(route == R_FILE_PUT ? GW_FILE_BODY_CAP : SBX_FRAME_MAX)) {
-			r->close_after = 1;
-			gw_resp_error(r, 413, "too_large", "body over %u bytes",
-				      route == R_FILE_PUT ? GW_FILE_BODY_CAP : SBX_FRAME_MAX);
+	if (admit(r, first, rt, allow))
+		return;
+	size_t cap = rt->body_cap ? rt->body_cap : GW_JSON_BODY_CAP;
+	r->rt = rt;
+	if (check(r, rt, cap))
+		return;
+	switch (rt->body) {
+	case GW_BODY_NONE:
+		r->body_done = 1;
+		rt->start(r);
+		return;
+	case GW_BODY_JSON:
+		if (!r->body_expected) {
+			r->body_done = 1;
+			rt->json(r, cJSON_CreateObject());
 			return;
 		}
-		r->body_stream = 1;
-		if (route == R_FILE_PUT)
-			gw_files_put_start(r);
-		else
-			gw_cmd_stdin_start(r);
+		sbx_buf_init(&r->body, cap);
+		return;
+	case GW_BODY_RAW:
+		sbx_buf_init(&r->body, cap);
+		rt->start(r);
 		if (!r->body_expected && !r->resp_ready) {
 			r->body_done = 1;
-			if (route == R_FILE_PUT)
-				gw_files_put_done(r);
-			else
-				gw_cmd_stdin_done(r);
+			rt->done(r);
+		}
+		return;
+	case GW_BODY_STREAM:
+		r->body_stream = 1;
+		rt->start(r);
+		if (!r->body_expected && !r->resp_ready) {
+			r->body_done = 1;
+			rt->done(r);
 		}
 		return;
 	}
-	if (r->body_expected > GW_JSON_BODY_CAP) {
-		r->close_after = 1;
-		gw_resp_error(r, 413, "too_large", "body over %d bytes", GW_JSON_BODY_CAP);
-		return;
-	}
-	if (!r->body_expected || !needs_json_body(route)) {
-		r->body_done = 1;
-		dispatch(r, needs_json_body(route) ? cJSON_CreateObject() : NULL);
-		return;
-	}
-	sbx_buf_init(&r->body, GW_JSON_BODY_CAP);
 }
 
 void gw_route_body(struct gw_req *r, const void *in, size_t len)
 {
-	if (r->resp_ready || r->body_done)
+	if (r->resp_ready || r->body_done || !r->rt)
 		return;
 	r->body_seen += len;
 	if (r->body_stream) {
-		if (r->route == R_FILE_PUT)
-			gw_files_put_data(r, in, len);
-		else
-			gw_cmd_stdin_data(r, in, len);
+		r->rt->data(r, in, len);
 		if (r->up.wsi && gw_up_queued(&r->up) >= GW_QUEUE_HIGH && !r->http_rx_paused) {
 			r->http_rx_paused = 1;
 			lws_rx_flow_control(r->wsi, 0);
@@ -355,25 +370,18 @@ void gw_route_body(struct gw_req *r, const void *in, size_t len)
 	}
 	if (sbx_buf_append(&r->body, in, len)) {
 		r->close_after = 1;
-		gw_resp_error(r, 413, "too_large", "body over %d bytes", GW_JSON_BODY_CAP);
+		gw_resp_error(r, 413, "too_large", "body over %zu bytes", r->body.cap);
 	}
 }
 
 void gw_route_body_done(struct gw_req *r)
 {
 	struct sbx_err err = { 0 };
-	if (r->resp_ready || r->body_done)
+	if (r->resp_ready || r->body_done || !r->rt)
 		return;
 	r->body_done = 1;
-	if (r->body_stream) {
-		if (r->route == R_FILE_PUT)
-			gw_files_put_done(r);
-		else
-			gw_cmd_stdin_done(r);
-		return;
-	}
-	if (r->mcp) {
-		gw_mcp_body_done(r);
+	if (r->rt->body != GW_BODY_JSON) {
+		r->rt->done(r);
 		return;
 	}
 	cJSON *o = sbx_json_parse_object(sbx_buf_head(&r->body), r->body.len, &err);
@@ -381,5 +389,5 @@ void gw_route_body_done(struct gw_req *r)
 		gw_resp_error(r, 400, "bad_request", "%s", err.msg);
 		return;
 	}
-	dispatch(r, o);
+	r->rt->json(r, o);
 }

@@ -277,49 +277,42 @@ static int reject(struct lws *wsi, unsigned status, const char *code, const char
 	return -1;
 }
 
-/* Path, key and owner, before the upgrade: a refused upgrade is an HTTP
- * error with the API's JSON body. Returns 0 to accept. */
+/* Path, key and owner, before the upgrade (the route table's WebSocket
+ * rows): a refused upgrade is an HTTP error with the API's JSON body.
+ * Returns 0 to accept. */
 static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 {
-	static const char *const stream_args[] = { "since", "access_token", NULL };
-	static const char *const pty_args[] = { "cmd", "cols", "rows", "access_token", NULL };
-	char uri[512], seg[16], why[160];
-	int key, n, kind = 0;
+	char uri[512], ver[16], why[160];
+	const struct gw_route *rt = NULL;
+	int key;
 
 	r->vh = vh;
 	r->wsi = wsi;
 	/* lws 4.1 upgrades any version; RFC 6455 4.2.2 says refuse with the
 	 * one we speak */
-	if (lws_hdr_copy(wsi, seg, sizeof seg, WSI_TOKEN_VERSION) <= 0 || strcmp(seg, "13"))
+	if (lws_hdr_copy(wsi, ver, sizeof ver, WSI_TOKEN_VERSION) <= 0 || strcmp(ver, "13"))
 		return reject(wsi, 426, "upgrade_required", "WebSocket version 13 only");
-	n = lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI);
-	if (n > 0 && sscanf(uri, "/v1/sandboxes/%79[A-Za-z0-9_-]/commands/%79[A-Za-z0-9_-]/%15s",
-			    r->sid, r->cid, seg) == 3 && !strcmp(seg, "stream"))
-		kind = GW_WS_STREAM;
-	else if (n > 0 && sscanf(uri, "/v1/sandboxes/%79[A-Za-z0-9_-]/%15s", r->sid, seg) == 2 &&
-		 !strcmp(seg, "pty"))
-		kind = GW_WS_PTY;
-	if (!kind) {
+	if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) > 0)
+		rt = gw_route_ws(uri, r->sid, r->cid);
+	if (!rt)
 		return reject(wsi, 404, "not_found", "no such WebSocket endpoint");
-	}
 	key = gw_auth_check(vh, wsi, 1, r->sid, &r->scope);
 	if (key == -2)
 		return reject(wsi, 422, "invalid", "query argument access_token is longer than 255 bytes or given twice");
-	if (key < 0) {
+	if (key < 0)
 		return reject(wsi, 401, "unauthorized", "missing or unknown API key (access_token=)");
-	}
-	if (gw_owner_get(vh, r->sid) != key) {
+	if (gw_owner_get(vh, r->sid) != key)
 		return reject(wsi, 404, "not_found", "no such sandbox");
-	}
 	/* a stream token opens only what its scope names */
-	if (!(r->scope & (kind == GW_WS_PTY ? GW_SCOPE_TERMINAL : GW_SCOPE_READ)))
-		return reject(wsi, 403, "forbidden", kind == GW_WS_PTY ?
+	if (!(r->scope & rt->ws_scope))
+		return reject(wsi, 403, "forbidden", rt->ws == GW_WS_PTY ?
 			      "a terminal needs a token with the terminal scope" :
 			      "a stream needs a token with the read scope");
-	if (gw_query_known(wsi, kind == GW_WS_PTY ? pty_args : stream_args, why, sizeof why))
+	if (gw_query_known(wsi, rt->args, why, sizeof why))
 		return reject(wsi, 422, "invalid", why);
 	r->key = key;
-	r->ws = kind;
+	r->ws = rt->ws;
+	r->rt = rt;
 	snprintf(r->uri, sizeof r->uri, "%s", uri);
 	return 0;
 }

@@ -39,6 +39,7 @@ suite_basic() { # bin port
 	check "$n unknown sandbox 404" "$(code -H "$A" $u/v1/sandboxes/sbx_local_aaaaaaaaaaaaaaaaaaaaaaaa)" 404
 	check "$n bad id chars 404" "$(code -H "$A" "$u/v1/sandboxes/%00x")" 404
 	check "$n method 405" "$(code -H "$A" -X PATCH $u/v1/sandboxes)" 405
+	check "$n 405 names the path's methods (Allow)" "$(curl -s -m 5 -o /dev/null -D - -H "$A" -X PATCH $u/v1/sandboxes | tr -d '\r' | sed -n 's/^allow: //Ip')" "POST, GET"
 	check "$n metrics" "$(curl -s -m 5 -H 'Authorization: Bearer metrics-key' $u/metrics | grep -c '^sandbox_gateway_http_requests_total')" 1
 	check "metrics-auth: $n no key 401" "$(code $u/metrics)" 401
 	check "metrics-auth: $n an API key is not the metrics key 401" "$(code -H "$A" $u/metrics)" 401
