@@ -90,6 +90,48 @@ struct gw_owner_wait {
 	void (*cb)(struct gw_owner_wait *w);
 };
 
+/* What a handler remembers between the frames of its upstream. */
+enum gw_op_phase {
+	GW_OP_FIRST,            /* the first reply (exec, attach, read_file) not yet in */
+	GW_OP_STREAMING,        /* after it: output, data, events */
+	GW_OP_ANSWER_WHEN_SENT, /* POST stdin without eof: answered once it all went up */
+};
+enum gw_op_mode {
+	GW_OP_PLAIN,
+	GW_OP_CREATE,           /* a sandbox create: owner table and quota count */
+	GW_OP_EXEC_DETACHED,    /* answered at the exec reply */
+	GW_OP_EXEC_WAITED,      /* output collected to the exit */
+	GW_OP_STDIN_EOF,        /* stdin, then EOF and the agent's answer */
+	GW_OP_STDIN_OPEN,       /* stdin, answered once it went up */
+};
+struct gw_op {
+	enum gw_op_phase phase;
+	enum gw_op_mode mode;
+	int b64;                    /* output as base64 (a waited exec, logs) */
+	struct sbx_buf out, err;    /* a waited exec's output */
+	int out_trunc, err_trunc;
+	cJSON *acc;                 /* an accumulated reply object */
+	uint64_t logs_off;          /* ndjson logs: the next chunk's offset */
+	char wrap[16];              /* the member of the agent's reply to answer with */
+};
+
+/* A WebSocket session (gw_ws.c, gw_stream.c); the request's resp is its
+ * outgoing message queue. */
+struct gw_ws_session {
+	enum gw_ws_kind kind;       /* GW_WS_NONE: not a session */
+	int counted, closing, paused, up_lost, drop;
+	int in_mid, in_bin, in_tagged;
+	struct sbx_buf text;        /* a client text message being assembled */
+	struct gw_sideop *stdin_side;
+	struct gw_sideop *resize_side; /* a resize in flight: input waits for it */
+	struct gw_req *next, *prev;    /* on vh->sessions */
+	int64_t pending_cols, pending_rows;
+};
+
+/* One HTTP transaction or WebSocket session (the pss of "http", reset per
+ * request), or an internal request of an MCP tool call. By role: the
+ * transaction (method to response), its upstream, its handler's scratch
+ * (op) and, for a WebSocket, the session (ws). */
 struct gw_req {
 	struct gw_vh *vh;
 	struct lws *wsi;
@@ -106,25 +148,19 @@ struct gw_req {
 	int body_stream;            /* body goes to the upstream as DATA frames */
 	int body_done;
 	/* route parameters */
+	const struct gw_route *rt;  /* its row in the route table */
 	char sid[80], cid[80];
 	char qpath[4096];
-	const struct gw_route *rt;  /* its row in the route table */
-	int route_kind;
-	char wrap[16];
 	/* upstream (gw_upstream.c) */
 	struct gw_up up;
 	gw_frame_cb on_frame;
 	int http_rx_paused;
+	/* the handler's scratch */
+	struct gw_op op;
+	int create_pending;         /* counted in vh->creating[key] */
 	struct gw_owner_wait owner_wait;   /* a create waiting for the owner refresh */
 	cJSON *held_body;           /* its body meanwhile */
 	int refreshed;              /* the owner table was refreshed for it */
-	/* operation state */
-	int op_state;
-	int answer_when_sent;       /* POST stdin without eof: answer once it went up */
-	struct sbx_buf out, err;
-	int out_trunc, err_trunc;
-	cJSON *acc;                 /* an accumulated reply object */
-	int64_t started_ms;
 	/* response */
 	int status;
 	const char *ctype;
@@ -132,23 +168,14 @@ struct gw_req {
 	int64_t content_len;        /* -1: unknown (then the connection closes) */
 	int resp_ready, hdr_sent, resp_done, close_after;
 	uint64_t resp_bytes;
-	/* WebSocket sessions (gw_ws.c): r->resp is the message queue */
-	enum gw_ws_kind ws;         /* a WebSocket session: which */
-	int ws_counted, ws_closing, ws_paused, ws_up_lost, ws_drop;
-	int ws_in_mid, ws_in_bin, ws_in_tagged;
-	struct sbx_buf ws_text;     /* a client text message being assembled */
-	struct gw_sideop *stdin_side;
-	struct gw_sideop *resize_side; /* a resize in flight: input waits for it */
-	struct gw_req *ws_next, *ws_prev;   /* on vh->sessions */
-	int64_t pending_cols, pending_rows;
-	/* ndjson logs (gw_logs.c) */
-	int logs_b64;
-	int create_pending;         /* counted in vh->creating[key] */
-	uint64_t logs_off;
+	const char *xhdr_name;      /* one extra response header, or NULL */
+	char xhdr_val[80];
 	/* a response that lasts as long as a command (gw_keepalive.c) */
 	int ka_long, ka_lines, ka_no_deadline;
 	int ka_stall_s;             /* a download: cut after this long without progress */
 	int64_t ka_last_us;         /* when the last line was queued */
+	/* a WebSocket session */
+	struct gw_ws_session ws;
 	/* internal requests (gw_mcp*.c): an MCP tool call drives the same
 	 * handlers on a gw_req without a connection of its own (wsi NULL);
 	 * its finished response is read back by the request that made it */
@@ -158,10 +185,7 @@ struct gw_req {
 	long put_mode;              /* internal: a PUT's mode (0: 0644) */
 	/* internal: told of each output chunk of a waited command */
 	void (*on_output)(struct gw_req *r, int is_stderr, const void *p, size_t n);
-	const char *xhdr_name;      /* one extra response header, or NULL */
-	char xhdr_val[80];
 };
-
 
 /* gw_auth.c */
 int gw_auth_load_file(struct gw_vh *vh, const char *path, struct sbx_err *err);

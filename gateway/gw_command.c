@@ -11,7 +11,7 @@
  * bytes are given instead. */
 static void add_text(struct gw_req *r, cJSON *o, const char *name, struct sbx_buf *b)
 {
-	char *s = r->logs_b64 ? gw_base64(sbx_buf_head(b), b->len) :
+	char *s = r->op.b64 ? gw_base64(sbx_buf_head(b), b->len) :
 				gw_utf8_clean(sbx_buf_head(b), b->len);
 	cJSON_AddStringToObject(o, name, s ? s : "");
 	free(s);
@@ -30,29 +30,29 @@ static void collect(struct sbx_buf *b, int *trunc, const struct sbx_frame *f)
 static int on_exec(struct gw_req *r, const struct sbx_frame *f)
 {
 	cJSON *o;
-	if (r->op_state == 0) {              /* the exec reply */
+	if (r->op.phase == GW_OP_FIRST) {     /* the exec reply */
 		if (!(o = gw_reply_json(r, f, 1, "agent frame")))
 			return -1;
 		r->vh->m.commands_started++;
 		cJSON_DeleteItemFromObjectCaseSensitive(o, "ok");
 		cJSON_DeleteItemFromObjectCaseSensitive(o, "offset");
-		if (r->route_kind == 2) {    /* detached */
+		if (r->op.mode == GW_OP_EXEC_DETACHED) {
 			cJSON_AddStringToObject(o, "status", "running");
 			gw_resp_json(r, 201, o);
 			return 1;
 		}
-		r->acc = o;
-		r->op_state = 1;
-		sbx_buf_init(&r->out, 0);
-		sbx_buf_init(&r->err, 0);
+		r->op.acc = o;
+		r->op.phase = GW_OP_STREAMING;
+		sbx_buf_init(&r->op.out, 0);
+		sbx_buf_init(&r->op.err, 0);
 		return 0;
 	}
 	if (f->type == SBX_FRAME_STDOUT || f->type == SBX_FRAME_STDERR) {
 		int e = f->type == SBX_FRAME_STDERR;
 		if (e)
-			collect(&r->err, &r->err_trunc, f);
+			collect(&r->op.err, &r->op.err_trunc, f);
 		else
-			collect(&r->out, &r->out_trunc, f);
+			collect(&r->op.out, &r->op.out_trunc, f);
 		if (r->on_output)   /* MCP progress notifications */
 			r->on_output(r, e, f->payload, f->len);
 		return 0;
@@ -61,7 +61,7 @@ static int on_exec(struct gw_req *r, const struct sbx_frame *f)
 		return -1;
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
 	if (cJSON_IsString(t) && !strcmp(t->valuestring, "truncated")) {
-		r->out_trunc = r->err_trunc = 1;
+		r->op.out_trunc = r->op.err_trunc = 1;
 		cJSON_Delete(o);
 		return 0;
 	}
@@ -70,20 +70,20 @@ static int on_exec(struct gw_req *r, const struct sbx_frame *f)
 		return 0;
 	}
 	cJSON *res = cJSON_CreateObject();
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(r->acc, "id");
-	const cJSON *st = cJSON_GetObjectItemCaseSensitive(r->acc, "started_at");
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(r->op.acc, "id");
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(r->op.acc, "started_at");
 	cJSON_AddStringToObject(res, "id", cJSON_IsString(id) ? id->valuestring : "");
 	cJSON_AddStringToObject(res, "status", "exited");
 	cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(o, "exit_code");
 	cJSON_AddItemToObject(res, "exit_code", v ? v : cJSON_CreateNull());
 	v = cJSON_DetachItemFromObjectCaseSensitive(o, "signal");
 	cJSON_AddItemToObject(res, "signal", v ? v : cJSON_CreateNull());
-	add_text(r, res, "stdout", &r->out);
-	add_text(r, res, "stderr", &r->err);
-	if (r->logs_b64)
+	add_text(r, res, "stdout", &r->op.out);
+	add_text(r, res, "stderr", &r->op.err);
+	if (r->op.b64)
 		cJSON_AddStringToObject(res, "encoding", "base64");
-	cJSON_AddBoolToObject(res, "stdout_truncated", r->out_trunc);
-	cJSON_AddBoolToObject(res, "stderr_truncated", r->err_trunc);
+	cJSON_AddBoolToObject(res, "stdout_truncated", r->op.out_trunc);
+	cJSON_AddBoolToObject(res, "stderr_truncated", r->op.err_trunc);
 	int64_t now = gw_now_ms();
 	cJSON_AddNumberToObject(res, "duration_ms",
 		cJSON_IsNumber(st) ? (double)(now - (int64_t)st->valuedouble) : 0);
@@ -118,7 +118,7 @@ void gw_cmd_exec(struct gw_req *r, cJSON *body)
 		gw_resp_error(r, 422, "invalid", "encoding is base64 or text");
 		return;
 	}
-	r->logs_b64 = enc && !strcmp(enc, "base64");
+	r->op.b64 = enc && !strcmp(enc, "base64");
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "exec");
 	gw_json_move_fields(a, body, exec_fields, sizeof exec_fields / sizeof exec_fields[0]);
@@ -130,7 +130,7 @@ void gw_cmd_exec(struct gw_req *r, cJSON *body)
 	/* detached commands get a stdin pipe, fed by .../stdin and streams */
 	cJSON_AddBoolToObject(a, "stdin", detached);
 	cJSON_AddBoolToObject(a, "attach", !detached);
-	r->route_kind = detached ? 2 : 3;
+	r->op.mode = detached ? GW_OP_EXEC_DETACHED : GW_OP_EXEC_WAITED;
 	gw_req_agent(r, a, on_exec);
 }
 
@@ -140,8 +140,8 @@ static int on_simple(struct gw_req *r, const struct sbx_frame *f)
 	if (!o)
 		return -1;
 	cJSON_DeleteItemFromObjectCaseSensitive(o, "ok");
-	if (r->wrap[0]) {
-		cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(o, r->wrap);
+	if (r->op.wrap[0]) {
+		cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(o, r->op.wrap);
 		cJSON_Delete(o);
 		o = v ? v : cJSON_CreateObject();
 	}
@@ -153,7 +153,7 @@ void gw_cmd_simple(struct gw_req *r, cJSON *agent_req, const char *wrap)
 {
 	if (!cJSON_GetObjectItemCaseSensitive(agent_req, "op"))
 		cJSON_AddStringToObject(agent_req, "op", "commands");
-	snprintf(r->wrap, sizeof r->wrap, "%s", wrap ? wrap : "");
+	snprintf(r->op.wrap, sizeof r->op.wrap, "%s", wrap ? wrap : "");
 	gw_req_agent(r, agent_req, on_simple);
 }
 
@@ -182,11 +182,11 @@ void gw_cmd_stdin_start(struct gw_req *r)
 	int eof = 0;
 	if (gw_query_bool(r, "eof", &eof) < 0)
 		return;
-	r->route_kind = eof ? 4 : 5;
+	r->op.mode = eof ? GW_OP_STDIN_EOF : GW_OP_STDIN_OPEN;
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "stdin");
 	cJSON_AddStringToObject(a, "id", r->cid);
-	snprintf(r->wrap, sizeof r->wrap, "%s", "");
+	snprintf(r->op.wrap, sizeof r->op.wrap, "%s", "");
 	gw_req_agent(r, a, on_simple);
 }
 
@@ -200,11 +200,11 @@ void gw_cmd_stdin_done(struct gw_req *r)
 {
 	if (r->resp_ready)
 		return;
-	if (r->route_kind == 4) {
+	if (r->op.mode == GW_OP_STDIN_EOF) {
 		gw_req_send(r, SBX_FRAME_EOF, NULL, 0);
 		return;
 	}
 	/* no EOF: the agent keeps stdin open; answer when the bytes are out */
-	r->answer_when_sent = 1;
+	r->op.phase = GW_OP_ANSWER_WHEN_SENT;
 	gw_up_want_write(&r->up);
 }

@@ -83,7 +83,7 @@ void gw_files_put_done(struct gw_req *r)
 
 static int on_get(struct gw_req *r, const struct sbx_frame *f)
 {
-	if (r->op_state == 0) {
+	if (r->op.phase == GW_OP_FIRST) {
 		cJSON *o = gw_reply_json(r, f, 1, "agent frame");
 		if (!o)
 			return -1;
@@ -93,7 +93,7 @@ static int on_get(struct gw_req *r, const struct sbx_frame *f)
 		if (r->resp_cap && n > (int64_t)r->resp_cap)
 			return gw_resp_error(r, 413, "too_large", "file of %lld bytes, over %zu",
 					     (long long)n, r->resp_cap);
-		r->op_state = 1;
+		r->op.phase = GW_OP_STREAMING;
 		sbx_buf_init(&r->resp, r->resp_cap);
 		gw_resp_start_stream(r, 200, "application/octet-stream", n);
 		return 0;

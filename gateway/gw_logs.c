@@ -112,11 +112,11 @@ static int chunk_line(struct gw_req *r, const struct sbx_frame *f)
 
 	if (put(&r->resp, f->type == SBX_FRAME_STDOUT ? "{\"stream\":\"stdout\",\"data\":\"" :
 		"{\"stream\":\"stderr\",\"data\":\"", 27) ||
-	    (r->logs_b64 ? put_b64(&r->resp, f->payload, f->len) :
+	    (r->op.b64 ? put_b64(&r->resp, f->payload, f->len) :
 			   put_text(&r->resp, f->payload, f->len)))
 		return -1;
-	snprintf(tail, sizeof tail, "\",\"offset\":%llu}\n", (unsigned long long)r->logs_off);
-	r->logs_off += f->len;
+	snprintf(tail, sizeof tail, "\",\"offset\":%llu}\n", (unsigned long long)r->op.logs_off);
+	r->op.logs_off += f->len;
 	r->vh->m.bytes_streamed += f->len;
 	return put(&r->resp, tail, strlen(tail));
 }
@@ -137,16 +137,16 @@ static int on_frame(struct gw_req *r, const struct sbx_frame *f)
 	cJSON *o;
 	int rc = 0;
 
-	if (r->op_state && (f->type == SBX_FRAME_STDOUT || f->type == SBX_FRAME_STDERR)) {
+	if (r->op.phase == GW_OP_STREAMING && (f->type == SBX_FRAME_STDOUT || f->type == SBX_FRAME_STDERR)) {
 		rc = chunk_line(r, f);
 		goto out;
 	}
-	if (!(o = gw_reply_json(r, f, !r->op_state, "frame from the sandbox")))
+	if (!(o = gw_reply_json(r, f, r->op.phase == GW_OP_FIRST, "frame from the sandbox")))
 		return -1;
-	if (!r->op_state) {
+	if (r->op.phase == GW_OP_FIRST) {
 		const cJSON *off = cJSON_GetObjectItemCaseSensitive(o, "offset");
-		r->logs_off = cJSON_IsNumber(off) ? (uint64_t)off->valuedouble : 0;
-		r->op_state = 1;
+		r->op.logs_off = cJSON_IsNumber(off) ? (uint64_t)off->valuedouble : 0;
+		r->op.phase = GW_OP_STREAMING;
 		cJSON_Delete(o);
 		gw_resp_start_stream(r, 200, "application/x-ndjson", -1);
 		return 0;
@@ -168,7 +168,7 @@ static int on_frame(struct gw_req *r, const struct sbx_frame *f)
 	if (cJSON_IsString(t) && !strcmp(t->valuestring, "truncated")) {
 		const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "bytes");
 		if (cJSON_IsNumber(b))
-			r->logs_off += (uint64_t)b->valuedouble;
+			r->op.logs_off += (uint64_t)b->valuedouble;
 		cJSON_DeleteItemFromObjectCaseSensitive(o, "type");
 		cJSON_AddNumberToObject(o, "truncated", cJSON_IsNumber(b) ? b->valuedouble : 0);
 		cJSON_DeleteItemFromObjectCaseSensitive(o, "bytes");
@@ -208,7 +208,7 @@ void gw_logs_open(struct gw_req *r, int64_t off, int follow, int b64)
 {
 	cJSON *a;
 
-	r->logs_b64 = b64;
+	r->op.b64 = b64;
 	a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "attach");
 	cJSON_AddStringToObject(a, "id", r->cid);

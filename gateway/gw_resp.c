@@ -26,12 +26,12 @@ void gw_req_reset(struct gw_req *r)
 	gw_owner_wait_cancel(&r->owner_wait);
 	cJSON_Delete(r->held_body);
 	sbx_buf_free(&r->body);
-	sbx_buf_free(&r->out);
-	sbx_buf_free(&r->err);
+	sbx_buf_free(&r->op.out);
+	sbx_buf_free(&r->op.err);
 	sbx_buf_free(&r->resp);
-	sbx_buf_free(&r->ws_text);
-	if (r->acc)
-		cJSON_Delete(r->acc);
+	sbx_buf_free(&r->ws.text);
+	if (r->op.acc)
+		cJSON_Delete(r->op.acc);
 	if (r->mcp)
 		gw_mcp_call_free(r->mcp);
 	memset(r, 0, sizeof *r);
@@ -96,13 +96,13 @@ int gw_resp_error(struct gw_req *r, int status, const char *code,
 {
 	char msg[600];
 	va_list ap;
-	if (r->resp_ready || r->ws_closing)
+	if (r->resp_ready || r->ws.closing)
 		return -1;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	gw_up_close(&r->up);
-	if (r->ws) {
+	if (r->ws.kind) {
 		gw_ws_fail(r, status, code, msg);
 		return -1;
 	}

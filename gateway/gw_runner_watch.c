@@ -47,8 +47,8 @@ static void tick(lws_sorted_usec_list_t *sul)
 	up = runner_listening(w.vh->runner_socket);
 	if (!up && !w.down) {
 		sbx_err_log("runner %s is gone: ending every stream", w.vh->runner_socket);
-		for (struct gw_req *r = w.vh->sessions; r; r = r->ws_next)
-			if (!r->ws_closing) {
+		for (struct gw_req *r = w.vh->sessions; r; r = r->ws.next)
+			if (!r->ws.closing) {
 				gw_up_close(&r->up);
 				gw_ws_fail(r, 502, "internal", "the runner went away; its sandboxes are lost");
 			}

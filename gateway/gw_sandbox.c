@@ -58,7 +58,7 @@ static int one_sandbox(struct gw_req *r, const struct sbx_frame *f, int status)
 		cJSON_Delete(o);
 		return gw_resp_error(r, 502, "internal", "runner reply without sandbox");
 	}
-	if (r->route_kind == 1) {   /* create */
+	if (r->op.mode == GW_OP_CREATE) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
 		if (!cJSON_IsString(id) || gw_owner_add(r->vh, id->valuestring, r->key)) {
 			cJSON_Delete(o);
@@ -164,7 +164,7 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	cJSON_Delete(body);
 	cJSON_AddStringToObject(req, "owner", r->vh->key_tags[r->key]);
 	cJSON_AddBoolToObject(req, "preview_auth", private_preview);
-	r->route_kind = 1;
+	r->op.mode = GW_OP_CREATE;
 	r->vh->creating[r->key]++;
 	r->create_pending = 1;
 	gw_req_runner(r, req, on_create);

@@ -122,8 +122,8 @@ size_t gw_session_side_queued(const struct gw_sideop *s)
 
 void gw_session_detach(struct gw_req *r)
 {
-	if (r->stdin_side)
-		r->stdin_side->r = NULL;
+	if (r->ws.stdin_side)
+		r->ws.stdin_side->r = NULL;
 }
 
 static void side_op(struct gw_req *r, cJSON *a)
@@ -150,7 +150,7 @@ static void send_resize(struct gw_req *r, int64_t cols, int64_t rows)
 		gw_ws_fail(r, 503, "no_capacity", "runner unavailable");
 		return;
 	}
-	r->resize_side = s;
+	r->ws.resize_side = s;
 	r->http_rx_paused = 1;
 	lws_rx_flow_control(r->wsi, 0);
 }
@@ -165,17 +165,17 @@ static int on_frame(struct gw_req *r, const struct sbx_frame *f)
 			return gw_resp_error(r, 500, "internal", "out of memory");
 		return 0;
 	}
-	if (!(o = gw_reply_json(r, f, !r->op_state, "frame from the sandbox")))
+	if (!(o = gw_reply_json(r, f, r->op.phase == GW_OP_FIRST, "frame from the sandbox")))
 		return -1;
-	if (!r->op_state) {           /* the attach or exec reply */
+	if (r->op.phase == GW_OP_FIRST) {   /* the attach or exec reply */
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
-		if (r->ws == GW_WS_PTY && cJSON_IsString(id)) {
+		if (r->ws.kind == GW_WS_PTY && cJSON_IsString(id)) {
 			snprintf(r->cid, sizeof r->cid, "%s", id->valuestring);
 			r->vh->m.commands_started++;
-			if (r->pending_cols)
-				send_resize(r, r->pending_cols, r->pending_rows);
+			if (r->ws.pending_cols)
+				send_resize(r, r->ws.pending_cols, r->ws.pending_rows);
 		}
-		r->op_state = 1;
+		r->op.phase = GW_OP_STREAMING;
 		cJSON_Delete(o);
 		return 0;
 	}
@@ -241,7 +241,7 @@ static int needs_write(struct gw_req *r, const char *what)
 {
 	char msg[160];
 
-	if (r->ws == GW_WS_PTY || (r->scope & GW_SCOPE_WRITE))
+	if (r->ws.kind == GW_WS_PTY || (r->scope & GW_SCOPE_WRITE))
 		return 0;
 	snprintf(msg, sizeof msg, "%s needs a token with the write scope", what);
 	gw_up_close(&r->up);
@@ -254,28 +254,28 @@ void gw_session_input(struct gw_req *r, const void *p, size_t n)
 {
 	if (needs_write(r, "stdin"))
 		return;
-	if (r->ws == GW_WS_PTY) {
+	if (r->ws.kind == GW_WS_PTY) {
 		if (gw_req_send(r, SBX_FRAME_STDIN, p, n))
 			gw_ws_fail(r, 500, "internal", "out of memory");
 		return;
 	}
-	if (!r->stdin_side) {
+	if (!r->ws.stdin_side) {
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "op", "stdin");
 		cJSON_AddStringToObject(a, "id", r->cid);
-		r->stdin_side = side_open(r, a, 1);
-		if (!r->stdin_side) {
+		r->ws.stdin_side = side_open(r, a, 1);
+		if (!r->ws.stdin_side) {
 			gw_ws_fail(r, 503, "no_capacity", "runner unavailable");
 			return;
 		}
 	}
-	if (gw_up_send(&r->stdin_side->up, SBX_FRAME_STDIN, p, n))
+	if (gw_up_send(&r->ws.stdin_side->up, SBX_FRAME_STDIN, p, n))
 		gw_ws_fail(r, 500, "internal", "out of memory");
 }
 
 static void pace(struct gw_req *r, int paused)
 {
-	r->ws_paused = paused;
+	r->ws.paused = paused;
 	if (paused) {
 		gw_up_pause(&r->up, 1);
 	} else {
@@ -304,9 +304,9 @@ void gw_session_message(struct gw_req *r, const char *type, const cJSON *o)
 		cJSON_AddStringToObject(a, "id", r->cid);
 		cJSON_AddStringToObject(a, "signal", sig);
 		side_op(r, a);
-	} else if (!strcmp(type, "stdin_eof") && r->ws == GW_WS_STREAM) {
-		if (r->stdin_side) {
-			if (gw_up_send(&r->stdin_side->up, SBX_FRAME_EOF, NULL, 0))
+	} else if (!strcmp(type, "stdin_eof") && r->ws.kind == GW_WS_STREAM) {
+		if (r->ws.stdin_side) {
+			if (gw_up_send(&r->ws.stdin_side->up, SBX_FRAME_EOF, NULL, 0))
 				gw_ws_fail(r, 500, "internal", "out of memory");
 			return;
 		}
@@ -314,7 +314,7 @@ void gw_session_message(struct gw_req *r, const char *type, const cJSON *o)
 		cJSON_AddStringToObject(a, "op", "stdin_eof");
 		cJSON_AddStringToObject(a, "id", r->cid);
 		side_op(r, a);
-	} else if (!strcmp(type, "resize") && r->ws == GW_WS_PTY) {
+	} else if (!strcmp(type, "resize") && r->ws.kind == GW_WS_PTY) {
 		int64_t cols, rows;
 		if (sbx_json_get_i64(o, "cols", 1, 1000, &cols, &err) <= 0 ||
 		    sbx_json_get_i64(o, "rows", 1, 1000, &rows, &err) <= 0) {
@@ -322,8 +322,8 @@ void gw_session_message(struct gw_req *r, const char *type, const cJSON *o)
 			return;
 		}
 		if (!r->cid[0]) {   /* before the shell started: sent once it has */
-			r->pending_cols = cols;
-			r->pending_rows = rows;
+			r->ws.pending_cols = cols;
+			r->ws.pending_rows = rows;
 			return;
 		}
 		send_resize(r, cols, rows);

@@ -27,7 +27,7 @@ static int req_frame(struct gw_up *u, const struct sbx_frame *f)
 	struct gw_req *r = u->owner;
 	int rc = r->on_frame(r, f);
 	/* an internal request has no reader: r->resp_cap bounds it */
-	if (!rc && r->wsi && (r->resp.len >= GW_QUEUE_HIGH || r->ws_paused))
+	if (!rc && r->wsi && (r->resp.len >= GW_QUEUE_HIGH || r->ws.paused))
 		gw_up_pause(u, 1);
 	return rc;
 }
@@ -42,7 +42,7 @@ static void req_fail(struct gw_up *u, const char *why)
 static int req_drained(struct gw_up *u)
 {
 	struct gw_req *r = u->owner;
-	if (!r->answer_when_sent)
+	if (r->op.phase != GW_OP_ANSWER_WHEN_SENT)
 		return 0;
 	gw_resp_json(r, 200, cJSON_CreateObject());
 	return 1;
@@ -51,7 +51,7 @@ static int req_drained(struct gw_up *u)
 static void req_sent(struct gw_up *u)
 {
 	struct gw_req *r = u->owner;
-	if (r->ws)
+	if (r->ws.kind)
 		gw_ws_input_flow(r);
 	else if (r->http_rx_paused && r->wsi && gw_up_queued(u) < GW_QUEUE_HIGH / 2) {
 		r->http_rx_paused = 0;
@@ -64,15 +64,15 @@ static void req_closed(struct gw_up *u, int by_peer, int lost)
 	struct gw_req *r = u->owner;
 	if (!by_peer)
 		return;
-	if (r->ws) {
+	if (r->ws.kind) {
 		/* Two ways to get here: the sandbox side went away (EOF or an
 		 * error on the socket), or lws closes this child because the
 		 * session itself is closing, after its close frame, which
 		 * nothing may follow. */
 		if (lost)
-			r->ws_up_lost = 1;
+			r->ws.up_lost = 1;
 		else   /* lws failed the session: finish the failing by closing it */
-			r->ws_closing = r->ws_drop = 1;
+			r->ws.closing = r->ws.drop = 1;
 		if (r->wsi)
 			lws_callback_on_writable(r->wsi);
 	} else if (!r->resp_ready) {

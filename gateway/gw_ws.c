@@ -19,7 +19,7 @@ static int queue(struct gw_req *r, unsigned kind, const void *p, size_t n)
 {
 	unsigned char *d;
 
-	if (r->ws_closing)
+	if (r->ws.closing)
 		return 0;
 	d = sbx_buf_reserve(&r->resp, 5 + n);
 	if (!d)
@@ -33,7 +33,7 @@ static int queue(struct gw_req *r, unsigned kind, const void *p, size_t n)
 		memcpy(d + 5, p, n);
 	sbx_buf_commit(&r->resp, 5 + n);
 	if (kind == WSQ_CLOSE)
-		r->ws_closing = 1;
+		r->ws.closing = 1;
 	lws_callback_on_writable(r->wsi);
 	return 0;
 }
@@ -114,7 +114,7 @@ static size_t take(struct gw_req *r, unsigned char *dst, size_t max)
 
 void gw_ws_output_flow(struct gw_req *r)
 {
-	if (r->up.rx_paused && !r->ws_paused && r->resp.len < GW_QUEUE_HIGH / 2)
+	if (r->up.rx_paused && !r->ws.paused && r->resp.len < GW_QUEUE_HIGH / 2)
 		gw_up_pause(&r->up, 0);
 }
 
@@ -125,10 +125,10 @@ static int writeable(struct gw_req *r)
 	unsigned kind;
 	size_t n = 0;
 
-	if (r->ws_drop)
+	if (r->ws.drop)
 		return -1;
-	if (r->ws_up_lost && !r->ws_closing) {
-		r->ws_up_lost = 0;
+	if (r->ws.up_lost && !r->ws.closing) {
+		r->ws.up_lost = 0;
 		gw_resp_error(r, 502, "internal", "the sandbox ended the stream");
 	}
 	if (!r->resp.len)
@@ -150,7 +150,7 @@ static int writeable(struct gw_req *r)
 		/* output: everything of one stream that queued, up to one
 		 * message's worth, goes out together; a stream message starts
 		 * with its tag, a terminal's is bare screen bytes */
-		size_t hdr = r->ws == GW_WS_PTY ? 0 : 1;
+		size_t hdr = r->ws.kind == GW_WS_PTY ? 0 : 1;
 		p[0] = (unsigned char)kind;
 		n = hdr;
 		while (r->resp.len && sbx_buf_head(&r->resp)[0] == kind && n < hdr + WS_MSG_MAX)
@@ -169,7 +169,7 @@ static void input_backpressure(struct gw_req *r)
 {
 	if (!r->http_rx_paused &&
 	    (gw_up_queued(&r->up) >= GW_QUEUE_HIGH ||
-	     gw_session_side_queued(r->stdin_side) >= GW_QUEUE_HIGH)) {
+	     gw_session_side_queued(r->ws.stdin_side) >= GW_QUEUE_HIGH)) {
 		r->http_rx_paused = 1;
 		lws_rx_flow_control(r->wsi, 0);
 	}
@@ -177,8 +177,8 @@ static void input_backpressure(struct gw_req *r)
 
 void gw_ws_input_flow(struct gw_req *r)
 {
-	if (r->http_rx_paused && !r->resize_side && gw_up_queued(&r->up) < GW_QUEUE_HIGH / 2 &&
-	    gw_session_side_queued(r->stdin_side) < GW_QUEUE_HIGH / 2) {
+	if (r->http_rx_paused && !r->ws.resize_side && gw_up_queued(&r->up) < GW_QUEUE_HIGH / 2 &&
+	    gw_session_side_queued(r->ws.stdin_side) < GW_QUEUE_HIGH / 2) {
 		r->http_rx_paused = 0;
 		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
 	}
@@ -186,60 +186,60 @@ void gw_ws_input_flow(struct gw_req *r)
 
 void gw_ws_side_closed(struct gw_req *r, struct gw_sideop *s)
 {
-	if (r->stdin_side == s) {
-		r->stdin_side = NULL;
+	if (r->ws.stdin_side == s) {
+		r->ws.stdin_side = NULL;
 		gw_ws_input_flow(r);
 	}
-	if (r->resize_side == s) {
-		r->resize_side = NULL;
+	if (r->ws.resize_side == s) {
+		r->ws.resize_side = NULL;
 		gw_ws_input_flow(r);
 	}
 }
 
 static int receive(struct gw_req *r, const unsigned char *in, size_t len)
 {
-	int start = !r->ws_in_mid;
+	int start = !r->ws.in_mid;
 	int end = lws_is_final_fragment(r->wsi) && !lws_remaining_packet_payload(r->wsi);
 
-	r->ws_in_mid = !end;
+	r->ws.in_mid = !end;
 	if (start) {
-		r->ws_in_bin = lws_frame_is_binary(r->wsi);
-		sbx_buf_reset(&r->ws_text);
-		if (r->ws_in_bin) {
+		r->ws.in_bin = lws_frame_is_binary(r->wsi);
+		sbx_buf_reset(&r->ws.text);
+		if (r->ws.in_bin) {
 			if (!len) {
-				r->ws_in_tagged = 0;   /* the tag comes in the next piece */
+				r->ws.in_tagged = 0;   /* the tag comes in the next piece */
 				return 0;
 			}
 		}
-		r->ws_in_tagged = 0;
+		r->ws.in_tagged = 0;
 	}
-	if (r->ws_in_bin) {
-		if (r->ws == GW_WS_PTY)   /* keystrokes, no tag */
-			r->ws_in_tagged = 1;
-		if (!r->ws_in_tagged && len) {
+	if (r->ws.in_bin) {
+		if (r->ws.kind == GW_WS_PTY)   /* keystrokes, no tag */
+			r->ws.in_tagged = 1;
+		if (!r->ws.in_tagged && len) {
 			if (in[0] != 0) {
 				gw_ws_fail(r, 400, "bad_request",
 					   "binary messages from the client are stdin: tag 0 then bytes");
 				return 0;
 			}
-			r->ws_in_tagged = 1;
+			r->ws.in_tagged = 1;
 			in++;
 			len--;
 		}
-		if (len && !r->ws_closing)
+		if (len && !r->ws.closing)
 			gw_session_input(r, in, len);
 		input_backpressure(r);
 		return 0;
 	}
-	if (sbx_buf_append(&r->ws_text, in, len)) {
-		r->ws_closing = 1;
+	if (sbx_buf_append(&r->ws.text, in, len)) {
+		r->ws.closing = 1;
 		lws_close_reason(r->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
 				 (unsigned char *)"text message too large", 22);
 		return -1;
 	}
-	if (end && !r->ws_closing) {
+	if (end && !r->ws.closing) {
 		struct sbx_err err = { 0 };
-		cJSON *o = sbx_json_parse_object(sbx_buf_head(&r->ws_text), r->ws_text.len, &err);
+		cJSON *o = sbx_json_parse_object(sbx_buf_head(&r->ws.text), r->ws.text.len, &err);
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
 		if (!o || !cJSON_IsString(t)) {
 			cJSON_Delete(o);
@@ -311,7 +311,7 @@ static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 	if (gw_query_known(wsi, rt->args, why, sizeof why))
 		return reject(wsi, 422, "invalid", why);
 	r->key = key;
-	r->ws = rt->ws;
+	r->ws.kind = rt->ws;
 	r->rt = rt;
 	snprintf(r->uri, sizeof r->uri, "%s", uri);
 	return 0;
@@ -327,45 +327,45 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		gw_req_reset(r);
 		return admit(r, vh, wsi);
 	case LWS_CALLBACK_ESTABLISHED:
-		if (!r || !r->ws)
+		if (!r || !r->ws.kind)
 			return -1;
 		r->vh->m.ws_open++;
-		r->ws_counted = 1;
-		r->ws_prev = NULL;
-		r->ws_next = r->vh->sessions;
-		if (r->ws_next)
-			r->ws_next->ws_prev = r;
+		r->ws.counted = 1;
+		r->ws.prev = NULL;
+		r->ws.next = r->vh->sessions;
+		if (r->ws.next)
+			r->ws.next->ws.prev = r;
 		r->vh->sessions = r;
 		r->t0_us = (int64_t)lws_now_usecs();
 		sbx_buf_init(&r->resp, 0);
-		sbx_buf_init(&r->ws_text, WS_TEXT_MAX);
-		sbx_info("ws open %s key=%d", r->ws == GW_WS_PTY ? "pty" : "stream", r->key);
+		sbx_buf_init(&r->ws.text, WS_TEXT_MAX);
+		sbx_info("ws open %s key=%d", r->ws.kind == GW_WS_PTY ? "pty" : "stream", r->key);
 		gw_keepalive_ws_start(r);
-		if (r->ws == GW_WS_PTY)
+		if (r->ws.kind == GW_WS_PTY)
 			gw_pty_start(r);
 		else
 			gw_stream_start(r);
 		return 0;
 	case LWS_CALLBACK_RECEIVE:
-		return r && r->ws ? receive(r, in, len) : -1;
+		return r && r->ws.kind ? receive(r, in, len) : -1;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
-		return r && r->ws ? writeable(r) : 0;
+		return r && r->ws.kind ? writeable(r) : 0;
 	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-		if (r && r->ws)
-			r->ws_closing = 1;   /* lws answers the close; nothing after it */
+		if (r && r->ws.kind)
+			r->ws.closing = 1;   /* lws answers the close; nothing after it */
 		return 0;
 	case LWS_CALLBACK_CLOSED:
-		if (r && r->ws) {
-			if (r->ws_counted) {
+		if (r && r->ws.kind) {
+			if (r->ws.counted) {
 				r->vh->m.ws_open--;
-				if (r->ws_prev)
-					r->ws_prev->ws_next = r->ws_next;
+				if (r->ws.prev)
+					r->ws.prev->ws.next = r->ws.next;
 				else
-					r->vh->sessions = r->ws_next;
-				if (r->ws_next)
-					r->ws_next->ws_prev = r->ws_prev;
+					r->vh->sessions = r->ws.next;
+				if (r->ws.next)
+					r->ws.next->ws.prev = r->ws.prev;
 			}
-			sbx_info("ws close %s %lld ms", r->ws == GW_WS_PTY ? "pty" : "stream",
+			sbx_info("ws close %s %lld ms", r->ws.kind == GW_WS_PTY ? "pty" : "stream",
 				 (long long)((lws_now_usecs() - (lws_usec_t)r->t0_us) / 1000));
 			gw_session_detach(r);
 			gw_req_reset(r);
@@ -378,8 +378,8 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 
 void gw_ws_end_key(struct gw_vh *vh, int key)
 {
-	for (struct gw_req *r = vh->sessions; r; r = r->ws_next)
-		if (r->key == key && !r->ws_closing) {
+	for (struct gw_req *r = vh->sessions; r; r = r->ws.next)
+		if (r->key == key && !r->ws.closing) {
 			gw_up_close(&r->up);
 			gw_ws_fail(r, 401, "unauthorized", "the API key was revoked");
 		}
