@@ -21,7 +21,7 @@ BINDIR  := bin
 VFLAGS  := -O2 -g
 endif
 
-PKGS    := libwebsockets openssl libcjson libseccomp
+PKGS    := libwebsockets openssl libcjson libseccomp zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Werror
@@ -32,6 +32,7 @@ LIBS_CJSON    := $(shell pkg-config --libs libcjson 2>/dev/null)
 LIBS_LWS      := $(shell pkg-config --libs libwebsockets openssl 2>/dev/null)
 LIBS_SECCOMP  := $(shell pkg-config --libs libseccomp 2>/dev/null)
 LIBS_CMOCKA   := $(shell pkg-config --libs cmocka 2>/dev/null)
+LIBS_ZLIB     := $(shell pkg-config --libs zlib 2>/dev/null)
 
 ALL_BINS :=
 UNIT_TESTS :=

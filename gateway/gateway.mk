@@ -3,7 +3,7 @@ GW_SRCS := $(wildcard gateway/*.c)
 
 $(BINDIR)/sandbox-gateway: $(call obj,$(GW_SRCS)) $(LIBSBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_LWS) $(LIBS_CJSON) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_LWS) $(LIBS_CJSON) $(LIBS_ZLIB) -lm
 
 ALL_BINS += $(BINDIR)/sandbox-gateway
 

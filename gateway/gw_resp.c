@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "gw.h"
+#include "compat_vercel.h"
 #include "sbx_log.h"
 
 int64_t gw_now_ms(void)
@@ -34,6 +35,8 @@ void gw_req_reset(struct gw_req *r)
 		cJSON_Delete(r->acc);
 	if (r->mcp)
 		gw_mcp_call_free(r->mcp);
+	if (r->vercel)
+		compat_vercel_free(r->vercel);
 	memset(r, 0, sizeof *r);
 	r->vh = vh;
 	r->wsi = wsi;
