@@ -61,11 +61,14 @@ deps:
 
 # npm packages of the browser side and the Node test clients (package.json);
 # npm ci's own record of the install tells make whether it is current
-node-deps: node_modules/.package-lock.json
+node-deps: node_modules/.package-lock.json tests/compat/node_modules/.package-lock.json
 ifeq ($(wildcard web-demo/web.mk),)
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 endif
+# the @vercel/sandbox SDK of the compat suite, pinned in its own package.json
+tests/compat/node_modules/.package-lock.json: tests/compat/package.json tests/compat/package-lock.json
+	cd tests/compat && npm ci --no-audit --no-fund --loglevel=error
 
 test: deps
 	$(MAKE) node-deps
