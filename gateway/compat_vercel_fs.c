@@ -34,6 +34,7 @@ struct cv_write {
 	struct sbx_buf in;           /* compressed bytes not read yet */
 	struct sbx_buf manifest;
 	int in_entry, waiting, files, body_done, failed;
+	int answer_ready;            /* refused: answered once the body was read */
 	int err_status;
 	char err_code[32], err_msg[400];
 };
@@ -142,10 +143,22 @@ static void rx_flow(struct gw_req *r, struct cv_write *w)
 	}
 }
 
+/* A refusal is answered once the whole body was read (and thrown away):
+ * answering while the client still sends would have its kernel reset
+ * the connection, and the client might never see why. */
+static void answer_refusal(struct gw_req *r, struct cv_write *w)
+{
+	if (!r->body_done) {
+		w->answer_ready = 1;
+		return;
+	}
+	gw_resp_error(r, w->err_status, w->err_code, "%s", w->err_msg);
+}
+
 static void cleaned(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 {
 	(void)a;
-	gw_resp_error(r, c->w->err_status, c->w->err_code, "%s", c->w->err_msg);
+	answer_refusal(r, c->w);
 }
 
 static void exec_bash(struct gw_req *r, struct cv_call *c, const char *script, cv_step_fn next)
@@ -181,7 +194,6 @@ static void refuse(struct gw_req *r, struct cv_call *c, int status, const char *
 	va_start(ap, fmt);
 	vsnprintf(w->err_msg, sizeof w->err_msg, fmt, ap);
 	va_end(ap);
-	r->close_after = 1;   /* the rest of the body is not read */
 	if (c->sub) {         /* a staged file cut short: the agent drops it */
 		gw_req_reset(c->sub);
 		free(c->sub);
@@ -189,7 +201,7 @@ static void refuse(struct gw_req *r, struct cv_call *c, int status, const char *
 	}
 	sbx_buf_reset(&w->in);
 	if (w->phase == W_MKSTAGE) {
-		gw_resp_error(r, status, code, "%s", w->err_msg);
+		answer_refusal(r, w);
 		return;
 	}
 	w->phase = W_CLEANUP;
@@ -416,6 +428,8 @@ void cv_fs_write_data(struct gw_req *r, struct cv_call *c, const void *in, size_
 void cv_fs_write_done(struct gw_req *r, struct cv_call *c)
 {
 	struct cv_write *w = c->w;
+	if (w && w->failed && w->answer_ready)
+		answer_refusal(r, w);
 	if (!w || w->failed || r->resp_ready)
 		return;
 	w->body_done = 1;
