@@ -15,3 +15,7 @@ $(OUT)/tests/test_gw_http1: $(call obj,$(GW_PURE))
 # libFuzzer target tests/fuzz/fuzz_http_head.c needs the same parsers.
 FUZZ_EXTRA_fuzz_http_head := $(GW_PURE)
 build/fuzz/fuzz_http_head: $(GW_PURE) gateway/gw_http1.h gateway/gw_sni.h gateway/gw_proxy.h
+
+# cmocka test of the @vercel/sandbox fs/write archive reader (gzip + tar).
+$(OUT)/tests/test_cv_tar: $(call obj,gateway/compat_vercel_tar.c)
+$(OUT)/tests/test_cv_tar: LIBS_CMOCKA += $(LIBS_ZLIB)
