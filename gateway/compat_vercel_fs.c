@@ -200,6 +200,7 @@ static void refuse(struct gw_req *r, struct cv_call *c, int status, const char *
 		c->sub = NULL;
 	}
 	sbx_buf_reset(&w->in);
+	rx_flow(r, w);   /* the rest of the body is read and thrown away */
 	if (w->phase == W_MKSTAGE) {
 		answer_refusal(r, w);
 		return;
@@ -335,6 +336,10 @@ void cv_fs_write_pump(struct gw_req *r, struct cv_call *c)
 			if (!w->in_entry || !c->sub)
 				return refuse(r, c, 400, "bad_request", "tar entry \"%.200s\": data for no file", w->tar.name);
 			r->vh->m.files_put_bytes += w->tar.ndata;
+			/* the client waits while the sandbox takes the bytes: lws
+			 * would cut a body not complete within 5 s */
+			if (r->wsi)
+				lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, 60);
 			gw_files_put_data(c->sub, w->tar.data, w->tar.ndata);
 			break;
 		case CV_TAR_ENTRY_END:

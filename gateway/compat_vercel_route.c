@@ -326,9 +326,9 @@ int compat_vercel_route(struct gw_req *r)
 		return 1;
 	}
 	if (c->sid[0] && gw_owner_get(r->vh, c->sid) != r->key) {
-		free(c);
 		r->close_after = 1;
 		gw_resp_error(r, 404, "not_found", "no sandbox %s", c->sid);
+		free(c);
 		return 1;
 	}
 	r->vercel = c;

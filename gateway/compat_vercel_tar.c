@@ -148,8 +148,12 @@ static enum cv_tar_ev header(struct cv_tar *t)
 	}
 	if (type == '7')
 		type = '0';
-	if (size > t->max_inflated - t->inflated)
+	/* what the entries declared so far counts too: many entries each
+	 * under the cap are refused at the header that passes it */
+	uint64_t used = t->declared > t->inflated ? t->declared : t->inflated;
+	if (size > t->max_inflated - used)
 		return fail(t, "archive over the size cap");
+	t->declared += 512 + size + (512 - size % 512) % 512;
 	t->type = type;
 	t->mode = (unsigned)(mode & 07777);
 	t->size = size;

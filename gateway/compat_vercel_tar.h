@@ -25,7 +25,7 @@ struct cv_tar {
 	int z_ok, z_end;
 	unsigned char win[64 * 1024];   /* inflated bytes */
 	size_t win_pos, win_len;
-	uint64_t inflated, max_inflated;
+	uint64_t inflated, max_inflated, declared;
 	int state;
 	unsigned char hdr[512];
 	size_t hdr_n;

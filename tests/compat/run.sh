@@ -42,6 +42,7 @@ done
 export GW_URL=https://127.0.0.1:$GW_PORT GW_PREVIEW=https://127.0.0.1:$GW_PORT NODE_EXTRA_CA_CERTS=$T/cert.pem
 
 node tests/compat/compat.test.mjs >"$T/out" 2>&1
+[ -n "${COMPAT_KEEP_LOG:-}" ] && cp "$T/gw.log" "$COMPAT_KEEP_LOG"
 cat "$T/out"
 pass=$(grep -c '^PASS' "$T/out") fail=$(grep -c '^FAIL' "$T/out")
 grep -q '[0-9]* passed, [0-9]* failed' "$T/out" || { echo "FAIL: the test script did not finish"; fail=$((fail + 1)); }
