@@ -48,6 +48,10 @@ struct cv_call {
 	unsigned char carry[2][4];
 	size_t ncarry[2];
 	int want_logs;
+	/* answers of internal requests are taken from the event loop: lws
+	 * gives r no WRITEABLE while its body is still coming (fs/write) */
+	lws_sorted_usec_list_t sul;
+	struct gw_req *r;
 };
 
 /* compat_vercel_route.c */
@@ -56,6 +60,8 @@ int compat_vercel_route(struct gw_req *r);
 void compat_vercel_body(struct gw_req *r, const void *in, size_t len);
 void compat_vercel_body_done(struct gw_req *r);
 void compat_vercel_writeable(struct gw_req *r);
+/* An internal request of r finished or drained: take it up soon. */
+void compat_vercel_wake(struct gw_req *r);
 void compat_vercel_free(struct cv_call *c);
 /* A new internal request of r on c's sandbox; NULL after answering 500. */
 struct gw_req *cv_sub(struct gw_req *r, struct cv_call *c, cv_step_fn next);

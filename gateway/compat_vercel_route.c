@@ -145,6 +145,7 @@ void compat_vercel_free(struct cv_call *c)
 {
 	if (!c)
 		return;
+	lws_sul_cancel(&c->sul);
 	if (c->sub) {
 		gw_req_reset(c->sub);   /* closes its upstream */
 		free(c->sub);
@@ -254,6 +255,23 @@ void compat_vercel_writeable(struct gw_req *r)
 		cv_fs_write_pump(r, c);
 }
 
+static void woken(lws_sorted_usec_list_t *sul)
+{
+	struct cv_call *c = lws_container_of(sul, struct cv_call, sul);
+	struct gw_req *r = c->r;
+
+	compat_vercel_writeable(r);   /* may answer r, never frees it */
+	if (r->resp_ready && r->wsi)
+		lws_callback_on_writable(r->wsi);
+}
+
+void compat_vercel_wake(struct gw_req *r)
+{
+	struct cv_call *c = r->vercel;
+	if (c && c->r == r)
+		lws_sul_schedule(r->vh->ctx, 0, &c->sul, woken, 1);
+}
+
 static void dispatch(struct gw_req *r, struct cv_call *c, int op)
 {
 	switch (op) {
@@ -332,6 +350,7 @@ int compat_vercel_route(struct gw_req *r)
 		return 1;
 	}
 	r->vercel = c;
+	c->r = r;
 	c->op = op;
 	c->session_op = op >= CV_STOP && op <= CV_FS_MKDIR && op != CV_STOP;
 	snprintf(r->sid, sizeof r->sid, "%s", c->sid);

@@ -47,8 +47,11 @@ void gw_req_wake(struct gw_req *r)
 {
 	if (r->wsi)
 		lws_callback_on_writable(r->wsi);
-	else if (r->parent && r->parent->wsi)
+	else if (r->parent && r->parent->wsi) {
 		lws_callback_on_writable(r->parent->wsi);
+		if (r->parent->vercel)
+			compat_vercel_wake(r->parent);
+	}
 }
 
 static void ready(struct gw_req *r)
