@@ -274,6 +274,18 @@ await check('bad input: bad gzip, cut gzip, malformed JSON, unknown ids: JSON er
 	eq(r.status, 404, 'unknown command');
 	r = await raw('POST', `/v2/sandboxes/sessions/${sid}/cmd`, 'x'.repeat(70000));
 	eq(r.status, 413, 'huge JSON body');
+	// an archive over 256 MiB is refused from its Content-Length, before a byte is read
+	const big413 = await new Promise((ok, no) => {
+		const u = new URL(URL_);
+		const rq = (u.protocol === 'https:' ? https : http).request({ host: u.hostname, port: u.port, method: 'POST',
+			path: `/v2/sandboxes/sessions/${sid}/fs/write`, rejectUnauthorized: false,
+			headers: { authorization: `Bearer ${KEY}`, 'content-length': 300 * 1024 * 1024, 'x-cwd': '/' } }, (rs) => {
+			let b = ''; rs.on('data', (c) => { b += c; }); rs.on('end', () => ok({ status: rs.statusCode, body: b }));
+		});
+		rq.on('error', no);
+		rq.write('x');
+	});
+	eq(big413.status, 413, `archive over the cap: ${big413.body}`);
 	r = await raw('GET', `/v2/sandboxes/sessions/${sid}`, undefined, { authorization: 'Bearer wrong' });
 	eq(r.status, 401, 'wrong key');
 	r = await raw('GET', `/v2/sandboxes/nope/nope/nope`);
@@ -285,7 +297,8 @@ await check('early disconnect mid-upload: nothing written at the target, the gat
 	const body = zlib.gzipSync(Buffer.concat([tarEntry('early.txt', 'y'.repeat(200000)), tarEnd()]));
 	await new Promise((ok) => {
 		const u = new URL(URL_);
-		const rq = http.request({ host: u.hostname, port: u.port, method: 'POST', path: `/v2/sandboxes/sessions/${sid}/fs/write`,
+		const rq = (u.protocol === 'https:' ? https : http).request({ host: u.hostname, port: u.port, method: 'POST',
+			path: `/v2/sandboxes/sessions/${sid}/fs/write`, rejectUnauthorized: false,
 			headers: { authorization: `Bearer ${KEY}`, 'content-length': body.length + 100000, 'x-cwd': '/vercel/sandbox' } });
 		rq.on('error', () => ok());
 		rq.write(body);
