@@ -94,6 +94,9 @@ await check('utf-8: a character split across output chunks arrives whole', async
 	const r = await sandbox.runCommand('python3', ['-c',
 		'import sys,time\nb="€".encode()*3\nfor x in b:\n sys.stdout.buffer.write(bytes([x])); sys.stdout.flush(); time.sleep(0.02)']);
 	eq(await r.stdout(), '€€€', 'exact text');
+	// bytes that are not UTF-8 cannot be a JS string: U+FFFD (docs/vercel.md); NUL stays
+	const b = await sandbox.runCommand('printf', ['a\\377b\\000c']);
+	eq(await b.stdout(), 'a\ufffdb\u0000c', 'binary output');
 });
 
 await check('python script exiting 1 with a traceback on stderr', async () => {
@@ -106,21 +109,23 @@ await check('python script exiting 1 with a traceback on stderr', async () => {
 });
 
 await check('detached: logs() lines arrive while the command runs (a line every 200 ms)', async () => {
-	const cmd = await sandbox.runCommand({ cmd: 'sh', args: ['-c', 'for i in 1 2 3 4 5 6; do echo line$i; sleep 0.2; done'], detached: true });
+	// the command waits (up to 30 s) for a file the test makes only once
+	// line1 reached it: lines that came only at the end would print "nogo"
+	const cmd = await sandbox.runCommand({ cmd: 'sh', args: ['-c',
+		'echo line1; i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; ' +
+		'[ -e go ] || echo nogo; for i in 2 3 4 5 6; do echo line$i; sleep 0.2; done'], detached: true });
 	eq(cmd.exitCode, null, 'running');
 	const seen = [];
-	let firstAt = 0;
 	for await (const log of cmd.logs()) {
 		if (!log.data) continue;
 		seen.push(log.data);
-		if (!firstAt) firstAt = Date.now();
 		if (seen.length === 1) {
-			// the first line came before the command could have ended
 			const st = await sandbox.getCommand(cmd.cmdId);
 			eq(st.exitCode, null, 'still running when the first line arrived');
+			await sandbox.writeFiles([{ path: 'go', content: Buffer.from('') }]);
 		}
 	}
-	eq(seen.join(''), 'line1\nline2\nline3\nline4\nline5\nline6\n', 'all lines in order');
+	eq(seen.join(''), 'line1\nline2\nline3\nline4\nline5\nline6\n', 'all lines in order, each while it ran');
 	const done = await cmd.wait();
 	eq(done.exitCode, 0, 'wait exitCode');
 });
