@@ -326,6 +326,15 @@ await check('stop; then the SDK gets 410 (it tries to resume, which is refused)'
 	stopped = true;
 });
 
+await check('delete: DELETE /v2/sandboxes/{name} stops it; listSessions shows its one session', async () => {
+	const s = await Sandbox.create({ ...opts, timeout: 60_000 });
+	const sessions = await s.listSessions();
+	eq(sessions.sessions.length, 1, 'one session');
+	eq(sessions.sessions[0].id, s.name, 'the session id is the name');
+	await s.delete();
+	eq((await Sandbox.get({ ...opts, name: s.name })).status, 'stopped', 'stopped');
+});
+
 /* ---- round trip: create + write + run + stop, SDK versus our client ---- */
 async function viaSdk() {
 	const t = performance.now();
