@@ -154,6 +154,13 @@ struct gw_req {
 	void (*on_output)(struct gw_req *r, int is_stderr, const void *p, size_t n);
 	const char *xhdr_name;      /* one extra response header, or NULL */
 	char xhdr_val[80];
+	/* the @vercel/sandbox surface (compat_vercel*.c): its call in progress */
+	struct cv_call *vercel;
+	int no_stdin;               /* internal: a detached exec without a stdin pipe */
+	const char *ka_text;        /* the keepalive line, when not the default one */
+	/* internal: ndjson lines in another form than gw_logs.c's own */
+	int (*logs_chunk)(struct gw_req *r, int is_stderr, const unsigned char *p, size_t n);
+	int (*logs_exit)(struct gw_req *r, const cJSON *exit);
 };
 
 enum { GW_WS_STREAM = 1, GW_WS_PTY = 2 };
@@ -319,6 +326,9 @@ void gw_logs_open(struct gw_req *r, int64_t since, int follow, int b64);
 /* Bytes as a valid UTF-8 C string (U+FFFD for invalid bytes and NUL), or
  * as base64; malloc'd, NULL when out of memory. */
 char *gw_utf8_clean(const unsigned char *p, size_t n);
+/* Bytes as the inside of a JSON string: UTF-8 kept, invalid bytes U+FFFD,
+ * control bytes escaped (NUL as \u0000); 0, or -1 out of memory. */
+int gw_json_text(struct sbx_buf *b, const unsigned char *p, size_t n);
 char *gw_base64(const unsigned char *p, size_t n);
 
 /* gw_keepalive.c: pings and keepalive lines on long-lived responses */

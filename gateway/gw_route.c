@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gw.h"
+#include "compat_vercel.h"
 
 enum {
 	R_NONE, R_SBX_CREATE, R_SBX_LIST, R_SBX_GET, R_SBX_DELETE, R_SBX_EXTEND,
@@ -266,6 +267,8 @@ void gw_route(struct gw_req *r)
 		gw_mcp_route(r);
 		return;
 	}
+	if (compat_vercel_route(r))   /* /v2, /v3: the @vercel/sandbox surface */
+		return;
 	if (gw_static_try(r))
 		return;
 	int route = pick(r);
@@ -345,6 +348,10 @@ void gw_route_body(struct gw_req *r, const void *in, size_t len)
 {
 	if (r->resp_ready || r->body_done)
 		return;
+	if (r->vercel) {
+		compat_vercel_body(r, in, len);
+		return;
+	}
 	r->body_seen += len;
 	if (r->body_stream) {
 		if (r->route == R_FILE_PUT)
@@ -368,6 +375,10 @@ void gw_route_body_done(struct gw_req *r)
 	struct sbx_err err = { 0 };
 	if (r->resp_ready || r->body_done)
 		return;
+	if (r->vercel) {
+		compat_vercel_body_done(r);
+		return;
+	}
 	r->body_done = 1;
 	if (r->body_stream) {
 		if (r->route == R_FILE_PUT)

@@ -206,6 +206,10 @@ static int writeable(struct lws *wsi, struct gw_req *r)
 	else if (r->http_rx_paused && r->wsi) {
 		r->http_rx_paused = 0;
 		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+	} else if (r->http_rx_paused && r->parent) {
+		/* an internal upload waits for this queue to drain */
+		r->http_rx_paused = 0;
+		gw_req_wake(r);
 	}
 	return 0;
 }

@@ -14,6 +14,7 @@ import { PtySession } from './pty-session.js';
 export { CommandStream } from './command-stream.js';
 export { PtySession } from './pty-session.js';
 export { RenderWatermark } from './flow-control.js';
+export { vercelSandboxOptions } from './vercel-options.js';
 
 /** An API error: the HTTP status plus the body's error code and message. */
 export class SandboxError extends Error {
