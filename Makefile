@@ -21,7 +21,7 @@ BINDIR  := bin
 VFLAGS  := -O2 -g
 endif
 
-PKGS    := libwebsockets openssl libcjson libseccomp
+PKGS    := libwebsockets openssl libcjson libseccomp zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Werror
@@ -32,6 +32,7 @@ LIBS_CJSON    := $(shell pkg-config --libs libcjson 2>/dev/null)
 LIBS_LWS      := $(shell pkg-config --libs libwebsockets openssl 2>/dev/null)
 LIBS_SECCOMP  := $(shell pkg-config --libs libseccomp 2>/dev/null)
 LIBS_CMOCKA   := $(shell pkg-config --libs cmocka 2>/dev/null)
+LIBS_ZLIB     := $(shell pkg-config --libs zlib 2>/dev/null)
 
 ALL_BINS :=
 UNIT_TESTS :=
@@ -60,11 +61,14 @@ deps:
 
 # npm packages of the browser side and the Node test clients (package.json);
 # npm ci's own record of the install tells make whether it is current
-node-deps: node_modules/.package-lock.json
+node-deps: node_modules/.package-lock.json tests/compat/node_modules/.package-lock.json
 ifeq ($(wildcard web-demo/web.mk),)
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 endif
+# the @vercel/sandbox SDK of the compat suite, pinned in its own package.json
+tests/compat/node_modules/.package-lock.json: tests/compat/package.json tests/compat/package-lock.json
+	cd tests/compat && npm ci --no-audit --no-fund --loglevel=error
 
 test: deps
 	$(MAKE) node-deps

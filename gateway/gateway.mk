@@ -3,7 +3,7 @@ GW_SRCS := $(wildcard gateway/*.c)
 
 $(BINDIR)/sandbox-gateway: $(call obj,$(GW_SRCS)) $(LIBSBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_LWS) $(LIBS_CJSON) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_LWS) $(LIBS_CJSON) $(LIBS_ZLIB) -lm
 
 ALL_BINS += $(BINDIR)/sandbox-gateway
 
@@ -15,3 +15,7 @@ $(OUT)/tests/test_gw_http1: $(call obj,$(GW_PURE))
 # libFuzzer target tests/fuzz/fuzz_http_head.c needs the same parsers.
 FUZZ_EXTRA_fuzz_http_head := $(GW_PURE)
 build/fuzz/fuzz_http_head: $(GW_PURE) gateway/gw_http1.h gateway/gw_sni.h gateway/gw_proxy.h
+
+# cmocka test of the @vercel/sandbox fs/write archive reader (gzip + tar).
+$(OUT)/tests/test_cv_tar: $(call obj,gateway/compat_vercel_tar.c)
+$(OUT)/tests/test_cv_tar: LIBS_CMOCKA += $(LIBS_ZLIB)

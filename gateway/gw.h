@@ -185,6 +185,13 @@ struct gw_req {
 	long put_mode;              /* internal: a PUT's mode (0: 0644) */
 	/* internal: told of each output chunk of a waited command */
 	void (*on_output)(struct gw_req *r, int is_stderr, const void *p, size_t n);
+	/* the @vercel/sandbox surface (compat_vercel*.c): its call in progress */
+	struct cv_call *vercel;
+	int no_stdin;               /* internal: a detached exec without a stdin pipe */
+	const char *ka_text;        /* the keepalive line, when not the default one */
+	/* internal: ndjson lines in another form than gw_logs.c's own */
+	int (*logs_chunk)(struct gw_req *r, int is_stderr, const unsigned char *p, size_t n);
+	int (*logs_exit)(struct gw_req *r, const cJSON *exit);
 };
 
 /* gw_auth.c */
@@ -219,7 +226,9 @@ void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path);
 void gw_owner_forget_key(struct gw_vh *vh, int key);
 /* A connected, non-blocking socket for a byte stream to a sandbox's agent:
  * straight to its socket when the runner told us where that is (no copy
- * through the runner), else to the runner's control socket, on which the
+ * through the runner; the CONNECT 1024 of lib/sbx_dial.h is written, and
+ * the caller takes the agent's "OK 1024\n" off the front of what it
+ * reads, sbx_dial_parse_ok), else to the runner's control socket, on which the
  * caller must first send a `connect` request (*direct = 0). -1 with errno
  * set (ENOTCONN when the sandbox's agent is gone: it is not running). */
 int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct);
@@ -300,6 +309,8 @@ void gw_route_body_done(struct gw_req *r);
 /* gw_sandbox.c */
 void gw_sandbox_create(struct gw_req *r, cJSON *body);
 void gw_sandbox_list(struct gw_req *r);
+/* GET /v1/capabilities: the runner's isolation list and default. */
+void gw_sandbox_capabilities(struct gw_req *r);
 void gw_sandbox_get(struct gw_req *r);
 void gw_sandbox_extend(struct gw_req *r, cJSON *body);
 void gw_sandbox_delete(struct gw_req *r);
@@ -353,6 +364,9 @@ void gw_logs_open(struct gw_req *r, int64_t since, int follow, int b64);
 /* Bytes as a valid UTF-8 C string (U+FFFD for invalid bytes and NUL), or
  * as base64; malloc'd, NULL when out of memory. */
 char *gw_utf8_clean(const unsigned char *p, size_t n);
+/* Bytes as the inside of a JSON string: UTF-8 kept, invalid bytes U+FFFD,
+ * control bytes escaped (NUL as \u0000); 0, or -1 out of memory. */
+int gw_json_text(struct sbx_buf *b, const unsigned char *p, size_t n);
 char *gw_base64(const unsigned char *p, size_t n);
 
 /* gw_keepalive.c: pings and keepalive lines on long-lived responses */
@@ -371,9 +385,12 @@ int gw_web_dir_init(struct gw_vh *vh, const char *dir);
 int gw_static_try(struct gw_req *r);
 
 /* gw_local_runner.c: the embedded runner when none is configured */
-/* stop: a signal's flag; set while the runner starts, the start gives up
- * (the runner is stopped by gw_local_runner_stop). */
+/* drivers, default_isolation: the runner's --drivers and
+ * --default-isolation (NULL: the runner's defaults). stop: a signal's
+ * flag; set while the runner starts, the start gives up (the runner is
+ * stopped by gw_local_runner_stop). */
 int gw_local_runner_start(const char *state_dir, const char *image_dir,
+			  const char *drivers, const char *default_isolation,
 			  const volatile sig_atomic_t *stop,
 			  const char **socket_path, struct sbx_err *err);
 void gw_local_runner_check(void);   /* no-op without an embedded runner */

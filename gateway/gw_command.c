@@ -128,7 +128,7 @@ void gw_cmd_exec(struct gw_req *r, cJSON *body)
 	cJSON_AddNumberToObject(a, "uid", sudo ? 0 : 1000);
 	cJSON_AddNumberToObject(a, "gid", sudo ? 0 : 1000);
 	/* detached commands get a stdin pipe, fed by .../stdin and streams */
-	cJSON_AddBoolToObject(a, "stdin", detached);
+	cJSON_AddBoolToObject(a, "stdin", detached && !r->no_stdin);
 	cJSON_AddBoolToObject(a, "attach", !detached);
 	r->op.mode = detached ? GW_OP_EXEC_DETACHED : GW_OP_EXEC_WAITED;
 	gw_req_agent(r, a, on_exec);

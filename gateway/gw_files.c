@@ -11,7 +11,7 @@
 
 static int get_path(struct gw_req *r)
 {
-	if (r->parent)   /* internal: the caller set qpath */
+	if (r->parent || r->vercel)   /* internal or compat: the caller set qpath */
 		return r->qpath[0] ? 0 : gw_resp_error(r, 422, "invalid", "path is empty");
 	int rc = gw_query_str(r, "path", r->qpath, sizeof r->qpath);
 	if (rc < 0)

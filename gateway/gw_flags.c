@@ -16,7 +16,7 @@
 enum {
 	F_PORT, F_LISTEN, F_RUNNER, F_KEYS, F_PDOMAIN, F_MAXKEY, F_MAXTIMEOUT, F_WEB,
 	F_STATE, F_IMAGE, F_CERT, F_KEY, F_INSECURE, F_HEADER_TO, F_IDLE_TO, F_PSTREAM,
-	F_KEEPALIVE, F_METRICS, F_PSECRET, F_FDRES, F_PMAX_SBX, F_PMAX_CLIENT, F_VERBOSE,
+	F_KEEPALIVE, F_METRICS, F_PSECRET, F_FDRES, F_PMAX_SBX, F_PMAX_CLIENT, F_DRIVERS, F_ISOLATION, F_VERBOSE,
 	F_HELP, F_COUNT
 };
 
@@ -57,6 +57,8 @@ static const struct flag flags[F_COUNT] = {
 	[F_FDRES] = { "fd-reserve", "N", 0, 1 << 30, AT(fd_reserve), "descriptors previews may not take (default 256, at most a quarter of the limit)" },
 	[F_PMAX_SBX] = { "preview-max-per-sandbox", "N", 0, 1 << 30, AT(pmax_sandbox), "open preview connections per sandbox, 0 the default (default 1024)" },
 	[F_PMAX_CLIENT] = { "preview-max-per-client", "N", 0, 1 << 30, AT(pmax_client), "open preview connections per client address, 0 the default (default 256)" },
+	[F_DRIVERS] = { "drivers", "NAME,...", 0, 0, AT(drivers), "embedded runner: the drivers to enable (default: every driver the runner has)" },
+	[F_ISOLATION] = { "default-isolation", "NAME", 0, 0, AT(default_isolation), "embedded runner: a sandbox's driver when it names none (default jail)" },
 	[F_VERBOSE] = { "verbose", NULL, 0, 0, AT(verbose), "debug messages (default off)" },
 	[F_HELP] = { "help", NULL, 0, 0, NOWHERE, "this text" },
 };

@@ -2,6 +2,7 @@
  * request (gw_route.c) and its response writer (gw_resp.c). */
 #include <string.h>
 #include "gw.h"
+#include "compat_vercel.h"
 #include "gw_fdguard.h"
 
 static const struct { enum lws_token_indexes tok; const char *name; } methods[] = {
@@ -67,6 +68,8 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			gw_keepalive_http_progress(r);
 		if (r->active && r->mcp)
 			gw_mcp_writeable(r);
+		if (r->active && r->vercel)
+			compat_vercel_writeable(r);
 		return gw_resp_writeable(r);
 	case LWS_CALLBACK_TIMER:   /* only gw_keepalive.c sets one */
 		return r ? gw_keepalive_http_timer(r) : 0;

@@ -97,7 +97,8 @@ int gw_keepalive_http_timer(struct gw_req *r)
 		/* not before the response started; bytes still queued are
 		 * traffic enough once they move */
 		if (r->resp_ready && !r->resp.len) {
-			if (sbx_buf_append(&r->resp, KEEPALIVE_LINE, strlen(KEEPALIVE_LINE)))
+			const char *ka = r->ka_text ? r->ka_text : KEEPALIVE_LINE;
+			if (sbx_buf_append(&r->resp, ka, strlen(ka)))
 				return -1;
 			lws_callback_on_writable(r->wsi);
 		}

@@ -73,6 +73,11 @@ static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_f
 		sbx_err_log("preview secret: %s", err.msg);
 		return 1;
 	}
+	if (fl->runner_socket && (fl->drivers || fl->default_isolation)) {
+		sbx_err_log("--drivers and --default-isolation configure the embedded runner; "
+			    "with --runner-socket give them to that runner");
+		return 2;
+	}
 	if (!vh->nkeys) {
 		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
 		return 1;
@@ -148,7 +153,8 @@ static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *
 	int rc = 1;
 
 	if (!vh->runner_socket &&
-	    gw_local_runner_start(fl->state_dir, fl->image_dir, &stop_flag, &vh->runner_socket, &err)) {
+	    gw_local_runner_start(fl->state_dir, fl->image_dir, fl->drivers, fl->default_isolation,
+				  &stop_flag, &vh->runner_socket, &err)) {
 		sbx_err_log("%s", err.msg);
 		goto out;
 	}

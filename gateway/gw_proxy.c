@@ -103,7 +103,17 @@ static int rewrite_head(struct gw_pconn *c, const char *p, struct sbx_buf *out)
 	const struct gw_h1_head *h = &c->h;
 	uint32_t rl_end = h->nhdr ? h->hdr[0].line.off : (uint32_t)h->head_len - 2;
 	char xf[512];
-	if (sbx_buf_append(out, p + h->method.off, rl_end - h->method.off))
+	uint32_t t_off = h->target.off, t_len = h->target.len;
+	/* The @vercel/sandbox SDK's domain(port) is "https://" + subdomain +
+	 * ".vercel.run"; our routes' subdomain ends in "/" so that names this
+	 * host with the path /.vercel.run (docs/vercel.md), which goes here */
+	if (t_len >= 12 && !memcmp(p + t_off, "/.vercel.run", 12) &&
+	    (t_len == 12 || p[t_off + 12] == '/' || p[t_off + 12] == '?')) {
+		if (sbx_buf_append(out, p + h->method.off, t_off - h->method.off) ||
+		    (t_len == 12 || p[t_off + 12] == '?' ? sbx_buf_append(out, "/", 1) : 0) ||
+		    sbx_buf_append(out, p + t_off + 12, rl_end - t_off - 12))
+			return -1;
+	} else if (sbx_buf_append(out, p + h->method.off, rl_end - h->method.off))
 		return -1;
 	for (int k = 0; k < h->nhdr; k++) {
 		const struct gw_h1_hdr *hd = &h->hdr[k];

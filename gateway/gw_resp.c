@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "gw.h"
+#include "compat_vercel.h"
 #include "sbx_log.h"
 
 int64_t gw_now_ms(void)
@@ -34,6 +35,8 @@ void gw_req_reset(struct gw_req *r)
 		cJSON_Delete(r->op.acc);
 	if (r->mcp)
 		gw_mcp_call_free(r->mcp);
+	if (r->vercel)
+		compat_vercel_free(r->vercel);
 	memset(r, 0, sizeof *r);
 	r->vh = vh;
 	r->wsi = wsi;
@@ -44,8 +47,11 @@ void gw_req_wake(struct gw_req *r)
 {
 	if (r->wsi)
 		lws_callback_on_writable(r->wsi);
-	else if (r->parent && r->parent->wsi)
+	else if (r->parent && r->parent->wsi) {
 		lws_callback_on_writable(r->parent->wsi);
+		if (r->parent->vercel)
+			compat_vercel_wake(r->parent);
+	}
 }
 
 static void ready(struct gw_req *r)
@@ -132,6 +138,8 @@ void gw_resp_runner_error(struct gw_req *r, const cJSON *reply)
 		{ "not_found", "not_found", 404 }, { "conflict", "conflict", 409 },
 		{ "no_capacity", "no_capacity", 503 }, { "internal", "internal", 500 },
 		{ "too_many_connections", "too_many_connections", 503 },
+		{ "unknown_isolation", "unknown_isolation", 422 },
+		{ "isolation_unavailable", "isolation_unavailable", 422 },
 	};
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (!strcmp(code, map[i].in)) {

@@ -9,6 +9,7 @@
 #include "gw.h"
 #include "gw_mcp.h"
 #include "gw_route.h"
+#include "compat_vercel.h"
 
 /* The scopes a token request names: {"scopes":["read","write","terminal"]},
  * read alone when it names none. 0 after answering 422. */
@@ -118,6 +119,24 @@ static void cmd_logs(struct gw_req *r)
 	gw_logs_start(r);
 }
 
+/* the @vercel/sandbox surface (compat_vercel*.c) routes /v2 and /v3 itself */
+static void vercel(struct gw_req *r)
+{
+	compat_vercel_route(r);
+}
+
+static void vercel_body(struct gw_req *r, const void *p, size_t n)
+{
+	if (r->vercel)
+		compat_vercel_body(r, p, n);
+}
+
+static void vercel_body_done(struct gw_req *r)
+{
+	if (r->vercel)
+		compat_vercel_body_done(r);
+}
+
 /* The query arguments each endpoint takes; any other is refused. */
 static const char *const no_args[] = { NULL };
 static const char *const put_args[] = { "path", "mode", NULL };
@@ -139,6 +158,11 @@ static const struct gw_route routes[] = {
 	{ "POST", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .body = GW_BODY_RAW,
 	  .body_cap = GW_MCP_BODY_CAP, .start = gw_mcp_post, .done = gw_mcp_body_done },
 	{ "DELETE", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .start = gw_mcp_delete },
+	{ NULL, "/v2/sandboxes", .prefix = 1, .body = GW_BODY_OWN, .start = vercel,
+	  .data = vercel_body, .done = vercel_body_done },
+	{ NULL, "/v3/sandboxes", .prefix = 1, .body = GW_BODY_OWN, .start = vercel,
+	  .data = vercel_body, .done = vercel_body_done },
+	{ "GET", "/v1/capabilities", KEY, .args = no_args, .start = gw_sandbox_capabilities },
 	{ "POST", "/v1/sandboxes", KEY, JSON, .args = no_args, .json = gw_sandbox_create },
 	{ "GET", "/v1/sandboxes", KEY, .args = no_args, .start = gw_sandbox_list },
 	{ "GET", SBX, KEY, .args = no_args, .start = gw_sandbox_get },
@@ -321,9 +345,15 @@ void gw_route(struct gw_req *r)
 		return;
 	size_t cap = rt->body_cap ? rt->body_cap : GW_JSON_BODY_CAP;
 	r->rt = rt;
+	if (rt->body == GW_BODY_OWN) {   /* the handler checks all itself */
+		rt->start(r);
+		return;
+	}
 	if (check(r, rt, cap))
 		return;
 	switch (rt->body) {
+	case GW_BODY_OWN:
+		return;
 	case GW_BODY_NONE:
 		r->body_done = 1;
 		rt->start(r);
@@ -359,6 +389,10 @@ void gw_route_body(struct gw_req *r, const void *in, size_t len)
 {
 	if (r->resp_ready || r->body_done || !r->rt)
 		return;
+	if (r->rt->body == GW_BODY_OWN) {
+		r->rt->data(r, in, len);
+		return;
+	}
 	r->body_seen += len;
 	if (r->body_stream) {
 		r->rt->data(r, in, len);
@@ -379,6 +413,10 @@ void gw_route_body_done(struct gw_req *r)
 	struct sbx_err err = { 0 };
 	if (r->resp_ready || r->body_done || !r->rt)
 		return;
+	if (r->rt->body == GW_BODY_OWN) {   /* it says itself when it is done */
+		r->rt->done(r);
+		return;
+	}
 	r->body_done = 1;
 	if (r->rt->body != GW_BODY_JSON) {
 		r->rt->done(r);

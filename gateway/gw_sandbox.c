@@ -104,7 +104,7 @@ static int on_list(struct gw_req *r, const struct sbx_frame *f)
 
 static const char *const create_fields[] = {
 	"timeout_ms", "vcpus", "memory_mb", "ports", "env", "network", "image",
-	"pids", "disk_mb", "nofile", "idle_timeout_ms",
+	"pids", "disk_mb", "nofile", "idle_timeout_ms", "isolation",
 };
 
 static void create_refreshed(struct gw_owner_wait *w)
@@ -168,6 +168,28 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	r->vh->creating[r->key]++;
 	r->create_pending = 1;
 	gw_req_runner(r, req, on_create);
+}
+
+static int on_capabilities(struct gw_req *r, const struct sbx_frame *f)
+{
+	cJSON *o = gw_reply_json(r, f, 1, "runner reply");
+	if (!o)
+		return -1;
+	cJSON *c = cJSON_DetachItemFromObjectCaseSensitive(o, "capabilities");
+	cJSON_Delete(o);
+	if (!cJSON_IsObject(c)) {
+		cJSON_Delete(c);
+		return gw_resp_error(r, 502, "internal", "runner reply without capabilities");
+	}
+	gw_resp_json(r, 200, c);
+	return 1;
+}
+
+void gw_sandbox_capabilities(struct gw_req *r)
+{
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "op", "capabilities");
+	gw_req_runner(r, req, on_capabilities);
 }
 
 void gw_sandbox_list(struct gw_req *r)

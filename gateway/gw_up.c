@@ -7,12 +7,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "gw.h"
+#include "sbx_dial.h"
 #include "sbx_log.h"
 
 /* a whole frame, and what may come behind it in the same reads */
 #define GW_UP_IN_CAP (SBX_FRAME_MAX + SBX_FRAME_HDR + 64 * 1024)
 
 const char gw_up_too_much[] = "sent too much";
+const char gw_up_dial_refused[] = "the sandbox's agent refused the handshake";
 
 void gw_up_init(struct gw_up *u, struct gw_vh *vh, const struct gw_up_ops *ops, void *owner)
 {
@@ -95,6 +97,7 @@ int gw_up_open(struct gw_up *u, struct lws *parent, const char *sid, cJSON *firs
 		return GW_UP_ECONNECT;
 	}
 	u->direct = direct;
+	u->dial = direct;   /* gw_agent_connect wrote the dial's CONNECT 1024 */
 	/* the runner's request goes only to the runner; what follows waits
 	 * behind the gate until it said ok */
 	int oom = !direct && first && queue_json(u->q, first);
@@ -128,6 +131,7 @@ int gw_up_adopt(struct gw_up *u, struct lws *parent, int fd, unsigned flags)
 	sbx_buf_reset(&u->in);
 	u->flags = flags | GW_UP_RAW;
 	u->direct = 1;
+	u->dial = 0;
 	u->phase = GW_UP_OPEN;
 	return adopt(u, parent, fd, 0);
 }
@@ -273,6 +277,13 @@ static int rx(struct lws *wsi, struct gw_up *u, const void *in, size_t len)
 		return len ? u->ops->bytes(u, in, len) : 0;
 	if (sbx_buf_append(&u->in, in, len))
 		return bad(u, gw_up_too_much);
+	if (u->dial) {   /* the dial step: the agent's answer to CONNECT */
+		long k = sbx_dial_parse_ok(sbx_buf_head(&u->in), u->in.len, SBX_AGENT_PORT);
+		if (k <= 0)
+			return k < 0 ? bad(u, gw_up_dial_refused) : 0;
+		sbx_buf_consume(&u->in, (size_t)k);
+		u->dial = 0;
+	}
 	return frames(wsi, u);
 }
 

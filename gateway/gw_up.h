@@ -36,8 +36,10 @@ enum gw_up_phase {
 /* gw_up_open results other than 0 */
 enum gw_up_err { GW_UP_ECONNECT = -1, GW_UP_EADOPT = -2, GW_UP_ENOMEM = -3, GW_UP_ESEND = -4 };
 
-/* `why` for a reply bigger than a frame may be (the proxy says so apart) */
+/* `why` for a reply bigger than a frame may be (the proxy says so apart),
+ * and for an agent that did not answer the dial's CONNECT with its OK */
 extern const char gw_up_too_much[];
+extern const char gw_up_dial_refused[];
 
 struct gw_up;
 /* Return values of reply, frame and bytes: 0 to go on, 1 when the
@@ -77,6 +79,7 @@ struct gw_up {
 	enum gw_up_phase phase;
 	unsigned flags;
 	int direct;                  /* connected straight to the agent */
+	int dial;                    /* direct: the agent's "OK 1024\n" comes first */
 	struct sbx_buf out;          /* what goes to the peer */
 	struct sbx_buf *q;           /* the queue written from: &out, or the owner's */
 	struct sbx_buf in;           /* bytes read, not yet a whole frame */

@@ -34,8 +34,8 @@ static int req_frame(struct gw_up *u, const struct sbx_frame *f)
 
 static void req_fail(struct gw_up *u, const char *why)
 {
-	gw_resp_error(u->owner, 502, "internal", why == gw_up_too_much ? "upstream %s" : "upstream: %s",
-		      why);
+	gw_resp_error(u->owner, 502, "internal", why == gw_up_too_much ? "upstream %s" :
+		      why == gw_up_dial_refused ? "%s" : "upstream: %s", why);
 }
 
 /* POST .../stdin without eof: answered once every byte went to the agent */
@@ -56,6 +56,10 @@ static void req_sent(struct gw_up *u)
 	else if (r->http_rx_paused && r->wsi && gw_up_queued(u) < GW_QUEUE_HIGH / 2) {
 		r->http_rx_paused = 0;
 		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+	} else if (r->http_rx_paused && r->parent && gw_up_queued(u) < GW_QUEUE_HIGH / 2) {
+		/* an internal upload (compat_vercel_fs.c) waits for this queue */
+		r->http_rx_paused = 0;
+		gw_req_wake(r);
 	}
 }
 

@@ -18,7 +18,7 @@
 set -euo pipefail
 
 IMAGE_NAME=default
-IMAGE_VERSION=1
+IMAGE_VERSION=2   # 2: /vercel/sandbox (the @vercel/sandbox SDK's default cwd)
 SUITE=bookworm
 # Small enough for debootstrap's own resolver; the heavy packages go through
 # apt-get inside the new root, because debootstrap leaves npm's long
@@ -182,6 +182,8 @@ step "3/5 user sandbox (uid 1000, gid 1000, home /home/sandbox)"
 in_root groupadd --gid 1000 sandbox >>"$LOG" 2>&1 || fail "groupadd"
 in_root useradd --uid 1000 --gid 1000 --home-dir /home/sandbox --create-home \
 	--shell /bin/bash sandbox >>"$LOG" 2>&1 || fail "useradd"
+# the working directory code written for @vercel/sandbox assumes (docs/vercel.md)
+install -d -o 1000 -g 1000 -m 755 "$TMP/vercel/sandbox" || fail "/vercel/sandbox"
 
 step "4/5 clean caches and build-time files"
 in_root apt-get clean >>"$LOG" 2>&1 || fail "apt-get clean"

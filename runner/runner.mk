@@ -1,6 +1,6 @@
-# sandbox-runner: the control daemon and the jail driver. jail_seccomp.c
-# (the seccomp policy, another module) is picked up by the wildcard when it
-# exists; jail_child.c includes its header only if present.
+# sandbox-runner: the control daemon, its driver registry (rn_drivers.c) and
+# the drivers (driver_<name>*.c; driver_jail_seccomp.c, the seccomp policy,
+# is picked up by the wildcard like every other source).
 RUNNER_SRCS := $(wildcard runner/*.c)
 
 $(BINDIR)/sandbox-runner: $(call obj,$(RUNNER_SRCS)) $(LIBSBX)
@@ -15,3 +15,9 @@ $(OUT)/tests/test_runner_spec: $(call obj,runner/rn_spec.c)
 # libFuzzer target tests/fuzz/fuzz_runner_req.c needs the parser.
 FUZZ_EXTRA_fuzz_runner_req := runner/rn_spec.c
 build/fuzz/fuzz_runner_req: runner/rn_spec.c runner/rn_spec.h
+
+# cmocka test of the cgroup module on the host's cgroups (skips unless root);
+# its own link line: the library must follow the module that uses it.
+$(OUT)/tests/test_rn_cgroup: $(OUT)/obj/tests/unit/test_rn_cgroup.o $(call obj,runner/rn_cgroup.c) $(LIBSBX)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBSBX) $(LIBS_CMOCKA) $(LIBS_CJSON) -lm

@@ -14,6 +14,7 @@ import { PtySession } from './pty-session.js';
 export { CommandStream } from './command-stream.js';
 export { PtySession } from './pty-session.js';
 export { RenderWatermark } from './flow-control.js';
+export { vercelSandboxOptions } from './vercel-options.js';
 
 /** An API error: the HTTP status plus the body's error code and message. */
 export class SandboxError extends Error {
@@ -82,6 +83,12 @@ export class SandboxClient {
 		return new Sandbox(this, await this.request('POST', '/v1/sandboxes', { json: fields }));
 	}
 
+	/** GET /v1/capabilities: {isolation: [{name, available, reason}], default}, what a create's
+	 *  `isolation` may name on this gateway. */
+	async capabilities() {
+		return this.request('GET', '/v1/capabilities');
+	}
+
 	async get(id) {
 		return new Sandbox(this, await this.request('GET', `/v1/sandboxes/${encodeURIComponent(id)}`));
 	}
@@ -108,6 +115,8 @@ export class Sandbox {
 	}
 
 	get status() { return this.info.status; }
+	/** How it is isolated: 'jail', 'gvisor', ... (GET /v1/capabilities lists them). */
+	get isolation() { return this.info.isolation; }
 	/** Milliseconds until the sandbox times out, by this machine's clock. */
 	timeLeft(now = Date.now()) { return Math.max(0, (this.info.expires_at || 0) - now); }
 

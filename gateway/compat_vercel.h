@@ -1,0 +1,110 @@
+/* The @vercel/sandbox compatibility surface (/v2 and /v3, docs/vercel.md):
+ * the SDK's wire format translated to the same internal requests the MCP
+ * endpoint makes (gw_req.parent), so sandboxes, commands and files go
+ * through the /v1 handlers, checks, quotas and ownership.
+ *   compat_vercel_route.c  paths, auth, bodies, the call's steps, errors
+ *   compat_vercel_shape.c  the SDK's JSON shapes; what we keep of commands
+ *   compat_vercel_box.c    sandboxes and sessions
+ *   compat_vercel_cmd.c    commands, ndjson output lines
+ *   compat_vercel_fs.c     fs/read, fs/mkdir, fs/write (staging, move)
+ *   compat_vercel_tar.c    streaming gzip + tar reader (no I/O) */
+#ifndef COMPAT_VERCEL_H
+#define COMPAT_VERCEL_H
+#include "gw.h"
+
+#define CV_CWD             "/vercel/sandbox"   /* the SDK's default cwd */
+#define CV_WRITE_MAX_BYTES (256ull * 1024 * 1024) /* fs/write: tar bytes after gunzip */
+#define CV_WRITE_MAX_FILES 10000                  /* fs/write: entries */
+#define CV_MANIFEST_CAP    (4 * 1024 * 1024)      /* fs/write: names kept for the move */
+#define CV_CMD_TABLE       1024                   /* commands whose name/args we keep */
+
+struct cv_call;
+struct cv_write;
+
+/* What a finished internal request answered. */
+struct cv_answer {
+	int status;
+	cJSON *json;                /* its body parsed, or NULL */
+};
+
+/* A step's continuation: called with the answer of the internal request it
+ * started. It starts another step or answers r. */
+typedef void (*cv_step_fn)(struct gw_req *r, struct cv_call *c, struct cv_answer *a);
+
+struct cv_call {
+	int op;
+	int session_op;             /* an answer 409 may mean "stopped": ask (410) */
+	struct gw_req *sub;         /* the internal request in flight */
+	cv_step_fn next;            /* what its answer goes to */
+	cv_step_fn after_check;     /* the step a stopped-check interrupted */
+	cJSON *body;                /* the client's JSON body */
+	cJSON *keep;                /* what earlier steps learnt */
+	int err_status;             /* an error waiting for the stopped-check */
+	char err_code[32], err_msg[600];
+	char sid[80], cid[80];
+	struct sbx_buf jbody;       /* a JSON body being read */
+	struct cv_write *w;         /* fs/write in progress */
+	/* ndjson output: an incomplete UTF-8 sequence per stream */
+	unsigned char carry[2][4];
+	size_t ncarry[2];
+	int want_logs;
+	/* answers of internal requests are taken from the event loop: lws
+	 * gives r no WRITEABLE while its body is still coming (fs/write) */
+	lws_sorted_usec_list_t sul;
+	struct gw_req *r;
+};
+
+/* compat_vercel_route.c */
+/* 1 when uri is one of ours (answered or in progress), 0 otherwise. */
+int compat_vercel_route(struct gw_req *r);
+void compat_vercel_body(struct gw_req *r, const void *in, size_t len);
+void compat_vercel_body_done(struct gw_req *r);
+void compat_vercel_writeable(struct gw_req *r);
+/* An internal request of r finished or drained: take it up soon. */
+void compat_vercel_wake(struct gw_req *r);
+void compat_vercel_free(struct cv_call *c);
+/* A new internal request of r on c's sandbox; NULL after answering 500. */
+struct gw_req *cv_sub(struct gw_req *r, struct cv_call *c, cv_step_fn next);
+/* Answer r with an error answer a sub-request gave (its code and message). */
+void cv_fail_answer(struct gw_req *r, const struct cv_answer *a);
+int cv_error(struct gw_req *r, int status, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* An absolute path from path and cwd (default CV_CWD); -1 when too long or
+ * cwd is relative (answered 400). */
+int cv_resolve(struct gw_req *r, const char *path, const char *cwd, char *out, size_t n);
+
+/* compat_vercel_shape.c */
+cJSON *cv_session(const struct gw_vh *vh, const cJSON *s);
+cJSON *cv_sandbox(const struct gw_vh *vh, const cJSON *s);
+cJSON *cv_routes(const struct gw_vh *vh, const cJSON *s);
+/* {"command":{...}} from the agent's command object and what we kept */
+cJSON *cv_command(const char *sid, const cJSON *agent_cmd);
+void cv_cmd_remember(const char *sid, const char *cid, const char *name,
+		     const cJSON *args, const char *cwd, double started_at);
+/* The command's exit code as the SDK wants it (128 + n for a signal). */
+double cv_exit_code(const cJSON *exit_code, const cJSON *signal);
+
+/* compat_vercel_box.c */
+void cv_box_create(struct gw_req *r, struct cv_call *c);
+void cv_box_get(struct gw_req *r, struct cv_call *c, int resume);
+void cv_box_list(struct gw_req *r, struct cv_call *c, int sessions);
+void cv_session_get(struct gw_req *r, struct cv_call *c);
+void cv_session_stop(struct gw_req *r, struct cv_call *c, int delete_shape);
+void cv_session_extend(struct gw_req *r, struct cv_call *c);
+void cv_session_network(struct gw_req *r, struct cv_call *c);
+
+/* compat_vercel_cmd.c */
+void cv_cmd_run(struct gw_req *r, struct cv_call *c);
+void cv_cmd_get(struct gw_req *r, struct cv_call *c, int wait);
+void cv_cmd_logs(struct gw_req *r, struct cv_call *c);
+void cv_cmd_kill(struct gw_req *r, struct cv_call *c);
+
+/* compat_vercel_fs.c */
+void cv_fs_read(struct gw_req *r, struct cv_call *c);
+void cv_fs_mkdir(struct gw_req *r, struct cv_call *c);
+int cv_fs_write_start(struct gw_req *r, struct cv_call *c);
+void cv_fs_write_data(struct gw_req *r, struct cv_call *c, const void *in, size_t len);
+void cv_fs_write_done(struct gw_req *r, struct cv_call *c);
+void cv_fs_write_pump(struct gw_req *r, struct cv_call *c);
+void cv_fs_write_free(struct cv_write *w);
+#endif

@@ -1,0 +1,262 @@
+/* Sandboxes and sessions: create, get (by name or session), list, stop,
+ * extend-timeout, network-policy, on gw_sandbox.c's handlers. */
+#include <stdio.h>
+#include <string.h>
+#include "compat_vercel.h"
+#include "sbx_log.h"
+
+/* {sandbox, session, routes} (or a subset) from our sandbox object. */
+static cJSON *shapes(struct gw_req *r, const cJSON *s, int sandbox, int session, int routes)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (sandbox)
+		cJSON_AddItemToObject(o, "sandbox", cv_sandbox(r->vh, s));
+	if (session)
+		cJSON_AddItemToObject(o, "session", cv_session(r->vh, s));
+	if (routes)
+		cJSON_AddItemToObject(o, "routes", cv_routes(r->vh, s));
+	return o;
+}
+
+static int refuse_field(struct gw_req *r, const cJSON *b, const char *name, const char *why)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, name);
+	if (!v || cJSON_IsNull(v) || cJSON_IsFalse(v) ||
+	    ((cJSON_IsObject(v) || cJSON_IsArray(v)) && !cJSON_GetArraySize(v)))
+		return 0;
+	gw_resp_error(r, 422, "unsupported", "%s: %s (docs/vercel.md)", name, why);
+	return -1;
+}
+
+/* The SDK's networkPolicy as our network: "allow-all"/"deny-all"; NULL
+ * after answering 422. */
+static const char *network_of(struct gw_req *r, const cJSON *p)
+{
+	const char *mode = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "mode"));
+	if (mode && (!strcmp(mode, "allow-all") || !strcmp(mode, "deny-all")))
+		return mode;
+	gw_resp_error(r, 422, "unsupported", "networkPolicy: only \"allow-all\" and \"deny-all\" "
+		      "are supported (no domain or subnet lists yet)");
+	return NULL;
+}
+
+static void created_cwd(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
+{
+	if (a->status >= 400)   /* commands then fail on the missing cwd, and say so */
+		sbx_warn("%s: cannot make %s: status %d", c->sid, CV_CWD, a->status);
+	gw_resp_json(r, 200, shapes(r, c->keep, 1, 1, 1));
+}
+
+static void created(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
+{
+	const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a->json, "id"));
+	struct gw_req *s;
+	cJSON *mk;
+
+	if (a->status >= 400 || !id) {
+		cv_fail_answer(r, a);
+		return;
+	}
+	c->keep = cJSON_Duplicate(a->json, 1);
+	snprintf(c->sid, sizeof c->sid, "%s", id);
+	/* the SDK's default cwd, owned by the sandbox user: in the image since
+	 * its version 2 (mk/image.sh); made here for older or other images */
+	if (!(s = cv_sub(r, c, created_cwd)))
+		return;
+	mk = cJSON_CreateObject();
+	cJSON_AddStringToObject(mk, "op", "mkdir");
+	cJSON_AddStringToObject(mk, "path", CV_CWD);
+	cJSON_AddTrueToObject(mk, "parents");
+	cJSON_AddNumberToObject(mk, "mode", 0755);
+	cJSON_AddNumberToObject(mk, "uid", 1000);
+	cJSON_AddNumberToObject(mk, "gid", 1000);
+	gw_cmd_simple(s, mk, NULL);
+}
+
+void cv_box_create(struct gw_req *r, struct cv_call *c)
+{
+	const cJSON *b = c->body, *v;
+	cJSON *req = cJSON_CreateObject();
+	struct gw_req *s;
+
+	if (refuse_field(r, b, "source", "creating from a git repository, tarball or snapshot is not supported") ||
+	    refuse_field(r, b, "image", "images are the gateway's (SANDBOX image dir), not container references") ||
+	    refuse_field(r, b, "persistent", "sandboxes are not persistent here") ||
+	    refuse_field(r, b, "mounts", "drives are not supported") ||
+	    refuse_field(r, b, "name", "sandboxes are named by the gateway (their id)"))
+		goto out;
+	if ((v = cJSON_GetObjectItemCaseSensitive(b, "timeout")) && !cJSON_IsNull(v))
+		cJSON_AddItemToObject(req, "timeout_ms", cJSON_Duplicate(v, 1));
+	if ((v = cJSON_GetObjectItemCaseSensitive(b, "ports")) && !cJSON_IsNull(v))
+		cJSON_AddItemToObject(req, "ports", cJSON_Duplicate(v, 1));
+	if ((v = cJSON_GetObjectItemCaseSensitive(b, "env")) && !cJSON_IsNull(v))
+		cJSON_AddItemToObject(req, "env", cJSON_Duplicate(v, 1));
+	v = cJSON_GetObjectItemCaseSensitive(b, "resources");
+	if (cJSON_IsObject(v)) {
+		const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(v, "vcpus");
+		const cJSON *mem = cJSON_GetObjectItemCaseSensitive(v, "memory");
+		if (cpu)
+			cJSON_AddItemToObject(req, "vcpus", cJSON_Duplicate(cpu, 1));
+		if (mem)
+			cJSON_AddItemToObject(req, "memory_mb", cJSON_Duplicate(mem, 1));
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(b, "networkPolicy")) && !cJSON_IsNull(v)) {
+		const char *net = network_of(r, v);
+		if (!net)
+			goto out;
+		cJSON_AddStringToObject(req, "network", net);
+	}
+	/* runtime (node22, python3.13, ...): the one image has both */
+	if (!(s = cv_sub(r, c, created)))
+		goto out;
+	gw_sandbox_create(s, req);   /* checks the values, as on /v1 */
+	return;
+out:
+	cJSON_Delete(req);
+}
+
+static void got_box(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
+{
+	const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a->json, "status"));
+	if (a->status >= 400) {
+		cv_fail_answer(r, a);
+		return;
+	}
+	if (c->op == 1 && st && strcmp(st, "running")) {   /* resume asked */
+		gw_resp_error(r, 410, "sandbox_stopped", "sandbox %s is %s; this gateway does not resume sandboxes",
+			      c->sid, st);
+		return;
+	}
+	gw_resp_json(r, 200, shapes(r, a->json, 1, 1, 1));
+}
+
+void cv_box_get(struct gw_req *r, struct cv_call *c, int resume)
+{
+	struct gw_req *s = cv_sub(r, c, got_box);
+	c->op = resume;
+	if (s)
+		gw_sandbox_get(s);
+}
+
+static void got_session(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
+{
+	(void)c;
+	if (a->status >= 400)
+		cv_fail_answer(r, a);
+	else
+		gw_resp_json(r, 200, shapes(r, a->json, 0, 1, 1));
+}
+
+void cv_session_get(struct gw_req *r, struct cv_call *c)
+{
+	struct gw_req *s = cv_sub(r, c, got_session);
+	if (s)
+		gw_sandbox_get(s);
+}
+
+static void listed(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
+{
+	cJSON *o, *arr, *pg;
+	const cJSON *s;
+	char name[80] = "";
+	int n = 0;
+
+	if (a->status >= 400) {
+		cv_fail_answer(r, a);
+		return;
+	}
+	if (c->op)   /* sessions?name=: that sandbox's one session */
+		gw_query_get(r->wsi, "name", name, sizeof name, NULL, 0);
+	o = cJSON_CreateObject();
+	arr = cJSON_AddArrayToObject(o, c->op ? "sessions" : "sandboxes");
+	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(a->json, "sandboxes")) {
+		const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "id"));
+		if (name[0] && (!id || strcmp(id, name)))
+			continue;
+		cJSON_AddItemToArray(arr, c->op ? cv_session(r->vh, s) : cv_sandbox(r->vh, s));
+		n++;
+	}
+	pg = cJSON_AddObjectToObject(o, "pagination");
+	cJSON_AddNumberToObject(pg, "count", n);
+	cJSON_AddNullToObject(pg, "next");
+	gw_resp_json(r, 200, o);
+}
+
+void cv_box_list(struct gw_req *r, struct cv_call *c, int sessions)
+{
+	struct gw_req *s = cv_sub(r, c, listed);
+	c->op = sessions;
+	if (s)
+		gw_sandbox_list(s);
+}
+
+static void stopped(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
+{
+	if (a->status >= 400)
+		cv_fail_answer(r, a);
+	else if (c->op)   /* DELETE /v2/sandboxes/{name}: {sandbox} */
+		gw_resp_json(r, 200, shapes(r, a->json, 1, 0, 0));
+	else
+		gw_resp_json(r, 200, shapes(r, a->json, 1, 1, 0));
+}
+
+void cv_session_stop(struct gw_req *r, struct cv_call *c, int delete_shape)
+{
+	struct gw_req *s = cv_sub(r, c, stopped);
+	c->op = delete_shape;
+	if (s)
+		gw_sandbox_delete(s);
+}
+
+static void session_only(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
+{
+	(void)c;
+	if (a->status >= 400)
+		cv_fail_answer(r, a);
+	else
+		gw_resp_json(r, 200, shapes(r, a->json, 0, 1, 0));
+}
+
+void cv_session_extend(struct gw_req *r, struct cv_call *c)
+{
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(c->body, "duration");
+	struct gw_req *s;
+	cJSON *b;
+
+	if (!cJSON_IsNumber(d)) {
+		gw_resp_error(r, 400, "bad_request", "duration (milliseconds) is required");
+		return;
+	}
+	if (!(s = cv_sub(r, c, session_only)))
+		return;
+	b = cJSON_CreateObject();
+	cJSON_AddNumberToObject(b, "duration_ms", d->valuedouble);
+	gw_sandbox_extend(s, b);
+}
+
+/* A running sandbox's network is fixed at create: asking for the mode it
+ * has is answered with its session; another one is refused. */
+static void network_checked(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
+{
+	const char *want = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c->body, "mode"));
+	const char *have = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a->json, "network"));
+	if (a->status >= 400) {
+		cv_fail_answer(r, a);
+		return;
+	}
+	if (!have || strcmp(want, have)) {
+		gw_resp_error(r, 422, "unsupported", "networkPolicy: sandbox %s is %s; changing a running "
+			      "sandbox's network is not supported (choose it at create)", c->sid,
+			      have ? have : "deny-all");
+		return;
+	}
+	gw_resp_json(r, 200, shapes(r, a->json, 0, 1, 0));
+}
+
+void cv_session_network(struct gw_req *r, struct cv_call *c)
+{
+	struct gw_req *s;
+	if (!network_of(r, c->body) || !(s = cv_sub(r, c, network_checked)))
+		return;
+	gw_sandbox_get(s);
+}
