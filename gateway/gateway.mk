@@ -1,5 +1,5 @@
 # sandbox-gateway: the public REST API (docs/api.md) on libwebsockets.
-GW_SRCS := $(wildcard gateway/*.c)
+GW_SRCS := $(wildcard gateway/*/*.c)
 
 $(BINDIR)/sandbox-gateway: $(call obj,$(GW_SRCS)) $(LIBSBX)
 	@mkdir -p $(dir $@)
@@ -9,13 +9,13 @@ ALL_BINS += $(BINDIR)/sandbox-gateway
 
 # cmocka test of the pure preview-proxy parsers (HTTP/1.1 head, chunked
 # framing, TLS SNI, preview host names).
-GW_PURE := gateway/gw_http1.c gateway/gw_sni.c gateway/gw_phost.c
+GW_PURE := gateway/proxy/gw_http1.c gateway/proxy/gw_sni.c gateway/proxy/gw_phost.c
 $(OUT)/tests/test_gw_http1: $(call obj,$(GW_PURE))
 
 # libFuzzer target tests/fuzz/fuzz_http_head.c needs the same parsers.
 FUZZ_EXTRA_fuzz_http_head := $(GW_PURE)
-build/fuzz/fuzz_http_head: $(GW_PURE) gateway/gw_http1.h gateway/gw_sni.h gateway/gw_proxy.h
+build/fuzz/fuzz_http_head: $(GW_PURE) gateway/proxy/gw_http1.h gateway/proxy/gw_sni.h gateway/proxy/gw_proxy.h
 
 # cmocka test of the @vercel/sandbox fs/write archive reader (gzip + tar).
-$(OUT)/tests/test_cv_tar: $(call obj,gateway/compat_vercel_tar.c)
+$(OUT)/tests/test_cv_tar: $(call obj,gateway/api/compat_vercel_tar.c)
 $(OUT)/tests/test_cv_tar: LIBS_CMOCKA += $(LIBS_ZLIB)

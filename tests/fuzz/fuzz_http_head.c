@@ -1,5 +1,5 @@
 /* libFuzzer target: untrusted bytes from a client through the preview
- * proxy's parsers (gateway/gw_http1.c, gw_sni.c, gw_phost.c): a request
+ * proxy's parsers (gateway/proxy/gw_http1.c, gw_sni.c, gw_phost.c): a request
  * head, what follows it as a chunked body, the same bytes as a TLS
  * ClientHello, and the Host value as a preview host. Checks that every
  * span the head parser reports lies inside the head. */
@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../gateway/gw_http1.h"
-#include "../../gateway/gw_sni.h"
-#include "../../gateway/gw_proxy.h"
+#include "../../gateway/proxy/gw_http1.h"
+#include "../../gateway/proxy/gw_sni.h"
+#include "../../gateway/proxy/gw_proxy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* libFuzzer target: a client text message on a stream or terminal
- * WebSocket, handled as gateway/gw_ws.c receive() and
+ * WebSocket, handled as gateway/stream/gw_ws.c receive() and
  * gw_stream.c gw_session_message() do, written against lib/ only (the
  * gateway itself needs lws): parse as one JSON object with a string
  * "type", dispatch on kill / stdin_eof / resize / pause / resume with the

@@ -1,5 +1,5 @@
 /* Unit tests of the preview proxy's pure parsers: the HTTP/1.1 request
- * head (gateway/gw_http1.c), the chunked framer, the TLS SNI reader
+ * head (gateway/proxy/gw_http1.c), the chunked framer, the TLS SNI reader
  * (gw_sni.c) and preview host names (gw_phost.c). The smuggling cases are
  * the ones RFC 9112 section 11.2 and the usual CL.TE / TE.CL / TE.TE
  * attacks rely on: each must be refused, never interpreted. */
@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "../../gateway/gw_http1.h"
-#include "../../gateway/gw_sni.h"
-#include "../../gateway/gw_proxy.h"
+#include "../../gateway/proxy/gw_http1.h"
+#include "../../gateway/proxy/gw_sni.h"
+#include "../../gateway/proxy/gw_proxy.h"
 
 static struct gw_h1_head h;
 

@@ -5,7 +5,7 @@
  * or as a raw connection of the preview proxy (gw_proxy.c). */
 #ifndef GW_FRONT_H
 #define GW_FRONT_H
-#include "gw.h"
+#include "../core/gw.h"
 
 struct gw_front {
 	struct gw_vh *vh;

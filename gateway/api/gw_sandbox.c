@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "gw.h"
+#include "../core/gw.h"
 
 static cJSON *public_sandbox(struct gw_vh *vh, const cJSON *s)
 {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gw.h"
+#include "../core/gw.h"
 
 
 static int get_path(struct gw_req *r)

@@ -6,7 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <string.h>
-#include "gw.h"
+#include "../core/gw.h"
 
 int gw_ptoken(const struct gw_vh *vh, const char *id, char out[33])
 {

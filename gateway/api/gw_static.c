@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "gw.h"
+#include "../core/gw.h"
 #include "sbx_log.h"
 
 static const char *mime(const char *path)

@@ -10,7 +10,7 @@
  *   compat_vercel_tar.c    streaming gzip + tar reader (no I/O) */
 #ifndef COMPAT_VERCEL_H
 #define COMPAT_VERCEL_H
-#include "gw.h"
+#include "../core/gw.h"
 
 #define CV_CWD             "/vercel/sandbox"   /* the SDK's default cwd */
 #define CV_WRITE_MAX_BYTES (256ull * 1024 * 1024) /* fs/write: tar bytes after gunzip */

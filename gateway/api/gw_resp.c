@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "gw.h"
+#include "../core/gw.h"
 #include "compat_vercel.h"
 #include "sbx_log.h"
 

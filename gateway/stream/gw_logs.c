@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gw.h"
+#include "../core/gw.h"
 
 
 /* Length of the valid UTF-8 sequence at p (1..4), 0 if invalid. */

@@ -3,7 +3,7 @@
  * stdin. Each is one agent connection through the runner's `connect`. */
 #include <stdio.h>
 #include <string.h>
-#include "gw.h"
+#include "../core/gw.h"
 
 
 /* Output as JSON text: bytes that are not UTF-8, and NUL (which a cJSON

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gw.h"
+#include "../core/gw.h"
 
 /* Any fragment fits (lws keeps their lengths in 16 bits), so a failed
  * copy means there is no such fragment. One service thread: static. */

@@ -9,10 +9,10 @@
 #include <openssl/rand.h>
 #include "gw.h"
 #include "gw_flags.h"
-#include "gw_front.h"
-#include "gw_proxy.h"
+#include "../proxy/gw_front.h"
+#include "../proxy/gw_proxy.h"
 #include "gw_fdguard.h"
-#include "gw_plimit.h"
+#include "../proxy/gw_plimit.h"
 #include "sbx_log.h"
 
 static volatile sig_atomic_t stop_flag, reload_flag;   /* set by signals */

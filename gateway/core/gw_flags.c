@@ -11,7 +11,7 @@
 #include <string.h>
 #include "gw.h"
 #include "gw_flags.h"
-#include "gw_plimit.h"
+#include "../proxy/gw_plimit.h"
 
 enum {
 	F_PORT, F_LISTEN, F_RUNNER, F_KEYS, F_PDOMAIN, F_MAXKEY, F_MAXTIMEOUT, F_WEB,

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "gw_plimit.h"
 #include "gw_proxy_up.h"
-#include "gw_fdguard.h"
+#include "../core/gw_fdguard.h"
 #include "sbx_log.h"
 
 #define NBUCKETS 1024

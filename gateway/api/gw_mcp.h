@@ -2,7 +2,7 @@
  * gw_mcp_tools.c: the tools; gw_mcp_session.c: Mcp-Session-Id). */
 #ifndef GW_MCP_H
 #define GW_MCP_H
-#include "gw.h"
+#include "../core/gw.h"
 
 #define GW_MCP_BODY_CAP      (1024 * 1024)   /* a POST /mcp body */
 #define GW_MCP_MAX_SESSIONS  1024            /* in memory; the oldest unused goes */

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gw.h"
+#include "../core/gw.h"
 #include "sbx_log.h"
 
 

@@ -1,9 +1,9 @@
 /* The "http" protocol callback: thin, it turns lws events into calls on the
  * request (gw_route.c) and its response writer (gw_resp.c). */
 #include <string.h>
-#include "gw.h"
+#include "../core/gw.h"
 #include "compat_vercel.h"
-#include "gw_fdguard.h"
+#include "../core/gw_fdguard.h"
 
 static const struct { enum lws_token_indexes tok; const char *name; } methods[] = {
 	{ WSI_TOKEN_GET_URI, "GET" }, { WSI_TOKEN_POST_URI, "POST" },

@@ -4,7 +4,7 @@
 #ifndef GW_PROXY_H
 #define GW_PROXY_H
 #include <stddef.h>
-#include "gw.h"
+#include "../core/gw.h"
 #include "gw_http1.h"
 #include "gw_front.h"
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/rand.h>
-#include "gw.h"
+#include "../core/gw.h"
 
 #define HEX_LEN (2 * sizeof ((struct gw_vh *)0)->preview_secret)
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gw.h"
+#include "../core/gw.h"
 #include "gw_mcp.h"
 #include "gw_route.h"
 #include "compat_vercel.h"

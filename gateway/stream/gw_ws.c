@@ -7,7 +7,7 @@
  * costs at most that much; it is resumed below half of it. */
 #include <stdio.h>
 #include <string.h>
-#include "gw.h"
+#include "../core/gw.h"
 #include "sbx_log.h"
 
 #define WSQ_TEXT 3

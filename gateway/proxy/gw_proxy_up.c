@@ -19,7 +19,7 @@
 #include "gw_proxy_up.h"
 #include "gw_proxy_auth.h"
 #include "gw_plimit.h"
-#include "gw_fdguard.h"
+#include "../core/gw_fdguard.h"
 #include "sbx_log.h"
 
 void gw_proxy_up_close(struct gw_pconn *c)

@@ -1,7 +1,7 @@
 /* sandbox-gateway: shared types. One HTTP transaction is a struct gw_req
  * (the lws per-session data of the "http" protocol, reset per request);
- * its runner/agent upstream is a raw child wsi whose opaque user data
- * points back at the request. Per-vhost state is struct gw_vh. */
+ * its runner/agent upstream is a gw_up (gw_up.h), its route a row of the
+ * route table (gw_route.h). Per-vhost state is struct gw_vh. */
 #ifndef GW_H
 #define GW_H
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include "sbx_err.h"
 #include "sbx_json.h"
 #include "gw_up.h"
-#include "gw_route.h"
+#include "../api/gw_route.h"
 #include <stdlib.h>
 
 #define GW_MAX_KEYS      64

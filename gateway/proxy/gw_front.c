@@ -17,7 +17,7 @@
 #include "gw_proxy.h"
 #include "gw_sni.h"
 #include "gw_http1.h"
-#include "gw_fdguard.h"
+#include "../core/gw_fdguard.h"
 #include "gw_plimit.h"
 #include "sbx_log.h"
 
