@@ -159,18 +159,11 @@ void compat_vercel_free(struct cv_call *c)
 
 struct gw_req *cv_sub(struct gw_req *r, struct cv_call *c, cv_step_fn next)
 {
-	struct gw_req *s = calloc(1, sizeof *s);
+	struct gw_req *s = gw_req_internal(r, "VCL", c->sid);
 	if (!s) {
 		gw_resp_error(r, 500, "internal", "out of memory");
 		return NULL;
 	}
-	s->vh = r->vh;
-	s->parent = r;
-	s->key = r->key;
-	s->scope = GW_SCOPE_ALL;
-	s->active = 1;
-	strcpy(s->method, "VCL");
-	snprintf(s->sid, sizeof s->sid, "%s", c->sid);
 	snprintf(s->cid, sizeof s->cid, "%s", c->cid);
 	c->sub = s;
 	c->next = next;

@@ -63,17 +63,9 @@ void gw_mcp_call_free(struct gw_mcp_call *c)
 
 struct gw_req *gw_mcp_sub(struct gw_req *r, struct gw_mcp_call *c, const char *sid)
 {
-	struct gw_req *s = calloc(1, sizeof *s);
-	if (!s)
-		return NULL;
-	s->vh = r->vh;
-	s->parent = r;
-	s->key = r->key;
-	s->scope = GW_SCOPE_ALL;
-	s->active = 1;
-	strcpy(s->method, "MCP");
-	snprintf(s->sid, sizeof s->sid, "%s", sid);
-	c->sub = s;
+	struct gw_req *s = gw_req_internal(r, "MCP", sid);
+	if (s)
+		c->sub = s;
 	return s;
 }
 

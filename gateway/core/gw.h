@@ -278,6 +278,10 @@ void gw_resp_start_stream(struct gw_req *r, int status, const char *ctype,
 int gw_resp_writeable(struct gw_req *r);
 void gw_resp_runner_error(struct gw_req *r, const cJSON *reply);
 void gw_req_reset(struct gw_req *r);
+/* An internal request on behalf of parent (its key, every scope) on
+ * sandbox sid; tag stands for its method in the log. NULL when out of
+ * memory; freed with gw_req_reset, then free. */
+struct gw_req *gw_req_internal(struct gw_req *parent, const char *tag, const char *sid);
 /* Ask for the WRITEABLE callback that moves r's response on: r's own
  * connection, or for an internal request the connection of its parent. */
 void gw_req_wake(struct gw_req *r);
