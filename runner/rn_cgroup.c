@@ -1,4 +1,5 @@
 #include "rn_cgroup.h"
+#include "sbx_fs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,20 +17,11 @@
 /* The v1 hierarchies a sandbox's limits live in. */
 static const char *const v1_ctrls[] = { "memory", "pids", "cpu", NULL };
 
+/* One value into a control file (it exists: the kernel made it). */
 static int write_file(const char *path, const char *val, struct sbx_err *err)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return sbx_err_sys(err, "open %s", path);
-	n = write(fd, val, strlen(val));
-	if (n < 0) {
-		sbx_err_sys(err, "write %s to %s", val, path);
-		close(fd);
-		return -1;
-	}
-	close(fd);
+	if (sbx_write_file(path, val, 0, 0) < 0)
+		return sbx_err_sys(err, "write %s to %s", val, path);
 	return 0;
 }
 
