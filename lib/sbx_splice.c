@@ -40,12 +40,8 @@ long sbx_splice_read(struct sbx_splice *s, enum sbx_splice_side side, int fd)
 	return n;
 }
 
-int sbx_splice_flush(struct sbx_splice *s, enum sbx_splice_side side, int fd)
+int sbx_send_buf(int fd, struct sbx_buf *b)
 {
-	struct sbx_buf *b = toward(s, side);
-
-	if (s->gone[side])
-		return 0;
 	while (b->len) {
 		ssize_t n = send(fd, sbx_buf_head(b), b->len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
@@ -54,6 +50,11 @@ int sbx_splice_flush(struct sbx_splice *s, enum sbx_splice_side side, int fd)
 		sbx_buf_consume(b, (size_t)n);
 	}
 	return 0;
+}
+
+int sbx_splice_flush(struct sbx_splice *s, enum sbx_splice_side side, int fd)
+{
+	return s->gone[side] ? 0 : sbx_send_buf(fd, toward(s, side));
 }
 
 void sbx_splice_gone(struct sbx_splice *s, enum sbx_splice_side side)

@@ -49,6 +49,10 @@ int sbx_splice_step(struct sbx_splice *s, int fd_a, int fd_b);
  * own, e.g. before closing). 0, or -1 on a write error. */
 int sbx_splice_flush(struct sbx_splice *s, enum sbx_splice_side side, int fd);
 
+/* Write as much of b as the non-blocking socket fd takes (also outside a
+ * splice, e.g. a reply). 0, or -1 on a write error other than EAGAIN. */
+int sbx_send_buf(int fd, struct sbx_buf *b);
+
 /* Side can take nothing more (it hung up): its pending bytes are dropped
  * and it counts as shut down. */
 void sbx_splice_gone(struct sbx_splice *s, enum sbx_splice_side side);

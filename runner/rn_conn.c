@@ -63,18 +63,6 @@ static void conn_close(struct rn_conn *c)
 
 static void splice_update(struct rn_conn *c);
 
-/* Write as much of b as fd takes. -1 on a hard error. */
-static int flush(int fd, struct sbx_buf *b)
-{
-	while (b->len) {
-		ssize_t n = send(fd, sbx_buf_head(b), b->len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0)
-			return errno == EAGAIN || errno == EINTR ? 0 : -1;
-		sbx_buf_consume(b, (size_t)n);
-	}
-	return 0;
-}
-
 /* Read into b up to its cap. Returns bytes read, 0 on EOF, -1 error,
  * -2 would block. */
 static ssize_t fill(int fd, struct sbx_buf *b, size_t room)
@@ -112,7 +100,7 @@ static void send_json(struct rn_conn *c, cJSON *o)
 	}
 	c->state = C_REPLY;
 	c->deadline = rn_now_mono() + RN_REQ_TIMEOUT_MS;
-	if (flush(c->ev.fd, &c->out) < 0) {
+	if (sbx_send_buf(c->ev.fd, &c->out) < 0) {
 		conn_close(c);
 		return;
 	}
@@ -225,7 +213,7 @@ static void on_client(struct rn_ev *ev, uint32_t events)
 			conn_close(c);
 		return;
 	case C_REPLY:
-		if (flush(c->ev.fd, &c->out) < 0 || !c->out.len)
+		if (sbx_send_buf(c->ev.fd, &c->out) < 0 || !c->out.len)
 			conn_close(c);
 		return;
 	case C_SPLICE:

@@ -173,6 +173,26 @@ static void gone_side_and_write_error(void **state)
 	assert_int_equal(sbx_splice_step(&f->s, f->a, f->b), -1);
 }
 
+/* The plain send of a buffer: all of it when the socket takes it; a
+ * closed peer is -1 and the bytes stay. */
+static void send_buf_writes_all(void **state)
+{
+	struct fx *f = *state;
+	struct sbx_buf b;
+
+	sbx_buf_init(&b, 0);
+	assert_int_equal(sbx_buf_append(&b, "reply", 5), 0);
+	assert_int_equal(sbx_send_buf(f->a, &b), 0);
+	assert_int_equal(b.len, 0);
+	expect_bytes(f->pa, "reply");
+	close(f->pa);
+	f->pa = -1;
+	assert_int_equal(sbx_buf_append(&b, "more", 4), 0);
+	assert_int_equal(sbx_send_buf(f->a, &b), -1);
+	assert_int_equal(b.len, 4);
+	sbx_buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +201,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(half_close_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(eof_waits_for_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(gone_side_and_write_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(send_buf_writes_all, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
