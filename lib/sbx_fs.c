@@ -122,6 +122,31 @@ int sbx_write_file(const char *path, const char *s, int oflags, mode_t mode)
 	return 0;
 }
 
+ssize_t sbx_read_file(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t k = 0;
+	int e;
+
+	if (fd < 0 || n == 0) {
+		if (fd >= 0)
+			close(fd);
+		errno = fd < 0 ? errno : EINVAL;
+		return -1;
+	}
+	while (got < n - 1 && (k = read(fd, buf + got, n - 1 - got)) > 0)
+		got += (size_t)k;
+	e = errno;
+	close(fd);
+	buf[got] = 0;
+	if (k < 0) {
+		errno = e;
+		return -1;
+	}
+	return (ssize_t)got;
+}
+
 int sbx_self_dir(char *out, size_t n)
 {
 	char self[PATH_MAX];

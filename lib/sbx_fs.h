@@ -26,6 +26,11 @@ int sbx_rmtree(const char *path);
  * EIO. */
 int sbx_write_file(const char *path, const char *s, int oflags, mode_t mode);
 
+/* Read the file at path into buf: at most n - 1 bytes, then a NUL (the
+ * small files of /proc, cgroups, the runner's state). Returns the length
+ * (0: empty), or -1 with errno. */
+ssize_t sbx_read_file(const char *path, char *buf, size_t n);
+
 /* The directory of the running binary (/proc/self/exe without its last
  * component) into out. ENAMETOOLONG when it does not fit. */
 int sbx_self_dir(char *out, size_t n);

@@ -61,19 +61,11 @@ static struct jail_sb *sb_of(const struct rn_sandbox *sb)
 static unsigned long long proc_starttime(pid_t pid)
 {
 	char path[64], buf[1024], *p;
-	int fd;
-	ssize_t n;
 	unsigned long long st = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sbx_read_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	p = strrchr(buf, ')');
 	if (!p)
 		return 0;
@@ -460,17 +452,12 @@ static void kill_leftover(const char *dir)
 {
 	char path[PATH_MAX + 16], buf[1024];
 	cJSON *o = NULL, *v;
-	int fd;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/state.json", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0)
-			o = cJSON_ParseWithLength(buf, (size_t)n);
-	}
+	n = sbx_read_file(path, buf, sizeof(buf));
+	if (n > 0)
+		o = cJSON_ParseWithLength(buf, (size_t)n);
 	v = o ? cJSON_GetObjectItemCaseSensitive(o, "pid") : NULL;
 	if (v && cJSON_IsNumber(v) && v->valueint > 1) {
 		pid_t pid = (pid_t)v->valueint;

@@ -165,6 +165,29 @@ static void write_file_whole_string(void **state)
 	assert_true(errno != 0);
 }
 
+static void read_file_whole_and_bounded(void **state)
+{
+	char b[8], big[70000];
+
+	(void)state;
+	assert_int_equal(sbx_write_file(at("r"), "0123456789", O_CREAT, 0600), 0);
+	assert_int_equal(sbx_read_file(at("r"), big, sizeof(big)), 10);
+	assert_string_equal(big, "0123456789");
+	/* cut at n - 1, always terminated */
+	assert_int_equal(sbx_read_file(at("r"), b, sizeof(b)), 7);
+	assert_string_equal(b, "0123456");
+	/* empty, missing */
+	assert_int_equal(sbx_write_file(at("e"), "", O_CREAT, 0600), 0);
+	assert_int_equal(sbx_read_file(at("e"), b, sizeof(b)), 0);
+	assert_string_equal(b, "");
+	errno = 0;
+	assert_int_equal(sbx_read_file(at("none"), b, sizeof(b)), -1);
+	assert_int_equal(errno, ENOENT);
+	/* a /proc file, read to its end */
+	assert_true(sbx_read_file("/proc/self/status", big, sizeof(big)) > 0);
+	assert_non_null(strstr(big, "VmRSS:"));
+}
+
 static void self_dir_is_the_binary_s(void **state)
 {
 	char d[PATH_MAX], exe[PATH_MAX], small[4];
@@ -189,6 +212,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(rmtree_never_follows_a_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(rmtree_depth_is_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(write_file_whole_string, setup, teardown),
+		cmocka_unit_test_setup_teardown(read_file_whole_and_bounded, setup, teardown),
 		cmocka_unit_test(self_dir_is_the_binary_s),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
