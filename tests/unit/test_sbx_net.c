@@ -73,6 +73,21 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* fd is a non-blocking, close-on-exec connection that reached the
+ * listener in the "sandbox's" dir; both ends are closed. */
+static void expect_connected(struct fx *f, int fd)
+{
+	int c;
+
+	assert_true(fd >= 0);
+	assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	c = accept(f->in_lfd, NULL, NULL);
+	assert_true(c >= 0);
+	close(c);
+	close(fd);
+}
+
 /* Nothing reached the listener outside the "sandbox's" dir. */
 static void assert_out_untouched(struct fx *f)
 {
@@ -94,15 +109,9 @@ static void connects_to_a_socket(void **state)
 {
 	struct fx *f = *state;
 	char p[160];
-	int fd = sbx_unix_connect_beneath(f->in, "s.sock"), c;
+	int fd = sbx_unix_connect_beneath(f->in, "s.sock");
 
-	assert_true(fd >= 0);
-	assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
-	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
-	c = accept(f->in_lfd, NULL, NULL);
-	assert_true(c >= 0);
-	close(c);
-	close(fd);
+	expect_connected(f, fd);
 	snprintf(p, sizeof(p), "%s/s.sock", f->in);
 	fd = sbx_unix_connect_last(p);
 	assert_true(fd >= 0);
@@ -195,13 +204,7 @@ static void plain_connect(void **state)
 
 	snprintf(p, sizeof(p), "%s/s.sock", f->in);
 	fd = sbx_unix_connect(p, 0);
-	assert_true(fd >= 0);
-	assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
-	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
-	c = accept(f->in_lfd, NULL, NULL);
-	assert_true(c >= 0);
-	close(c);
-	close(fd);
+	expect_connected(f, fd);
 
 	fd = sbx_unix_connect(p, 1500);
 	assert_true(fd >= 0);
