@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include "gw.h"
 #include "sbx_dial.h"
@@ -56,26 +54,6 @@ void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path)
 		}
 }
 
-static int unix_connect(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof a.sun_path) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
-}
-
 int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct)
 {
 	int fd;
@@ -100,7 +78,7 @@ int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct)
 		break;   /* gone or odd: let the runner say why */
 	}
 	/* the runner knows why (stopped, failed) and says so */
-	return unix_connect(vh->runner_socket);
+	return sbx_unix_connect(vh->runner_socket, 0);
 }
 
 void gw_owner_set_live(struct gw_vh *vh, const char *id, int live)
@@ -123,8 +101,6 @@ int gw_owner_count_live(struct gw_vh *vh, int key)
  * runs. */
 static cJSON *runner_call(const char *path, const char *req)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { 2, 0 };
 	struct sbx_buf in;
 	struct sbx_err err = { 0 };
 	unsigned char hdr[SBX_FRAME_HDR];
@@ -132,18 +108,12 @@ static cJSON *runner_call(const char *path, const char *req)
 	size_t n = strlen(req);
 	int fd;
 
-	if (strlen(path) >= sizeof sa.sun_path)
-		return NULL;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = sbx_unix_connect(path, 2000);
 	if (fd < 0)
 		return NULL;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	sbx_frame_header(hdr, SBX_FRAME_JSON, (uint32_t)n);
 	sbx_buf_init(&in, SBX_FRAME_MAX + SBX_FRAME_HDR);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-	    write(fd, hdr, sizeof hdr) == (ssize_t)sizeof hdr && write(fd, req, n) == (ssize_t)n) {
+	if (write(fd, hdr, sizeof hdr) == (ssize_t)sizeof hdr && write(fd, req, n) == (ssize_t)n) {
 		for (;;) {
 			struct sbx_frame f;
 			unsigned char *d = sbx_buf_reserve(&in, 65536);

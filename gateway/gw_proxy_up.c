@@ -16,14 +16,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include "gw_proxy_up.h"
 #include "gw_proxy_auth.h"
 #include "gw_plimit.h"
 #include "gw_fdguard.h"
 #include "sbx_log.h"
+#include "sbx_net.h"
 
 void gw_proxy_up_close(struct gw_pconn *c)
 {
@@ -46,7 +45,6 @@ void gw_proxy_up_pause(struct gw_pconn *c, int pause)
 
 static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *path = c->f->vh->runner_socket;
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", phase == GW_PU_GET ? "get" : "connect");
@@ -63,19 +61,16 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 	cJSON_free(s);
 	if (rc)
 		return gw_proxy_fail(c, 500, "out of memory"), -1;
-	if (strlen(path) >= sizeof sa.sun_path)
+	int fd = sbx_unix_connect(path, 0);
+	if (fd < 0 && errno == ENAMETOOLONG)
 		return gw_proxy_fail(c, 502, "runner socket path too long"), -1;
-	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 && gw_fd_exhausted_errno(errno)) {
 		/* counted and logged once a second, not once per connection */
 		gw_fd_exhausted(GW_FDX_RUNNER_SOCKET, errno);
 		return gw_plimit_refuse(c, "no_capacity", GW_PLIMIT_BUSY_MSG), -1;
 	}
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+	if (fd < 0) {
 		sbx_warn("runner %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);   /* never adopted: ours */
 		c->f->vh->m.upstream_errors++;
 		return gw_proxy_fail(c, 503, "the runner is unavailable"), -1;
 	}
@@ -269,30 +264,14 @@ static int refused(int fd)
 static int fd_reply(struct lws *wsi, struct gw_pconn *c)
 {
 	unsigned char b[1024];
-	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int) * 4)]; } u;
-	struct iovec iov = { b, sizeof b };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.b, .msg_controllen = sizeof u.b };
 	struct sbx_err err = { 0 };
 	struct sbx_frame f;
-	int tfd = -1;
+	int tfd;
 
-	ssize_t n = recvmsg(lws_get_socket_fd(wsi), &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	/* never more than one fd is sent: others are closed */
+	ssize_t n = sbx_recv_fd(lws_get_socket_fd(wsi), b, sizeof b, &tfd, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
-		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int x;
-			memcpy(&x, CMSG_DATA(h) + i * sizeof(int), sizeof x);
-			if (tfd < 0)
-				tfd = x;
-			else
-				close(x);   /* never more than one is sent */
-		}
-	}
 	if (n <= 0 || sbx_buf_append(&c->rbuf, b, (size_t)n)) {
 		if (tfd >= 0)
 			close(tfd);
