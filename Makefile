@@ -4,12 +4,24 @@
 #   make test       install missing deps, build both, run every suite
 #   make bench      benchmarks (ratios against baselines measured in the same run)
 #   make run        start the service (gateway + local runner)
+#   make install PREFIX=/usr/local DESTDIR=   programs, web demo, systemd units
 #   make fuzz FUZZ_TIME=300   longer fuzzing runs
 #   make soak SOAK_SECONDS=600   load + faults soak (tests/soak; 60 s in make test)
 #   make clean
 
 VARIANT ?= release
 CC      ?= cc
+
+# Flags given by the caller (environment or command line) come after the
+# project's own, so they add to them and never drop -Werror or the
+# hardening. Taken once, at the top-level make: sub-makes see our CFLAGS
+# in their environment, not the caller's.
+CFLAGS  ?=
+LDFLAGS ?=
+ifeq ($(origin SBX_USER_CFLAGS),undefined)
+export SBX_USER_CFLAGS := $(CFLAGS)
+export SBX_USER_LDFLAGS := $(LDFLAGS)
+endif
 
 ifeq ($(VARIANT),asan)
 OUT     := build/asan
@@ -21,12 +33,31 @@ BINDIR  := bin
 VFLAGS  := -O2 -g
 endif
 
+# The runner runs as root: every program is built hardened (checked
+# buffer functions, stack canaries, position-independent, read-only
+# relocations bound at start). The same flags hold for the ASan build and
+# the fuzz targets (tests/tests.mk).
+HARDEN_CFLAGS  := -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
+HARDEN_LDFLAGS := -pie -Wl,-z,relro,-z,now
+
+# Every package is found by pkg-config or the build stops here, naming it
+# (an empty --cflags would otherwise surface as a missing header much
+# later). Goals that only install packages, clean, or run sub-makes (which
+# check for themselves) need none.
 PKGS    := libwebsockets openssl libcjson libseccomp zlib
+NOPKG_GOALS := deps node-deps clean test run bench soak image image-rebuild web
+ifneq ($(filter-out $(NOPKG_GOALS),$(or $(MAKECMDGOALS),all)),)
+PKG_MISSING := $(shell for p in $(PKGS) cmocka; do pkg-config --exists $$p || echo $$p; done)
+ifneq ($(PKG_MISSING),)
+$(error pkg-config cannot find: $(PKG_MISSING). Install them with `make deps` (or set PKG_CONFIG_PATH))
+endif
+endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Werror
-CFLAGS  := -std=c11 -D_GNU_SOURCE $(WARN) $(VFLAGS) -Ilib $(PKG_CFLAGS) -MMD -MP
-LDFLAGS := $(filter -fsanitize=%,$(VFLAGS))
+override CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(VFLAGS) $(HARDEN_CFLAGS) -Ilib $(PKG_CFLAGS) \
+                   -MMD -MP $(SBX_USER_CFLAGS)
+override LDFLAGS := $(filter -fsanitize=%,$(VFLAGS)) $(HARDEN_LDFLAGS) $(SBX_USER_LDFLAGS)
 
 LIBS_CJSON    := $(shell pkg-config --libs libcjson 2>/dev/null)
 LIBS_LWS      := $(shell pkg-config --libs libwebsockets openssl 2>/dev/null)
@@ -43,7 +74,7 @@ obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
 all:
 
 include lib/lib.mk
-include $(wildcard guest/guest.mk runner/runner.mk gateway/gateway.mk mk/image.mk \
+include $(wildcard guest/guest.mk runner/runner.mk gateway/gateway.mk mk/image.mk mk/install.mk \
                   cli/cli.mk tests/seccomp/seccomp.mk web-demo/web.mk)
 include tests/tests.mk
 
@@ -79,17 +110,19 @@ test: deps
 	@if [ -f mk/image.mk ]; then $(MAKE) image; fi
 	tests/run.sh
 
-run: deps all
+run: deps
+	$(MAKE) all
 	@if [ -f web-demo/web.mk ]; then $(MAKE) node-deps web; fi
 	@if [ -f mk/image.mk ]; then $(MAKE) image; fi
 	mk/run.sh
 
-bench: deps all
+bench: deps
+	$(MAKE) all
 	bench/run.sh
 
 SOAK_SECONDS ?= 600
-soak: deps all
-	$(MAKE) node-deps
+soak: deps
+	$(MAKE) all node-deps
 	SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/run.sh
 
 clean:

@@ -51,6 +51,7 @@ PY
 )
 done
 echo "agent peak RSS during the floods: $((${peak:-0} / 1024)) MiB (retention 16 MiB)"
+echo "figure: agent peak RSS during floods|$((${peak:-0} / 1024))|MiB|-"
 python3 - "$bytes" "$best_base" "$best_res" <<'PY'
 import json, sys
 total, base, r = int(sys.argv[1]), int(sys.argv[2]) / 1e6, json.loads(sys.argv[3])
@@ -60,6 +61,8 @@ agent = got / r["secs"] / 2**20
 print("throughput (best of 3): plain pipe %.0f MiB/s, through agent %.0f MiB/s (%d MiB "
       "delivered, %d MiB dropped for lag), ratio %.2f (goal >= 0.5)" %
       (pipe, agent, got >> 20, r["truncated"] >> 20, agent / pipe))
+print("figure: agent throughput|%.0f|MiB/s|-" % agent)
+print("figure: agent throughput / plain pipe|%.2f|ratio|>= 0.5" % (agent / pipe))
 PY
 
 python3 - "$work/a.sock" <<'PY'
@@ -86,4 +89,6 @@ lat.sort()
 p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
 print("chunk latency (write -> client receipt, %d chunks): p50 %.0f us, p99 %.0f us, "
       "max %.0f us (goal p99 < 1000 us)" % (len(lat), p(0.5), p(0.99), lat[-1]))
+print("figure: agent chunk latency p50|%.0f|us|-" % p(0.5))
+print("figure: agent chunk latency p99|%.0f|us|< 1000" % p(0.99))
 PY

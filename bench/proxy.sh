@@ -96,8 +96,8 @@ run() { # name wrk-prefix url [header]: appends "rps p99ms" to $T/res.<name>
 }
 # The machine is shared: the three run in turn, ROUNDS times, and the
 # medians are compared (a burst of other work then hits all three alike).
-report() { # medians of the rounds and the ratios
-	python3 - "$T" <<'EOF'
+report() { # connections: medians of the rounds and the ratios
+	python3 - "$T" "$1" <<'EOF'
 import statistics, sys
 med = {}
 for n in ("direct", "nginx", "gateway"):
@@ -108,6 +108,11 @@ for n in ("direct", "nginx", "gateway"):
 (rd, pd), (rn, pn), (rg, pg) = med["direct"], med["nginx"], med["gateway"]
 print(f"gateway/nginx requests/s: {rg / rn:.2f}   gateway/direct: {rg / rd:.2f}   nginx/direct: {rn / rd:.2f}")
 print(f"added p99 over direct: gateway {pg - pd:+.2f} ms, nginx {pn - pd:+.2f} ms")
+c = sys.argv[2]
+print(f"figure: preview proxy requests/s ({c} conns)|{rg:.0f}|req/s|-")
+print(f"figure: preview proxy / nginx requests/s ({c} conns)|{rg / rn:.2f}|ratio|-")
+print(f"figure: preview proxy added p99 over direct ({c} conns)|{pg - pd:.2f}|ms|-")
+print(f"figure: nginx added p99 over direct ({c} conns)|{pn - pd:.2f}|ms|-")
 EOF
 }
 # Two loads: CONN connections (throughput; every process competes for the
@@ -121,7 +126,7 @@ for C in "$CONN" 1; do
 		run nginx "$NS" http://127.0.0.1:3080/
 		run gateway "" http://127.0.0.1:$P/ "Host: $H"
 	done
-	report
+	report "$C"
 done
 curl -s -m 10 -H "$A" -X DELETE $API/$ID >/dev/null
 

@@ -113,9 +113,11 @@ if ! grep -q '^open' "$work/idle.out"; then
 	echo "FAIL: idle streams did not open: $(head -3 "$work/idle.err")"
 	rc=1
 	mem_line="memory per idle stream: not measured"
+	mem_figure=""
 else
 	mem_line=$(awk -v a="$rss0" -v b="$rss1" -v n="$nidle" -v f=$((fd1 - fd0)) -v r="$(tail -1 "$work/idle.out")" \
 		'BEGIN { printf "memory per idle stream: %.1f KiB (goal < 16 KiB; gateway RSS %d -> %d KiB with %d streams open, +%d descriptors; %s)", (b - a) / n, a, b, n, f, r }')
+	mem_figure=$(awk -v a="$rss0" -v b="$rss1" -v n="$nidle" 'BEGIN { printf "figure: gateway memory per idle stream|%.1f|KiB|< 16", (b - a) / n }')
 fi
 
 # ---- 1. throughput, best of 3 rounds of each, alternating ----
@@ -158,6 +160,11 @@ print("stream throughput (best of 3): gateway %s, agent-only %s (ratio %s), webs
       "(ratio %s, goal >= 1)" % (f(g), f(a), ratio(g, a), f(w), ratio(g, w)))
 if not g:
     sys.exit(1)
+print("figure: stream throughput through the gateway|%.0f|MiB/s|-" % g["rate"])
+if a:
+    print("figure: stream throughput gateway / agent-only|%s|ratio|-" % ratio(g, a))
+if w:
+    print("figure: stream throughput gateway / websocketd|%s|ratio|>= 1" % ratio(g, w))
 for who, r in best.items():
     short = int(sys.argv[2]) - r["got"] - r["truncated"]
     print("  %s: %d MiB delivered in %.2f s, %d bytes truncated%s" % (
@@ -226,6 +233,8 @@ if not best:
 print("chunk latency (100 streams, best of 2): p50 %.2f ms, p99 %.2f ms (goal p99 < 2 ms); "
       "max %.2f ms, %d chunks, %d/%d streams ended" % (best["p50_us"] / 1e3, best["p99_us"] / 1e3,
       best["max_us"] / 1e3, best["samples"], best["done"], best["conns"]))
+print("figure: stream chunk latency p50 (100 streams)|%.2f|ms|-" % (best["p50_us"] / 1e3))
+print("figure: stream chunk latency p99 (100 streams)|%.2f|ms|< 2" % (best["p99_us"] / 1e3))
 # the paired run: chunks (by their timestamp) that all three readers got
 seen = collections.defaultdict(dict)
 for line in open(sys.argv[2]):
@@ -256,5 +265,6 @@ spurious=$(grep -c '"code":"conflict".*exited' "$work/errors")
 [ "$spurious" -gt 0 ] && echo "  note: $spurious streams got an error message {\"code\":\"conflict\",\"message\":\"command ... exited\"} as their command ended (their stdin had been used)"
 grep -v '"code":"conflict".*exited' "$work/errors" | head -3
 echo "$mem_line"
+[ -n "$mem_figure" ] && echo "$mem_figure"
 echo "  (a shared machine: load average $load0 at the start, $(cut -d' ' -f1 /proc/loadavg) at the end, $(nproc) cores)"
 exit $rc

@@ -9,9 +9,6 @@ $(BINDIR)/sbx: $(call obj,$(CLI_SRCS)) $(LIBSBX)
 
 ALL_BINS += $(BINDIR)/sbx
 
-# cmocka test of the HTTP client and helpers (it needs OpenSSL besides the
-# libraries of the generic unit-test rule)
-$(OUT)/tests/test_cli_http: $(OUT)/obj/tests/unit/test_cli_http.o \
-		$(call obj,cli/cli_http.c cli/cli_util.c) $(LIBSBX)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CMOCKA) $(LIBS_LWS) $(LIBS_CJSON) -lm
+# cmocka test of the HTTP client and helpers (it needs OpenSSL)
+$(OUT)/tests/test_cli_http: $(call obj,cli/cli_http.c cli/cli_util.c)
+UNIT_LIBS_test_cli_http = $(LIBS_LWS)

@@ -12,6 +12,7 @@
 #include "agent_req.h"
 #include "agent_ring.h"
 #include "sbx_buf.h"
+#include "sbx_splice.h"
 
 #define AG_PROTO_PORT 1024
 #define AG_CHUNK 65536u              /* one read() of a pipe, one file DATA frame */
@@ -81,7 +82,8 @@ struct ag_conn {
 	/* forward */
 	struct ag_ev peer;
 	struct sbx_buf up, down;       /* client->peer, peer->client */
-	int connecting, handshake_port, peer_rd_closed, peer_wr_shut;
+	struct sbx_splice fwd;         /* A: the client (ev), B: the peer */
+	int connecting, handshake_port;
 };
 
 struct ag_cmd {

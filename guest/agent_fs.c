@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "sbx_frame.h"
+#include "sbx_fs.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
 
@@ -34,35 +35,6 @@ static void add_stat(cJSON *o, const char *name, const struct stat *st)
 				st->st_mtim.tv_nsec / 1000000);
 }
 
-/* mkdir -p of path's components. Returns 0 or -1 with errno. */
-static int mkdirs(char *path, mode_t mode)
-{
-	char *p;
-	struct stat st;
-
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(path, mode) < 0 && errno != EEXIST) {
-			*p = '/';
-			return -1;
-		}
-		*p = '/';
-	}
-	if (mkdir(path, mode) < 0) {
-		if (errno != EEXIST)
-			return -1;
-		if (stat(path, &st) < 0)
-			return -1;
-		if (!S_ISDIR(st.st_mode)) {
-			errno = ENOTDIR;
-			return -1;
-		}
-	}
-	return 0;
-}
-
 static int parent_dirs(const char *file)
 {
 	char dir[PATH_MAX];
@@ -73,7 +45,7 @@ static int parent_dirs(const char *file)
 	if (!slash || slash == dir)
 		return 0;
 	*slash = 0;
-	return mkdirs(dir, 0755);
+	return sbx_mkdir_p(dir, 0755, 0755);
 }
 
 static void start_write(struct ag_conn *c, struct ag_req *r, const char *path)
@@ -315,7 +287,7 @@ void ag_fs_request(struct ag_conn *c, struct ag_req *r)
 	case AG_OP_MKDIR: {
 		mode_t mode = r->mode >= 0 ? (mode_t)r->mode : 0755;
 
-		if ((r->parents ? mkdirs(path, mode) : mkdir(path, mode)) < 0) {
+		if ((r->parents ? sbx_mkdir_p(path, mode, mode) : mkdir(path, mode)) < 0) {
 			ag_conn_fail_errno(c, errno, "mkdir");
 			return;
 		}

@@ -2,7 +2,8 @@
  * the sandbox, after either "CONNECT <port>\n" (answered "OK <port>\n" once
  * the local connect succeeded; closed if nothing listens) or a forward
  * request (answered with a JSON frame). Each direction has a bounded
- * buffer; reading stops while it is full. Half-closes are propagated. */
+ * buffer; reading stops while it is full. Half-closes are propagated
+ * (the relay itself is lib/sbx_splice.c). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -18,26 +19,24 @@
 
 #define FWD_BUF (256u * 1024)
 
+static uint32_t epoll_of(const struct sbx_splice *s, enum sbx_splice_side side)
+{
+	unsigned w = sbx_splice_events(s, side);
+
+	return (w & SBX_SPLICE_IN ? EPOLLIN | EPOLLRDHUP : 0) | (w & SBX_SPLICE_OUT ? EPOLLOUT : 0);
+}
+
 static void fwd_update(struct ag_conn *c)
 {
-	uint32_t cm = 0, pm = 0;
-
 	if (c->dead)
 		return;
 	if (c->connecting) {
-		pm = EPOLLOUT;
-	} else {
-		if (!c->rd_closed && c->up.len < FWD_BUF)
-			cm |= EPOLLIN | EPOLLRDHUP;
-		if (c->down.len)
-			cm |= EPOLLOUT;
-		if (!c->peer_rd_closed && c->down.len < FWD_BUF)
-			pm |= EPOLLIN | EPOLLRDHUP;
-		if (c->up.len)
-			pm |= EPOLLOUT;
+		ag_ev_set(&c->ev, 0);
+		ag_ev_set(&c->peer, EPOLLOUT);
+		return;
 	}
-	ag_ev_set(&c->ev, cm);
-	ag_ev_set(&c->peer, pm);
+	ag_ev_set(&c->ev, epoll_of(&c->fwd, SBX_SPLICE_A));
+	ag_ev_set(&c->peer, epoll_of(&c->fwd, SBX_SPLICE_B));
 }
 
 void ag_fwd_close(struct ag_conn *c)
@@ -82,6 +81,8 @@ void ag_fwd_start(struct ag_conn *c, int port, int handshake)
 		sbx_buf_reset(&c->out);
 	}
 	ag_ev_set(&c->ev, 0);
+	sbx_splice_init(&c->fwd, &c->down, &c->up, FWD_BUF);
+	c->fwd.eof[SBX_SPLICE_A] = c->rd_closed;   /* a client that half-closed already */
 	c->peer.fd = fd;
 	c->connecting = 1;
 	c->state = AG_ST_FORWARD;
@@ -127,36 +128,6 @@ static void connected(struct ag_conn *c)
 	}
 }
 
-/* Move bytes from fd into b. Returns -1 on error, 0 on EOF, 1 otherwise. */
-static int pull(int fd, struct sbx_buf *b)
-{
-	unsigned char *p = sbx_buf_reserve(b, 65536);
-	ssize_t n;
-
-	if (!p)
-		return -1;
-	n = recv(fd, p, 65536, 0);
-	if (n < 0)
-		return (errno == EAGAIN || errno == EINTR) ? 1 : -1;
-	if (n == 0)
-		return 0;
-	sbx_buf_commit(b, (size_t)n);
-	return 1;
-}
-
-static int push(int fd, struct sbx_buf *b)
-{
-	ssize_t n;
-
-	if (!b->len)
-		return 1;
-	n = send(fd, sbx_buf_head(b), b->len, MSG_NOSIGNAL);
-	if (n < 0)
-		return (errno == EAGAIN || errno == EINTR) ? 1 : -1;
-	sbx_buf_consume(b, (size_t)n);
-	return 1;
-}
-
 void ag_fwd_event(struct ag_conn *c, int from_peer, uint32_t events)
 {
 	if (c->dead)
@@ -167,33 +138,13 @@ void ag_fwd_event(struct ag_conn *c, int from_peer, uint32_t events)
 			return;
 	}
 	if (!c->connecting) {
-		int rc = 1;
+		long rc = 0;
 
-		if (!from_peer && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) &&
-		    !c->rd_closed && c->up.len < FWD_BUF) {
-			rc = pull(c->ev.fd, &c->up);
-			if (rc == 0)
-				c->rd_closed = 1;
-		}
-		if (rc >= 0 && from_peer && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) &&
-		    !c->peer_rd_closed && c->down.len < FWD_BUF) {
-			rc = pull(c->peer.fd, &c->down);
-			if (rc == 0)
-				c->peer_rd_closed = 1;
-		}
-		if (rc < 0 || push(c->peer.fd, &c->up) < 0 || push(c->ev.fd, &c->down) < 0) {
-			ag_conn_close(c);
-			return;
-		}
-		if (c->rd_closed && !c->up.len && !c->peer_wr_shut) {
-			shutdown(c->peer.fd, SHUT_WR);
-			c->peer_wr_shut = 1;
-		}
-		if (c->peer_rd_closed && !c->down.len && !c->wr_shut) {
-			shutdown(c->ev.fd, SHUT_WR);
-			c->wr_shut = 1;
-		}
-		if (c->wr_shut && c->peer_wr_shut) {
+		/* a read error closes both directions at once */
+		if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+			rc = sbx_splice_read(&c->fwd, from_peer ? SBX_SPLICE_B : SBX_SPLICE_A,
+					     from_peer ? c->peer.fd : c->ev.fd);
+		if (rc == -1 || (rc = sbx_splice_step(&c->fwd, c->ev.fd, c->peer.fd)) <= 0) {
 			ag_conn_close(c);
 			return;
 		}

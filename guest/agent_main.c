@@ -23,6 +23,7 @@
 
 #include "agent.h"
 #include "sbx_log.h"
+#include "sbx_net.h"
 
 struct ag_ctx ag;
 
@@ -100,27 +101,15 @@ static int listen_on(const char *spec)
 			sbx_err_log("bad unix socket path \"%s\"", p);
 			return -1;
 		}
-		memcpy(sa.sun_path, p, strlen(p) + 1);
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return -1;
-		unlink(p);
 		/* 0600 whatever umask we inherited (a runner started under
-		 * umask 000 made it 0777): bind creates the file with the
-		 * umask applied, and it must never be connectable by others
-		 * even for a moment; the chmod is for filesystems that ignore
-		 * the umask. Peers are checked on accept as well. */
-		{
-			mode_t old = umask(0177);
-			int rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-
-			umask(old);
-			if (rc < 0 || chmod(p, 0600) < 0) {
-				sbx_err_log("bind %s: %s", p, strerror(errno));
-				close(fd);
-				return -1;
-			}
-		}
+		 * umask 000 made it 0777): it must never be connectable by
+		 * others even for a moment. Peers are checked on accept as
+		 * well. Bursts of hundreds of attaches at once (one per
+		 * subscriber). */
+		fd = sbx_unix_listen(p, SOMAXCONN);
+		if (fd < 0)
+			sbx_err_log("listen on %s: %s", p, strerror(errno));
+		return fd;
 	} else if (!strncmp(spec, "vsock:", 6)) {
 		struct sockaddr_vm sa = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY };
 		char *end;

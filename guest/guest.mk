@@ -8,9 +8,7 @@ $(BINDIR)/sandbox-agent: $(call obj,$(AGENT_SRCS)) $(LIBSBX)
 
 ALL_BINS += $(BINDIR)/sandbox-agent
 
-# Unit tests and fuzz targets use the pure modules only. Own recipe so the
-# module objects come before libsbx.a on the link line.
-$(OUT)/tests/test_agent_%: $(OUT)/obj/tests/unit/test_agent_%.o $(OUT)/obj/guest/agent_%.o $(LIBSBX)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CMOCKA) $(LIBS_CJSON) -lm
+# Unit tests and fuzz targets use the pure modules only.
+$(OUT)/tests/test_agent_req: $(call obj,guest/agent_req.c)
+$(OUT)/tests/test_agent_ring: $(call obj,guest/agent_ring.c)
 FUZZ_EXTRA_fuzz_agent_request := guest/agent_req.c

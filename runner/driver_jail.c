@@ -26,10 +26,10 @@
 #include "rn_cgroup.h"
 #include "driver_jail_net.h"
 #include "driver_jail_port.h"
-#include "rn_rmtree.h"
 #include "rn_slot.h"
 #include "runner.h"
 #include "sbx_log.h"
+#include "sbx_fs.h"
 
 #define CHILD_SETUP_TIMEOUT_MS 10000
 
@@ -58,36 +58,14 @@ static struct jail_sb *sb_of(const struct rn_sandbox *sb)
 	return sb->drv_data;
 }
 
-static int write_str(const char *path, const char *s, struct sbx_err *err)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return sbx_err_sys(err, "open %s", path);
-	n = write(fd, s, strlen(s));
-	close(fd);
-	if (n != (ssize_t)strlen(s))
-		return sbx_err_sys(err, "write %s", path);
-	return 0;
-}
-
 static unsigned long long proc_starttime(pid_t pid)
 {
 	char path[64], buf[1024], *p;
-	int fd;
-	ssize_t n;
 	unsigned long long st = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sbx_read_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	p = strrchr(buf, ')');
 	if (!p)
 		return 0;
@@ -243,10 +221,12 @@ static int write_maps(pid_t pid, uid_t base, struct sbx_err *err)
 
 	snprintf(map, sizeof(map), "0 %u %u\n", base, JAIL_UID_COUNT);
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
-	if (write_str(path, map, err) < 0)
-		return -1;
+	if (sbx_write_file(path, map, 0, 0) < 0)
+		return sbx_err_sys(err, "write %s", path);
 	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
-	return write_str(path, map, err);
+	if (sbx_write_file(path, map, 0, 0) < 0)
+		return sbx_err_sys(err, "write %s", path);
+	return 0;
 }
 
 /* Sets the effective uid and gid (only those: real and saved stay 0, so
@@ -270,7 +250,10 @@ static int own_userns_as(uid_t id, struct sbx_err *err)
 	if (setresuid((uid_t)-1, id, (uid_t)-1) < 0) {
 		int e = errno;
 
-		setresgid((gid_t)-1, 0, (gid_t)-1);
+		/* cannot fail (euid is still 0); a runner that went on with
+		 * the sandbox's gid would be wrong everywhere: stop */
+		if (setresgid((gid_t)-1, 0, (gid_t)-1) < 0)
+			abort();
 		errno = e;
 		return sbx_err_sys(err, "setresuid for the user namespace owner");
 	}
@@ -419,7 +402,7 @@ fail:
 	unmount_all(sb);
 	for (int i = 0; i < 100 && rn_cgroup_remove(&r->cg, jb->cg, NULL) == 1; i++)
 		usleep(1000);
-	rn_rmtree(sb->dir);
+	sbx_rmtree(sb->dir);
 	rn_slot_free(&js->slots, jb->slot);
 	free(jb);
 	sb->drv_data = NULL;
@@ -444,7 +427,7 @@ static int jail_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 	if (rn_cgroup_remove(cg, jb->cg, NULL) == 1)
 		return 1;
 	unmount_all(sb);
-	if (rn_rmtree(sb->dir) < 0)
+	if (sbx_rmtree(sb->dir) < 0)
 		return sbx_err_sys(err, "remove %s", sb->dir);
 	/* the uid range is free only once nothing of the sandbox is left */
 	rn_slot_free(&state_of(sb->drv)->slots, jb->slot);
@@ -469,17 +452,12 @@ static void kill_leftover(const char *dir)
 {
 	char path[PATH_MAX + 16], buf[1024];
 	cJSON *o = NULL, *v;
-	int fd;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/state.json", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0)
-			o = cJSON_ParseWithLength(buf, (size_t)n);
-	}
+	n = sbx_read_file(path, buf, sizeof(buf));
+	if (n > 0)
+		o = cJSON_ParseWithLength(buf, (size_t)n);
 	v = o ? cJSON_GetObjectItemCaseSensitive(o, "pid") : NULL;
 	if (v && cJSON_IsNumber(v) && v->valueint > 1) {
 		pid_t pid = (pid_t)v->valueint;
@@ -519,7 +497,7 @@ static void jail_reconcile_dir(struct rn_driver *d, const char *id, const char *
 	kill_leftover(dir);
 	reap_cgroup(&d->r->cg, id);
 	unmount_all(&tmp);
-	if (rn_rmtree(dir) < 0)
+	if (sbx_rmtree(dir) < 0)
 		sbx_warn("cannot remove %s: %s", dir, strerror(errno));
 }
 

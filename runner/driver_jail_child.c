@@ -25,10 +25,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#if __has_include("driver_jail_seccomp.h")
 #include "driver_jail_seccomp.h"
-#define HAVE_JAIL_SECCOMP 1
-#endif
+#include "sbx_fs.h"
 
 static int sync_fd = -1;
 
@@ -55,33 +53,17 @@ fail(int e, const char *fmt, ...)
 
 static void write_text(const char *path, const char *text, mode_t mode)
 {
-	int fd;
-
 	/* The image's file (maybe a symlink) gives way to ours. */
 	if (unlink(path) < 0 && errno != ENOENT)
 		fail(errno, "unlink %s", path);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0)
+	if (sbx_write_file(path, text, O_CREAT | O_EXCL | O_NOFOLLOW, mode) < 0)
 		fail(errno, "create %s", path);
-	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-		fail(errno, "write %s", path);
-	close(fd);
 }
 
 static void mkdir_p(const char *path, mode_t mode)
 {
-	char tmp[PATH_MAX];
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-				fail(errno, "mkdir %s", tmp);
-			*p = '/';
-		}
-	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-		fail(errno, "mkdir %s", tmp);
+	if (sbx_mkdir_p(path, 0755, mode) < 0)
+		fail(errno, "mkdir %s", path);
 }
 
 /* A read-only remount of a bind must repeat the flags the kernel locked
@@ -355,13 +337,11 @@ void jail_child_run(const struct jail_plan *p, int fd)
 	set_limits(p->spec);
 	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
 	trim_caps();
-#ifdef HAVE_JAIL_SECCOMP
 	{
 		struct sbx_err err = { 0, "" };
 		if (jail_seccomp_apply(&err) < 0)
 			fail(err.code, "seccomp: %s", err.msg);
 	}
-#endif
 	/* The agent's environment is the sandbox's env and nothing of the
 	 * runner's; the agent hands it to every command. */
 	for (int i = 0; i < p->spec->n_env; i++) {

@@ -10,6 +10,7 @@
  * listed in docs/security.md. The caps the sandbox keeps include no
  * CAP_SYS_ADMIN (and seccomp denies mount/umount), so the covers stay. */
 #include "driver_jail.h"
+#include "sbx_fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,22 +42,6 @@ static const char *const proc_empty[] = {
 #define MASK_DIR "mask"          /* under the writable layer's tmpfs, unseen inside */
 #define RO_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
-static int write_file(const char *path, const char *text, struct sbx_err *err)
-{
-	size_t n = strlen(text);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-
-	if (fd < 0)
-		return sbx_err_sys(err, "create %s", path);
-	if (write(fd, text, n) != (ssize_t)n) {
-		sbx_err_sys(err, "write %s", path);
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
 /* Bind the text as a read-only file over dst (a file of /proc). */
 static int cover_with_text(const char *dir, const char *name, const char *text,
 			   const char *dst, struct sbx_err *err)
@@ -67,8 +52,8 @@ static int cover_with_text(const char *dir, const char *name, const char *text,
 		return 0;
 	if (snprintf(src, sizeof(src), "%s/%s", dir, name) >= (int)sizeof(src))
 		return sbx_err_set(err, ENAMETOOLONG, "mask path for %s", dst);
-	if (write_file(src, text, err) < 0)
-		return -1;
+	if (sbx_write_file(src, text, O_CREAT | O_EXCL | O_NOFOLLOW, 0444) < 0)
+		return sbx_err_sys(err, "create %s", src);
 	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 		return sbx_err_sys(err, "mask %s", dst);
 	if (mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | RO_FLAGS, NULL) < 0)

@@ -2,7 +2,6 @@
  * agent binary, the shared objects it links and the host's ld.so, so the
  * agent runs on any image (the image need not ship libcjson). */
 #include "driver_jail.h"
-#include "rn_rmtree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "sbx_fs.h"
 
 static int copy_file(const char *src, const char *dst, mode_t mode, struct sbx_err *err)
 {
@@ -34,7 +35,8 @@ static int copy_file(const char *src, const char *dst, mode_t mode, struct sbx_e
 	close(in);
 	if (close(out) < 0 && n >= 0)
 		n = sbx_err_sys(err, "close %s", dst);
-	fchmodat(AT_FDCWD, dst, mode, 0);
+	if (fchmodat(AT_FDCWD, dst, mode, 0) < 0 && n >= 0)
+		n = sbx_err_sys(err, "chmod %s", dst);
 	return n < 0 ? -1 : 0;
 }
 
@@ -65,7 +67,7 @@ int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
 		return sbx_err_sys(err, "agent %s", agent);
 	if (strchr(agent, '\'') || strchr(agent, '\n'))
 		return sbx_err_set(err, EINVAL, "agent path has a quote or newline");
-	rn_rmtree(dir);
+	sbx_rmtree(dir);
 	snprintf(lib, sizeof(lib), "%s/lib", dir);
 	if (mkdir(dir, 0755) < 0 || mkdir(lib, 0755) < 0)
 		return sbx_err_sys(err, "mkdir %s", lib);

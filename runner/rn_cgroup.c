@@ -1,4 +1,5 @@
 #include "rn_cgroup.h"
+#include "sbx_fs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,37 +17,21 @@
 /* The v1 hierarchies a sandbox's limits live in. */
 static const char *const v1_ctrls[] = { "memory", "pids", "cpu", NULL };
 
+/* One value into a control file (it exists: the kernel made it). */
 static int write_file(const char *path, const char *val, struct sbx_err *err)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return sbx_err_sys(err, "open %s", path);
-	n = write(fd, val, strlen(val));
-	if (n < 0) {
-		sbx_err_sys(err, "write %s to %s", val, path);
-		close(fd);
-		return -1;
-	}
-	close(fd);
+	if (sbx_write_file(path, val, 0, 0) < 0)
+		return sbx_err_sys(err, "write %s to %s", val, path);
 	return 0;
 }
 
 static long read_key(const char *path, const char *key)
 {
 	char buf[4096], *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 	size_t kl = strlen(key);
 
-	if (fd < 0)
+	if (sbx_read_file(path, buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		if (strncmp(p, key, kl) == 0 && p[kl] == ' ')
 			return strtol(p + kl + 1, NULL, 10);
@@ -59,16 +44,10 @@ static void kill_procs(const char *procs)
 {
 	for (int round = 0; round < 8; round++) {
 		char buf[65536];
-		int fd = open(procs, O_RDONLY | O_CLOEXEC), any = 0;
-		ssize_t n;
+		int any = 0;
 
-		if (fd < 0)
+		if (sbx_read_file(procs, buf, sizeof(buf)) <= 0)
 			return;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			return;
-		buf[n] = 0;
 		for (char *p = buf; *p;) {
 			long pid = strtol(p, &p, 10);
 			if (pid > 1) {
@@ -440,16 +419,9 @@ void rn_cgroup_each(const struct rn_cgroup *cg, const char *parent, const char *
 static int sockets_uncharged(void)
 {
 	char buf[4096], *p;
-	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
+	if (sbx_read_file("/proc/cmdline", buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	for (p = strstr(buf, "cgroup.memory="); p; p = strstr(p + 1, "cgroup.memory=")) {
 		const char *v = p + strlen("cgroup.memory=");
 		size_t len = strcspn(v, " \n");

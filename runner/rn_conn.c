@@ -17,6 +17,8 @@
 #include "sbx_frame.h"
 #include "sbx_json.h"
 #include "sbx_log.h"
+#include "sbx_net.h"
+#include "sbx_splice.h"
 
 enum cstate { C_REQ, C_WAIT, C_REPLY, C_HANDSHAKE, C_SPLICE, C_DEAD };
 
@@ -34,10 +36,8 @@ struct rn_conn {
 	int port;
 	char sid[RN_ID_MAX];      /* the sandbox a splice goes to ("" none) */
 	char owner[sizeof(((struct rn_spec *)0)->owner)];   /* its owner tag */
-	int c_eof, p_eof;         /* read side ended */
-	int c_shut, p_shut;       /* we shut down the write side */
+	struct sbx_splice sp;     /* A: the client, B: the agent (in, out) */
 	int p_parked;             /* peer hung up, out of epoll until room */
-	int p_gone;               /* peer fully closed and drained */
 	struct rn_conn *next;
 };
 
@@ -62,18 +62,6 @@ static void conn_close(struct rn_conn *c)
 }
 
 static void splice_update(struct rn_conn *c);
-
-/* Write as much of b as fd takes. -1 on a hard error. */
-static int flush(int fd, struct sbx_buf *b)
-{
-	while (b->len) {
-		ssize_t n = send(fd, sbx_buf_head(b), b->len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0)
-			return errno == EAGAIN || errno == EINTR ? 0 : -1;
-		sbx_buf_consume(b, (size_t)n);
-	}
-	return 0;
-}
 
 /* Read into b up to its cap. Returns bytes read, 0 on EOF, -1 error,
  * -2 would block. */
@@ -112,7 +100,7 @@ static void send_json(struct rn_conn *c, cJSON *o)
 	}
 	c->state = C_REPLY;
 	c->deadline = rn_now_mono() + RN_REQ_TIMEOUT_MS;
-	if (flush(c->ev.fd, &c->out) < 0) {
+	if (sbx_send_buf(c->ev.fd, &c->out) < 0) {
 		conn_close(c);
 		return;
 	}
@@ -139,21 +127,13 @@ void rn_conn_reply_fd(struct rn_conn *c, int fd)
 {
 	unsigned char frame[64];
 	static const char ok[] = "{\"ok\":true}";
-	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
-	struct iovec iov = { frame, SBX_FRAME_HDR + sizeof(ok) - 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = u.b, .msg_controllen = sizeof(u.b) };
+	size_t n = SBX_FRAME_HDR + sizeof(ok) - 1;
 
 	sbx_frame_header(frame, SBX_FRAME_JSON, sizeof(ok) - 1);
 	memcpy(frame + SBX_FRAME_HDR, ok, sizeof(ok) - 1);
-	memset(&u, 0, sizeof(u));
-	u.h.cmsg_level = SOL_SOCKET;
-	u.h.cmsg_type = SCM_RIGHTS;
-	u.h.cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(&u.h), &fd, sizeof(int));
 	/* the reply is the first and only write on this connection: an empty
 	 * socket buffer takes these few bytes at once */
-	if (sendmsg(c->ev.fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)iov.iov_len)
+	if (sbx_send_fd(c->ev.fd, frame, n, fd, MSG_DONTWAIT) != (ssize_t)n)
 		sbx_warn("connect: passing the socket failed: %s", strerror(errno));
 	close(fd);
 	conn_close(c);
@@ -233,24 +213,20 @@ static void on_client(struct rn_ev *ev, uint32_t events)
 			conn_close(c);
 		return;
 	case C_REPLY:
-		if (flush(c->ev.fd, &c->out) < 0 || !c->out.len)
+		if (sbx_send_buf(c->ev.fd, &c->out) < 0 || !c->out.len)
 			conn_close(c);
 		return;
 	case C_SPLICE:
-		if (events & EPOLLIN && !c->c_eof) {
-			n = fill(c->ev.fd, &c->in, RN_SPLICE_BUF - c->in.len);
-			if (n == 0 || n == -1)
-				c->c_eof = 1;
-		}
-		if (events & EPOLLOUT && flush(c->ev.fd, &c->out) < 0) {
+		if (events & EPOLLIN)
+			sbx_splice_read(&c->sp, SBX_SPLICE_A, c->ev.fd);
+		if (events & EPOLLOUT && sbx_splice_flush(&c->sp, SBX_SPLICE_A, c->ev.fd) < 0) {
 			conn_close(c);
 			return;
 		}
 		/* HUP: the client closed both directions; nothing more can
 		 * reach it, and HUP is level-triggered */
 		if (events & (EPOLLERR | EPOLLHUP)) {
-			if (!c->p_gone)
-				flush(c->peer.fd, &c->in);
+			sbx_splice_flush(&c->sp, SBX_SPLICE_B, c->peer.fd);
 			conn_close(c);
 			return;
 		}
@@ -307,34 +283,24 @@ static void on_peer(struct rn_ev *ev, uint32_t events)
 	}
 	if (c->state != C_SPLICE)
 		return;
-	if (events & EPOLLIN && !c->p_eof) {
-		n = fill(c->peer.fd, &c->out, RN_SPLICE_BUF - c->out.len);
-		if (n == 0 || n == -1)
-			c->p_eof = 1;
-	}
+	if (events & EPOLLIN)
+		sbx_splice_read(&c->sp, SBX_SPLICE_B, c->peer.fd);
 	if (events & EPOLLHUP) {
 		/* The guest closed both directions (e.g. the sandbox stopped).
 		 * Drain what it sent as room allows; HUP is level-triggered, so
 		 * the fd leaves epoll until there is room, or for good. */
-		while (!c->p_eof && c->out.len < RN_SPLICE_BUF) {
-			n = fill(c->peer.fd, &c->out, RN_SPLICE_BUF - c->out.len);
-			if (n == 0 || n == -1)
-				c->p_eof = 1;
-			else if (n == -2)
-				break;
-		}
+		while (sbx_splice_read(&c->sp, SBX_SPLICE_B, c->peer.fd) > 0)
+			;
 		rn_loop_del(&c->peer);
-		if (c->p_eof) {
-			c->p_gone = 1;
-			c->p_shut = 1;          /* nothing can be written to it */
-			sbx_buf_reset(&c->in);
+		if (c->sp.eof[SBX_SPLICE_B]) {
+			sbx_splice_gone(&c->sp, SBX_SPLICE_B);   /* nothing can be written to it */
 		} else {
 			c->p_parked = 1;
 		}
 		splice_update(c);
 		return;
 	}
-	if (events & EPOLLOUT && flush(c->peer.fd, &c->in) < 0) {
+	if (events & EPOLLOUT && sbx_splice_flush(&c->sp, SBX_SPLICE_B, c->peer.fd) < 0) {
 		conn_close(c);
 		return;
 	}
@@ -345,45 +311,33 @@ static void on_peer(struct rn_ev *ev, uint32_t events)
 	splice_update(c);
 }
 
-/* Flow control: read a side only while the buffer toward the other side
- * has room; pass EOF on once that buffer drained; close when both ended. */
+/* epoll's events for what the splice waits for on side; EPOLLRDHUP only
+ * while that side is still read. */
+static uint32_t splice_events(const struct sbx_splice *sp, enum sbx_splice_side side)
+{
+	unsigned w = sbx_splice_events(sp, side);
+
+	return (w & SBX_SPLICE_IN ? EPOLLIN : 0) | (w & SBX_SPLICE_OUT ? EPOLLOUT : 0) |
+	       (sp->eof[side] ? 0 : EPOLLRDHUP);
+}
+
+/* Flow control (lib/sbx_splice.c): read a side only while the buffer
+ * toward the other side has room; pass EOF on once that buffer drained;
+ * close when both ended. */
 static void splice_update(struct rn_conn *c)
 {
-	uint32_t ce = EPOLLRDHUP, pe = EPOLLRDHUP;
+	uint32_t ce, pe;
 
 	if (c->state != C_SPLICE)
 		return;
-	if ((!c->p_gone && flush(c->peer.fd, &c->in) < 0) || flush(c->ev.fd, &c->out) < 0) {
+	if (sbx_splice_step(&c->sp, c->ev.fd, c->peer.fd) <= 0) {
 		conn_close(c);
 		return;
 	}
-	if (c->c_eof && !c->in.len && !c->p_shut) {
-		shutdown(c->peer.fd, SHUT_WR);
-		c->p_shut = 1;
-	}
-	if (c->p_eof && !c->out.len && !c->c_shut) {
-		shutdown(c->ev.fd, SHUT_WR);
-		c->c_shut = 1;
-	}
-	if (c->p_shut && c->c_shut) {
-		conn_close(c);
-		return;
-	}
-	if (!c->c_eof && c->in.len < RN_SPLICE_BUF)
-		ce |= EPOLLIN;
-	if (c->out.len)
-		ce |= EPOLLOUT;
-	if (!c->p_eof && c->out.len < RN_SPLICE_BUF)
-		pe |= EPOLLIN;
-	if (c->in.len)
-		pe |= EPOLLOUT;
-	/* EPOLLRDHUP only matters while we still read that side */
-	if (c->c_eof)
-		ce &= ~(uint32_t)EPOLLRDHUP;
-	if (c->p_eof)
-		pe &= ~(uint32_t)EPOLLRDHUP;
+	ce = splice_events(&c->sp, SBX_SPLICE_A);
+	pe = splice_events(&c->sp, SBX_SPLICE_B);
 	rn_loop_mod(&c->ev, ce);
-	if (c->p_gone)
+	if (c->sp.gone[SBX_SPLICE_B])
 		return;
 	if (c->p_parked) {
 		if (!(pe & EPOLLIN))
@@ -513,6 +467,7 @@ int rn_conn_accept(struct runner *r, int listen_fd)
 		c->peer.fd = -1;
 		sbx_buf_init(&c->in, RN_SPLICE_BUF);
 		sbx_buf_init(&c->out, RN_SPLICE_BUF + SBX_FRAME_HDR + 4096);
+		sbx_splice_init(&c->sp, &c->out, &c->in, RN_SPLICE_BUF);
 		c->state = C_REQ;
 		c->deadline = rn_now_mono() + RN_REQ_TIMEOUT_MS;
 		if (rn_loop_add(&c->ev, EPOLLIN | EPOLLRDHUP) < 0) {

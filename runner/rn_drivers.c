@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rn_rmtree.h"
 #include "sbx_log.h"
+#include "sbx_fs.h"
 
 #define RN_DRIVER_LIST(X) X(jail)
 
@@ -166,7 +166,7 @@ void rn_drivers_reconcile(struct runner *r)
 		if (read_mark(dir, name, sizeof(name)) < 0) {
 			/* the runner died between making the dir and marking it:
 			 * no driver made anything in it yet */
-			if (rn_rmtree(dir) < 0)
+			if (sbx_rmtree(dir) < 0)
 				sbx_warn("cannot remove %s: %s", dir, strerror(errno));
 			continue;
 		}

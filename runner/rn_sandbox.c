@@ -15,10 +15,10 @@
 
 #include "rn_conn.h"
 #include "rn_drivers.h"
-#include "rn_rmtree.h"
 #include "sbx_dial.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
+#include "sbx_fs.h"
 
 #define CLEANUP_RETRY_MS 5
 #define CLEANUP_MAX_TRIES 2000     /* ~10 s of a busy cgroup */
@@ -116,7 +116,7 @@ static int make_dir(const struct rn_sandbox *sb, struct sbx_err *err)
 		return sbx_err_sys(err, "mkdir %s", sb->dir);
 	if (rn_driver_mark_dir(sb->dir, sb->drv->ops->name) < 0) {
 		sbx_err_sys(err, "mark %s", sb->dir);
-		rn_rmtree(sb->dir);
+		sbx_rmtree(sb->dir);
 		return -1;
 	}
 	return 0;
@@ -184,7 +184,7 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
 	if (drv->ops->start(sb, err) < 0) {
 		if (err->code != EINVAL)
 			sbx_err_log("create (%s): %s", drv->ops->name, err->msg);
-		rn_rmtree(sb->dir);
+		sbx_rmtree(sb->dir);
 		goto fail;
 	}
 	sb->next = r->sandboxes;

@@ -23,7 +23,9 @@
 #include "rn_drivers.h"
 #include "rn_sandbox.h"
 #include "runner.h"
+#include "sbx_fs.h"
 #include "sbx_log.h"
+#include "sbx_net.h"
 
 #define SHUTDOWN_GRACE_MS 10000
 
@@ -35,21 +37,10 @@ static void usage(FILE *f)
 		   "                      [--drivers NAME,...] [--default-isolation NAME]\n");
 }
 
+/* mkdir -p; path itself gets mode whatever the umask and whatever it had */
 static int mkdir_p(const char *path, mode_t mode)
 {
-	char tmp[PATH_MAX];
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-		return -1;
-	return chmod(tmp, mode);
+	return sbx_mkdir_p(path, 0755, mode) < 0 ? -1 : chmod(path, mode);
 }
 
 static int name_ok(const char *s)
@@ -66,12 +57,10 @@ static int name_ok(const char *s)
 
 static int listen_on(const char *path, struct sbx_err *err)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	char dir[PATH_MAX], *slash;
-	mode_t old;
 	int fd;
 
-	if (strlen(path) >= sizeof(a.sun_path))
+	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		return sbx_err_set(err, ENAMETOOLONG, "--socket: path too long");
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
@@ -80,42 +69,20 @@ static int listen_on(const char *path, struct sbx_err *err)
 		if (mkdir_p(dir, 0755) < 0)
 			return sbx_err_sys(err, "mkdir %s", dir);
 	}
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	/* born 0600; a gateway opens one connection per request and
+	 * stream, in bursts */
+	fd = sbx_unix_listen(path, SOMAXCONN);
 	if (fd < 0)
-		return sbx_err_sys(err, "socket");
-	unlink(path);
-	old = umask(0177);      /* the socket is born 0600 */
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		umask(old);
-		close(fd);
-		return sbx_err_sys(err, "bind %s", path);
-	}
-	umask(old);
-	chmod(path, 0600);
-	/* a gateway opens one connection per request and stream, in bursts */
-	if (listen(fd, SOMAXCONN) < 0) {
-		close(fd);
-		return sbx_err_sys(err, "listen %s", path);
-	}
+		return sbx_err_sys(err, "listen on %s", path);
 	return fd;
 }
 
 static void default_agent(char *out, size_t n)
 {
 	char self[PATH_MAX];
-	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
 
-	if (k <= 0) {
-		snprintf(out, n, "sandbox-agent");
-		return;
-	}
-	self[k] = 0;
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = 0;
-	if ((size_t)snprintf(out, n, "%s/sandbox-agent", self) >= n)
+	if (sbx_self_dir(self, sizeof(self)) < 0 ||
+	    (size_t)snprintf(out, n, "%s/sandbox-agent", self) >= n)
 		snprintf(out, n, "sandbox-agent");
 }
 

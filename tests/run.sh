@@ -4,58 +4,36 @@
 #  2. each tests/<suite>/run.sh, in SUITES order; each ends with
 #     "N passed, N failed[, N skipped]"
 #  3. a short libFuzzer run of every fuzz target
-set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib/harness.sh"
 
-SUITES="agent seccomp runner gateway preview security fault wsconf client mcp compat cli web soak"
+SUITES="agent seccomp runner gateway preview security fault wsconf client mcp compat cli web soak install"
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
-passed=0 failed=0 skipped=0
-log=$(mktemp -d /tmp/sbx-tests.XXXXXX)
-
-add_counts() { # file
-	local line
-	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
-	if [ -z "$line" ]; then
-		echo "  (no closing line: counted as 1 failure)"
-		failed=$((failed + 1)); return
-	fi
-	line=${line#*: }
-	local p f s
-	p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
-	f=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed.*/\1/')
-	s=$(echo "$line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+' || echo 0)
-	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
-}
+h_begin sbx-tests
 
 echo "== unit tests (cmocka, ASan+UBSan)"
 for t in build/asan/tests/test_*; do
 	[ -x "$t" ] || continue
-	if "$t" >"$log/unit.out" 2>&1; then rc=0; else rc=$?; fi
-	n_ok=$(grep -oE '\[  PASSED  \] [0-9]+' "$log/unit.out" | grep -oE '[0-9]+$' || echo 0)
-	n_bad=$(grep -oE '\[  FAILED  \] [0-9]+' "$log/unit.out" | grep -oE '[0-9]+$' | head -1 || echo 0)
+	if "$t" >"$T/unit.out" 2>&1; then rc=0; else rc=$?; fi
+	n_ok=$(grep -oE '\[  PASSED  \] [0-9]+' "$T/unit.out" | grep -oE '[0-9]+$' || echo 0)
+	n_bad=$(grep -oE '\[  FAILED  \] [0-9]+' "$T/unit.out" | grep -oE '[0-9]+$' | head -1 || echo 0)
 	[ -n "$n_bad" ] || n_bad=0
 	[ "$rc" != 0 ] && [ "$n_bad" = 0 ] && n_bad=1
 	echo "  $(basename "$t"): $n_ok passed, $n_bad failed"
-	[ "$n_bad" != 0 ] && cat "$log/unit.out"
-	passed=$((passed + n_ok)); failed=$((failed + n_bad))
+	echo "$n_ok passed, $n_bad failed" >"$T/unit.sum"
+	[ "$n_bad" != 0 ] && cat "$T/unit.out"
+	h_count -q "$T/unit.sum"
 done
 
 for s in $SUITES; do
 	[ -x "tests/$s/run.sh" ] || continue
 	echo "== $s"
-	"tests/$s/run.sh" 2>&1 | tee "$log/$s.out"
-	add_counts "$log/$s.out"
+	"tests/$s/run.sh" 2>&1 | tee "$T/$s.out"
+	h_count -q "$T/$s.out"
 done
 
 echo "== fuzz (${FUZZ_SECONDS}s per target)"
-if tests/fuzz/run.sh "$FUZZ_SECONDS" >"$log/fuzz.out" 2>&1; then
-	cat "$log/fuzz.out"; add_counts "$log/fuzz.out"
-else
-	cat "$log/fuzz.out"; add_counts "$log/fuzz.out"
-	grep -qE '[0-9]+ passed, [0-9]+ failed' "$log/fuzz.out" || failed=$((failed + 1))
-fi
+tests/fuzz/run.sh "$FUZZ_SECONDS" 2>&1 | tee "$T/fuzz.out"
+h_count -q "$T/fuzz.out"
 
-rm -rf "$log"
 echo
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" = 0 ]
+h_finish

@@ -4,16 +4,24 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
 unit-tests: $(UNIT_TESTS)
 
-$(OUT)/tests/%: $(OUT)/obj/tests/unit/%.o $(LIBSBX)
+# The one link rule of every unit test. A test of a module names the
+# module's objects as prerequisites beside the module's own rules
+#   $(OUT)/tests/test_x: $(call obj,part/x.c)
+# and any libraries the module needs besides cJSON in UNIT_LIBS_test_x.
+# libsbx.a goes after all objects (they may need it), whatever the order
+# make lists the prerequisites in.
+$(OUT)/tests/test_%: $(OUT)/obj/tests/unit/test_%.o $(LIBSBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CMOCKA) $(LIBS_CJSON) -lm
+	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIBSBX),$^) $(LIBSBX) $(LIBS_CMOCKA) \
+		$(UNIT_LIBS_$(@F)) $(LIBS_CJSON) -lm
 
 # libFuzzer targets: tests/fuzz/fuzz_<name>.c, built with clang against the
 # library sources compiled in the same command (coverage needs them all).
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Ilib -Iguest $(PKG_CFLAGS) \
-               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+               $(HARDEN_CFLAGS) $(HARDEN_LDFLAGS)
 
 .PHONY: fuzz-build
 fuzz-build: $(FUZZ_BINS)

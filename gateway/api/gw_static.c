@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "../core/gw.h"
+#include "sbx_fs.h"
 #include "sbx_log.h"
 
 static const char *mime(const char *path)
@@ -67,14 +68,10 @@ int gw_static_try(struct gw_req *r)
 int gw_web_dir_init(struct gw_vh *vh, const char *dir)
 {
 	char self[PATH_MAX], guess[PATH_MAX + 32];
-	ssize_t n;
 
 	if (!dir) {
-		n = readlink("/proc/self/exe", self, sizeof self - 1);
-		if (n <= 0)
+		if (sbx_self_dir(self, sizeof self) < 0)
 			return 0;
-		self[n] = '\0';
-		*strrchr(self, '/') = '\0';
 		snprintf(guess, sizeof guess, "%s/../web-demo/dist", self);
 		if (access(guess, R_OK))
 			snprintf(guess, sizeof guess, "%s/../../../web-demo/dist", self);

@@ -6,7 +6,6 @@
  * On shutdown the runner gets SIGTERM (it stops every sandbox) and the
  * runtime directory is removed, so nothing is left behind. */
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "gw.h"
+#include "sbx_fs.h"
 #include "sbx_log.h"
 
 static struct {
@@ -107,10 +107,8 @@ int gw_local_runner_start(const char *state_dir, const char *image_dir,
 			  const char **socket_path, struct sbx_err *err)
 {
 	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	char *slash;
 
-	if (n <= 0)
+	if (sbx_self_dir(self, sizeof self) < 0)
 		return sbx_err_set(err, errno, "cannot find my own binary");
 	/* passed through as they are: the runner checks the names */
 	if ((drivers && snprintf(lr.drivers, sizeof lr.drivers, "%s", drivers) >=
@@ -118,9 +116,6 @@ int gw_local_runner_start(const char *state_dir, const char *image_dir,
 	    (default_isolation && snprintf(lr.isolation, sizeof lr.isolation, "%s",
 					   default_isolation) >= (int)sizeof lr.isolation))
 		return sbx_err_set(err, EINVAL, "--drivers or --default-isolation too long");
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	*slash = '\0';
 	if (snprintf(lr.bin, sizeof lr.bin, "%s/sandbox-runner", self) >= (int)sizeof lr.bin ||
 	    access(lr.bin, X_OK))
 		return sbx_err_set(err, ENOENT, "no sandbox-runner beside the gateway (%s); build it "
@@ -143,14 +138,6 @@ int gw_local_runner_start(const char *state_dir, const char *image_dir,
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st; (void)f;
-	if (flag == FTW_DP)
-		return rmdir(path) < 0 && errno != ENOENT ? 0 : 0;
-	return unlink(path) < 0 ? 0 : 0;
-}
-
 void gw_local_runner_stop(void)
 {
 	if (lr.pid > 0) {
@@ -165,7 +152,8 @@ void gw_local_runner_stop(void)
 		}
 		lr.pid = 0;
 	}
-	/* FTW_MOUNT: never descend into a mount a sandbox might have left */
-	if (lr.dir[0])
-		nftw(lr.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	/* never descends into a mount a sandbox might have left (that one
+	 * stays, with the directories above it) */
+	if (lr.dir[0] && sbx_rmtree(lr.dir) < 0)
+		sbx_warn("local runner: removing %s: %s", lr.dir, strerror(errno));
 }

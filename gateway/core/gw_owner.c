@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include "gw.h"
 #include "sbx_dial.h"
@@ -55,26 +54,6 @@ void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path)
 		}
 }
 
-static int unix_connect(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof a.sun_path) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
-}
-
 int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct)
 {
 	int fd;
@@ -99,7 +78,7 @@ int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct)
 		break;   /* gone or odd: let the runner say why */
 	}
 	/* the runner knows why (stopped, failed) and says so */
-	return unix_connect(vh->runner_socket);
+	return sbx_unix_connect(vh->runner_socket, 0);
 }
 
 void gw_owner_set_live(struct gw_vh *vh, const char *id, int live)

@@ -8,11 +8,10 @@
 #include <errno.h>
 #include <malloc.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include "gw.h"
 #include "sbx_log.h"
+#include "sbx_net.h"
 
 static struct {
 	struct gw_vh *vh;
@@ -23,19 +22,18 @@ static struct {
 
 static int runner_listening(const char *path)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd, ok;
+	int fd = sbx_unix_connect(path, 0);
 
-	if (strlen(path) >= sizeof a.sun_path)
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	if (errno == ENAMETOOLONG)
 		return 0;
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 1;   /* no fd to spare says nothing about the runner */
-	/* a full backlog (EAGAIN) is a busy runner, not a dead one */
-	ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 || errno == EAGAIN;
-	close(fd);
-	return ok;
+	/* a full backlog (EAGAIN) is a busy runner, not a dead one; no fd
+	 * to spare says nothing about the runner */
+	return errno == EAGAIN || errno == EMFILE || errno == ENFILE ||
+	       errno == ENOBUFS || errno == ENOMEM;
 }
 
 static void tick(lws_sorted_usec_list_t *sul)

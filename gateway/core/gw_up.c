@@ -4,11 +4,11 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 #include "gw.h"
 #include "sbx_dial.h"
 #include "sbx_log.h"
+#include "sbx_net.h"
 
 /* a whole frame, and what may come behind it in the same reads */
 #define GW_UP_IN_CAP (SBX_FRAME_MAX + SBX_FRAME_HDR + 64 * 1024)
@@ -291,27 +291,16 @@ static int rx(struct lws *wsi, struct gw_up *u, const void *in, size_t len)
 static int rx_fd(struct lws *wsi, struct gw_up *u)
 {
 	unsigned char b[1024];
-	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int) * 4)]; } c;
-	struct iovec iov = { b, sizeof b };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
-			    .msg_control = c.b, .msg_controllen = sizeof c.b };
+	int fd;
 
-	ssize_t n = recvmsg(lws_get_socket_fd(wsi), &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	/* never more than one is sent: lib closes any other */
+	ssize_t n = sbx_recv_fd(lws_get_socket_fd(wsi), b, sizeof b, &fd, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
-		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int x;
-			memcpy(&x, CMSG_DATA(h) + i * sizeof(int), sizeof x);
-			if (u->held_fd < 0)
-				u->held_fd = x;
-			else
-				close(x);   /* never more than one is sent */
-		}
-	}
+	if (fd >= 0 && u->held_fd < 0)
+		u->held_fd = fd;
+	else if (fd >= 0)
+		close(fd);
 	if (n <= 0)
 		return -2;   /* the runner closed: the close path says so */
 	return rx(wsi, u, b, (size_t)n);

@@ -2,38 +2,22 @@
 # CLI suite: bin/sbx against a real sandbox-runner and sandbox-gateway (as
 # tests/gateway/run.sh starts them), `sbx sh` under a real pseudo-terminal
 # (pty_drive.py). Ends with "N passed, N failed, N skipped".
-set -u
-cd "$(dirname "$0")/../.."
-pass=0 fail=0 skip=0
-T=$(mktemp -d /tmp/cli-test.XXXXXX)
-IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-ok() { echo "PASS: $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1 (got '$2', want '$3')"; fi; }
-finish() { echo "$pass passed, $fail failed, $skip skipped"; [ "$fail" = 0 ]; exit; }
+. "$(dirname "$0")/../lib/harness.sh"
 SBX=${SBX_BIN:-$PWD/bin/sbx}   # SBX_BIN=build/asan/bin/sbx: the ASan build
 
-if [ ! -x "$SBX" ] || [ ! -x bin/sandbox-runner ] || [ "$(id -u)" != 0 ] || [ ! -d "$IMG/default/rootfs" ]; then
-	echo "SKIP: cli suite: needs root, make (bin/sbx, bin/sandbox-runner) and $IMG/default/rootfs"
-	skip=1; finish
+if [ ! -x "$SBX" ] || [ -n "$(h_services_missing)" ]; then
+	h_skip_suite "cli suite: needs root, make (bin/sbx, bin/sandbox-runner) and $IMG/default/rootfs"
 fi
+h_begin cli-test
 
 # --- no gateway needed
 "$SBX" --help >"$T/help" 2>&1
 check "help: sbx --help exits 0" "$?" 0
 check "help: lists the exit codes" "$(grep -cE '^  12[0-4]  ' "$T/help")" 5
 for c in create ls stop url exec run cp logs sh; do
-	"$SBX" "$c" --help >"$T/h1" 2>&1 && grep -q "^usage: sbx $c" "$T/h1" || bad "help: sbx $c --help"
+	"$SBX" "$c" --help >"$T/h1" 2>&1 && grep -q "^usage: sbx $c" "$T/h1" || fail "help: sbx $c --help"
 done
-ok "help: every command has --help"
+pass "help: every command has --help"
 "$SBX" nosuch >/dev/null 2>"$T/err"
 check "usage: unknown command exits 120" "$?" 120
 SBX_API_KEY=k "$SBX" create --timeout 5x 2>"$T/err"
@@ -42,44 +26,36 @@ check "usage: bad --timeout exits 120" "$?" 120
 dead=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
 SBX_URL=http://127.0.0.1:$dead SBX_API_KEY=k "$SBX" ls >/dev/null 2>"$T/err"
 check "unreachable: exits 122" "$?" 122
-grep -q "cannot reach the gateway at http://127.0.0.1:$dead" "$T/err" && ok "unreachable: says so" || bad "unreachable: says so: $(cat "$T/err")"
+grep -q "cannot reach the gateway at http://127.0.0.1:$dead" "$T/err" && pass "unreachable: says so" || fail "unreachable: says so: $(cat "$T/err")"
 env -u SBX_API_KEY "$SBX" --url http://127.0.0.1:$dead ls 2>"$T/err"
 check "usage: no key exits 120" "$?" 120
 
 # --- the service
 KEY=cli-key-$RANDOM$RANDOM
-bin/sandbox-runner --name "cli$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
+start_runner "cli$$" "$T/r.sock" "$T/state"
 start_gw() { # -> GW_PID, GW_PORT (a random port may be taken: try another)
 	local _t
 	for _t in 1 2 3; do
-		GW_PORT=$((20000 + RANDOM % 10000))
-		SANDBOX_API_KEYS=$KEY bin/sandbox-gateway --port "$GW_PORT" --runner-socket "$T/r.sock" >>"$T/gw.log" 2>&1 &
-		GW_PID=$!
-		pids+=($GW_PID)
-		for _ in $(seq 50); do
-			curl -s -m 1 -o /dev/null "http://127.0.0.1:$GW_PORT/healthz" && return 0
-			kill -0 $GW_PID 2>/dev/null || break
-			sleep 0.1
-		done
+		GW_PORT=$(random_port)
+		SANDBOX_API_KEYS=$KEY start_gateway bin/sandbox-gateway "$GW_PORT" "$T/gw.log" --runner-socket "$T/r.sock" &&
+			return 0
 	done
 	return 1
 }
-start_gw || { bad "gateway did not start: $(tail -3 "$T/gw.log")"; finish; }
+start_gw || h_abort "gateway did not start: $(tail -3 "$T/gw.log")"
 export SBX_URL=http://127.0.0.1:$GW_PORT SBX_API_KEY=$KEY
 sbx() { "$SBX" "$@"; }
 
 SBX_API_KEY=wrong sbx ls >/dev/null 2>"$T/err"
 check "api error: wrong key exits 121" "$?" 121
-grep -q '(unauthorized, HTTP 401)' "$T/err" && ok "api error: the gateway's message is printed" || bad "api error: message: $(cat "$T/err")"
+grep -q '(unauthorized, HTTP 401)' "$T/err" && pass "api error: the gateway's message is printed" || fail "api error: message: $(cat "$T/err")"
 sbx stop sbx_nosuch_aaaaaaaaaaaaaaaaaaaaaaaa 2>"$T/err"
 check "api error: unknown sandbox exits 121" "$?" 121
 
 # create / ls / url / stop
 id=$(sbx create --timeout 10m --port 3000)
 check "create: exits 0" "$?" 0
-[[ $id =~ ^sbx_[a-z0-9_]+$ ]] && ok "create: prints the id" || bad "create: prints the id: '$id'"
+[[ $id =~ ^sbx_[a-z0-9_]+$ ]] && pass "create: prints the id" || fail "create: prints the id: '$id'"
 check "ls: lists it running" "$(sbx ls | awk -v i="$id" '$1 == i {print $2, $4}')" "running 3000"
 check "ls --json: the gateway's object" "$(sbx --json ls | python3 -c 'import json,sys;print([s["status"] for s in json.load(sys.stdin)["sandboxes"] if s["id"]==sys.argv[1]])' "$id")" "['running']"
 check "url: the preview URL" "$(sbx url "$id" 3000)" "http://3000-$id.localhost:$GW_PORT"
@@ -146,8 +122,7 @@ check "epipe: the command got SIGPIPE too (none left running)" "$running" 0
 # ... and typed at a real terminal (the line discipline signals sbx)
 mkdir -p "$T/p0"
 tests/cli/pty_drive.py "$SBX" "$id" "$T/p0" exec >"$T/p0.out" 2>&1
-grep -E '^(PASS|FAIL)' "$T/p0.out"
-pass=$((pass + $(grep -c '^PASS' "$T/p0.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/p0.out")))
+h_count_lines "$T/p0.out"
 check "ctrl-c: typed at a terminal, the trapping command's status 7 is sbx's" "$(cat "$T/p0/rc" 2>/dev/null)" 7
 
 # cp: 50 MB both ways, streamed
@@ -169,7 +144,7 @@ check "cp: to stdout" "$(sbx cp "$id:r2" - | md5sum)" "$(md5sum <"$T/r2")"
 
 # logs
 cid=$(sbx exec "$id" -d -- sh -c 'printf abcdef; printf XYZ >&2; read x; printf ghi')
-[[ $cid =~ ^cmd_ ]] && ok "exec -d: prints the command id" || bad "exec -d: '$cid'"
+[[ $cid =~ ^cmd_ ]] && pass "exec -d: prints the command id" || fail "exec -d: '$cid'"
 sbx logs "$id" "$cid" >"$T/o" 2>"$T/e"
 check "logs: what is there so far" "$(cat "$T/o")|$(cat "$T/e")" "abcdef|XYZ"
 sbx logs "$id" "$cid" -f >"$T/o" 2>"$T/e" &
@@ -192,20 +167,18 @@ check "run: the sandbox is stopped after" "$(sbx ls | grep -c ' running ')" "$be
 # restored after the shell exits
 mkdir -p "$T/p1"
 tests/cli/pty_drive.py "$SBX" "$id" "$T/p1" exit >"$T/p1.out" 2>&1
-grep -E '^(PASS|FAIL)' "$T/p1.out"
-pass=$((pass + $(grep -c '^PASS' "$T/p1.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/p1.out")))
+h_count_lines "$T/p1.out"
 check "sh: exits with the shell's status" "$(cat "$T/p1/rc" 2>/dev/null)" 5
-[ -s "$T/p1/before" ] && cmp -s "$T/p1/before" "$T/p1/after" && ok "sh: terminal settings restored after exit" ||
-	bad "sh: terminal settings restored after exit ($(cat "$T/p1/before" "$T/p1/after" 2>&1))"
+[ -s "$T/p1/before" ] && cmp -s "$T/p1/before" "$T/p1/after" && pass "sh: terminal settings restored after exit" ||
+	fail "sh: terminal settings restored after exit ($(cat "$T/p1/before" "$T/p1/after" 2>&1))"
 
 # https:// and wss:// to a gateway with a self-signed certificate: trusted
 # through SSL_CERT_FILE (OpenSSL's default verify paths), refused without
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost" \
 	-keyout "$T/key.pem" -out "$T/cert.pem" >/dev/null 2>&1
-tls_port=$((20000 + RANDOM % 10000))
-SANDBOX_API_KEYS=$KEY bin/sandbox-gateway --port $tls_port --runner-socket "$T/r.sock" --cert "$T/cert.pem" --key "$T/key.pem" >>"$T/gw.tls.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do curl -s -m 1 --cacert "$T/cert.pem" -o /dev/null "https://localhost:$tls_port/healthz" && break; sleep 0.1; done
+tls_port=$(random_port)
+SANDBOX_API_KEYS=$KEY start_gateway bin/sandbox-gateway $tls_port "$T/gw.tls.log" --runner-socket "$T/r.sock" \
+	--cert "$T/cert.pem" --key "$T/key.pem"
 tls() { SSL_CERT_FILE=$T/cert.pem SBX_URL=https://localhost:$tls_port "$SBX" "$@"; }
 check "tls: ls over https" "$(tls ls | grep -c "^$id ")" 1
 tls exec "$id" -- sh -c 'printf tls-out; printf tls-err >&2; exit 6' >"$T/o" 2>"$T/e"
@@ -224,12 +197,12 @@ if start_gw; then
 	{ kill -9 $GW_PID && wait $GW_PID; } 2>/dev/null
 	wait $p
 	grep -E '^(PASS|FAIL)' "$T/p2.out" | while read -r l; do echo "$l (drop)"; done
-	pass=$((pass + $(grep -c '^PASS' "$T/p2.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/p2.out")))
+	h_count_lines -q "$T/p2.out"
 	check "sh: a dropped connection exits 123" "$(cat "$T/p2/rc" 2>/dev/null)" 123
-	[ -s "$T/p2/before" ] && cmp -s "$T/p2/before" "$T/p2/after" && ok "sh: terminal settings restored after the drop" ||
-		bad "sh: terminal settings restored after the drop ($(cat "$T/p2/before" "$T/p2/after" 2>&1))"
+	[ -s "$T/p2/before" ] && cmp -s "$T/p2/before" "$T/p2/after" && pass "sh: terminal settings restored after the drop" ||
+		fail "sh: terminal settings restored after the drop ($(cat "$T/p2/before" "$T/p2/after" 2>&1))"
 else
-	bad "second gateway did not start"
+	fail "second gateway did not start"
 fi
 GW_PID=$first_pid SBX_URL=$first_url
 
@@ -239,4 +212,4 @@ check "stop --json: the stopped object" "$(python3 -c 'import json,sys;d=json.lo
 check "stop: the sandbox is stopped" "$(sbx --json ls | python3 -c 'import json,sys;print([s["status"] for s in json.load(sys.stdin)["sandboxes"] if s["id"]==sys.argv[1]])' "$id")" "['stopped']"
 sbx stop "$id"
 check "stop: again is not an error" "$?" 0
-finish
+h_finish

@@ -8,13 +8,13 @@ import { vercelSandboxOptions } from '../../web-demo/vercel-options.js';
 import zlib from 'node:zlib';
 import http from 'node:http';
 import https from 'node:https';
+import { result, finish } from '../lib/results.mjs';
 
 const URL_ = process.env.GW_URL, KEY = process.env.GW_KEY;
 const opts = vercelSandboxOptions({ url: URL_, apiKey: KEY });
-let pass = 0, fail = 0;
 async function check(name, fn) {
-	try { await fn(); console.log(`PASS: ${name}`); pass++; }
-	catch (e) { console.log(`FAIL: ${name}: ${e && e.stack || e}`); fail++; }
+	try { await fn(); result(name, true); }
+	catch (e) { result(name, false, `: ${e && e.stack || e}`); }
 }
 function assert(c, m) { if (!c) throw new Error(m); }
 function eq(a, b, m) { if (a !== b) throw new Error(`${m}: got ${JSON.stringify(a)}, want ${JSON.stringify(b)}`); }
@@ -60,7 +60,7 @@ await check('create with a timeout: {sandbox, session, routes} pass the SDK sche
 	assert(sandbox.name.startsWith('sbx_'), 'name is our id');
 	assert(sandbox.createdAt instanceof Date && sandbox.createdAt.getTime() > Date.now() - 600_000, 'createdAt in ms');
 });
-if (!sandbox) { console.log(`${pass} passed, ${fail + 1} failed`); process.exit(1); }
+if (!sandbox) finish();
 
 const big = Buffer.alloc(5 * 1024 * 1024);
 for (let i = 0; i < big.length; i++) big[i] = (i * 7 + (i >> 13)) & 255;
@@ -363,5 +363,4 @@ await check('round trip create+write+run+stop (SDK and our client)', async () =>
 	console.log(`figure: own client round trip p50|${med(b)}|ms|-`);
 });
 console.log(`(${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-console.log(`${pass} passed, ${fail} failed`);
-process.exit(fail ? 1 : 0);
+finish();

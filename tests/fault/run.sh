@@ -5,47 +5,18 @@
 # Real parts: bin/sandbox-runner (jail driver, root), the ASan gateway, the
 # real agent and image, and WebSocket clients from npm `ws` (stream.mjs).
 # Ends with "N passed, N failed, N skipped"; exits non-zero on a failure.
-set -u
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/../lib/harness.sh"
 ROOT=$PWD
-pass=0 fail=0 skip=0
-ok() { echo "PASS: $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
-skipt() { echo "SKIP: $1"; skip=$((skip + 1)); }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1 (got '$2', want '$3')"; fi; }
-finish() { echo "$pass passed, $fail failed, $skip skipped"; [ "$fail" = 0 ]; exit $?; }
-
-IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
-RUNNER=bin/sandbox-runner
-GW=build/asan/bin/sandbox-gateway
-[ -x "$GW" ] || GW=bin/sandbox-gateway
-if [ "$(id -u)" != 0 ] || [ ! -x "$RUNNER" ] || [ ! -x "$GW" ] || [ ! -d "$IMG/default/rootfs" ] ||
-   [ ! -d node_modules/ws ]; then
-	skipt "fault suite: needs root, bin/sandbox-runner, a gateway build, $IMG/default/rootfs and node_modules/ws"
-	finish
+if [ -n "$(h_services_missing)" ] || [ ! -x "$GW" ] || [ ! -d node_modules/ws ]; then
+	h_skip_suite "fault suite: needs root, bin/sandbox-runner, a gateway build, $IMG/default/rootfs and node_modules/ws"
 fi
 
-T=$(mktemp -d /tmp/fault-test.XXXXXX)
+h_begin fault-test
 KEY=flt-key-$RANDOM$RANDOM
 A="Authorization: Bearer $KEY"
-pids=()           # every background process this suite started
-runner_pid=0 gw_pid=0
+RUNNER_PID=0 GW_PID=0
 SMALL=$T/small
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for _ in $(seq 100); do
-		local alive=0
-		for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
-		[ $alive = 0 ] && break
-		sleep 0.1
-	done
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	mountpoint -q "$SMALL" && umount -l "$SMALL"
-	rm -rf "$T"
-}
-trap cleanup EXIT
+suite_cleanup() { mountpoint -q "$SMALL" && umount -l "$SMALL"; }
 
 # --- helpers ---------------------------------------------------------------
 jget() { python3 -c 'import json,sys
@@ -58,25 +29,10 @@ api() { # method base path [json] -> http code, body in $T/body
 	if [ $# -ge 4 ]; then curl -s -m 30 -o "$T/body" -w '%{http_code}' -X "$m" -H "$A" -d "$4" "$u"
 	else curl -s -m 30 -o "$T/body" -w '%{http_code}' -X "$m" -H "$A" "$u"; fi
 }
-start_runner() { # name state sock
-	$RUNNER --name "$1" --socket "$3" --state-dir "$2" --image-dir "$IMG" >>"$T/runner.$1.log" 2>&1 &
-	runner_pid=$!
-	pids+=($runner_pid)
-	for _ in $(seq 100); do [ -S "$3" ] && return 0; kill -0 $runner_pid 2>/dev/null || return 1; sleep 0.1; done
-	return 1
-}
-start_gw() { # port [args...]
+start_gw() { # port [args...]: GW_PID (30 s: an embedded runner starts first)
 	local port=$1; shift
-	SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=fault-metrics SANDBOX_IMAGE_DIR=$IMG $GW --port "$port" --max-sandboxes-per-key 14 "$@" \
-		>>"$T/gw.$port.log" 2>&1 &
-	gw_pid=$!
-	pids+=($gw_pid)
-	for _ in $(seq 300); do
-		curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && return 0
-		kill -0 $gw_pid 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
+	SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=fault-metrics SANDBOX_IMAGE_DIR=$IMG GW_WAIT=300 \
+		start_gateway $GW "$port" "$T/gw.$port.log" --max-sandboxes-per-key 14 "$@"
 }
 create() { # base -> sandbox id (empty on failure)
 	local c; c=$(api POST "$1" /v1/sandboxes '{"timeout_ms":600000}')
@@ -91,7 +47,7 @@ sub() { # name base sid cid since [timeout_ms]: a stream client in the backgroun
 	local ws=${2/http:/ws:}
 	node tests/fault/stream.mjs "$ws/v1/sandboxes/$3/commands/$4/stream?since=$5&access_token=$KEY" \
 		"$T/$1" "${6:-60000}" 2>>"$T/$1.err" &
-	pids+=($!)
+	h_track $!
 	eval "sub_$1=$!"
 }
 wait_bytes() { # name min-bytes secs: wait until the client has that much
@@ -135,7 +91,7 @@ leaks() { # name state [slots...]
 leak_check() { # label name state [slots...]
 	local out
 	local out
-	if out=$(leaks "${@:2}" 2>&1); then ok "$1: leak check finds nothing"; else bad "$1: leak check"; echo "$out"; fi
+	if out=$(leaks "${@:2}" 2>&1); then pass "$1: leak check finds nothing"; else fail "$1: leak check"; echo "$out"; fi
 }
 gone() { # pid...: all dead within 5 s
 	for _ in $(seq 50); do
@@ -153,53 +109,53 @@ LONG='i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'
 NAME=flt$$
 STATE=$T/state
 SOCK=$T/r.sock
-port=$((20000 + RANDOM % 10000))
-if ! start_runner $NAME "$STATE" "$SOCK"; then
-	bad "runner $NAME did not start (another runner named $NAME on this host?)"
+port=$(random_port)
+if ! start_runner $NAME "$SOCK" "$STATE"; then
+	fail "runner $NAME did not start (another runner named $NAME on this host?)"
 	tail -5 "$T/runner.$NAME.log"
-	finish
+	h_finish
 fi
 P=$port
 B=http://127.0.0.1:$P
-start_gw $P --runner-socket "$SOCK" || { bad "gateway did not start"; finish; }
+start_gw $P --runner-socket "$SOCK" || h_abort "gateway did not start"
 
 # --- (a) kill -9 of the gateway mid-stream -----------------------------------
 echo "-- (a) gateway killed mid-stream"
 sid=$(create $B)
 cid=$(execd $B "$sid" "$LOOP")
 if [ -z "$sid" ] || [ -z "$cid" ]; then
-	bad "a: create and exec ($(cat "$T/body"))"
+	fail "a: create and exec ($(cat "$T/body"))"
 else
-	rfd0=$(ls /proc/$runner_pid/fd | wc -l)
+	rfd0=$(ls /proc/$RUNNER_PID/fd | wc -l)
 	sub a1 $B "$sid" "$cid" 0
-	wait_bytes a1 60 30 || bad "a: no output on the first stream"
-	kill -9 $gw_pid; wait $gw_pid 2>/dev/null
+	wait_bytes a1 60 30 || fail "a: no output on the first stream"
+	kill -9 $GW_PID; wait $GW_PID 2>/dev/null
 	ms=$(wait_end a1 30)
 	code=$(jget "$T/a1.json" code) tmo=$(jget "$T/a1.json" timeout)
 	if [ "$tmo" = False ] && [ "$code" = 1006 ] && [ "$ms" -lt 30000 ]; then
-		ok "a: the dead gateway's client saw the connection drop (1006) after ${ms} ms"
+		pass "a: the dead gateway's client saw the connection drop (1006) after ${ms} ms"
 	else
-		bad "a: the dead gateway's client: code '$code' timeout '$tmo' after ${ms} ms"
+		fail "a: the dead gateway's client: code '$code' timeout '$tmo' after ${ms} ms"
 	fi
 	have=$(stat -c %s "$T/a1.data")
 	sleep 0.5   # the command goes on while no gateway runs
-	start_gw $P --runner-socket "$SOCK" || bad "a: the gateway did not start again"
+	start_gw $P --runner-socket "$SOCK" || fail "a: the gateway did not start again"
 	check "a: the restarted gateway knows the sandbox" "$(api GET $B "/v1/sandboxes/$sid")" 200
 	sub a2 $B "$sid" "$cid" "$have"
 	wait_end a2 15 >/dev/null
 	if cat "$T/a1.data" "$T/a2.data" | cmp -s - <(expect_loop); then
-		ok "a: old stream ($have bytes) + new stream with since=$have = the whole output, no gap or duplicate"
+		pass "a: old stream ($have bytes) + new stream with since=$have = the whole output, no gap or duplicate"
 	else
-		bad "a: output after the restart differs"; cat "$T/a1.data" "$T/a2.data" | diff - <(expect_loop) | head -5
+		fail "a: output after the restart differs"; cat "$T/a1.data" "$T/a2.data" | diff - <(expect_loop) | head -5
 	fi
 	check "a: the detached command ran to its end (exit 0, close 1000)" \
 		"$(jget "$T/a2.json" texts.0.type) $(jget "$T/a2.json" texts.0.exit_code) $(jget "$T/a2.json" code)" "exit 0 1000"
-	leaks $NAME "$STATE" >/dev/null 2>&1 && bad "a: the leak check does not see a live sandbox" ||
-		ok "a: the leak check sees a live sandbox (self-test)"
+	leaks $NAME "$STATE" >/dev/null 2>&1 && fail "a: the leak check does not see a live sandbox" ||
+		pass "a: the leak check sees a live sandbox (self-test)"
 	check "a: delete" "$(api DELETE $B "/v1/sandboxes/$sid")" 200
-	rfd1=$(ls /proc/$runner_pid/fd | wc -l)
-	[ "$rfd1" -le "$rfd0" ] && ok "a: the runner holds no more fds than before ($rfd0 -> $rfd1)" ||
-		bad "a: runner fds $rfd0 -> $rfd1 after the gateway died"
+	rfd1=$(ls /proc/$RUNNER_PID/fd | wc -l)
+	[ "$rfd1" -le "$rfd0" ] && pass "a: the runner holds no more fds than before ($rfd0 -> $rfd1)" ||
+		fail "a: runner fds $rfd0 -> $rfd1 after the gateway died"
 fi
 leak_check "a" $NAME "$STATE"
 
@@ -209,29 +165,29 @@ echo "-- (b) runner killed mid-stream"
 sid1=$(create $B) sid2=$(create $B)
 cid1=$(execd $B "$sid1" "$LONG") cid2=$(execd $B "$sid2" "$LONG")
 if [ -z "$sid1" ] || [ -z "$sid2" ] || [ -z "$cid1" ] || [ -z "$cid2" ]; then
-	bad "b: create and exec ($(cat "$T/body"))"
+	fail "b: create and exec ($(cat "$T/body"))"
 else
 	apid1=$(state_field "$STATE" "$sid1" pid) apid2=$(state_field "$STATE" "$sid2" pid)
 	sub b1 $B "$sid1" "$cid1" 0
 	sub b2 $B "$sid2" "$cid2" 0
-	wait_bytes b1 20 5 && wait_bytes b2 20 5 || bad "b: no output before the kill"
-	kill -9 $runner_pid; wait $runner_pid 2>/dev/null
+	wait_bytes b1 20 5 && wait_bytes b2 20 5 || fail "b: no output before the kill"
+	kill -9 $RUNNER_PID; wait $RUNNER_PID 2>/dev/null
 	ms1=$(wait_end b1 30) ms2=$(wait_end b2 30)
 	for s in b1 b2; do
 		r=$(ended_with_error $s)
-		if [ "$r" = yes ]; then ok "b: stream $s got an error message and close $(jget "$T/$s.json" code)"
-		else bad "b: stream $s: $r"; fi
+		if [ "$r" = yes ]; then pass "b: stream $s got an error message and close $(jget "$T/$s.json" code)"
+		else fail "b: stream $s: $r"; fi
 	done
-	[ "$ms1" -lt 30000 ] && [ "$ms2" -lt 30000 ] && ok "b: both streams ended within ${ms1}/${ms2} ms of the kill" ||
-		bad "b: streams ended after ${ms1}/${ms2} ms"
+	[ "$ms1" -lt 30000 ] && [ "$ms2" -lt 30000 ] && pass "b: both streams ended within ${ms1}/${ms2} ms of the kill" ||
+		fail "b: streams ended after ${ms1}/${ms2} ms"
 	c=$(api POST $B /v1/sandboxes '{}')
 	check "b: create while the runner is down: 503 $(jget "$T/body" error.code)" "$c" 503
-	start_runner $NAME "$STATE" "$SOCK" || bad "b: the runner did not start again"
-	gone $apid1 $apid2 && ok "b: the restarted runner killed the old agents" || bad "b: old agents still alive ($apid1 $apid2)"
+	start_runner $NAME "$SOCK" "$STATE" || fail "b: the runner did not start again"
+	gone $apid1 $apid2 && pass "b: the restarted runner killed the old agents" || fail "b: old agents still alive ($apid1 $apid2)"
 	check "b: the old sandbox is gone after reconciliation" "$(api GET $B "/v1/sandboxes/$sid1")" 404
 	leak_check "b (after reconciliation)" $NAME "$STATE"
 	sid3=$(create $B)
-	[ -n "$sid3" ] && ok "b: create works with the restarted runner" || bad "b: create after restart: $(cat "$T/body")"
+	[ -n "$sid3" ] && pass "b: create works with the restarted runner" || fail "b: create after restart: $(cat "$T/body")"
 	c=$(api POST $B "/v1/sandboxes/$sid3/commands" '{"cmd":"echo","args":["alive"]}')
 	check "b: exec works with the restarted runner" "$c $(jget "$T/body" stdout)" "200 alive"
 	api DELETE $B "/v1/sandboxes/$sid3" >/dev/null
@@ -249,58 +205,58 @@ check "b2: 10 sandboxes running" "${#agents[@]}" 10
 ( curl -s -m 30 -o "$T/b2.body" -w '%{http_code}' -H "$A" -d '{}' $B/v1/sandboxes >"$T/b2.code" ) &
 cpid=$!
 sleep 0.02
-kill -9 $runner_pid; wait $runner_pid 2>/dev/null
+kill -9 $RUNNER_PID; wait $RUNNER_PID 2>/dev/null
 for _ in $(seq 100); do kill -0 $cpid 2>/dev/null || break; sleep 0.1; done
 c=$(cat "$T/b2.code" 2>/dev/null)
 case "$c" in
-201) ok "b2: the create in flight finished before the kill (201)" ;;
-5*) ok "b2: the create in flight got $c $(jget "$T/b2.body" error.code) at once" ;;
-*) bad "b2: the create in flight: '$c' $(cat "$T/b2.body" 2>/dev/null)" ;;
+201) pass "b2: the create in flight finished before the kill (201)" ;;
+5*) pass "b2: the create in flight got $c $(jget "$T/b2.body" error.code) at once" ;;
+*) fail "b2: the create in flight: '$c' $(cat "$T/b2.body" 2>/dev/null)" ;;
 esac
 t0=$(date +%s%N)
-start_runner $NAME "$STATE" "$SOCK" || bad "b2: the runner did not start again"
+start_runner $NAME "$SOCK" "$STATE" || fail "b2: the runner did not start again"
 ms=$((($(date +%s%N) - t0) / 1000000))
-[ "$ms" -lt 60000 ] && ok "b2: restart with reconciliation of 11 sandboxes took $ms ms" || bad "b2: restart took $ms ms"
-gone "${agents[@]}" && ok "b2: every old agent is dead" || bad "b2: old agents alive"
+[ "$ms" -lt 60000 ] && pass "b2: restart with reconciliation of 11 sandboxes took $ms ms" || fail "b2: restart took $ms ms"
+gone "${agents[@]}" && pass "b2: every old agent is dead" || fail "b2: old agents alive"
 leak_check "b2" $NAME "$STATE"
 
 # --- (b') the gateway's embedded runner killed mid-stream --------------------
 echo "   (${SECONDS}s)"
 echo "-- (b') embedded runner killed mid-stream"
 if [ -e /run/sandbox-runner.local.lock ] && ! flock -n /run/sandbox-runner.local.lock true; then
-	skipt "b': a runner named 'local' already runs on this host (the embedded runner needs that name)"
+	skip "b': a runner named 'local' already runs on this host (the embedded runner needs that name)"
 else
 	EP=$((port + 1)) EB=http://127.0.0.1:$((port + 1))
 	if ! start_gw $EP; then
-		bad "b': the gateway with its embedded runner did not start"; tail -5 "$T/gw.$EP.log"
+		fail "b': the gateway with its embedded runner did not start"; tail -5 "$T/gw.$EP.log"
 	else
-		egw=$gw_pid
+		egw=$GW_PID
 		r1=$(pgrep -P $egw -f sandbox-runner | head -1)
 		estate=$(tr '\0' '\n' </proc/$r1/cmdline 2>/dev/null | sed -n '/^--state-dir$/{n;p}')
 		esid=$(create $EB)
 		ecid=$(execd $EB "$esid" "$LONG")
 		sub e1 $EB "$esid" "$ecid" 0
-		wait_bytes e1 20 30 || bad "b': no output before the kill"
+		wait_bytes e1 20 30 || fail "b': no output before the kill"
 		kill -9 "$r1"
 		ms=$(wait_end e1 30)
 		r=$(ended_with_error e1)
-		[ "$r" = yes ] && [ "$ms" -lt 30000 ] && ok "b': the stream got an error and close $(jget "$T/e1.json" code) after $ms ms" ||
-			bad "b': stream after the embedded runner died: $r after $ms ms"
+		[ "$r" = yes ] && [ "$ms" -lt 30000 ] && pass "b': the stream got an error and close $(jget "$T/e1.json" code) after $ms ms" ||
+			fail "b': stream after the embedded runner died: $r after $ms ms"
 		r2=
 		for _ in $(seq 100); do
 			r2=$(pgrep -P $egw -f sandbox-runner | head -1)
 			[ -n "$r2" ] && [ "$r2" != "$r1" ] && curl -s -m 1 "$EB/healthz" >/dev/null && break
 			r2=; sleep 0.1
 		done
-		[ -n "$r2" ] && ok "b': the gateway started a new runner ($r1 -> $r2)" || bad "b': no new runner within 10 s"
+		[ -n "$r2" ] && pass "b': the gateway started a new runner ($r1 -> $r2)" || fail "b': no new runner within 10 s"
 		esid2=$(create $EB)
 		c=$(api POST $EB "/v1/sandboxes/$esid2/commands" '{"cmd":"echo","args":["again"]}')
 		check "b': a new sandbox works on the new runner" "$c $(jget "$T/body" stdout)" "200 again"
 		check "b': the old sandbox is gone" "$(api GET $EB "/v1/sandboxes/$esid")" 404
 		kill -TERM $egw
 		for _ in $(seq 150); do kill -0 $egw 2>/dev/null || break; sleep 0.1; done
-		kill -0 $egw 2>/dev/null && bad "b': the gateway did not stop on SIGTERM" || ok "b': SIGTERM stops the gateway and its runner"
-		[ -n "$estate" ] && leak_check "b'" local "$estate" || bad "b': runner state dir unknown"
+		kill -0 $egw 2>/dev/null && fail "b': the gateway did not stop on SIGTERM" || pass "b': SIGTERM stops the gateway and its runner"
+		[ -n "$estate" ] && leak_check "b'" local "$estate" || fail "b': runner state dir unknown"
 	fi
 fi
 
@@ -311,16 +267,16 @@ sid=$(create $B)
 cid=$(execd $B "$sid" "$LONG")
 apid=$(state_field "$STATE" "$sid" pid)
 if [ -z "$sid" ] || [ -z "$cid" ] || [ -z "$apid" ]; then
-	bad "c: create, exec, agent pid ($sid $cid $apid)"
+	fail "c: create, exec, agent pid ($sid $cid $apid)"
 else
 	echo "  agent of $sid is host pid $apid ($(tr '\0' ' ' </proc/$apid/cmdline | head -c 80))"
 	sub c1 $B "$sid" "$cid" 0
-	wait_bytes c1 20 30 || bad "c: no output before the kill"
+	wait_bytes c1 20 30 || fail "c: no output before the kill"
 	kill -9 "$apid"
 	ms=$(wait_end c1 30)
 	r=$(ended_with_error c1)
-	[ "$r" = yes ] && [ "$ms" -lt 30000 ] && ok "c: the stream got an error and close $(jget "$T/c1.json" code) after $ms ms" ||
-		bad "c: stream after the agent died: $r after $ms ms"
+	[ "$r" = yes ] && [ "$ms" -lt 30000 ] && pass "c: the stream got an error and close $(jget "$T/c1.json" code) after $ms ms" ||
+		fail "c: stream after the agent died: $r after $ms ms"
 	st=
 	for _ in $(seq 50); do
 		api GET $B "/v1/sandboxes/$sid" >/dev/null
@@ -332,8 +288,8 @@ else
 	sub c2 $B "$sid" "$cid" 0 10000
 	wait_end c2 10 >/dev/null
 	r=$(jget "$T/c2.json" code)
-	case "$r" in 4*) ok "c: a new stream of the dead sandbox's command is refused (close $r)" ;;
-	*) bad "c: a new stream of the dead sandbox: $(cat "$T/c2.json")" ;; esac
+	case "$r" in 4*) pass "c: a new stream of the dead sandbox's command is refused (close $r)" ;;
+	*) fail "c: a new stream of the dead sandbox: $(cat "$T/c2.json")" ;; esac
 	c=$(api POST $B "/v1/sandboxes/$sid/commands" '{"cmd":"echo"}')
 	check "c: exec on the failed sandbox: 409" "$c" 409
 	check "c: delete of the failed sandbox" "$(api DELETE $B "/v1/sandboxes/$sid")" 200
@@ -345,7 +301,7 @@ echo "   (${SECONDS}s)"
 echo "-- (c2) kill -9 1 and kill -STOP -1 from inside"
 sid=$(create $B)
 if [ -z "$sid" ]; then
-	bad "c2: create ($(cat "$T/body"))"
+	fail "c2: create ($(cat "$T/body"))"
 else
 	cid=$(execd $B "$sid" "$LONG")
 	c=$(api POST $B "/v1/sandboxes/$sid/commands" '{"cmd":"kill","args":["-9","1"],"sudo":true}')
@@ -380,34 +336,34 @@ echo "   (${SECONDS}s)"
 echo "-- (d) full disk"
 mkdir -p "$SMALL"
 if ! mount -t tmpfs -o size=64m,mode=0755 flt-small "$SMALL"; then
-	skipt "d: cannot mount a tmpfs"
+	skip "d: cannot mount a tmpfs"
 else
 	DN=fltd$$ DSTATE=$SMALL/state DSOCK=$T/d.sock DP=$((port + 2)) DB=http://127.0.0.1:$((port + 2))
-	if ! start_runner $DN "$DSTATE" "$DSOCK" || ! start_gw $DP --runner-socket "$DSOCK"; then
-		bad "d: runner or gateway did not start"; tail -5 "$T/runner.$DN.log"
+	if ! start_runner $DN "$DSOCK" "$DSTATE" || ! start_gw $DP --runner-socket "$DSOCK"; then
+		fail "d: runner or gateway did not start"; tail -5 "$T/runner.$DN.log"
 	else
-		drunner=$runner_pid
+		drunner=$RUNNER_PID
 		dsid=$(create $DB)
-		[ -n "$dsid" ] && ok "d: create before the disk fills" || bad "d: create before fill: $(cat "$T/body")"
+		[ -n "$dsid" ] && pass "d: create before the disk fills" || fail "d: create before fill: $(cat "$T/body")"
 		dcid=$(execd $DB "$dsid" 'while :; do echo still here; sleep 0.2; done')
 		dd if=/dev/zero of="$SMALL/fill" bs=1M 2>/dev/null
 		echo "  state fs: $(df -h --output=used,avail "$SMALL" | tail -1)"
 		c=$(api POST $DB /v1/sandboxes '{}')
 		msg=$(jget "$T/body" error.message)
-		case "$c" in 503|507|422) [ -n "$msg" ] && ok "d: create on a full disk: $c ($msg)" ||
-			bad "d: create on a full disk: $c without a message" ;;
-		*) bad "d: create on a full disk: $c $(cat "$T/body")" ;; esac
+		case "$c" in 503|507|422) [ -n "$msg" ] && pass "d: create on a full disk: $c ($msg)" ||
+			fail "d: create on a full disk: $c without a message" ;;
+		*) fail "d: create on a full disk: $c $(cat "$T/body")" ;; esac
 		c=$(api POST $DB "/v1/sandboxes/$dsid/commands" '{"cmd":"echo","args":["ok"]}')
 		check "d: the running sandbox still answers exec" "$c $(jget "$T/body" stdout)" "200 ok"
 		c=$(curl -s -m 10 -o "$T/body" -w '%{http_code}' -X PUT -H "$A" --data-binary 'file body' "$DB/v1/sandboxes/$dsid/files?path=x.txt")
 		check "d: the running sandbox still takes a file" "$c" 200
 		sub d1 $DB "$dsid" "$dcid" 0
-		wait_bytes d1 22 5 && ok "d: the running sandbox still streams" || bad "d: no stream on a full disk"
+		wait_bytes d1 22 5 && pass "d: the running sandbox still streams" || fail "d: no stream on a full disk"
 		check "d: its state.json is intact" "$(state_field "$DSTATE" "$dsid" id)" "$dsid"
 		check "d: the failed create left no state dir" "$(ls "$DSTATE/sandboxes" | grep -vc "^$dsid\$")" 0
 		rm -f "$SMALL/fill"
 		dsid2=$(create $DB)
-		[ -n "$dsid2" ] && ok "d: create works again once space is freed" || bad "d: create after freeing: $(cat "$T/body")"
+		[ -n "$dsid2" ] && pass "d: create works again once space is freed" || fail "d: create after freeing: $(cat "$T/body")"
 		c=$(api POST $DB "/v1/sandboxes/$dsid2/commands" '{"cmd":"echo","args":["back"]}')
 		check "d: and the new sandbox runs commands" "$c $(jget "$T/body" stdout)" "200 back"
 		api DELETE $DB "/v1/sandboxes/$dsid" >/dev/null
@@ -420,9 +376,9 @@ fi
 
 echo "   (${SECONDS}s)"
 if grep -l 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log >/dev/null 2>&1; then
-	bad "sanitizer report in a gateway log"
+	fail "sanitizer report in a gateway log"
 	grep -h -A15 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40
 else
-	ok "no sanitizer report from the gateways"
+	pass "no sanitizer report from the gateways"
 fi
-finish
+h_finish

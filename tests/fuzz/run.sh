@@ -3,32 +3,30 @@
 # corpus in tests/fuzz/corpus/<target>/ (new inputs go to a scratch dir, so
 # the checkout is not modified). Every file in tests/fuzz/regressions/<target>/
 # is replayed first: crashes found once stay fixed.
-set -u
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/../lib/harness.sh"
 secs=${1:-10}
-passed=0 failed=0
+h_begin sbx-fuzz
 for bin in build/fuzz/fuzz_*; do
 	[ -x "$bin" ] || continue
 	name=$(basename "$bin")
 	reg="tests/fuzz/regressions/$name"
 	if [ -d "$reg" ] && [ -n "$(ls -A "$reg")" ]; then
-		if "$bin" -runs=0 "$reg"/* >/tmp/$name.reg.log 2>&1; then
-			echo "  $name regressions: ok"; passed=$((passed + 1))
+		if "$bin" -runs=0 "$reg"/* >"$T/$name.reg.log" 2>&1; then
+			pass "$name regressions"
 		else
-			echo "  $name regressions: FAILED"; tail -30 /tmp/$name.reg.log; failed=$((failed + 1))
+			fail "$name regressions"; tail -30 "$T/$name.reg.log"
 		fi
 	fi
-	scratch=$(mktemp -d /tmp/$name.corpus.XXXXXX)
+	scratch=$T/$name.corpus
+	mkdir -p "$scratch"
 	seeds="tests/fuzz/corpus/$name"
 	[ -d "$seeds" ] || seeds=""
 	if "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-		-print_final_stats=0 "$scratch" $seeds >/tmp/$name.log 2>&1; then
-		echo "  $name: ${secs}s, $(grep -oE '#[0-9]+' /tmp/$name.log | tail -1 | tr -d '#') execs, no crash"
-		passed=$((passed + 1))
+		-print_final_stats=0 "$scratch" $seeds >"$T/$name.log" 2>&1; then
+		pass "$name: ${secs}s, $(grep -oE '#[0-9]+' "$T/$name.log" | tail -1 | tr -d '#') execs, no crash"
 	else
-		echo "  $name: CRASH"; tail -40 /tmp/$name.log; failed=$((failed + 1))
+		fail "$name: crash"; tail -40 "$T/$name.log"
 	fi
 	rm -rf "$scratch"
 done
-echo "fuzz: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+h_finish

@@ -8,16 +8,11 @@
 // and one byte longer (refused 422 naming it, before anything is done).
 // token-scope: a stream token opens only what its scopes name.
 import WebSocket from 'ws';
+import { result, finish } from '../lib/results.mjs';
 
 const [BASE, KEY, LONG_KEY] = process.argv.slice(2);
 const WSBASE = BASE.replace(/^http/, 'ws');
-let passed = 0, failed = 0;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function result(name, ok, detail = '') {
-  if (ok) { passed++; console.log(`PASS: ${name}`); }
-  else { failed++; console.log(`FAIL: ${name} ${detail}`); }
-}
 
 async function api(method, path, body, { key = KEY, raw } = {}) {
   const headers = { Authorization: `Bearer ${key}` };
@@ -281,4 +276,4 @@ async function main() {
 }
 
 main().catch((e) => { result('access suite ran to the end', false, e.stack); })
-  .finally(() => { console.log(`${passed} passed, ${failed} failed`); process.exit(failed ? 1 : 0); });
+  .finally(() => finish());

@@ -9,16 +9,12 @@
 import WebSocket from 'ws';
 import net from 'node:net';
 import { execFileSync } from 'node:child_process';
+import { resultWith, finish } from '../lib/results.mjs';
+const result = resultWith('keepalive: ');
 
 const [NGA, NGB, GWA, GWB, KEY] = process.argv.slice(2);
-let passed = 0, failed = 0;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const QUIET = ['-c', 'echo early; sleep 12; echo late'];
-
-function result(name, ok, detail = '') {
-  if (ok) { passed++; console.log(`PASS: keepalive: ${name}`); }
-  else { failed++; console.log(`FAIL: keepalive: ${name} ${detail}`); }
-}
 
 async function api(base, method, path, body) {
   const res = await fetch(base + path, {
@@ -176,4 +172,4 @@ try {
 } catch (e) {
   result('suite ran', false, String(e?.stack || e));
 }
-console.log(`${passed} passed, ${failed} failed`);
+finish({ exit: false });

@@ -2,24 +2,12 @@
 # Gateway suite: real sandbox-gateway (release and ASan builds) with curl.
 # REST errors, auth, healthz, metrics and limits need no runner; the
 # sandbox flow needs a working sandbox-runner and image, else SKIP.
-set -u
-cd "$(dirname "$0")/../.."
-pass=0 fail=0 skip=0
-T=$(mktemp -d /tmp/gw-test.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-ok() { echo "PASS: $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1 (got '$2', want '$3')"; fi; }
-skipt() { echo "SKIP: $1"; skip=$((skip + 1)); }
+. "$(dirname "$0")/../lib/harness.sh"
+h_begin gw-test
 
 start_gw() { # bin port runner-socket
-	SANDBOX_API_KEYS=key-one,key-two SANDBOX_METRICS_KEY=metrics-key "$1" --port "$2" --runner-socket "$3" \
-		--max-sandboxes-per-key 2 >>"$T/gw.$2.log" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$2/healthz" >/dev/null && return 0; sleep 0.1; done
-	return 1
+	SANDBOX_API_KEYS=key-one,key-two SANDBOX_METRICS_KEY=metrics-key start_gateway "$1" "$2" "$T/gw.$2.log" \
+		--runner-socket "$3" --max-sandboxes-per-key 2
 }
 
 code() { curl -s -m 20 -o "$T/body" -w '%{http_code}' "$@"; }
@@ -31,7 +19,7 @@ suite_basic() { # bin port
 	check "$n wrong key 401" "$(code -H 'Authorization: Bearer nope' $u/v1/sandboxes)" 401
 	check "$n unknown path 404" "$(code -H "$A" $u/v1/nothing)" 404
 	check "$n bad json 400" "$(code -H "$A" -d '{"a":' $u/v1/sandboxes)" 400
-	grep -q 'at byte [0-9]' "$T/body" && ok "$n bad json says where" || bad "$n bad json says where: $(cat $T/body)"
+	grep -q 'at byte [0-9]' "$T/body" && pass "$n bad json says where" || fail "$n bad json says where: $(cat $T/body)"
 	check "$n not an object 400" "$(code -H "$A" -d '[1]' $u/v1/sandboxes)" 400
 	check "$n duplicate key 400" "$(code -H "$A" -d '{"a":1,"a":2}' $u/v1/sandboxes)" 400
 	head -c 200000 /dev/zero >"$T/big"
@@ -44,7 +32,7 @@ suite_basic() { # bin port
 	check "metrics-auth: $n no key 401" "$(code $u/metrics)" 401
 	check "metrics-auth: $n an API key is not the metrics key 401" "$(code -H "$A" $u/metrics)" 401
 	check "metrics-auth: $n wrong key 401, nothing shown" "$(code -H 'Authorization: Bearer metrics-kez' $u/metrics)$(grep -c sandbox_gateway "$T/body")" 4010
-	grep -q 'key-one' "$T/gw.$2.log" && bad "$n key in log" || ok "$n no key in log"
+	grep -q 'key-one' "$T/gw.$2.log" && fail "$n key in log" || pass "$n no key in log"
 	check "$n listens on loopback only" "$(ss -ltnH "sport = :$2" | awk '{print $4}' | grep -vc '^127.0.0.1:')" 0
 	curl -s -m 5 -H "$A" -d '{"a":' $u/v1/sandboxes >/dev/null
 	check "$n still alive" "$(code $u/healthz)" 200
@@ -56,8 +44,8 @@ suite_flow() { # bin port socket
 	c=$(code -H "$A" -d '{"timeout_ms":60000,"unknown_field":1}' $u)
 	check "$n create 201" "$c" 201
 	id=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
-	[ -n "$id" ] || { bad "$n no id"; return; }
-	grep -q agent_socket "$T/body" && bad "$n agent_socket leaked" || ok "$n no agent_socket"
+	[ -n "$id" ] || { fail "$n no id"; return; }
+	grep -q agent_socket "$T/body" && fail "$n agent_socket leaked" || pass "$n no agent_socket"
 	check "isolation: $n the sandbox reports its isolation (the default, jail)" "$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1])).get("isolation"))' "$T/body")" jail
 	check "$n other key 404" "$(code -H 'Authorization: Bearer key-two' $u/$id)" 404
 	check "$n list own" "$(curl -s -m 10 -H "$A" $u | grep -c "$id")" 1
@@ -135,13 +123,14 @@ suite_isolation() { # port (gateway on the suite's runner)
 # gateway B not pinging; keepalive.mjs runs beside the streams suite. Ports
 # below the ephemeral range, where no client socket's TIME_WAIT holds them.
 keepalive_start() { # gateway-bin runner-socket
-	local ga=$((20000 + RANDOM % 12000)) gb na nb d="$T/ngx" lp up
+	local ga gb na nb d="$T/ngx" lp up
+	ga=$(random_port)
 	gb=$((ga + 1)) na=$((ga + 2)) nb=$((ga + 3))
-	if ! command -v nginx >/dev/null; then skipt "keepalive: nginx not installed"; return 1; fi
+	if ! command -v nginx >/dev/null; then skip "keepalive: nginx not installed"; return 1; fi
 	SANDBOX_API_KEYS=key-one SANDBOX_METRICS_KEY=metrics-key "$1" --port $ga --runner-socket "$2" --keepalive-s 2 >>"$T/gw.kaA.log" 2>&1 &
-	pids+=($!)
+	h_track $!
 	SANDBOX_API_KEYS=key-one bin/sandbox-gateway --port $gb --runner-socket "$2" --keepalive-s 0 >>"$T/gw.kaB.log" 2>&1 &
-	pids+=($!)
+	h_track $!
 	mkdir -p "$d"
 	{
 		printf 'daemon off;\nmaster_process off;\npid %s/nginx.pid;\nerror_log %s/error.log info;\n' "$d" "$d"
@@ -157,11 +146,9 @@ keepalive_start() { # gateway-bin runner-socket
 		printf '}\n'
 	} >"$d/nginx.conf"
 	nginx -p "$d/" -c "$d/nginx.conf" -e "$d/error.log" &
-	pids+=($!)
+	h_track $!
 	for p in $ga $gb $na $nb; do
-		for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$p/healthz" >/dev/null && break; sleep 0.1; done
-		curl -s -m 1 "http://127.0.0.1:$p/healthz" >/dev/null ||
-			{ bad "keepalive: port $p did not answer"; cat "$d/error.log"; return 1; }
+		wait_healthz $p 50 || { fail "keepalive: port $p did not answer"; cat "$d/error.log"; return 1; }
 	done
 	kagb=$gb
 	node tests/gateway/keepalive.mjs "http://127.0.0.1:$na" "http://127.0.0.1:$nb" \
@@ -170,36 +157,30 @@ keepalive_start() { # gateway-bin runner-socket
 }
 keepalive_finish() {
 	wait $kapid
-	grep -E '^(PASS|FAIL)' "$T/keepalive.out"
-	pass=$((pass + $(grep -c '^PASS' "$T/keepalive.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/keepalive.out")))
-	grep -qE '^[0-9]+ passed' "$T/keepalive.out" || { bad "keepalive: suite did not finish"; tail -20 "$T/keepalive.out"; }
+	h_count "$T/keepalive.out"
 	# the control's cuts were nginx's own timeout, once for the WebSocket
 	# and once for the ndjson (gateway B itself cuts nothing, checked above)
 	check "keepalive: nginx timed out the control's two quiet streams, and only those" \
 		"$(grep 'upstream timed out' "$T/ngx/error.log" | grep -c "upstream: \"http://127.0.0.1:$kagb/")/$(grep -c 'upstream timed out' "$T/ngx/error.log")" "2/2"
 }
 
-port=$((20000 + RANDOM % 10000))
+port=$(random_port)
 for b in bin/sandbox-gateway build/asan/bin/sandbox-gateway; do
-	if [ ! -x "$b" ]; then skipt "$b not built"; continue; fi
+	if [ ! -x "$b" ]; then skip "$b not built"; continue; fi
 	port=$((port + 1))
-	if start_gw "$b" $port "$T/none.sock"; then suite_basic "$b" $port; else bad "$b did not start"; fi
+	if start_gw "$b" $port "$T/none.sock"; then suite_basic "$b" $port; else fail "$b did not start"; fi
 done
 
 # idle and slowloris connections (no runner needed)
 port=$((port + 1))
-SANDBOX_API_KEYS=key-one bin/sandbox-gateway --port $port --runner-socket "$T/none.sock" >>"$T/gw.slow.log" 2>&1 &
-pids+=($!); slowpid=$!
-for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-python3 tests/gateway/slow.py $port $slowpid >"$T/slow.out" 2>&1
-grep -E '^(PASS|FAIL)' "$T/slow.out"
-pass=$((pass + $(grep -c '^PASS' "$T/slow.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/slow.out")))
-[ "$(grep -cE '^(PASS|FAIL)' "$T/slow.out")" = 4 ] || { bad "slow clients: suite did not finish"; tail -5 "$T/slow.out"; }
+SANDBOX_API_KEYS=key-one start_gateway bin/sandbox-gateway $port "$T/gw.slow.log" --runner-socket "$T/none.sock"
+python3 tests/gateway/slow.py $port $GW_PID >"$T/slow.out" 2>&1
+h_count_lines "$T/slow.out" 4
 
 # flags: numbers are checked (exit 2 naming the flag), --help lists every
 # flag with its default
 check "flags: --port abc is refused (exit 2)" "$(SANDBOX_API_KEYS=k timeout 10 bin/sandbox-gateway --port abc 2>"$T/flag.err"; echo $?)" 2
-grep -q -- "--port: 'abc' is not a whole number from 0 to 65535" "$T/flag.err" && ok "flags: the error names the flag and its range" || bad "flags: error: $(cat "$T/flag.err")"
+grep -q -- "--port: 'abc' is not a whole number from 0 to 65535" "$T/flag.err" && pass "flags: the error names the flag and its range" || fail "flags: error: $(cat "$T/flag.err")"
 check "flags: --port 70000 is refused (exit 2)" "$(SANDBOX_API_KEYS=k timeout 10 bin/sandbox-gateway --port 70000 2>/dev/null; echo $?)" 2
 check "flags: --max-sandboxes-per-key -1 is refused (exit 2)" "$(SANDBOX_API_KEYS=k timeout 10 bin/sandbox-gateway --max-sandboxes-per-key -1 2>/dev/null; echo $?)" 2
 check "flags: --header-timeout 5x is refused (exit 2)" "$(SANDBOX_API_KEYS=k timeout 10 bin/sandbox-gateway --header-timeout 5x 2>/dev/null; echo $?)" 2
@@ -237,7 +218,7 @@ check "shutdown: ... and its runtime directory removed" "$([ -n "$fdir" ] && [ !
 # a start-up failure after the runner started (the port is taken) takes the same way out
 port=$((port + 1))
 python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(60)' $port &
-busy=$!; pids+=($busy)
+busy=$!; h_track $busy
 for _ in $(seq 50); do ss -ltnH "sport = :$port" | grep -q . && break; sleep 0.1; done
 rm -f "$T/fake.pid"
 printf '#!/bin/sh\necho $$ >"$FAKE_RUNNER_PID"\nexec python3 -c "import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); time.sleep(120)" "$2"\n' >"$T/fake/sandbox-runner"
@@ -249,20 +230,15 @@ check "shutdown: the port is taken: exit 1, the embedded runner stopped, its dir
 [ -n "$fpid" ] && kill "$fpid" 2>/dev/null
 kill $busy 2>/dev/null
 
-IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
-if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0 ]; then
-	bin/sandbox-runner --name "gw$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
-	pids+=($!); rpid=$!
-	for _ in $(seq 50); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
+if [ -z "$(h_services_missing)" ]; then
+	start_runner "gw$$" "$T/r.sock" "$T/state"
+	rpid=$RUNNER_PID   # frozen by the owner-sync check below
 	port=$((port + 1))
 	gwb=build/asan/bin/sandbox-gateway; [ -x $gwb ] || gwb=bin/sandbox-gateway
-	if start_gw $gwb $port "$T/r.sock"; then suite_flow $gwb $port "$T/r.sock"; suite_isolation $port; else bad "gateway with runner did not start"; fi
+	if start_gw $gwb $port "$T/r.sock"; then suite_flow $gwb $port "$T/r.sock"; suite_isolation $port; else fail "gateway with runner did not start"; fi
 	# a runner whose only driver cannot run (no agent): listed unavailable
 	# with the reason, and a create is 422 isolation_unavailable
-	bin/sandbox-runner --name "gwu$$" --socket "$T/ru.sock" --state-dir "$T/ustate" --image-dir "$IMG" \
-		--agent /nonexistent/sandbox-agent >"$T/runner.u.log" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 50); do [ -S "$T/ru.sock" ] && break; sleep 0.1; done
+	start_runner "gwu$$" "$T/ru.sock" "$T/ustate" --agent /nonexistent/sandbox-agent
 	port=$((port + 1))
 	if start_gw $gwb $port "$T/ru.sock"; then
 		check "isolation: an unavailable driver is listed with its reason" \
@@ -272,66 +248,54 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 		check "isolation: create on an unavailable driver 422 isolation_unavailable with the reason" \
 			"$c $(jerr jail /nonexistent/sandbox-agent)" "422 isolation_unavailable True"
 	else
-		bad "gateway on the runner without an agent did not start"
+		fail "gateway on the runner without an agent did not start"
 	fi
 	# WebSocket streams, terminals, ndjson logs: a separate gateway (the
 	# flow above used up key-one's quota), with the `ws` client from npm
 	port=$((port + 1))
-	SANDBOX_API_KEYS=key-one,key-two SANDBOX_METRICS_KEY=metrics-key $gwb --port $port --runner-socket "$T/r.sock" \
-		--max-sandboxes-per-key 8 >>"$T/gw.$port.log" 2>&1 &
-	pids+=($!); sgw=$!
-	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	SANDBOX_API_KEYS=key-one,key-two SANDBOX_METRICS_KEY=metrics-key start_gateway $gwb $port "$T/gw.$port.log" \
+		--runner-socket "$T/r.sock" --max-sandboxes-per-key 8
+	sgw=$GW_PID
 	if [ -d node_modules/ws ]; then
 		keepalive_start $gwb "$T/r.sock" && ka=1 || ka=0
 		node tests/gateway/streams.mjs "http://127.0.0.1:$port" key-one key-two "$sgw" >"$T/streams.out" 2>&1
-		grep -E '^(PASS|FAIL)' "$T/streams.out"
-		sp=$(grep -c '^PASS' "$T/streams.out"); sf=$(grep -c '^FAIL' "$T/streams.out")
-		pass=$((pass + sp)); fail=$((fail + sf))
-		grep -qE '^[0-9]+ passed' "$T/streams.out" || { bad "streams suite did not finish"; tail -20 "$T/streams.out"; }
+		h_count "$T/streams.out"
 		[ $ka = 1 ] && keepalive_finish
 	else
-		bad "streams: node_modules/ws missing (make node-deps)"
+		fail "streams: node_modules/ws missing (make node-deps)"
 	fi
 	# query arguments at their longest, stream-token scopes: a gateway with
 	# a key of the longest length a key may have (255 bytes)
 	port=$((port + 1))
 	longkey=$(head -c 255 /dev/zero | tr '\0' L)
-	SANDBOX_API_KEYS=key-one,$longkey $gwb --port $port --runner-socket "$T/r.sock" >>"$T/gw.$port.log" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	SANDBOX_API_KEYS=key-one,$longkey start_gateway $gwb $port "$T/gw.$port.log" --runner-socket "$T/r.sock"
 	node tests/gateway/access.mjs "http://127.0.0.1:$port" key-one "$longkey" >"$T/access.out" 2>&1
-	grep -E '^(PASS|FAIL)' "$T/access.out"
-	pass=$((pass + $(grep -c '^PASS' "$T/access.out"))); fail=$((fail + $(grep -c '^FAIL' "$T/access.out")))
-	grep -qE '^[0-9]+ passed' "$T/access.out" || { bad "access suite did not finish"; tail -20 "$T/access.out"; }
-	if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log; then bad "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40; else ok "no sanitizer report"; fi
+	h_count "$T/access.out"
+	if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log; then fail "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40; else pass "no sanitizer report"; fi
 	# a gateway killed with -9 and started again knows its keys' sandboxes
 	# (owner tags kept by the runner) and a command's output is all there
 	port=$((port + 1))
-	SANDBOX_API_KEYS=key-one,key-two bin/sandbox-gateway --port $port --runner-socket "$T/r.sock" >>"$T/gw.restart.log" 2>&1 &
-	rgw=$!
-	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	SANDBOX_API_KEYS=key-one,key-two start_gateway bin/sandbox-gateway $port "$T/gw.restart.log" --runner-socket "$T/r.sock"
+	rgw=$GW_PID
 	code -H 'Authorization: Bearer key-two' -d '{}' http://127.0.0.1:$port/v1/sandboxes >/dev/null
 	rid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
 	code -H 'Authorization: Bearer key-two' -d '{"cmd":"sh","args":["-c","echo before; sleep 1; echo after"],"detached":true}' \
 		http://127.0.0.1:$port/v1/sandboxes/$rid/commands >/dev/null
 	rcid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
 	kill -9 $rgw; wait $rgw 2>/dev/null
-	SANDBOX_API_KEYS=key-one,key-two bin/sandbox-gateway --port $port --runner-socket "$T/r.sock" >>"$T/gw.restart.log" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	SANDBOX_API_KEYS=key-one,key-two start_gateway bin/sandbox-gateway $port "$T/gw.restart.log" --runner-socket "$T/r.sock"
 	check "gateway restart: the key still sees its sandbox" "$(code -H 'Authorization: Bearer key-two' http://127.0.0.1:$port/v1/sandboxes/$rid)" 200
 	check "gateway restart: another key still does not" "$(code -H 'Authorization: Bearer key-one' http://127.0.0.1:$port/v1/sandboxes/$rid)" 404
 	check "gateway restart: the command's output is whole" "$(curl -s -m 10 -H 'Authorization: Bearer key-two' "http://127.0.0.1:$port/v1/sandboxes/$rid/commands/$rcid/logs?follow=1" | python3 -c 'import json,sys;print("".join(json.loads(l).get("data","") for l in sys.stdin))')" "$(printf 'before\nafter\n')"
-	grep -q "$(printf '%s' key-two)" "$T/gw.restart.log" && bad "gateway restart: key in log" || true
+	grep -q "$(printf '%s' key-two)" "$T/gw.restart.log" && fail "gateway restart: key in log" || true
 	code -H 'Authorization: Bearer key-two' -X DELETE http://127.0.0.1:$port/v1/sandboxes/$rid >/dev/null
 
 	# SIGHUP re-reads the keys: a removed key is refused at once and its open
 	# streams end; an added key works
 	port=$((port + 1))
 	printf 'key-a\nkey-b\n' >"$T/keys"
-	bin/sandbox-gateway --port $port --runner-socket "$T/r.sock" --keys-file "$T/keys" >>"$T/gw.hup.log" 2>&1 &
-	hgw=$!; pids+=($hgw)
-	for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	start_gateway bin/sandbox-gateway $port "$T/gw.hup.log" --runner-socket "$T/r.sock" --keys-file "$T/keys"
+	hgw=$GW_PID
 	code -H 'Authorization: Bearer key-b' -d '{}' http://127.0.0.1:$port/v1/sandboxes >/dev/null
 	hid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
 	code -H 'Authorization: Bearer key-b' -d '{"cmd":"sleep","args":["30"],"detached":true}' http://127.0.0.1:$port/v1/sandboxes/$hid/commands >/dev/null
@@ -378,14 +342,14 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	for _ in $(seq 300); do grep -q "sandbox $fid stopped" "$T/gw.hup.log" && break; sleep 0.1; done
 	check "owner-sync: once the runner runs again the stop is confirmed" "$(grep -c "revoked key [0-9]*: sandbox $fid stopped" "$T/gw.hup.log")" 1
 
+
 	# the embedded default: no --runner-socket, the gateway runs its own
 	# runner; SIGTERM stops it all and leaves no runtime dir or process
 	port=$((port + 1))
 	before=$(ls -d /tmp/sandbox-gateway.* 2>/dev/null | wc -l)
-	SANDBOX_API_KEYS=key-one SANDBOX_IMAGE_DIR="$IMG" bin/sandbox-gateway --port $port \
-		--drivers jail --default-isolation jail >"$T/gw.embedded.log" 2>&1 &
-	egw=$!
-	for _ in $(seq 100); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+	SANDBOX_API_KEYS=key-one SANDBOX_IMAGE_DIR="$IMG" start_gateway bin/sandbox-gateway $port "$T/gw.embedded.log" \
+		--drivers jail --default-isolation jail
+	egw=$GW_PID
 	c=$(code -H 'Authorization: Bearer key-one' -d '{}' http://127.0.0.1:$port/v1/sandboxes)
 	eid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
 	check "embedded runner: create 201" "$c" 201
@@ -404,21 +368,18 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 		"$? $(grep -c 'no driver "nosuch" (known: jail)' "$T/gw.embedded2.log")" "1 1"
 	check "embedded runner: nothing left of the refused start" "$(ls -d /tmp/sandbox-gateway.* 2>/dev/null | wc -l)" "$before"
 else
-	skipt "sandbox flow: needs root, bin/sandbox-runner and $IMG/default/rootfs"
+	skip "sandbox flow: needs root, bin/sandbox-runner and $IMG/default/rootfs"
 fi
 
 # the web demo's files: / is index.html, types by extension, nothing outside
 mkdir -p "$T/web/sub" && echo '<h1>demo</h1>' >"$T/web/index.html" && echo 'export const a = 1;' >"$T/web/sub/app.js"
 echo secret >"$T/outside.txt"
 port=$((port + 1))
-SANDBOX_API_KEYS=key-one bin/sandbox-gateway --port $port --runner-socket "$T/none.sock" --web-dir "$T/web" >>"$T/gw.web.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+SANDBOX_API_KEYS=key-one start_gateway bin/sandbox-gateway $port "$T/gw.web.log" --runner-socket "$T/none.sock" --web-dir "$T/web"
 check "static: / is index.html" "$(curl -s -m 5 http://127.0.0.1:$port/)" "<h1>demo</h1>"
 check "static: .js as text/javascript" "$(curl -s -m 5 -o /dev/null -w '%{content_type}' http://127.0.0.1:$port/sub/app.js)" "text/javascript"
 check "static: .. cannot leave the directory" "$(curl -s -m 5 --path-as-is -o /dev/null -w '%{http_code}' http://127.0.0.1:$port/../outside.txt)" 404
 check "static: missing file 404" "$(code http://127.0.0.1:$port/nope.js)" 404
 check "static: the API is still the API" "$(code http://127.0.0.1:$port/v1/sandboxes)" 401
 check "metrics-auth: no metrics key configured: /metrics is closed (401)" "$(code http://127.0.0.1:$port/metrics)" 401
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+h_finish

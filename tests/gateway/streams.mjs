@@ -4,16 +4,11 @@
 // Prints PASS/FAIL lines and "N passed, N failed".
 import WebSocket from 'ws';
 import fs from 'node:fs';
+import { result, finish } from '../lib/results.mjs';
 
 const [BASE, KEY, KEY2, GWPID] = process.argv.slice(2);
 const WSBASE = BASE.replace(/^http/, 'ws');
-let passed = 0, failed = 0;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function result(name, ok, detail = '') {
-  if (ok) { passed++; console.log(`PASS: ${name}`); }
-  else { failed++; console.log(`FAIL: ${name} ${detail}`); }
-}
 
 async function api(method, path, body, key = KEY) {
   const res = await fetch(BASE + path, {
@@ -403,4 +398,4 @@ async function main() {
 }
 
 main().catch((e) => { result('suite ran to the end', false, e.stack); })
-  .finally(() => { console.log(`${passed} passed, ${failed} failed`); process.exit(failed ? 1 : 0); });
+  .finally(() => finish());

@@ -1,16 +1,17 @@
 // MCP suite: the official @modelcontextprotocol/sdk client (pinned in
 // package.json) against the real gateway's POST /mcp, then raw HTTP for what
-// a well-behaved client never sends. Prints PASS:/FAIL: lines; run.sh counts.
+// a well-behaved client never sends. Prints PASS:/FAIL: lines and
+// "N passed, N failed" (tests/lib/results.mjs).
 // Env: GW_URL, GW_KEY, GW_KEY2 (a second key), GW_PORT.
 import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { result, finish } from '../lib/results.mjs';
 
 const { GW_URL, GW_KEY, GW_KEY2, GW_PORT } = process.env;
 const MCP = new URL('/mcp', GW_URL);
-let failed = 0;
-const ok = (name) => console.log(`PASS: ${name}`);
-const bad = (name, why) => { failed++; console.log(`FAIL: ${name}: ${why}`); };
+const ok = (name) => result(name, true);
+const bad = (name, why) => result(name, false, why);
 const check = (name, got, want) =>
   JSON.stringify(got) === JSON.stringify(want) ? ok(name) : bad(name, `got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -298,4 +299,4 @@ async function main() {
   await client.close();
 }
 
-main().catch((e) => bad('suite', e.stack || String(e))).finally(() => process.exit(failed ? 1 : 0));
+main().catch((e) => bad('suite', e.stack || String(e))).finally(() => finish());

@@ -4,22 +4,11 @@
 # (server.js: echo, upload sha256, 50 MB download, SSE, WebSocket echo, a
 # hanging and a garbage route; it logs every request head it receives) and
 # `python3 -m http.server`; clients are curl, pclient.py and node.
-set -u
-cd "$(dirname "$0")/../.."
-pass=0 fail=0 skip=0
-T=$(mktemp -d /tmp/preview-test.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-ok() { echo "PASS: $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1 (got '$2', want '$3')"; fi; }
-skipt() { echo "SKIP: $1"; skip=$((skip + 1)); }
-finish() { echo "$pass passed, $fail failed, $skip skipped"; [ "$fail" = 0 ]; exit; }
+. "$(dirname "$0")/../lib/harness.sh"
+h_begin preview-test
 
-IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
-if [ "$(id -u)" != 0 ] || [ ! -x bin/sandbox-runner ] || [ ! -d "$IMG/default/rootfs" ]; then
-	skipt "preview suite: needs root, bin/sandbox-runner and $IMG/default/rootfs"; finish
+if [ -n "$(h_services_missing)" ]; then
+	h_skip_suite "preview suite: needs root, bin/sandbox-runner and $IMG/default/rootfs"
 fi
 GW=build/asan/bin/sandbox-gateway; [ -x $GW ] || GW=bin/sandbox-gateway
 PC="python3 tests/preview/pclient.py"
@@ -27,24 +16,18 @@ KEY=key-preview A="Authorization: Bearer $KEY"
 
 # a runner name of our own: a runner starting elsewhere on this host kills
 # the cgroups of its own name that it has no state for (docs/runner.md)
-bin/sandbox-runner --name "pv$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.05; done
+start_runner "pv$$" "$T/r.sock" "$T/state"
 
 start_gw() { # port log extra-args...
 	local port=$1 log=$2; shift 2
-	SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=preview-metrics $GW --port "$port" --runner-socket "$T/r.sock" --header-timeout 2 "$@" >>"$log" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 200); do
-		ss -ltnH "sport = :$port" | grep -q . && return 0
-		sleep 0.05
-	done
+	SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=preview-metrics start_gateway $GW "$port" "$log" \
+		--runner-socket "$T/r.sock" --header-timeout 2 "$@" && return 0
 	tail -5 "$log"
 	return 1
 }
-P=$((20000 + RANDOM % 10000))
-start_gw $P "$T/gw.log" --preview-secret-file "$T/psecret" || { bad "gateway did not start"; finish; }
-GWPID=${pids[-1]}
+P=$(random_port)
+start_gw $P "$T/gw.log" --preview-secret-file "$T/psecret" || h_abort "gateway did not start"
+GWPID=$GW_PID
 API=http://127.0.0.1:$P/v1/sandboxes
 code() { curl -s -m 20 -o "$T/body" -w '%{http_code}' "$@"; }
 jget() { python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print(eval("d"+sys.argv[2]))' "$T/body" "$1"; }
@@ -58,7 +41,7 @@ U3=http://$H3:$P U8=http://$H8:$P
 
 # before anything listens
 check "502 before the server listens" "$(code $R3 $U3/)" 502
-grep -q 'not listening on port 3000\|Nothing is listening on port 3000' "$T/body" && ok "502 page says not listening" || bad "502 page: $(cat "$T/body")"
+grep -q 'not listening on port 3000\|Nothing is listening on port 3000' "$T/body" && pass "502 page says not listening" || fail "502 page: $(cat "$T/body")"
 check "502 on a declared port nobody listens on" "$(code --resolve 9000-$ID.localhost:$P:127.0.0.1 http://9000-$ID.localhost:$P/)" 502
 check "403 undeclared port" "$(code --resolve 5000-$ID.localhost:$P:127.0.0.1 http://5000-$ID.localhost:$P/)" 403
 hc() { curl -s -m 10 -o /dev/null -w '%{http_code}' -H "Host: $1" http://127.0.0.1:$P/; }
@@ -111,7 +94,7 @@ if [ -d /work/main/node_modules/ws ] || [ -d node_modules/ws ]; then
 		setTimeout(() => { console.log("timeout"); process.exit(1); }, 5000);' "ws://$H3:$P/ws" 2>&1)
 	check "WebSocket echo with the ws package" "$out" "via ws package"
 else
-	skipt "ws package not installed (npm install)"
+	skip "ws package not installed (npm install)"
 fi
 check "SSE events arrive spaced" "$($PC sse $P $H3)" "spaced"
 
@@ -141,9 +124,9 @@ check "garbage from the guest is passed through, gateway fine" "$($PC raw $P "GE
 ( curl -s -m 3 $R3 $U3/hang >/dev/null; echo done >"$T/hang" ) &
 check "a hanging guest request does not stall others" "$(code $R3 $U3/)" 200
 out=$($PC slowloris $P $H3 early)
-case "$out" in "closed after "[23]"s"*) ok "slowloris head times out in the proxy ($out)";; *) bad "slowloris in the proxy: $out";; esac
+case "$out" in "closed after "[23]"s"*) pass "slowloris head times out in the proxy ($out)";; *) fail "slowloris in the proxy: $out";; esac
 out=$($PC slowloris $P $H3)
-case "$out" in "closed after "[23]"s -") ok "slowloris Host times out at the front door ($out)";; *) bad "slowloris at the front door: $out";; esac
+case "$out" in "closed after "[23]"s -") pass "slowloris Host times out at the front door ($out)";; *) fail "slowloris at the front door: $out";; esac
 
 check "slow reader: gateway memory flat, download whole" "$($PC slowread $P $H3 $GWPID)" "flat whole"
 check "client reset mid-download" "$($PC reset $P $H3)" reset
@@ -205,21 +188,21 @@ check "private: the secret file is made 0600 with 64 hex digits" \
 	"$(stat -c %a "$T/psecret") $(tr -d '\n' <"$T/psecret" | grep -cE '^[0-9a-f]{64}$')" "600 1"
 kill "$GWPID"; wait "$GWPID" 2>/dev/null
 if start_gw $P "$T/gw.log" --preview-secret-file "$T/psecret"; then
-	GWPID=${pids[-1]}
+	GWPID=$GW_PID
 	check "private: after a gateway restart, no token is 401" "$(code $RP $UP/)" 401
 	check "private: a token from before the restart still opens it" "$(code $RP -H "X-Preview-Token: $TOK" $UP/)" 200
 	check "private: so does the cookie from before the restart" "$(code $RP -b "$T/jar" $UP/)" 200
 	code -H "$A" $API/$PID2 >/dev/null
 	check "private: the restarted gateway shows the owner the same token" "$(jget '["preview_token"]')" "$TOK"
 else
-	bad "private: the gateway did not restart"
+	fail "private: the gateway did not restart"
 fi
 PX=$((P + 3))
 if start_gw $PX "$T/gwx.log"; then
 	check "private: a gateway with another secret: no token and the old token are 401" \
 		"$(code --resolve $HP:$PX:127.0.0.1 http://$HP:$PX/) $(code --resolve $HP:$PX:127.0.0.1 -H "X-Preview-Token: $TOK" http://$HP:$PX/)" "401 401"
 else
-	bad "private: a gateway without a secret file did not start"
+	fail "private: a gateway without a secret file did not start"
 fi
 printf '%064d\n' 7 >"$T/psecret644"; chmod 644 "$T/psecret644"
 # (timeout: only a gateway that wrongly accepted the file would keep running)
@@ -227,7 +210,7 @@ check "private: a secret file others can read is refused" \
 	"$(SANDBOX_API_KEYS=$KEY timeout 20 $GW --port 0 --runner-socket "$T/r.sock" --preview-secret-file "$T/psecret644" >/dev/null 2>&1; echo $?)" 1
 # a runner whose replies lack preview_auth (or none at all): never the content
 python3 tests/preview/strip_runner.py "$T/strip.sock" "$T/r.sock" &
-pids+=($!) STRIP=$!
+STRIP=$!; h_track $STRIP
 for _ in $(seq 100); do [ -S "$T/strip.sock" ] && break; sleep 0.05; done
 PZ=$((P + 4))
 if start_gw $PZ "$T/gwz.log" --runner-socket "$T/strip.sock"; then
@@ -236,7 +219,7 @@ if start_gw $PZ "$T/gwz.log" --runner-socket "$T/strip.sock"; then
 	kill "$STRIP"; wait "$STRIP" 2>/dev/null
 	check "private: runner unreachable: 503" "$(code --resolve $HP:$PZ:127.0.0.1 http://$HP:$PZ/)" 503
 else
-	bad "private: the gateway on the stripping runner did not start"
+	fail "private: the gateway on the stripping runner did not start"
 fi
 code -H "$A" -X DELETE $API/$PID2 >/dev/null
 
@@ -251,9 +234,9 @@ if start_gw $PQ "$T/gwq.log" --preview-stream; then
 	check "stream mode: WebSocket echo" "$($PC ws $PQ $H3)" "101 echo-ok"
 	check "stream mode: pipelined" "$($PC pipeline $PQ $H3)" 2
 	check "stream mode: 502 not listening" "$(code --resolve 9000-$ID.localhost:$PQ:127.0.0.1 http://9000-$ID.localhost:$PQ/)" 502
-	grep -q 'Nothing is listening on port 9000' "$T/body" && ok "stream mode: 502 page says not listening" || bad "stream mode 502 page: $(cat "$T/body")"
+	grep -q 'Nothing is listening on port 9000' "$T/body" && pass "stream mode: 502 page says not listening" || fail "stream mode 502 page: $(cat "$T/body")"
 else
-	bad "stream-mode gateway did not start"
+	fail "stream-mode gateway did not start"
 fi
 
 # the API on the same port is untouched
@@ -279,7 +262,7 @@ if start_gw $PS "$T/gws.log" --cert "$T/cert.pem" --key "$T/key.pem" --preview-d
 	check "wss preview echo" "$($PC ws $PS $HS tls)" "101 echo-ok"
 	check "plain HTTP on the TLS port refused" "$(curl -s -m 5 -o /dev/null -w '%{http_code}' http://127.0.0.1:$PS/healthz)" 000
 else
-	bad "TLS gateway did not start"
+	fail "TLS gateway did not start"
 fi
 check "non-loopback plain HTTP refused" "$(SANDBOX_API_KEYS=$KEY $GW --listen-address 0.0.0.0 --port 0 --runner-socket "$T/r.sock" >/dev/null 2>&1; echo $?)" 2
 
@@ -290,20 +273,20 @@ if [ -x /usr/bin/chromium ] && [ -n "$PW" ]; then
 	out=$(NODE_PATH=$PW timeout 60 node tests/preview/browser.cjs "$U3/page" "$P" 2>&1 | tail -1)
 	check "chromium page + WebSocket via the preview" "$out" "echo: ping from page"
 else
-	skipt "chromium or playwright-core missing"
+	skip "chromium or playwright-core missing"
 fi
 
-if [ "$fail" != 0 ]; then   # context for a failure
+if [ "$H_FAIL" != 0 ]; then   # context for a failure
 	curl -s -m 5 -H "$A" $API/$ID | head -c 600; echo
-	tail -5 "$T/runner.log"
+	tail -5 "$RUNNER_LOG"
 fi
 # stop: the preview goes away
 check "delete sandbox" "$(code -H "$A" -X DELETE $API/$ID)" 200
 check "404 after stop" "$(code $R3 $U3/)" 404
 check "gateway alive" "$(code http://127.0.0.1:$P/healthz)" 200
 if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw*.log; then
-	bad "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw*.log | head -40
+	fail "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw*.log | head -40
 else
-	ok "no sanitizer report"
+	pass "no sanitizer report"
 fi
-finish
+h_finish

@@ -22,6 +22,11 @@ IMAGE_DIR = os.environ.get("SANDBOX_IMAGE_DIR", "/var/cache/sandbox/images")
 ROOTFS = IMAGE_DIR + "/default/rootfs"
 
 
+def figure(name, value, unit, goal="-"):
+    """A figure line for bench/run.sh's closing table."""
+    print("figure: %s|%s|%s|%s" % (name, value, unit, goal))
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
@@ -115,10 +120,16 @@ def main():
               (KIND, N, pct(ready, 50), pct(ready, 99)))
         print("jail create-to-first-output of echo hi:      p50 %.1f ms  p99 %.1f ms" %
               (pct(first, 50), pct(first, 99)))
+        figure("jail create-to-ready p50", "%.1f" % pct(ready, 50), "ms")
+        figure("jail create-to-ready p99", "%.1f" % pct(ready, 99), "ms")
+        figure("jail create-to-first-output p50", "%.1f" % pct(first, 50), "ms")
+        figure("jail create-to-first-output p99", "%.1f" % pct(first, 99), "ms")
         if bw:
             print("bwrap --unshare-all echo hi (peer, n=%d):     p50 %.1f ms  p99 %.1f ms" %
                   (N, pct(bw, 50), pct(bw, 99)))
             print("ratio jail first-output / bwrap: p50 %.2fx" % (pct(first, 50) / pct(bw, 50)))
+            figure("bwrap echo hi p50 (peer)", "%.1f" % pct(bw, 50), "ms")
+            figure("jail first-output / bwrap p50", "%.2f" % (pct(first, 50) / pct(bw, 50)), "ratio")
         # density
         time.sleep(0.5)
         base = meminfo()
@@ -146,6 +157,7 @@ def main():
               "per sandbox (cgroup-charged %.2f MiB each; runner RSS +%.1f MiB)" %
               (len(ids), t_create, used / 2**20, used / n / 2**20, cg / n / 2**20,
                (rss(p.pid) - base_rss) / 2**20))
+        figure("host memory per idle sandbox (%d)" % len(ids), "%.2f" % (used / n / 2**20), "MiB")
         for sid in ids:
             rc.request(sock, {"op": "stop", "id": sid})
         return 0

@@ -6,22 +6,10 @@
 #     (tests/seccomp/workload.sh) inside the image's chroot, in fresh user,
 #     mount, pid and net namespaces, on a throwaway overlay, under the policy
 # Last line: "N passed, N failed, N skipped".
-set -u
-cd "$(dirname "$0")/../.." || exit 1
+. "$(dirname "$0")/../lib/harness.sh"
 TOP=$PWD
 
-IMAGE_DIR=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
-ROOTFS=$IMAGE_DIR/default/rootfs
-passed=0 failed=0 skipped=0
-
-ok() { echo "PASS $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1${2:+: $2}"; failed=$((failed + 1)); }
-skip() { echo "SKIP: $1 ($2)"; skipped=$((skipped + 1)); }
-finish() {
-	echo "$passed passed, $failed failed, $skipped skipped"
-	[ "$failed" = 0 ]
-	exit
-}
+ROOTFS=$IMG/default/rootfs
 
 pick() { # first existing executable
 	local f
@@ -30,8 +18,8 @@ pick() { # first existing executable
 EXEC=$(pick build/asan/bin/sandbox-seccomp-exec bin/sandbox-seccomp-exec)
 PROBE=$(pick build/asan/tests/seccomp-probe build/release/tests/seccomp-probe)
 if [ -z "$EXEC" ] || [ -z "$PROBE" ]; then
-	bad build "sandbox-seccomp-exec or seccomp-probe not built (make all)"
-	finish
+	fail "build: sandbox-seccomp-exec or seccomp-probe not built (make all)"
+	h_finish
 fi
 EXEC=$TOP/$EXEC PROBE=$TOP/$PROBE
 echo "using $EXEC"
@@ -53,8 +41,8 @@ TMO=${SECCOMP_TEST_TIMEOUT:-120}
 export SECCOMP_EXEC_ARGS=${SECCOMP_EXEC_ARGS:-}
 
 # 1. compile
-if out=$("$EXEC" --info 2>&1); then ok "compile ($out)"; else bad compile "$out"; fi
-if "$PROBE" status >/dev/null 2>&1; then bad probe_refuses_unfiltered; else ok probe_refuses_unfiltered; fi
+if out=$("$EXEC" --info 2>&1); then pass "compile ($out)"; else fail "compile: $out"; fi
+if "$PROBE" status >/dev/null 2>&1; then fail "probe_refuses_unfiltered"; else pass "probe_refuses_unfiltered"; fi
 
 # 2. host probes
 run_probes() { # label, command...
@@ -63,45 +51,45 @@ run_probes() { # label, command...
 	out=$("$@" 2>&1)
 	while IFS= read -r line; do
 		case $line in
-		"PASS "*) ok "$label ${line#PASS }"; n=$((n + 1)) ;;
-		"FAIL "*) bad "$label ${line#FAIL }"; n=$((n + 1)) ;;
+		"PASS "*) pass "$label ${line#PASS }"; n=$((n + 1)) ;;
+		"FAIL "*) fail "$label ${line#FAIL }"; n=$((n + 1)) ;;
 		esac
 	done <<<"$out"
-	[ "$n" -gt 0 ] || bad "$label probes" "no output: $(echo "$out" | tail -3)"
+	[ "$n" -gt 0 ] || fail "$label probes: no output: $(echo "$out" | tail -3)"
 }
 run_probes host timeout "$TMO" "$EXEC" "$PROBE"
 
 # A workload that needs nothing from the image: python threads and
 # multiprocessing with the host's python3.
 if out=$(timeout "$TMO" "$EXEC" -- bash tests/seccomp/workload.sh python_threads 2>&1); then
-	ok "host python_threads"
+	pass "host python_threads"
 else
-	bad "host python_threads" "$(echo "$out" | tail -3)"
+	fail "host python_threads: $(echo "$out" | tail -3)"
 fi
 
 # strace: refused with a clear message in the default profile, working in
 # the debug profile.
 if command -v strace >/dev/null; then
 	if out=$(timeout "$TMO" "$EXEC" strace -f -o /dev/null true 2>&1); then
-		bad "host strace_refused" "strace succeeded"
+		fail "host strace_refused: strace succeeded"
 	elif echo "$out" | grep -q "Operation not permitted"; then
-		ok "host strace_refused"
+		pass "host strace_refused"
 	else
-		bad "host strace_refused" "$(echo "$out" | tail -2)"
+		fail "host strace_refused: $(echo "$out" | tail -2)"
 	fi
 	if out=$(timeout "$TMO" "$EXEC" --debug strace -f -o /dev/null true 2>&1); then
-		ok "host strace_debug_profile"
+		pass "host strace_debug_profile"
 	else
-		bad "host strace_debug_profile" "$(echo "$out" | tail -2)"
+		fail "host strace_debug_profile: $(echo "$out" | tail -2)"
 	fi
 else
-	skip "strace missing" "host strace probes"
+	skip "strace missing (host strace probes)"
 fi
 
 # 3. inside the image
 if [ ! -f "$ROOTFS/.sandbox-image" ]; then
-	skip "image missing (make image)" "probes and workload corpus in $ROOTFS"
-	finish
+	skip "image missing (make image) (probes and workload corpus in $ROOTFS)"
+	h_finish
 fi
 
 mkdir -p "$WORK/upper" "$WORK/work" "$WORK/merged" "$WORK/in"
@@ -129,10 +117,10 @@ in_image() {
 }
 
 if ! out=$(in_image /bin/true 2>&1); then
-	bad "image chroot setup" "$(echo "$out" | tail -3)"
-	finish
+	fail "image chroot setup: $(echo "$out" | tail -3)"
+	h_finish
 fi
-ok "image chroot setup"
+pass "image chroot setup"
 
 # The probe is static, so it runs from the bind mount inside the image.
 run_probes image in_image /mnt/seccomp-probe
@@ -141,25 +129,25 @@ for item in python_threads seccomp_inherited pip_wheel pip_build npm_local \
 	git_local node_http python_http shell_tools unshare_refused; do
 	t0=$(date +%s%N)
 	if out=$(in_image bash /mnt/workload.sh "$item" 2>&1); then
-		ok "image $item ($((($(date +%s%N) - t0) / 1000000)) ms)"
+		pass "image $item ($((($(date +%s%N) - t0) / 1000000)) ms)"
 	else
-		bad "image $item" "$(echo "$out" | tail -5 | tr '\n' ' ')"
+		fail "image $item: $(echo "$out" | tail -5 | tr '\n' ' ')"
 	fi
 done
 
 # strace needs ptrace: refused in the default profile.
 if out=$(in_image python3 -c 'import ctypes,os; l=ctypes.CDLL(None,use_errno=True); r=l.ptrace(0,0,0,0); print(r, os.strerror(ctypes.get_errno()))' 2>&1) &&
 	[ "$out" = "-1 Operation not permitted" ]; then
-	ok "image ptrace_ctypes"
+	pass "image ptrace_ctypes"
 else
-	bad "image ptrace_ctypes" "$out"
+	fail "image ptrace_ctypes: $out"
 fi
 # clone3 from python, as glibc would call it: ENOSYS so glibc falls back.
 if out=$(in_image python3 -c 'import ctypes,os; l=ctypes.CDLL(None,use_errno=True); b=ctypes.create_string_buffer(88); r=l.syscall(435,b,88); print(r, os.strerror(ctypes.get_errno()))' 2>&1) &&
 	[ "$out" = "-1 Function not implemented" ]; then
-	ok "image clone3_ctypes"
+	pass "image clone3_ctypes"
 else
-	bad "image clone3_ctypes" "$out"
+	fail "image clone3_ctypes: $out"
 fi
 
-finish
+h_finish

@@ -18,5 +18,4 @@ ALL_BINS += $(BINDIR)/sandbox-seccomp-exec $(OUT)/tests/seccomp-probe
 
 # tests/unit/test_seccomp.c links the policy module and libseccomp.
 $(OUT)/tests/test_seccomp: $(call obj,runner/driver_jail_seccomp.c)
-# (libsbx.a again after the module, which needs sbx_err from it)
-$(OUT)/tests/test_seccomp: LIBS_CJSON += $(LIBSBX) $(LIBS_SECCOMP)
+UNIT_LIBS_test_seccomp = $(LIBS_SECCOMP)

@@ -1,5 +1,7 @@
 /* Unit tests of lib/sbx_net.c: the symlink-safe UNIX connect that every
- * host-side path into a sandbox's tree uses. Real sockets in a temp dir. */
+ * host-side path into a sandbox's tree uses, the plain connect with its
+ * timeout, the 0600 listener and descriptor passing. Real sockets in a
+ * temp dir. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -70,6 +73,21 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* fd is a non-blocking, close-on-exec connection that reached the
+ * listener in the "sandbox's" dir; both ends are closed. */
+static void expect_connected(struct fx *f, int fd)
+{
+	int c;
+
+	assert_true(fd >= 0);
+	assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	c = accept(f->in_lfd, NULL, NULL);
+	assert_true(c >= 0);
+	close(c);
+	close(fd);
+}
+
 /* Nothing reached the listener outside the "sandbox's" dir. */
 static void assert_out_untouched(struct fx *f)
 {
@@ -91,15 +109,9 @@ static void connects_to_a_socket(void **state)
 {
 	struct fx *f = *state;
 	char p[160];
-	int fd = sbx_unix_connect_beneath(f->in, "s.sock"), c;
+	int fd = sbx_unix_connect_beneath(f->in, "s.sock");
 
-	assert_true(fd >= 0);
-	assert_true(fcntl(fd, F_GETFL) & O_NONBLOCK);
-	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
-	c = accept(f->in_lfd, NULL, NULL);
-	assert_true(c >= 0);
-	close(c);
-	close(fd);
+	expect_connected(f, fd);
 	snprintf(p, sizeof(p), "%s/s.sock", f->in);
 	fd = sbx_unix_connect_last(p);
 	assert_true(fd >= 0);
@@ -180,6 +192,139 @@ static void long_paths_work(void **state)
 	close(lfd);
 }
 
+/* The plain connect: non-blocking without a timeout, blocking with
+ * both timeouts set with one; errors as errno. */
+static void plain_connect(void **state)
+{
+	struct fx *f = *state;
+	char p[160], big[200];
+	struct timeval tv;
+	socklen_t l = sizeof(tv);
+	int fd, c;
+
+	snprintf(p, sizeof(p), "%s/s.sock", f->in);
+	fd = sbx_unix_connect(p, 0);
+	expect_connected(f, fd);
+
+	fd = sbx_unix_connect(p, 1500);
+	assert_true(fd >= 0);
+	assert_false(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &l), 0);
+	assert_int_equal(tv.tv_sec, 1);
+	assert_int_equal(tv.tv_usec, 500000);
+	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &l), 0);
+	assert_int_equal(tv.tv_sec, 1);
+	close(fd);
+	c = accept(f->in_lfd, NULL, NULL);
+	close(c);
+
+	snprintf(p, sizeof(p), "%s/none.sock", f->in);
+	errno = 0;
+	assert_int_equal(sbx_unix_connect(p, 0), -1);
+	assert_int_equal(errno, ENOENT);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	errno = 0;
+	assert_int_equal(sbx_unix_connect(big, 0), -1);
+	assert_int_equal(errno, ENAMETOOLONG);
+}
+
+/* The listener is 0600 whatever the umask, replaces a stale socket file
+ * and takes connections. */
+static void listener_is_private(void **state)
+{
+	struct fx *f = *state;
+	char p[160];
+	struct stat st;
+	mode_t old = umask(0);
+	int lfd, fd, c;
+
+	snprintf(p, sizeof(p), "%s/l.sock", f->in);
+	lfd = listen_at(p);                        /* a stale one: its file stays */
+	assert_true(lfd >= 0);
+	close(lfd);
+	lfd = sbx_unix_listen(p, 4);
+	umask(old);
+	assert_true(lfd >= 0);
+	assert_int_equal(stat(p, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+	fd = sbx_unix_connect(p, 0);
+	assert_true(fd >= 0);
+	c = accept(lfd, NULL, NULL);
+	assert_true(c >= 0);
+	close(c);
+	close(fd);
+	close(lfd);
+}
+
+static int open_fds(void)
+{
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/* A descriptor goes across with its bytes; a second one is closed, not
+ * handed on; plain bytes give -1. */
+static void passes_descriptors(void **state)
+{
+	int sp[2], pp[2], fd = -2;
+	char b[16];
+	struct stat a, r;
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int) * 2)]; } u;
+	struct iovec iov = { "y", 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.b, .msg_controllen = sizeof(u.b) };
+	int two[2], base;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	assert_int_equal(pipe(pp), 0);
+	assert_int_equal(sbx_send_fd(sp[0], "hello", 5, pp[1], 0), 5);
+	assert_int_equal(sbx_recv_fd(sp[1], b, sizeof(b), &fd, 0), 5);
+	assert_memory_equal(b, "hello", 5);
+	assert_true(fd >= 0);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(fstat(fd, &r), 0);
+	assert_int_equal(fstat(pp[1], &a), 0);
+	assert_int_equal(a.st_ino, r.st_ino);
+	assert_int_equal(write(fd, "z", 1), 1);          /* the very pipe */
+	assert_int_equal(read(pp[0], b, 1), 1);
+	assert_int_equal(b[0], 'z');
+	close(fd);
+
+	/* two descriptors: the first is kept, the second closed */
+	memset(&u, 0, sizeof(u));
+	u.h.cmsg_level = SOL_SOCKET;
+	u.h.cmsg_type = SCM_RIGHTS;
+	u.h.cmsg_len = CMSG_LEN(sizeof(int) * 2);
+	two[0] = pp[0];
+	two[1] = pp[1];
+	memcpy(CMSG_DATA(&u.h), two, sizeof(two));
+	base = open_fds();
+	assert_int_equal(sendmsg(sp[0], &m, 0), 1);
+	assert_int_equal(sbx_recv_fd(sp[1], b, sizeof(b), &fd, 0), 1);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &r), 0);
+	assert_int_equal(fstat(pp[0], &a), 0);
+	assert_int_equal(a.st_ino, r.st_ino);
+	close(fd);
+	assert_int_equal(open_fds(), base);              /* the second: closed */
+
+	assert_int_equal(write(sp[0], "x", 1), 1);
+	assert_int_equal(sbx_recv_fd(sp[1], b, sizeof(b), &fd, 0), 1);
+	assert_int_equal(fd, -1);
+	close(sp[0]);
+	assert_int_equal(sbx_recv_fd(sp[1], b, sizeof(b), &fd, 0), 0);
+	assert_int_equal(fd, -1);
+	close(sp[1]);
+	close(pp[0]);
+	close(pp[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +333,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(stays_beneath_its_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(refuses_what_is_not_a_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(long_paths_work, setup, teardown),
+		cmocka_unit_test_setup_teardown(plain_connect, setup, teardown),
+		cmocka_unit_test_setup_teardown(listener_is_private, setup, teardown),
+		cmocka_unit_test(passes_descriptors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

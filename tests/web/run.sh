@@ -2,19 +2,18 @@
 # Browser suite: headless Chromium (Debian's /usr/bin/chromium, never a
 # downloaded browser) driven by playwright-core, on the web demo served by the
 # real gateway with a real runner and sandbox. Screenshots go to the
-# directory printed first. Ends with "N passed, N failed, N skipped".
-set -u
-cd "$(dirname "$0")/../.."
-. tests/client/services.sh
-T=$(mktemp -d /tmp/web-test.XXXXXX)
-cleanup() { stop_services; rm -rf "$T"; }
-trap cleanup EXIT
+# directory printed first. Ends with "N passed, N failed, N skipped" (the
+# closing line of web.test.js).
+. "$(dirname "$0")/../lib/harness.sh"
+GW=bin/sandbox-gateway
 
-why=$(services_missing)
+why=$(h_services_missing)
+[ -n "$why" ] || [ -x "$GW" ] || why="bin/ not built (make)"
 [ -n "$why" ] || [ -x /usr/bin/chromium ] || why="no /usr/bin/chromium (apt-get install chromium)"
-if [ -n "$why" ]; then echo "SKIP: web suite: $why"; echo "0 passed, 0 failed, 1 skipped"; exit 0; fi
+[ -z "$why" ] || h_skip_suite "web suite: $why"
+h_begin web-test
 # The page under test is the current source: make web rebuilds dist/ only when it changed.
-make -s web >"$T/make-web.log" 2>&1 || { cat "$T/make-web.log"; echo "FAIL: make web"; echo "0 passed, 1 failed"; exit 1; }
+make -s web >"$T/make-web.log" 2>&1 || { cat "$T/make-web.log"; h_abort "make web"; }
 if [ -z "${ARTIFACTS:-}" ]; then
 	ARTIFACTS=tests/web/artifacts/$(date +%Y%m%d-%H%M%S)
 	# keep the screenshots of the last few runs only
@@ -23,8 +22,8 @@ fi
 mkdir -p "$ARTIFACTS"
 export ARTIFACTS=$(cd "$ARTIFACTS" && pwd)
 echo "screenshots: $ARTIFACTS"
-start_services "$T" "web$$" || { echo "FAIL: services did not start"; echo "0 passed, 1 failed"; exit 1; }
-[ -n "$GW_WEB_DIR" ] || { echo "FAIL: this gateway has no --web-dir"; echo "0 passed, 1 failed"; exit 1; }
+export GW_KEY=test-key-$RANDOM$RANDOM GW_WEB_DIR=web-demo/dist
+SANDBOX_API_KEYS=$GW_KEY start_services "web$$" --web-dir "$GW_WEB_DIR" || h_abort "services did not start"
 node tests/web/web.test.js
 rc=$?
 if [ $rc != 0 ]; then echo "--- gateway log (tail)"; tail -20 "$GW_LOG"; fi
