@@ -333,7 +333,7 @@ static int gv_start(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err
 	sb->pid = pid;
 	if (save_state(sb, err) < 0)
 		goto fail;
-	snprintf(sb->agent_socket, sizeof(sb->agent_socket), "%s/agent.sock", sockdir);
+	sub(sb->agent_socket, sb, "sock/agent.sock");
 	return 0;
 fail:
 	if (sb->pid > 0) {
@@ -598,7 +598,7 @@ static int find_loader(const char *runtime_dir)
 		return -1;
 	while ((e = readdir(d)))
 		if (!strncmp(e->d_name, "ld-", 3) && strlen(e->d_name) < sizeof(gd.loader)) {
-			snprintf(gd.loader, sizeof(gd.loader), "%s", e->d_name);
+			memcpy(gd.loader, e->d_name, strlen(e->d_name) + 1);
 			break;
 		}
 	closedir(d);

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "jail_driver.h"
-#include "driver_gvisor.h"
 #include "rn_conn.h"
 #include "rn_sandbox.h"
 #include "runner.h"
@@ -362,16 +361,6 @@ int main(int argc, char **argv)
 	if (!r.drv) {
 		sbx_err_log("%s", err.msg);
 		return 1;
-	}
-	/* PROTOTYPE until the driver boundary lands: SANDBOX_RUNNER_DRIVER=gvisor */
-	if (getenv("SANDBOX_RUNNER_DRIVER") && !strcmp(getenv("SANDBOX_RUNNER_DRIVER"), "gvisor")) {
-		const struct rn_driver *g = gvisor_driver_init(&r, agent_stderr, &err);
-		if (!g) {
-			sbx_err_log("gvisor: %s", err.msg);
-			return 1;
-		}
-		g->reconcile(&r);
-		r.drv = g;
 	}
 	r.drv->reconcile(&r);
 	if (rn_loop_init() < 0) {
