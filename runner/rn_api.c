@@ -1,11 +1,13 @@
 /* The control API's operations (docs/runner.md): create, get, list,
- * extend, stop, connect. Each request gets exactly one reply. */
+ * extend, stop, connect, capabilities, ping. Each request gets exactly one
+ * reply. */
 #include "rn_conn.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "rn_drivers.h"
 #include "rn_sandbox.h"
 #include "sbx_id.h"
 #include "sbx_json.h"
@@ -47,22 +49,47 @@ static struct rn_sandbox *find(struct runner *r, struct rn_conn *c, const cJSON 
 	return sb;
 }
 
+/* The driver for "isolation" (absent: the default), or NULL after replying
+ * invalid, unknown_isolation or isolation_unavailable. */
+static struct rn_driver *pick_driver(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	struct sbx_err err = { 0, "" };
+	const char *name = NULL;
+	struct rn_driver *d;
+
+	if (sbx_json_get_str(req, "isolation", &name, &err) < 0) {
+		rn_conn_reply_err(c, "invalid", err.msg);
+		return NULL;
+	}
+	d = rn_drivers_pick(r, name, &err);
+	if (!d)
+		rn_conn_reply_err(c, err.code == ENOENT ? "unknown_isolation" :
+				  "isolation_unavailable", err.msg);
+	return d;
+}
+
 static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
 {
 	struct sbx_err err = { 0, "" };
 	struct rn_spec spec;
 	struct rn_sandbox *sb;
+	struct rn_driver *drv;
 
 	if (rn_spec_parse(req, &spec, &err) < 0) {
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
 	}
-	sb = rn_sandbox_create(r, &spec, &err);
+	drv = pick_driver(r, c, req);
+	if (!drv) {
+		rn_spec_free(&spec);
+		return;
+	}
+	sb = rn_sandbox_create(r, drv, &spec, &err);
 	if (!sb) {
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
 	}
-	/* The reply waits for the agent to listen (or for the failure). */
+	/* The reply waits for the agent to answer (or for the failure). */
 	rn_conn_wait(c, sb, RN_WAIT_READY);
 }
 
@@ -163,10 +190,10 @@ static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, "conflict", msg);
 		return;
 	}
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "fd")) && r->drv->open_port) {
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "fd")) && sb->drv->ops->open_port) {
 		/* the caller is on this host (it reached our UNIX socket): give it
 		 * the guest connection itself instead of splicing it */
-		int fd = r->drv->open_port(sb, (int)port, &err);
+		int fd = sb->drv->ops->open_port(sb, (int)port, &err);
 		if (fd < 0) {
 			rn_conn_reply_err(c, "conflict", err.code == ECONNREFUSED ?
 					  "nothing listens on that port in the sandbox" : err.msg);
@@ -202,12 +229,15 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		op_stop(r, c, req);
 	else if (strcmp(op, "connect") == 0)
 		op_connect(r, c, req);
+	else if (strcmp(op, "capabilities") == 0)
+		rn_conn_reply_ok(c, "capabilities", rn_drivers_json(r));
 	else if (strcmp(op, "ping") == 0) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", r->name);
-		cJSON_AddStringToObject(o, "driver", r->drv->name);
+		/* the default isolation, under the runner's older name */
+		cJSON_AddStringToObject(o, "driver", r->default_drv->ops->name);
 		rn_conn_reply_ok(c, "runner", o);
 	} else
 		rn_conn_reply_err(c, "bad_request", "op: unknown operation (create, get, "
-				  "list, extend, stop, connect, ping)");
+				  "list, extend, stop, connect, capabilities, ping)");
 }

@@ -13,10 +13,10 @@
 
 #include "rn_sandbox.h"
 #include "sbx_buf.h"
+#include "sbx_dial.h"
 #include "sbx_frame.h"
 #include "sbx_json.h"
 #include "sbx_log.h"
-#include "sbx_net.h"
 
 enum cstate { C_REQ, C_WAIT, C_REPLY, C_HANDSHAKE, C_SPLICE, C_DEAD };
 
@@ -263,23 +263,16 @@ static void on_client(struct rn_ev *ev, uint32_t events)
 
 static void handshake_line(struct rn_conn *c)
 {
-	unsigned char *nl = memchr(sbx_buf_head(&c->hs), '\n', c->hs.len);
-	size_t linelen;
-	char want[32];
+	long linelen = sbx_dial_parse_ok(sbx_buf_head(&c->hs), c->hs.len, c->port);
 
-	if (!nl) {
-		if (c->hs.len >= 64)
-			rn_conn_reply_err(c, "internal", "the guest sent a malformed handshake");
+	if (linelen == 0)
 		return;
-	}
-	linelen = (size_t)(nl - sbx_buf_head(&c->hs)) + 1;
-	snprintf(want, sizeof(want), "OK ");
-	if (linelen < 4 || memcmp(sbx_buf_head(&c->hs), want, 3) != 0) {
+	if (linelen < 0) {
 		rn_conn_reply_err(c, "conflict", "the guest refused the connection "
 				  "(nothing listens on that port?)");
 		return;
 	}
-	sbx_buf_consume(&c->hs, linelen);
+	sbx_buf_consume(&c->hs, (size_t)linelen);
 	/* Bytes after OK belong to the stream, behind our ok reply. */
 	c->state = C_HANDSHAKE;
 	rn_conn_reply_ok(c, NULL, NULL);
@@ -418,8 +411,7 @@ static void splices_to(const struct rn_sandbox *sb, int *to_sb, int *to_owner)
 
 void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port)
 {
-	char line[32];
-	int fd, n;
+	int fd;
 	char msg[160];
 
 	int to_sb, to_owner;
@@ -435,18 +427,12 @@ void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port)
 		rn_conn_reply_err(c, "too_many_connections", msg);
 		return;
 	}
-	fd = sbx_unix_connect_last(sb->agent_socket);
+	/* the answer is read by on_peer: the loop never waits on a guest */
+	fd = sbx_dial_start(sb->agent_socket, port);
 	if (fd < 0) {
 		snprintf(msg, sizeof(msg), "cannot reach the agent of %s: %s", sb->id,
 			 strerror(errno));
 		rn_conn_reply_err(c, "conflict", msg);
-		return;
-	}
-	n = snprintf(line, sizeof(line), "CONNECT %d\n", port);
-	/* an empty socket buffer always takes these few bytes */
-	if (send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) != n) {
-		close(fd);
-		rn_conn_reply_err(c, "conflict", "cannot write to the agent");
 		return;
 	}
 	c->peer.fd = fd;

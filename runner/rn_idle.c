@@ -1,9 +1,10 @@
 /* idle_timeout_ms: a sandbox with no command running and no client
  * connected to its agent for that long is stopped (reason timeout). The
  * agent knows both; it answers {"op":"idle"} with idle_ms. The probe needs
- * no event-loop plumbing: a request is sent on one tick (a UNIX connect and
- * a small write complete at once) and its answer read, without blocking, on
- * a tick half a second later. */
+ * no event-loop plumbing: the dial (CONNECT 1024) and the request are sent
+ * on one tick (a UNIX connect and a small write complete at once; the agent
+ * reads the request after its OK) and the answer, "OK 1024\n" and a frame,
+ * read without blocking on a tick half a second later. */
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -11,10 +12,10 @@
 
 #include "rn_idle.h"
 #include "rn_sandbox.h"
+#include "sbx_dial.h"
 #include "sbx_frame.h"
 #include "sbx_json.h"
 #include "sbx_log.h"
-#include "sbx_net.h"
 
 #define PROBE_EVERY_MS 1000
 #define ANSWER_AFTER_MS 500
@@ -31,9 +32,9 @@ static void send_probe(struct rn_sandbox *sb)
 {
 	static const char req[] = "{\"op\":\"idle\"}";
 	unsigned char frame[SBX_FRAME_HDR + sizeof(req) - 1];
-	/* the socket's directory is writable by root inside: never follow
-	 * what it put there */
-	int fd = sbx_unix_connect_last(sb->agent_socket);
+	/* the socket's directory is writable by root inside: the dial never
+	 * follows what it put there */
+	int fd = sbx_dial_start(sb->agent_socket, SBX_AGENT_PORT);
 
 	if (fd < 0)
 		return;
@@ -53,11 +54,12 @@ static int64_t read_answer(struct rn_sandbox *sb)
 	struct sbx_frame f;
 	struct sbx_err err = { 0 };
 	ssize_t n = recv(sb->idle_fd1 - 1, buf, sizeof(buf), MSG_DONTWAIT);
+	long ok = n > 0 ? sbx_dial_parse_ok(buf, (size_t)n, SBX_AGENT_PORT) : -1;
 	int64_t idle = -1;
 	cJSON *o;
 
 	rn_idle_close(sb);
-	if (n <= 0 || sbx_frame_decode(buf, (size_t)n, sizeof(buf), &f, &err) <= 0 ||
+	if (ok <= 0 || sbx_frame_decode(buf + ok, (size_t)(n - ok), sizeof(buf), &f, &err) <= 0 ||
 	    f.type != SBX_FRAME_JSON)
 		return -1;
 	o = sbx_json_parse_object(f.payload, f.len, &err);

@@ -14,9 +14,11 @@
 #include <unistd.h>
 
 #include "rn_conn.h"
+#include "rn_drivers.h"
+#include "rn_rmtree.h"
+#include "sbx_dial.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
-#include "sbx_net.h"
 
 #define CLEANUP_RETRY_MS 5
 #define CLEANUP_MAX_TRIES 2000     /* ~10 s of a busy cgroup */
@@ -46,38 +48,11 @@ struct rn_sandbox *rn_sandbox_find(struct runner *r, const char *id)
 	return NULL;
 }
 
-/* A slot is a uid range (jail.h). Claimed with a non-blocking flock on
- * RN_SLOT_DIR/<n>, held until the sandbox is cleaned up; a runner that dies
- * drops its locks with its fds. */
-static int alloc_slot(struct runner *r)
+static void ready_close(struct rn_sandbox *sb)
 {
-	char path[64];
-
-	mkdir("/run/sandbox", 0755);
-	mkdir(RN_SLOT_DIR, 0700);
-	for (int i = 0; i < RN_MAX_SLOTS; i++) {
-		int fd;
-		if (r->slots[i])
-			continue;
-		snprintf(path, sizeof(path), RN_SLOT_DIR "/%d", i);
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return -1;
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			close(fd);
-			continue;       /* another runner's */
-		}
-		r->slots[i] = fd + 1;
-		return i;
-	}
-	return -1;
-}
-
-static void free_slot(struct runner *r, int i)
-{
-	if (i >= 0 && r->slots[i]) {
-		close(r->slots[i] - 1);
-		r->slots[i] = 0;
+	if (sb->ready_fd1) {
+		close(sb->ready_fd1 - 1);
+		sb->ready_fd1 = 0;
 	}
 }
 
@@ -133,8 +108,22 @@ static int admit(const struct runner *r, const struct rn_spec *spec, struct sbx_
 			   "runner now; retry later or ask for less", (long long)spec->memory_mb);
 }
 
-struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_spec *spec,
-				     struct sbx_err *err)
+/* The sandbox's dir, marked with the driver's name before the driver makes
+ * anything in it: reconcile hands it to that driver only. */
+static int make_dir(const struct rn_sandbox *sb, struct sbx_err *err)
+{
+	if (mkdir(sb->dir, 0700) < 0)
+		return sbx_err_sys(err, "mkdir %s", sb->dir);
+	if (rn_driver_mark_dir(sb->dir, sb->drv->ops->name) < 0) {
+		sbx_err_sys(err, "mark %s", sb->dir);
+		rn_rmtree(sb->dir);
+		return -1;
+	}
+	return 0;
+}
+
+struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
+				     struct rn_spec *spec, struct sbx_err *err)
 {
 	struct rn_sandbox *sb;
 	char prefix[40];
@@ -165,10 +154,10 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_spec *spec,
 	}
 	sb->spec = *spec;
 	memset(spec, 0, sizeof(*spec));
-	sb->slot = alloc_slot(r);
-	if (sb->slot < 0) {
+	sb->drv = drv;
+	if (r->n_live >= RN_MAX_SANDBOXES) {
 		sbx_err_set(err, EAGAIN, "this runner has %d sandboxes, its maximum",
-			    RN_MAX_SLOTS);
+			    RN_MAX_SANDBOXES);
 		goto fail;
 	}
 	/* sbx_<runner>_<24 random base32>: the runner is recoverable, and
@@ -176,34 +165,37 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_spec *spec,
 	snprintf(prefix, sizeof(prefix), "sbx_%s_", r->name);
 	if (sbx_id_new(prefix, sb->id, sizeof(sb->id)) < 0) {
 		sbx_err_set(err, EIO, "cannot make a sandbox id");
-		goto fail_slot;
+		goto fail;
 	}
 	if (snprintf(sb->dir, sizeof(sb->dir), "%s/%s", r->sbx_root, sb->id) >=
 	    (int)sizeof(sb->dir)) {
 		sbx_err_set(err, ENAMETOOLONG, "state dir path too long");
-		goto fail_slot;
+		goto fail;
 	}
 	sb->created_wall = rn_now_wall();
 	sb->created_mono = t0;
 	sb->deadline_mono = t0 + sb->spec.timeout_ms;
 	sb->ready_by_mono = t0 + RN_READY_TIMEOUT_MS;
 	sb->status = RN_STARTING;
-	if (r->drv->start(r, sb, err) < 0) {
+	if (make_dir(sb, err) < 0) {
+		sbx_err_log("create: %s", err->msg);
+		goto fail;
+	}
+	if (drv->ops->start(sb, err) < 0) {
 		if (err->code != EINVAL)
-			sbx_err_log("create: %s", err->msg);
-		goto fail_slot;
+			sbx_err_log("create (%s): %s", drv->ops->name, err->msg);
+		rn_rmtree(sb->dir);
+		goto fail;
 	}
 	sb->next = r->sandboxes;
 	r->sandboxes = sb;
 	r->n_live++;
-	sbx_info("%s: started (pid %d, setup %lld ms, memory %lld MiB, pids %lld, "
-		 "disk %lld MiB, timeout %lld ms, %d env vars)", sb->id, (int)sb->pid,
+	sbx_info("%s: started by %s (pid %d, setup %lld ms, memory %lld MiB, pids %lld, "
+		 "disk %lld MiB, timeout %lld ms, %d env vars)", sb->id, drv->ops->name, (int)sb->pid,
 		 (long long)(rn_now_mono() - t0), (long long)sb->spec.memory_mb,
 		 (long long)sb->spec.pids, (long long)sb->spec.disk_mb,
 		 (long long)sb->spec.timeout_ms, sb->spec.n_env);
 	return sb;
-fail_slot:
-	free_slot(r, sb->slot);
 fail:
 	rn_spec_free(&sb->spec);
 	free(sb);
@@ -218,8 +210,9 @@ void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason rea
 	sb->status = RN_STOPPING;
 	sb->reason = reason;
 	rn_idle_close(sb);
+	ready_close(sb);
 	sb->stopped_mono = rn_now_mono();
-	r->drv->kill(sb);
+	sb->drv->ops->kill(sb);
 	sbx_info("%s: stopping (%s)", sb->id, rn_reason_name(reason));
 }
 
@@ -249,7 +242,6 @@ int rn_sandbox_extend(struct runner *r, struct rn_sandbox *sb, int64_t ms,
 
 static void finish(struct runner *r, struct rn_sandbox *sb)
 {
-	free_slot(r, sb->slot);
 	r->n_live--;
 	sb->status = (sb->reason == RN_REASON_ERROR || sb->reason == RN_REASON_OOM) ?
 		     RN_FAILED : RN_STOPPED;
@@ -275,7 +267,7 @@ void rn_sandbox_reap(struct runner *r)
 		sb->wait_status = st;
 		if (sb->status == RN_STARTING || sb->status == RN_RUNNING) {
 			/* The agent died on its own: the sandbox failed. */
-			long oom = r->drv->oom_kills(sb);
+			long oom = sb->drv->ops->oom_kills(sb);
 			sb->status = RN_STOPPING;
 			sb->stopped_mono = rn_now_mono();
 			if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && oom > 0) {
@@ -291,20 +283,33 @@ void rn_sandbox_reap(struct runner *r)
 					snprintf(sb->error, sizeof(sb->error),
 						 "the agent exited with status %d", WEXITSTATUS(st));
 			}
-			r->drv->kill(sb);
+			ready_close(sb);
+			sb->drv->ops->kill(sb);
 		}
 	}
 }
 
-/* Non-blocking probe: does the agent accept connections yet? */
-static int agent_listening(const char *path)
+/* Readiness: the agent answered the handshake (a socket that accepts is
+ * not yet a guest that answers). One dial at a time, in flight across
+ * ticks: 1 ready, 0 not yet. A dial the guest refused or closed is
+ * dropped and tried again on the next tick. */
+static int agent_ready(struct rn_sandbox *sb)
 {
-	int fd = sbx_unix_connect_last(path);
+	int rc;
 
-	if (fd < 0)
+	if (!sb->ready_fd1) {
+		/* the socket's directory is writable by root inside: the dial
+		 * never follows what it put there */
+		int fd = sbx_dial_start(sb->agent_socket, SBX_AGENT_PORT);
+		if (fd < 0)
+			return 0;
+		sb->ready_fd1 = fd + 1;
+	}
+	rc = sbx_dial_finish(sb->ready_fd1 - 1, SBX_AGENT_PORT);
+	if (rc == 0)
 		return 0;
-	close(fd);
-	return 1;
+	ready_close(sb);
+	return rc == 1;
 }
 
 int rn_sandbox_tick(struct runner *r)
@@ -317,14 +322,14 @@ int rn_sandbox_tick(struct runner *r)
 
 	for (struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next) {
 		if (sb->status == RN_STARTING) {
-			if (agent_listening(sb->agent_socket)) {
+			if (agent_ready(sb)) {
 				sb->status = RN_RUNNING;
 				sbx_info("%s: ready in %lld ms", sb->id,
 					 (long long)(now - sb->created_mono));
 				rn_conn_sandbox_changed(r, sb);
 			} else if (now >= sb->ready_by_mono) {
 				snprintf(sb->error, sizeof(sb->error),
-					 "the agent did not listen within %d ms", RN_READY_TIMEOUT_MS);
+					 "the agent did not answer within %d ms", RN_READY_TIMEOUT_MS);
 				rn_sandbox_stop(r, sb, RN_REASON_ERROR);
 			} else {
 				WANT(now + 1);
@@ -349,10 +354,10 @@ int rn_sandbox_tick(struct runner *r)
 			}
 			memset(&err, 0, sizeof(err));
 			if (sb->cleanup_tries == 0) {
-				sb->oom_kills = r->drv->oom_kills(sb);
-				sb->pids_hits = r->drv->pids_hits(sb);
+				sb->oom_kills = sb->drv->ops->oom_kills(sb);
+				sb->pids_hits = sb->drv->ops->pids_hits(sb);
 			}
-			rc = r->drv->cleanup(r, sb, &err);
+			rc = sb->drv->ops->cleanup(sb, &err);
 			if (rc == 1 && ++sb->cleanup_tries < CLEANUP_MAX_TRIES) {
 				sb->cleanup_retry_mono = now + CLEANUP_RETRY_MS;
 				WANT(sb->cleanup_retry_mono);
@@ -409,15 +414,17 @@ cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
 		cJSON_AddStringToObject(o, "owner", sb->spec.owner);
 	/* always present: a gateway that finds it missing fails closed */
 	cJSON_AddBoolToObject(o, "preview_auth", sb->spec.preview_auth);
-	cJSON_AddStringToObject(o, "driver", r->drv->name);
+	cJSON_AddStringToObject(o, "isolation", sb->drv->ops->name);
+	/* the runner's older name for the same thing */
+	cJSON_AddStringToObject(o, "driver", sb->drv->ops->name);
 	cJSON_AddStringToObject(o, "runner", r->name);
 	oom = sb->oom_kills;
 	pids = sb->pids_hits;
 	if (!rn_sandbox_final(sb)) {
 		cJSON_AddStringToObject(o, "agent_socket", sb->agent_socket);
 		if (sb->status != RN_STOPPING || !sb->reaped) {
-			oom = r->drv->oom_kills((struct rn_sandbox *)sb);
-			pids = r->drv->pids_hits((struct rn_sandbox *)sb);
+			oom = sb->drv->ops->oom_kills((struct rn_sandbox *)sb);
+			pids = sb->drv->ops->pids_hits((struct rn_sandbox *)sb);
 		}
 	}
 	if (oom >= 0)

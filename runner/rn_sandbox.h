@@ -7,12 +7,13 @@
 
 #include "runner.h"
 
-/* Create and start a sandbox from spec (ownership of spec's strings moves
- * to the sandbox, also on failure). Returns the sandbox in status starting,
+/* Create and start a sandbox from spec with drv, an available driver
+ * (rn_drivers_pick); its dir is marked with drv's name first. (Ownership of spec's strings moves
+ * to the sandbox, also on failure.) Returns the sandbox in status starting,
  * or NULL with err: EINVAL (a field), EAGAIN/ENOSPC (capacity: slots, or
  * memory_mb over what the runner admits), other (internal). */
-struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_spec *spec,
-				     struct sbx_err *err);
+struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
+				     struct rn_spec *spec, struct sbx_err *err);
 /* Begin stopping sb for reason (no-op if already stopping or gone). */
 void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason);
 /* Extend the deadline by ms. -1 with err: EBUSY when not running, EINVAL

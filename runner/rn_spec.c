@@ -26,7 +26,7 @@ static const struct limit limits[] = {
 static const char *const known[] = {
 	"op", "timeout_ms", "vcpus", "memory_mb", "pids", "disk_mb", "nofile",
 	"ports", "env", "network", "image", "idle_timeout_ms", "owner",
-	"preview_auth", NULL
+	"preview_auth", "isolation", NULL
 };
 
 const char *rn_network_name(enum rn_network n)

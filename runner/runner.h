@@ -1,4 +1,4 @@
-/* The runner's state: its sandboxes, the driver that runs them and the
+/* The runner's state: its sandboxes, the drivers that run them and the
  * control connections. One struct runner per process, passed explicitly. */
 #ifndef RUNNER_H
 #define RUNNER_H
@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "rn_cgroup.h"
 #include "rn_loop.h"
 #include "rn_spec.h"
 #include "sbx_err.h"
@@ -16,40 +17,78 @@ enum rn_reason { RN_REASON_NONE, RN_REASON_REQUESTED, RN_REASON_TIMEOUT,
 		 RN_REASON_ERROR, RN_REASON_OOM };
 
 #define RN_ID_MAX 64
-#define RN_MAX_SLOTS 4096          /* concurrent sandboxes per runner */
-#define RN_READY_TIMEOUT_MS 10000  /* agent must listen within this */
+#define RN_MAX_SANDBOXES 4096      /* not-yet-cleaned sandboxes per runner */
+#define RN_READY_TIMEOUT_MS 10000  /* the agent must answer within this */
 #define RN_KEEP_STOPPED 1024       /* stopped entries kept for `get` */
-#define RN_SLOT_DIR "/run/sandbox/slots"
+#define RN_MAX_DRIVERS 8
+#define RN_DRIVER_FILE "driver"    /* <sandbox dir>/driver: who made it */
 
 struct runner;
 struct rn_sandbox;
+struct rn_driver;
 
-/* A driver runs sandboxes. Every operation is called from the loop. */
-struct rn_driver {
+/* A driver runs sandboxes in one kind of isolation; its name is the
+ * "isolation" of the API. One static table per driver (runner/driver_*.c),
+ * listed in the registry (runner/rn_drivers.c). Every operation is called
+ * from the loop. The driver's own state hangs off its struct rn_driver
+ * (data), a sandbox's off the sandbox (drv_data): no file-level state. */
+struct rn_driver_ops {
 	const char *name;
-	/* Start sb (spec, id, dir, slot filled in). On success sb->pid is the
-	 * process whose exit means the sandbox is gone, and sb->agent_socket
-	 * the host path of the guest's hybrid-vsock socket. On failure
-	 * everything it made is removed. */
-	int (*start)(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err);
+	/* Can the driver run on this host? 0, or -1 with a reason a person
+	 * can act on in err->msg (e.g. "runsc not found; install it from
+	 * bookworm-backports (mk/deps.sh)"). Looks, changes nothing. */
+	int (*probe)(struct rn_driver *d, struct sbx_err *err);
+	/* After a passing probe: set up what the driver needs (d->data, host
+	 * preparation). 0, or -1 with err: the driver is then unavailable
+	 * with err->msg as its reason. */
+	int (*init)(struct rn_driver *d, struct sbx_err *err);
+	/* Start sb. Called with sb->id, sb->spec, sb->drv set and sb->dir
+	 * made (empty but for RN_DRIVER_FILE). On success sb->pid is the
+	 * runner's child whose exit means the sandbox is gone, and
+	 * sb->agent_socket the host path of the guest's hybrid-vsock socket
+	 * (the runner dials it: CONNECT/OK, lib/sbx_dial.h). On failure
+	 * everything the driver made is removed (the runner removes
+	 * sb->dir) and sb->drv_data is freed. err code EINVAL: the request's
+	 * fault (e.g. no such image), EAGAIN: out of capacity. */
+	int (*start)(struct rn_sandbox *sb, struct sbx_err *err);
 	/* Kill every process of sb; returns at once, the exit of sb->pid is
 	 * reported through SIGCHLD. */
 	void (*kill)(struct rn_sandbox *sb);
-	/* After sb->pid was reaped: remove everything left of sb. Returns 0,
-	 * 1 when something is still busy (called again later), or -1 with err
-	 * (logged; the sandbox is marked failed but forgotten). */
-	int (*cleanup)(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err);
+	/* After sb->pid was reaped: remove everything left of sb, sb->dir
+	 * included, and free sb->drv_data. Returns 0, 1 when something is
+	 * still busy (called again later), or -1 with err (logged; the
+	 * sandbox is marked failed but forgotten). */
+	int (*cleanup)(struct rn_sandbox *sb, struct sbx_err *err);
 	/* OOM kills seen in the sandbox so far (-1 if unknown). */
 	long (*oom_kills)(struct rn_sandbox *sb);
 	/* Forks refused at the pids limit so far (-1 if unknown). */
 	long (*pids_hits)(struct rn_sandbox *sb);
-	/* At start-up: kill and remove whatever a previous run left. */
-	void (*reconcile)(struct runner *r);
+	/* At start-up, for each sandbox dir whose RN_DRIVER_FILE names this
+	 * driver (and only those): kill and remove what a previous run left
+	 * of sandbox id, dir included. Called when the driver is enabled and
+	 * its probe passed, even if init failed (d->data may be NULL). */
+	void (*reconcile_dir)(struct rn_driver *d, const char *id, const char *dir);
+	/* At start-up, after the dirs: what has no dir any more (e.g. cgroups
+	 * named sbx_<runner>_* whose dir is gone). May be NULL. */
+	void (*reconcile)(struct rn_driver *d);
 	/* Optional (NULL: unsupported): a non-blocking TCP socket connected
 	 * (or connecting) to 127.0.0.1:port inside sb's network, for the
 	 * caller to own; -1 with err, errno ECONNREFUSED when nothing listens.
 	 * Lets `connect` hand the socket itself to a local gateway. */
 	int (*open_port)(struct rn_sandbox *sb, int port, struct sbx_err *err);
+};
+
+/* A driver as this runner has it: enabled (--drivers) or not, available
+ * (probe and init passed) or not and why. */
+struct rn_driver {
+	const struct rn_driver_ops *ops;
+	struct runner *r;
+	int enabled;
+	int probed;                     /* the probe passed (init may not have) */
+	int available;
+	char reason[512];               /* why not available ("" when it is) */
+	int agent_stderr;               /* --agent-stderr */
+	void *data;                     /* the driver's own state */
 };
 
 struct rn_sandbox {
@@ -68,8 +107,9 @@ struct rn_sandbox {
 	int wait_status;
 	long oom_kills;                 /* last seen, kept after cleanup */
 	long pids_hits;
+	int ready_fd1;                  /* readiness dial in flight: fd + 1, or 0 */
 	pid_t pid;
-	int slot;
+	struct rn_driver *drv;          /* the driver that runs it */
 	char dir[PATH_MAX];             /* <state>/sandboxes/<id> */
 	char agent_socket[PATH_MAX];
 	void *drv_data;
@@ -84,12 +124,13 @@ struct runner {
 	char agent_path[PATH_MAX];
 	char runtime_dir[PATH_MAX];     /* <state>/runtime: agent + its libs */
 	char socket_path[PATH_MAX];
-	const struct rn_driver *drv;
+	struct rn_driver drivers[RN_MAX_DRIVERS];   /* registry order */
+	int n_drivers;
+	struct rn_driver *default_drv;  /* --default-isolation */
+	struct rn_cgroup cg;            /* the host's layout, for every driver */
+	char cg_error[512];             /* why cg is unusable ("" when it is) */
 	struct rn_sandbox *sandboxes;
 	int n_live;
-	/* uid-range slots: fd+1 of a flock'd file in RN_SLOT_DIR, 0 = free.
-	 * The lock is host-wide, so two runners never share a range. */
-	int slots[RN_MAX_SLOTS];
 	int stopping;                   /* SIGTERM received */
 	int64_t max_memory_mb;          /* admission: sum of live memory_mb */
 	int64_t nofile_max;             /* the runner's hard RLIMIT_NOFILE */

@@ -1,6 +1,6 @@
-# sandbox-runner: the control daemon and the jail driver. jail_seccomp.c
-# (the seccomp policy, another module) is picked up by the wildcard when it
-# exists; jail_child.c includes its header only if present.
+# sandbox-runner: the control daemon, its driver registry (rn_drivers.c) and
+# the drivers (driver_<name>*.c; driver_jail_seccomp.c, the seccomp policy,
+# is picked up by the wildcard like every other source).
 RUNNER_SRCS := $(wildcard runner/*.c)
 
 $(BINDIR)/sandbox-runner: $(call obj,$(RUNNER_SRCS)) $(LIBSBX)

@@ -19,8 +19,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "jail_driver.h"
 #include "rn_conn.h"
+#include "rn_drivers.h"
 #include "rn_sandbox.h"
 #include "runner.h"
 #include "sbx_log.h"
@@ -31,7 +31,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: sandbox-runner [--socket PATH] [--state-dir DIR] [--image-dir DIR]\n"
 		   "                      [--name NAME] [--agent PATH] [--agent-stderr] [--verbose]\n"
-		   "                      [--max-memory-share F | --max-memory-mb N]\n");
+		   "                      [--max-memory-share F | --max-memory-mb N]\n"
+		   "                      [--drivers NAME,...] [--default-isolation NAME]\n");
 }
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -192,7 +193,13 @@ static int64_t memory_cap_mb(int64_t cap_mb, double share)
 	return (int64_t)((double)si.totalram * si.mem_unit * share) >> 20;
 }
 
-static int parse_args(struct runner *r, int argc, char **argv, int *agent_stderr)
+struct args {
+	int agent_stderr;
+	const char *drivers;            /* NULL: every driver of the registry */
+	const char *default_isolation;
+};
+
+static int parse_args(struct runner *r, int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -204,6 +211,8 @@ static int parse_args(struct runner *r, int argc, char **argv, int *agent_stderr
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "max-memory-share", required_argument, NULL, 'S' },
 		{ "max-memory-mb", required_argument, NULL, 'M' },
+		{ "drivers", required_argument, NULL, 'D' },
+		{ "default-isolation", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -223,7 +232,9 @@ static int parse_args(struct runner *r, int argc, char **argv, int *agent_stderr
 		case 'i': snprintf(r->image_dir, sizeof(r->image_dir), "%s", optarg); break;
 		case 'n': snprintf(r->name, sizeof(r->name), "%s", optarg); break;
 		case 'a': agent = optarg; break;
-		case 'e': *agent_stderr = 1; break;
+		case 'e': a->agent_stderr = 1; break;
+		case 'D': a->drivers = optarg; break;
+		case 'I': a->default_isolation = optarg; break;
 		case 'v': sbx_log_init("sandbox-runner", SBX_LOG_DEBUG); break;
 		case 'S':
 			share = strtod(optarg, &end);
@@ -337,15 +348,19 @@ int main(int argc, char **argv)
 	struct rn_ev lev = { .fd = -1 }, sev = { .fd = -1 };
 	struct sbx_err err = { 0, "" };
 	sigset_t mask;
-	int agent_stderr = 0;
+	struct args a = { 0, NULL, "jail" };
 	int64_t shutdown_by = 0;
 
 	sbx_log_init("sandbox-runner", SBX_LOG_INFO);
-	if (parse_args(&r, argc, argv, &agent_stderr) < 0)
+	if (parse_args(&r, argc, argv, &a) < 0)
 		return 2;
+	if (rn_drivers_setup(&r, a.drivers, a.default_isolation, a.agent_stderr, &err) < 0) {
+		fprintf(stderr, "sandbox-runner: %s\n", err.msg);
+		return 2;
+	}
 	if (geteuid() != 0) {
-		fprintf(stderr, "sandbox-runner: the jail driver needs root (it maps each "
-			"sandbox to its own unprivileged uid range)\n");
+		fprintf(stderr, "sandbox-runner: needs root (state under /run, sandbox "
+			"cgroups and namespaces)\n");
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -357,12 +372,10 @@ int main(int argc, char **argv)
 	}
 	if (lock_name(r.name) < 0)
 		return 1;
-	r.drv = jail_driver_init(&r, agent_stderr, &err);
-	if (!r.drv) {
-		sbx_err_log("%s", err.msg);
-		return 1;
-	}
-	r.drv->reconcile(&r);
+	if (rn_cgroup_detect(&r.cg, &err) < 0)
+		snprintf(r.cg_error, sizeof(r.cg_error), "%s", err.msg);
+	rn_drivers_init(&r);
+	rn_drivers_reconcile(&r);
 	if (rn_loop_init() < 0) {
 		sbx_err_log("epoll: %s", strerror(errno));
 		return 1;
@@ -384,8 +397,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sbx_info("runner %s listening on %s (state %s, images %s, admits %lld MiB of "
-		 "memory_mb, nofile up to %lld)", r.name, r.socket_path, r.state_dir,
-		 r.image_dir, (long long)r.max_memory_mb, (long long)r.nofile_max);
+		 "memory_mb, nofile up to %lld, default isolation %s)", r.name, r.socket_path,
+		 r.state_dir, r.image_dir, (long long)r.max_memory_mb, (long long)r.nofile_max,
+		 r.default_drv->ops->name);
 	for (;;) {
 		int t1 = rn_sandbox_tick(&r), t2 = rn_conn_sweep(), t3 = accept_pause_tick(&lev), t;
 

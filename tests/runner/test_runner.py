@@ -114,7 +114,8 @@ def rss_kb(pid):
 
 # runner names carry the suite's pid: two checkouts may run it at once
 N = os.getpid()
-MY_RUNNERS = tuple("%s%d" % (n, N) for n in ("t1", "tstop", "treal", "tfail", "temf"))
+MY_RUNNERS = tuple("%s%d" % (n, N) for n in ("t1", "tstop", "treal", "tfail", "temf", "tunav",
+                                              "tmute"))
 
 
 def sandbox_uids_running():
@@ -378,7 +379,27 @@ def t_restart(r):
     r.p.kill()
     r.p.wait()
     present = all(os.path.exists(os.path.join(r.state, "sandboxes", i)) for i in ids)
+    # a dir another driver made (one not in this runner), and one the
+    # runner made but died before marking
+    root = os.path.join(r.state, "sandboxes")
+    foreign = os.path.join(root, "sbx_%s_%s" % (r.name, "f" * 24))
+    unmarked = os.path.join(root, "sbx_%s_%s" % (r.name, "u" * 24))
+    os.makedirs(foreign + "/rootfs")
+    with open(foreign + "/driver", "w") as f:
+        f.write("firecracker\n")
+    with open(foreign + "/rootfs/keep", "w") as f:
+        f.write("x")
+    os.makedirs(unmarked)
+    log_before = len(r.logtext())
     r.start()
+    log_after = r.logtext()[log_before:]
+    lines = [l for l in log_after.splitlines() if "driver firecracker alone" in l]
+    result("reconcile: another driver's sandbox dir is left alone, logged once",
+           os.path.exists(foreign + "/rootfs/keep") and len(lines) == 1 and
+           "left 1 sandbox dir(s)" in lines[0], "%s %s" % (os.path.exists(foreign), lines))
+    result("reconcile: a dir no driver had marked yet is removed",
+           not os.path.exists(unmarked))
+    subprocess.run(["rm", "-rf", foreign])
     left = [(i, leftovers(r, i)) for i in ids if leftovers(r, i)]
     result("kill -9 runner, restart: leftover sandboxes killed and removed",
            present and not left and not wait_until(lambda: not sandbox_uids_running(), 5) is False,
@@ -387,6 +408,111 @@ def t_restart(r):
     result("restarted runner creates sandboxes", rep.get("ok"), str(rep))
     if rep.get("ok"):
         r.req({"op": "stop", "id": rep["sandbox"]["id"]})
+
+
+def t_isolation(r):
+    """The isolation plumbing: capabilities, the default, unknown names."""
+    cap = r.req({"op": "capabilities"})
+    c = cap.get("capabilities", {})
+    jail = [d for d in c.get("isolation", []) if d.get("name") == "jail"]
+    result("capabilities: lists jail available (reason null) and the default jail",
+           cap.get("ok") and c.get("default") == "jail" and len(jail) == 1 and
+           jail[0].get("available") is True and "reason" in jail[0] and
+           jail[0]["reason"] is None, str(cap))
+    before = len(r.req({"op": "list"})["sandboxes"])
+    rep = r.create(isolation="jail")
+    rep2 = r.create()
+    ok = rep.get("ok") and rep2.get("ok")
+    result("isolation: named jail and absent (the default) both give a jail sandbox "
+           "that reports it", ok and rep["sandbox"].get("isolation") == "jail" and
+           rep2["sandbox"].get("isolation") == "jail", "%s %s" % (rep, rep2))
+    for x in (rep, rep2):
+        if x.get("ok"):
+            r.req({"op": "stop", "id": x["sandbox"]["id"]})
+    before = len(r.req({"op": "list"})["sandboxes"])
+    bad = r.create(isolation="nosuch")
+    long_ = r.create(isolation="x" * 5000)
+    typ = r.create(isolation=5)
+    after = len(r.req({"op": "list"})["sandboxes"])
+    result("isolation: an unknown name is unknown_isolation listing the known ones",
+           not bad.get("ok") and bad["error"]["code"] == "unknown_isolation" and
+           "nosuch" in bad["error"]["message"] and "jail" in bad["error"]["message"] and
+           not long_.get("ok") and long_["error"]["code"] == "unknown_isolation" and
+           len(long_["error"]["message"]) < 300, "%s %s" % (bad, long_))
+    result("isolation: a non-string is invalid; refused creates change nothing",
+           not typ.get("ok") and typ["error"]["code"] == "invalid" and after == before,
+           "%s %d %d" % (typ, before, after))
+
+
+def t_unavailable():
+    """A driver whose probe or init fails is listed unavailable with its
+    reason; the runner still starts, and a create asking for it gets
+    isolation_unavailable with that reason."""
+    r = Runner("tunav%d" % N, "/nonexistent/sandbox-agent")
+    try:
+        cap = r.req({"op": "capabilities"}).get("capabilities", {})
+        jail = [d for d in cap.get("isolation", []) if d.get("name") == "jail"]
+        rep = r.create()
+        result("isolation: an unavailable driver is listed with its reason, runner serves",
+               len(jail) == 1 and jail[0]["available"] is False and
+               "/nonexistent/sandbox-agent" in (jail[0]["reason"] or ""), str(cap))
+        result("isolation: create on an unavailable driver is isolation_unavailable "
+               "with the reason", not rep.get("ok") and
+               rep["error"]["code"] == "isolation_unavailable" and
+               "/nonexistent/sandbox-agent" in rep["error"]["message"] and
+               not r.req({"op": "list"})["sandboxes"], str(rep))
+    finally:
+        r.kill()
+
+
+def t_driver_flags():
+    """--drivers and --default-isolation take only names the registry
+    knows: anything else stops the runner at start with the known list."""
+    outs = []
+    for args in (["--drivers", "jail,nosuch"], ["--default-isolation", "nosuch"],
+                 ["--drivers", ""]):
+        d = tempfile.mkdtemp(prefix="sbx-rt-")
+        p = subprocess.run([RUNNER, "--socket", d + "/s", "--state-dir", d + "/st",
+                            "--name", "tflag%d" % N] + args,
+                           capture_output=True, text=True, timeout=30)
+        outs.append((p.returncode, p.stderr.strip()))
+        subprocess.run(["rm", "-rf", d])
+    result("runner flags: an unknown driver or default isolation exits 2 naming the "
+           "known drivers", outs[0][0] == 2 and 'no driver "nosuch"' in outs[0][1] and
+           "known: jail" in outs[0][1] and outs[1][0] == 2 and
+           "--default-isolation" in outs[1][1] and "known: jail" in outs[1][1] and
+           outs[2][0] == 2, str(outs))
+
+
+def t_ready_handshake():
+    """Readiness is the agent's answer to CONNECT 1024, not a socket that
+    accepts: an agent that listens and accepts but never answers leaves the
+    sandbox starting until the ready timeout fails it."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mute_agent.c")
+    d = tempfile.mkdtemp(prefix="sbx-mute-")
+    exe = d + "/mute-agent"
+    if subprocess.run(["cc", "-O1", "-o", exe, src]).returncode != 0:
+        result("readiness: a silent agent is not ready", None, "(no cc to build the stand-in)")
+        return
+    os.chmod(d, 0o755)
+    r = Runner("tmute%d" % N, exe)
+    try:
+        t0 = time.time()
+        rep = r.create()
+        took = time.time() - t0
+        lst = r.req({"op": "list"})["sandboxes"]
+        sid = lst[0]["id"] if lst else None
+        result("readiness: an agent that accepts but never answers the handshake is "
+               "not ready; create fails after the ready timeout",
+               not rep.get("ok") and "did not answer" in rep["error"]["message"] and
+               took >= 9.5 and lst and lst[0]["status"] == "failed",
+               "%s %.1f s %s" % (rep, took, lst))
+        result("readiness: the failed sandbox leaves nothing behind",
+               sid and wait_until(lambda: not leftovers(r, sid), 5) is True,
+               str(sid and leftovers(r, sid)))
+    finally:
+        r.kill()
+        subprocess.run(["rm", "-rf", d])
 
 
 def agent_exec(sock, sid, cmd, args):
@@ -826,6 +952,7 @@ def main():
             t_network(r, sid)
             t_stop_clean(r, sid)
         t_invalid(r)
+        t_isolation(r)
         t_limits(r)
         t_agent_crash(r)
         t_concurrent(r)
@@ -848,6 +975,9 @@ def main():
     t_shutdown()
     t_accept_emfile()
     t_failed_start()
+    t_unavailable()
+    t_driver_flags()
+    t_ready_handshake()
     t_real_agent()
     result("no sandbox processes left on the host",
            wait_until(lambda: not sandbox_uids_running(), 5) is True, str(sandbox_uids_running()))

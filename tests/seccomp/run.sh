@@ -1,5 +1,5 @@
 #!/bin/bash
-# Seccomp policy suite (jail-default-v1, runner/jail_seccomp.c):
+# Seccomp policy suite (jail-default-v1, runner/driver_jail_seccomp.c):
 #  1. the policy compiles; the probe binary refuses to run without it
 #  2. the syscall probes (tests/seccomp/probe.c) on the host, under the policy
 #  3. with the image: the same probes and the workload corpus

@@ -19,7 +19,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "../../runner/jail_seccomp.h"
+#include "../../runner/driver_jail_seccomp.h"
 
 extern char **environ;
 

@@ -1,4 +1,4 @@
-/* Unit tests of runner/jail_seccomp.c: the filters compile within the
+/* Unit tests of runner/driver_jail_seccomp.c: the filters compile within the
  * kernel's size limit, load refuses without no_new_privs, and a child
  * under the policy gets the documented answers. Children leave with
  * _exit(): under the policy, LeakSanitizer's exit-time ptrace is refused. */
@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "../../runner/jail_seccomp.h"
+#include "../../runner/driver_jail_seccomp.h"
 
 /* Run fn in a child under the policy (flags); returns fn's exit code, or
  * 128 + signal. */

@@ -9,7 +9,7 @@
  * sandbox's own: its memory limit, a load of zero. What stays visible is
  * listed in docs/security.md. The caps the sandbox keeps include no
  * CAP_SYS_ADMIN (and seccomp denies mount/umount), so the covers stay. */
-#include "jail.h"
+#include "driver_jail.h"
 
 #include <errno.h>
 #include <fcntl.h>

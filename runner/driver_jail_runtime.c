@@ -1,7 +1,8 @@
 /* The runtime directory bound read-only at /.sandbox in every sandbox: the
  * agent binary, the shared objects it links and the host's ld.so, so the
  * agent runs on any image (the image need not ship libcjson). */
-#include "jail.h"
+#include "driver_jail.h"
+#include "rn_rmtree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,7 +65,7 @@ int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
 		return sbx_err_sys(err, "agent %s", agent);
 	if (strchr(agent, '\'') || strchr(agent, '\n'))
 		return sbx_err_set(err, EINVAL, "agent path has a quote or newline");
-	jail_rmtree(dir);
+	rn_rmtree(dir);
 	snprintf(lib, sizeof(lib), "%s/lib", dir);
 	if (mkdir(dir, 0755) < 0 || mkdir(lib, 0755) < 0)
 		return sbx_err_sys(err, "mkdir %s", lib);

@@ -2,7 +2,7 @@
  * uts namespaces (PID 1 there), builds the root filesystem in its own mount
  * namespace and execs the agent. Each step reports its failure to the
  * parent through the sync channel, so an error names the step. */
-#include "jail.h"
+#include "driver_jail.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,8 +25,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#if __has_include("jail_seccomp.h")
-#include "jail_seccomp.h"
+#if __has_include("driver_jail_seccomp.h")
+#include "driver_jail_seccomp.h"
 #define HAVE_JAIL_SECCOMP 1
 #endif
 

@@ -1,5 +1,5 @@
-/* Internals shared by the jail driver's parent side (jail_driver.c), the
- * child side (jail_child.c) and the runtime preparation (jail_runtime.c). */
+/* Internals shared by the jail driver's parent side (driver_jail.c), the
+ * child side (driver_jail_child.c) and the runtime (driver_jail_runtime.c). */
 #ifndef JAIL_H
 #define JAIL_H
 
@@ -49,8 +49,5 @@ int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
 /* Cover the host-wide files of the new /proc (cwd: the new root, before
  * pivot_root). 0 or -1 with err set. */
 int jail_mask_proc(const struct jail_plan *p, struct sbx_err *err);
-
-/* rm -rf without crossing into mounts. 0 or -1 (errno). */
-int jail_rmtree(const char *path);
 
 #endif

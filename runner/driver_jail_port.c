@@ -3,7 +3,7 @@
  * sandbox's namespace just for socket(2), returns to its own, and connects.
  * The caller then holds a plain TCP connection to the guest port: the
  * agent's forward and the runner's splice are not in the data path. */
-#include "jail_port.h"
+#include "driver_jail_port.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

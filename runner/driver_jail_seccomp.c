@@ -5,7 +5,7 @@
  * errno answers the later filter's, so B's errno values win over A's
  * default. Two filters keep allow and deny rules on the same argument out
  * of one libseccomp context, where they do not combine. */
-#include "jail_seccomp.h"
+#include "driver_jail_seccomp.h"
 
 #include <errno.h>
 #include <fcntl.h>

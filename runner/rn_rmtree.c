@@ -5,7 +5,7 @@
  * is removed as a name and never followed; and a mount (another st_dev)
  * is never entered: a leftover mount fails the removal, it is not
  * emptied through. */
-#include "jail.h"
+#include "rn_rmtree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -63,7 +63,7 @@ static int rm_at(int dfd, const char *name, dev_t dev, int depth)
 	return rc < 0 && errno != ENOENT ? -1 : 0;
 }
 
-int jail_rmtree(const char *path)
+int rn_rmtree(const char *path)
 {
 	struct stat st;
 

@@ -1,7 +1,8 @@
-/* Parent side of the jail driver: plan, clone, write the id maps, join the
- * cgroups, lend the child an id-mapped view of the image, wait for the
- * child's report; and kill, clean up and reconcile. */
-#include "jail_driver.h"
+/* The jail driver (isolation "jail"): Linux namespaces, an overlay root,
+ * cgroups, rlimits, no_new_privs, trimmed capabilities and seccomp
+ * (docs/runner.md). This is its parent side: plan, clone, write the id
+ * maps, join the cgroups, lend the child an id-mapped view of the image,
+ * wait for the child's report; and kill, clean up and reconcile. */
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,21 +22,41 @@
 
 #include <cJSON.h>
 
-#include "jail.h"
-#include "jail_cgroup.h"
-#include "jail_net.h"
-#include "jail_port.h"
+#include "driver_jail.h"
+#include "rn_cgroup.h"
+#include "driver_jail_net.h"
+#include "driver_jail_port.h"
+#include "rn_rmtree.h"
+#include "rn_slot.h"
+#include "runner.h"
 #include "sbx_log.h"
 
 #define CHILD_SETUP_TIMEOUT_MS 10000
 
-/* The driver's host facts, found once by jail_driver_init. */
-static struct {
-	const struct jail_cg_ops *cg;
-	char loader[64];
-	int agent_stderr;
+#define JAIL_CG_PARENT "sandbox"   /* cgroups: sandbox/<id> */
+
+/* The driver's state (rn_driver.data), made by jail_init. */
+struct jail_state {
+	char loader[64];            /* "" when the runtime is not prepared */
 	int idmap_warned;
-} jd;
+	struct rn_slots slots;      /* uid ranges and veth addresses */
+};
+
+/* A sandbox's share (rn_sandbox.drv_data). */
+struct jail_sb {
+	int slot;
+	char cg[RN_ID_MAX + 16];    /* its cgroup path */
+};
+
+static struct jail_state *state_of(const struct rn_driver *d)
+{
+	return d->data;
+}
+
+static struct jail_sb *sb_of(const struct rn_sandbox *sb)
+{
+	return sb->drv_data;
+}
 
 static int write_str(const char *path, const char *s, struct sbx_err *err)
 {
@@ -93,7 +114,7 @@ static int save_state(const struct rn_sandbox *sb, struct sbx_err *err)
 	int fd, rc = 0;
 
 	cJSON_AddStringToObject(o, "id", sb->id);
-	cJSON_AddNumberToObject(o, "slot", sb->slot);
+	cJSON_AddNumberToObject(o, "slot", sb_of(sb)->slot);
 	cJSON_AddNumberToObject(o, "pid", sb->pid);
 	cJSON_AddNumberToObject(o, "starttime", (double)(sb->pid > 0 ? proc_starttime(sb->pid) : 0));
 	cJSON_AddStringToObject(o, "driver", "jail");
@@ -128,9 +149,7 @@ static int make_dirs(const struct rn_sandbox *sb, uid_t base, struct sbx_err *er
 	static const char *const subs[] = { "lower", "rw", "root", "sock", NULL };
 	char p[PATH_MAX], opts[96];
 
-	if (mkdir(sb->dir, 0700) < 0)
-		return sbx_err_sys(err, "mkdir %s", sb->dir);
-	/* Root of the sandbox (host uid base) walks these paths in the child. */
+	/* sb->dir is the runner's (0700, made before start). Root of the sandbox (host uid base) walks these paths in the child. */
 	if (chown(sb->dir, base, base) < 0)
 		return sbx_err_sys(err, "chown %s", sb->dir);
 	for (int i = 0; subs[i]; i++) {
@@ -154,8 +173,8 @@ static int make_dirs(const struct rn_sandbox *sb, uid_t base, struct sbx_err *er
  * keeps their owners). The child copies this mount into its own
  * namespace; the parent detaches the host's copy once the child is done.
  * Without id-mapping support files show as nobody: warn once, go on. */
-static int mount_lower(const char *image, const struct rn_sandbox *sb,
-		       struct sbx_err *err)
+static int mount_lower(struct jail_state *js, const char *image,
+		       const struct rn_sandbox *sb, struct sbx_err *err)
 {
 	char lower[PATH_MAX], ns[64];
 	struct mount_attr attr = { 0 };
@@ -178,7 +197,7 @@ static int mount_lower(const char *image, const struct rn_sandbox *sb,
 	rc = (int)syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE,
 			  &attr, sizeof(attr));
 	if (rc < 0) {
-		if (!jd.idmap_warned++)
+		if (!js->idmap_warned++)
 			sbx_warn("id-mapped mount of %s failed (%s): image files will show "
 				 "as nobody inside", image, strerror(errno));
 		attr.attr_set &= ~(unsigned long long)MOUNT_ATTR_IDMAP;
@@ -280,9 +299,12 @@ static int wait_child(int fd, struct sbx_err *err)
 	return sbx_err_set(err, m.err ? m.err : EIO, "sandbox setup: %s", m.msg);
 }
 
-static int jail_start(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err)
+static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 {
-	uid_t base = JAIL_UID_BASE + (uid_t)sb->slot * JAIL_UID_COUNT;
+	struct runner *r = sb->drv->r;
+	struct jail_state *js = state_of(sb->drv);
+	struct jail_sb *jb;
+	uid_t base;
 	char image[PATH_MAX + 64];
 	struct jail_plan plan;
 	int sv[2] = { -1, -1 }, st;
@@ -293,9 +315,22 @@ static int jail_start(struct runner *r, struct rn_sandbox *sb, struct sbx_err *e
 	if (access(image, X_OK) < 0)
 		return sbx_err_set(err, EINVAL, "image: no image \"%s\" on this runner "
 				   "(%s missing)", sb->spec.image, image);
-	if (access(r->runtime_dir, X_OK) < 0 || !jd.loader[0])
+	if (access(r->runtime_dir, X_OK) < 0 || !js->loader[0])
 		return sbx_err_set(err, ENOENT, "the agent runtime is not prepared "
 				   "(is --agent right?)");
+	jb = calloc(1, sizeof(*jb));
+	if (!jb)
+		return sbx_err_set(err, ENOMEM, "out of memory");
+	/* the slot is the sandbox's uid range (and veth addresses) */
+	jb->slot = rn_slot_alloc(&js->slots);
+	if (jb->slot < 0) {
+		free(jb);
+		return sbx_err_set(err, EAGAIN, "no free uid range on this host (%d in use)",
+				   RN_MAX_SLOTS);
+	}
+	snprintf(jb->cg, sizeof(jb->cg), JAIL_CG_PARENT "/%s", sb->id);
+	sb->drv_data = jb;
+	base = JAIL_UID_BASE + (uid_t)jb->slot * JAIL_UID_COUNT;
 
 	memset(&plan, 0, sizeof(plan));
 	snprintf(plan.dir, sizeof(plan.dir), "%s", sb->dir);
@@ -304,14 +339,14 @@ static int jail_start(struct runner *r, struct rn_sandbox *sb, struct sbx_err *e
 	sub(plan.root, sb, "root");
 	sub(plan.sockdir, sb, "sock");
 	plan.runtime_dir = r->runtime_dir;
-	plan.loader = jd.loader;
+	plan.loader = js->loader;
 	plan.spec = &sb->spec;
-	plan.agent_stderr = jd.agent_stderr;
+	plan.agent_stderr = sb->drv->agent_stderr;
 
 	sb->pid = 0;
 	if (make_dirs(sb, base, err) < 0)
 		goto fail;
-	if (jd.cg->create(sb->id, &sb->spec, err) < 0)
+	if (rn_cgroup_create(&r->cg, jb->cg, &sb->spec, err) < 0)
 		goto fail;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		sbx_err_sys(err, "socketpair");
@@ -345,7 +380,7 @@ static int jail_start(struct runner *r, struct rn_sandbox *sb, struct sbx_err *e
 	sv[1] = -1;
 	sb->pid = pid;
 	if (save_state(sb, err) < 0 || write_maps(pid, base, err) < 0 ||
-	    mount_lower(image, sb, err) < 0)
+	    mount_lower(js, image, sb, err) < 0)
 		goto fail;
 	if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
 		sbx_err_sys(err, "start the sandbox child");
@@ -355,9 +390,9 @@ static int jail_start(struct runner *r, struct rn_sandbox *sb, struct sbx_err *e
 	 * (~10 ms here): do it while the child builds its mounts. The child
 	 * waits for the second byte before it enters its cgroup namespace and
 	 * long before it runs anything of the user's. */
-	if (jd.cg->attach(sb->id, pid, err) < 0)
+	if (rn_cgroup_attach(&r->cg, jb->cg, pid, err) < 0)
 		goto fail;
-	if (sb->spec.network == RN_NET_ALLOW_ALL && jail_net_allow_all(pid, sb->slot, err) < 0)
+	if (sb->spec.network == RN_NET_ALLOW_ALL && jail_net_allow_all(pid, jb->slot, err) < 0)
 		goto fail;
 	if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
 		sbx_err_sys(err, "start the sandbox child");
@@ -380,11 +415,14 @@ fail:
 			;
 		sb->pid = 0;
 	}
-	jd.cg->kill_all(sb->id);
+	rn_cgroup_kill(&r->cg, jb->cg);
 	unmount_all(sb);
-	for (int i = 0; i < 100 && jd.cg->destroy(sb->id) == 1; i++)
+	for (int i = 0; i < 100 && rn_cgroup_remove(&r->cg, jb->cg, NULL) == 1; i++)
 		usleep(1000);
-	jail_rmtree(sb->dir);
+	rn_rmtree(sb->dir);
+	rn_slot_free(&js->slots, jb->slot);
+	free(jb);
+	sb->drv_data = NULL;
 	return -1;
 }
 
@@ -394,29 +432,35 @@ static void jail_kill(struct rn_sandbox *sb)
 	 * for anything that escaped it (there should be nothing). */
 	if (sb->pid > 0 && !sb->reaped)
 		kill(sb->pid, SIGKILL);
-	jd.cg->kill_all(sb->id);
+	rn_cgroup_kill(&sb->drv->r->cg, sb_of(sb)->cg);
 }
 
-static int jail_cleanup(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err)
+static int jail_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 {
-	(void)r;
-	jd.cg->kill_all(sb->id);
-	if (jd.cg->destroy(sb->id) == 1)
+	const struct rn_cgroup *cg = &sb->drv->r->cg;
+	struct jail_sb *jb = sb_of(sb);
+
+	rn_cgroup_kill(cg, jb->cg);
+	if (rn_cgroup_remove(cg, jb->cg, NULL) == 1)
 		return 1;
 	unmount_all(sb);
-	if (jail_rmtree(sb->dir) < 0)
+	if (rn_rmtree(sb->dir) < 0)
 		return sbx_err_sys(err, "remove %s", sb->dir);
+	/* the uid range is free only once nothing of the sandbox is left */
+	rn_slot_free(&state_of(sb->drv)->slots, jb->slot);
+	free(jb);
+	sb->drv_data = NULL;
 	return 0;
 }
 
 static long jail_oom_kills(struct rn_sandbox *sb)
 {
-	return jd.cg->oom_kills(sb->id);
+	return sb->drv_data ? rn_cgroup_oom_kills(&sb->drv->r->cg, sb_of(sb)->cg) : -1;
 }
 
 static long jail_pids_hits(struct rn_sandbox *sb)
 {
-	return jd.cg->pids_hits(sb->id);
+	return sb->drv_data ? rn_cgroup_pids_hits(&sb->drv->r->cg, sb_of(sb)->cg) : -1;
 }
 
 /* ---- reconciliation after a crash ---- */
@@ -451,77 +495,95 @@ static void kill_leftover(const char *dir)
 	cJSON_Delete(o);
 }
 
-static void reap_cgroup(const char *id, void *arg)
+static void reap_cgroup(const struct rn_cgroup *cg, const char *id)
 {
-	const char *prefix = arg;
+	char path[RN_ID_MAX + 16];
 
-	/* only this runner's sandboxes: another runner may share the host */
-	if (prefix && strncmp(id, prefix, strlen(prefix)) != 0)
-		return;
-	jd.cg->kill_all(id);
-	for (int i = 0; i < 400 && jd.cg->destroy(id) == 1; i++) {
+	snprintf(path, sizeof(path), JAIL_CG_PARENT "/%s", id);
+	rn_cgroup_kill(cg, path);
+	for (int i = 0; i < 400 && rn_cgroup_remove(cg, path, NULL) == 1; i++) {
 		usleep(5000);
-		jd.cg->kill_all(id);
+		rn_cgroup_kill(cg, path);
 	}
-	if (jd.cg->destroy(id) == 1)
+	if (rn_cgroup_remove(cg, path, NULL) == 1)
 		sbx_warn("cgroup of %s is still busy after cleanup", id);
 }
 
-static void jail_reconcile(struct runner *r)
+static void jail_reconcile_dir(struct rn_driver *d, const char *id, const char *dir)
 {
-	DIR *d = opendir(r->sbx_root);
-	struct dirent *e;
-	int n = 0;
+	struct rn_sandbox tmp;
 
-	if (d) {
-		while ((e = readdir(d))) {
-			struct rn_sandbox tmp;
-			if (strncmp(e->d_name, "sbx_", 4) != 0)
-				continue;
-			memset(&tmp, 0, sizeof(tmp));
-			if (strlen(e->d_name) >= sizeof(tmp.id) ||
-			    snprintf(tmp.dir, sizeof(tmp.dir), "%s/%s", r->sbx_root,
-				     e->d_name) >= (int)sizeof(tmp.dir))
-				continue;
-			strcpy(tmp.id, e->d_name);
-			kill_leftover(tmp.dir);
-			reap_cgroup(tmp.id, NULL);
-			unmount_all(&tmp);
-			if (jail_rmtree(tmp.dir) < 0)
-				sbx_warn("cannot remove %s: %s", tmp.dir, strerror(errno));
-			n++;
-		}
-		closedir(d);
-	}
-	/* cgroups whose state dir is gone (a crash between the two) */
-	{
-		char prefix[40];
-		snprintf(prefix, sizeof(prefix), "sbx_%s_", r->name);
-		jd.cg->each(reap_cgroup, prefix);
-	}
-	if (n)
-		sbx_info("reconciled %d sandbox(es) left by a previous run: killed and removed", n);
+	memset(&tmp, 0, sizeof(tmp));
+	snprintf(tmp.id, sizeof(tmp.id), "%s", id);
+	snprintf(tmp.dir, sizeof(tmp.dir), "%s", dir);
+	kill_leftover(dir);
+	reap_cgroup(&d->r->cg, id);
+	unmount_all(&tmp);
+	if (rn_rmtree(dir) < 0)
+		sbx_warn("cannot remove %s: %s", dir, strerror(errno));
 }
 
-static const struct rn_driver jail_driver = {
-	"jail", jail_start, jail_kill, jail_cleanup, jail_oom_kills, jail_pids_hits,
-	jail_reconcile, jail_open_port
+static void reap_cgroup_cb(const char *id, void *arg)
+{
+	reap_cgroup(arg, id);
+}
+
+/* cgroups whose state dir is gone (a crash between the two); only this
+ * runner's: another runner may share the host */
+static void jail_reconcile(struct rn_driver *d)
+{
+	char prefix[40];
+
+	snprintf(prefix, sizeof(prefix), "sbx_%s_", d->r->name);
+	rn_cgroup_each(&d->r->cg, JAIL_CG_PARENT, prefix, reap_cgroup_cb, &d->r->cg);
+}
+
+static int jail_probe(struct rn_driver *d, struct sbx_err *err)
+{
+	if (geteuid() != 0)
+		return sbx_err_set(err, EPERM, "the jail driver needs root (it maps each "
+				   "sandbox to its own unprivileged uid range)");
+	if (d->r->cg_error[0])
+		return sbx_err_set(err, ENOTSUP, "cgroups: %s", d->r->cg_error);
+	if (access("/proc/self/ns/user", F_OK) < 0)
+		return sbx_err_set(err, ENOTSUP, "the kernel has no user namespaces");
+	return 0;
+}
+
+static int jail_init(struct rn_driver *d, struct sbx_err *err)
+{
+	struct runner *r = d->r;
+	struct jail_state *js = calloc(1, sizeof(*js));
+
+	if (!js)
+		return sbx_err_set(err, ENOMEM, "out of memory");
+	/* Without the agent no jail can start: the driver is unavailable
+	 * (capabilities and create say why); the runner still serves
+	 * get/list/stop and the other drivers. */
+	if (jail_runtime_prepare(r->agent_path, r->runtime_dir, js->loader,
+				 sizeof(js->loader), err) < 0) {
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		sbx_err_set(err, err->code, "agent runtime: %s (is --agent right?)", why);
+		free(js);
+		return -1;
+	}
+	d->data = js;
+	sbx_info("jail driver: cgroup %s, agent %s", r->cg.name, r->agent_path);
+	return 0;
+}
+
+const struct rn_driver_ops rn_driver_jail = {
+	.name = "jail",
+	.probe = jail_probe,
+	.init = jail_init,
+	.start = jail_start,
+	.kill = jail_kill,
+	.cleanup = jail_cleanup,
+	.oom_kills = jail_oom_kills,
+	.pids_hits = jail_pids_hits,
+	.reconcile_dir = jail_reconcile_dir,
+	.reconcile = jail_reconcile,
+	.open_port = jail_open_port,
 };
-
-const struct rn_driver *jail_driver_init(struct runner *r, int agent_stderr,
-					 struct sbx_err *err)
-{
-	memset(&jd, 0, sizeof(jd));
-	jd.agent_stderr = agent_stderr;
-	jd.cg = jail_cgroup_detect(err);
-	if (!jd.cg)
-		return NULL;
-	if (jail_runtime_prepare(r->agent_path, r->runtime_dir, jd.loader,
-				 sizeof(jd.loader), err) < 0) {
-		/* The runner still serves get/list/stop; create reports this. */
-		sbx_warn("agent runtime: %s", err->msg);
-		jd.loader[0] = 0;
-	}
-	sbx_info("jail driver: cgroup %s, agent %s", jd.cg->name, r->agent_path);
-	return &jail_driver;
-}

@@ -1,4 +1,4 @@
-#include "jail_net.h"
+#include "driver_jail_net.h"
 
 #include <errno.h>
 #include <fcntl.h>
