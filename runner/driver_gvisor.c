@@ -23,11 +23,15 @@
 
 #include <cJSON.h>
 
-#include "jail.h"
-#include "jail_cgroup.h"
+#include "driver_jail.h"
+#include "rn_cgroup.h"
+#include "rn_rmtree.h"
 #include "sbx_log.h"
 
-#define CG_ROOT "/sys/fs/cgroup"
+/* A runner's gvisor sandboxes are cgroups below a parent of their own, so
+ * reconcile finds them (and only them) even when their dirs are gone; the
+ * jail's sandboxes are sandbox/<id>, a level above. */
+#define GV_CG_TOP "sandbox"
 /* Host tasks of a sandbox: sentry and gofer threads plus about 2 per guest
  * process under systrap (GVISOR.md §5); the host pids.max is only the
  * backstop behind RLIMIT_NPROC, sized so the guest limit is met first. */
@@ -35,14 +39,29 @@
 #define GV_PIDS_PER_PROC 4
 #define GV_PIDS_MAX 32768
 
-static struct {
-	const struct jail_cg_ops *cg;
+/* The driver's state (rn_driver.data). */
+struct gv_state {
 	char runsc[PATH_MAX];
 	char root[PATH_MAX];        /* runsc --root: <state>/gvisor */
+	char cg_parent[64];         /* sandbox/gvisor_<runner> */
 	char loader[64];
-	int agent_stderr;
 	long version;
-} gd;
+};
+
+/* A sandbox's (drv_data). */
+struct gv_sb {
+	char cg[RN_ID_MAX + 96];    /* its cgroup path */
+};
+
+static struct gv_state *state_of(const struct rn_driver *d)
+{
+	return d->data;
+}
+
+static struct gv_sb *sb_of(const struct rn_sandbox *sb)
+{
+	return sb->drv_data;
+}
 
 static void sub(char *out, const struct rn_sandbox *sb, const char *name)
 {
@@ -108,62 +127,14 @@ static int save_state(const struct rn_sandbox *sb, struct sbx_err *err)
 
 /* ---- what a sandbox leaves on the host, and its removal ---- */
 
-/* runsc makes the hierarchies we did not (cpuset, freezer, devices, ...)
- * at the same path and removes them when `runsc run` ends normally; after
- * a kill of runsc they stay. Kill what is left in every hierarchy's copy
- * and remove them all: 0 done, 1 still busy. */
-static int sweep_cgroups(const char *id)
-{
-	DIR *d = opendir(CG_ROOT);
-	struct dirent *e;
-	char p[PATH_MAX];
-	int busy = 0;
-
-	gd.cg->kill_all(id);
-	if (gd.cg->destroy(id) == 1)
-		busy = 1;
-	if (!d)
-		return busy;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), CG_ROOT "/%s/sandbox/%s/cgroup.procs", e->d_name, id);
-		if (access(p, F_OK) < 0)
-			continue;
-		{
-			int fd = open(p, O_RDONLY | O_CLOEXEC);
-			char buf[4096];
-			ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-			if (fd >= 0)
-				close(fd);
-			if (n > 0) {
-				buf[n] = 0;
-				for (char *s = buf; *s; ) {
-					long pid = strtol(s, &s, 10);
-					if (pid > 1)
-						kill((pid_t)pid, SIGKILL);
-					while (*s == '\n')
-						s++;
-				}
-			}
-		}
-		snprintf(p, sizeof(p), CG_ROOT "/%s/sandbox/%s", e->d_name, id);
-		if (rmdir(p) < 0 && errno != ENOENT)
-			busy = 1;
-	}
-	closedir(d);
-	return busy;
-}
-
 /* runsc's state files of one container in our --root: "<id>_sandbox:<id>.*"
  * and "runsc-<id>.sock". `runsc delete --force` would remove them too, but
  * it polls for a second even when the sandbox is long dead; once every
- * task of the sandbox is gone (the cgroups are empty) nothing holds them,
+ * task of the sandbox is gone (its cgroups are empty) nothing holds them,
  * so they are removed directly and the loop never waits. */
-static void remove_runsc_state(const char *id)
+static void remove_runsc_state(const struct gv_state *gs, const char *id)
 {
-	DIR *d = opendir(gd.root);
+	DIR *d = opendir(gs->root);
 	struct dirent *e;
 	char sock[RN_ID_MAX + 16];
 	size_t l = strlen(id);
@@ -178,29 +149,35 @@ static void remove_runsc_state(const char *id)
 	closedir(d);
 }
 
-static void unmount_all(const struct rn_sandbox *sb)
+static void unmount_all(const char *dir)
 {
 	static const char *const mnts[] = { "sock", "upper", NULL };
-	char p[PATH_MAX];
+	char p[PATH_MAX + 16];
 
 	for (int i = 0; mnts[i]; i++) {
-		sub(p, sb, mnts[i]);
+		snprintf(p, sizeof(p), "%s/%s", dir, mnts[i]);
 		for (int k = 0; k < 8 && umount2(p, MNT_DETACH) == 0; k++)
 			;
 	}
 }
 
-static int find_loader(const char *runtime_dir);
+/* Kill and remove a sandbox's cgroups (runsc's own hierarchies too: after
+ * a kill of `runsc run` they stay). 0 done, 1 still busy. */
+static int sweep_cgroup(const struct rn_cgroup *cg, const char *path)
+{
+	rn_cgroup_kill(cg, path);
+	return rn_cgroup_remove(cg, path, GV_CG_TOP);
+}
 
 /* ---- start ---- */
+
+static int find_loader(struct gv_state *gs, const char *runtime_dir);
 
 static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 {
 	char p[PATH_MAX], opts[96];
 	long long inodes = sb->spec.disk_mb * 256;
 
-	if (mkdir(sb->dir, 0700) < 0)
-		return sbx_err_sys(err, "mkdir %s", sb->dir);
 	if (save_state(sb, err) < 0)
 		return -1;
 	sub(p, sb, "etc");
@@ -229,8 +206,8 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 
 /* The child between fork and exec of runsc: default signals, fresh stdio
  * (never a regular file without O_APPEND: runsc writes the sandbox's
- * output at its own offset), its own process group. */
-static void __attribute__((noreturn)) exec_runsc(char *const argv[])
+ * output at its own offset), its own session. */
+static void __attribute__((noreturn)) exec_runsc(char *const argv[], int agent_stderr)
 {
 	sigset_t none;
 	int nul;
@@ -247,7 +224,7 @@ static void __attribute__((noreturn)) exec_runsc(char *const argv[])
 		_exit(126);
 	dup2(nul, 0);
 	dup2(nul, 1);
-	if (!gd.agent_stderr) {
+	if (!agent_stderr) {
 		dup2(nul, 2);
 	} else {
 		struct stat st;
@@ -261,49 +238,60 @@ static void __attribute__((noreturn)) exec_runsc(char *const argv[])
 	_exit(127);
 }
 
-static int gv_start(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err)
+static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 {
+	struct runner *r = sb->drv->r;
+	struct gv_state *gs = state_of(sb->drv);
 	char rootfs[PATH_MAX + 64], sockdir[PATH_MAX], etcdir[PATH_MAX], upper[PATH_MAX];
-	char cgpath[RN_ID_MAX + 16], rootflag[PATH_MAX + 16], overlay[PATH_MAX + 32];
+	char cgpath[RN_ID_MAX + 98], rootflag[PATH_MAX + 16], overlay[PATH_MAX + 32];
 	char logflag[PATH_MAX + 16], bundle[PATH_MAX + 16];
 	struct rn_spec cgspec;
 	struct gv_bundle b;
+	struct gv_sb *gb;
 	pid_t pid;
 
 	snprintf(rootfs, sizeof(rootfs), "%s/%s/rootfs", r->image_dir, sb->spec.image);
 	if (access(rootfs, X_OK) < 0)
 		return sbx_err_set(err, EINVAL, "image: no image \"%s\" on this runner "
 				   "(%s missing)", sb->spec.image, rootfs);
-	if (!gd.loader[0])
-		find_loader(r->runtime_dir);
-	if (!gd.loader[0] || access(r->runtime_dir, X_OK) < 0)
+	if (!gs->loader[0])
+		find_loader(gs, r->runtime_dir);
+	if (!gs->loader[0] || access(r->runtime_dir, X_OK) < 0)
 		return sbx_err_set(err, ENOENT, "the agent runtime is not prepared "
 				   "(is --agent right?)");
 	if (sb->spec.network != RN_NET_DENY_ALL)
 		return sbx_err_set(err, EINVAL, "network: \"%s\" is not available with "
-				   "isolation gvisor on this runner (only deny-all)",
-				   rn_network_name(sb->spec.network));
+				   "isolation gvisor (only deny-all; use isolation jail for "
+				   "allow-all)", rn_network_name(sb->spec.network));
+	gb = calloc(1, sizeof(*gb));
+	if (!gb)
+		return sbx_err_set(err, ENOMEM, "out of memory");
+	sb->drv_data = gb;
+	snprintf(gb->cg, sizeof(gb->cg), "%s/%s", gs->cg_parent, sb->id);
 
 	sb->pid = 0;
 	sub(sockdir, sb, "sock");
 	sub(etcdir, sb, "etc");
 	sub(upper, sb, "upper");
-	snprintf(cgpath, sizeof(cgpath), "/sandbox/%s", sb->id);
+	snprintf(cgpath, sizeof(cgpath), "/%s", gb->cg);
 	if (make_dirs(sb, err) < 0)
 		goto fail;
 
+	/* The runner makes the memory, pids and cpu cgroups with their
+	 * limits; runsc joins cgroups that exist and leaves them (and their
+	 * counters) alone, so cleanup can still read them. */
 	cgspec = sb->spec;
 	cgspec.pids = GV_PIDS_BASE + GV_PIDS_PER_PROC * sb->spec.pids;
 	if (cgspec.pids > GV_PIDS_MAX)
 		cgspec.pids = GV_PIDS_MAX;
-	if (gd.cg->create(sb->id, &cgspec, err) < 0)
+	if (rn_cgroup_create(&r->cg, gb->cg, &cgspec, err) < 0)
 		goto fail;
 
 	memset(&b, 0, sizeof(b));
 	b.spec = &sb->spec;
 	b.rootfs = rootfs;
 	b.runtime_dir = r->runtime_dir;
-	b.loader = gd.loader;
+	b.loader = gs->loader;
 	b.sockdir = sockdir;
 	b.etcdir = etcdir;
 	b.cgroup_path = cgpath;
@@ -312,13 +300,13 @@ static int gv_start(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err
 	if (gv_spec_write(&b, sb->dir, err) < 0)
 		goto fail;
 
-	snprintf(rootflag, sizeof(rootflag), "--root=%s", gd.root);
+	snprintf(rootflag, sizeof(rootflag), "--root=%s", gs->root);
 	snprintf(overlay, sizeof(overlay), "--overlay2=root:dir=%s", upper);
 	snprintf(logflag, sizeof(logflag), "--log=%s/runsc.log", sb->dir);
 	snprintf(bundle, sizeof(bundle), "%s", sb->dir);
 	{
 		char *const argv[] = {
-			gd.runsc, rootflag, logflag, "--network=none", "--host-uds=create",
+			gs->runsc, rootflag, logflag, "--network=none", "--host-uds=create",
 			"--platform=systrap", overlay, "run", "--bundle", bundle, sb->id, NULL
 		};
 
@@ -328,7 +316,7 @@ static int gv_start(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err
 			goto fail;
 		}
 		if (pid == 0)
-			exec_runsc(argv);
+			exec_runsc(argv, sb->drv->agent_stderr);
 	}
 	sb->pid = pid;
 	if (save_state(sb, err) < 0)
@@ -344,11 +332,12 @@ fail:
 			;
 		sb->pid = 0;
 	}
-	for (int i = 0; i < 100 && sweep_cgroups(sb->id) == 1; i++)
+	for (int i = 0; i < 100 && sweep_cgroup(&r->cg, gb->cg) == 1; i++)
 		usleep(5000);
-	remove_runsc_state(sb->id);
-	unmount_all(sb);
-	jail_rmtree(sb->dir);
+	remove_runsc_state(gs, sb->id);
+	unmount_all(sb->dir);
+	free(gb);
+	sb->drv_data = NULL;
 	return -1;
 }
 
@@ -359,10 +348,11 @@ static void gv_kill(struct rn_sandbox *sb)
 	 * a second in `delete`: cleanup removes runsc's state). */
 	if (sb->pid > 0 && !sb->reaped)
 		kill(sb->pid, SIGKILL);
-	gd.cg->kill_all(sb->id);
+	if (sb->drv_data)
+		rn_cgroup_kill(&sb->drv->r->cg, sb_of(sb)->cg);
 }
 
-/* The last lines of runsc's own log, for a sandbox that never came up. */
+/* The last error runsc logged, for a sandbox that never came up. */
 static void runsc_error(struct rn_sandbox *sb)
 {
 	char p[PATH_MAX + 16], buf[2048], *m, *e;
@@ -370,8 +360,6 @@ static void runsc_error(struct rn_sandbox *sb)
 	ssize_t n;
 	off_t size;
 
-	if (sb->error[0] && strncmp(sb->error, "the agent exited", 16) != 0)
-		return;
 	snprintf(p, sizeof(p), "%s/runsc.log", sb->dir);
 	fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -394,60 +382,64 @@ static void runsc_error(struct rn_sandbox *sb)
 	snprintf(sb->error, sizeof(sb->error), "runsc: %.200s", m);
 }
 
-static int gv_cleanup(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err)
+static int gv_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 {
-	(void)r;
-	if (sweep_cgroups(sb->id) == 1)
+	struct gv_sb *gb = sb_of(sb);
+
+	if (gb && sweep_cgroup(&sb->drv->r->cg, gb->cg) == 1)
 		return 1;
-	/* A memory overrun is met by the host's OOM killer, which kills the
-	 * sentry: the whole sandbox ends and runsc exits 1, not by SIGKILL. */
+	/* A memory overrun meets the host's OOM killer, which kills the
+	 * sentry: the whole sandbox ends, and runsc exits 1, not by SIGKILL. */
 	if (sb->reason == RN_REASON_ERROR && sb->oom_kills > 0) {
 		sb->reason = RN_REASON_OOM;
 		snprintf(sb->error, sizeof(sb->error), "the sandbox went over its memory "
 			 "limit (%lld MiB) and was killed", (long long)sb->spec.memory_mb);
-	} else if (sb->reason == RN_REASON_ERROR) {
+	} else if (sb->reason == RN_REASON_ERROR && sb->status != RN_RUNNING &&
+		   !strncmp(sb->error, "the agent exited", 16)) {
 		runsc_error(sb);
 	}
-	remove_runsc_state(sb->id);
-	unmount_all(sb);
-	if (jail_rmtree(sb->dir) < 0)
+	remove_runsc_state(state_of(sb->drv), sb->id);
+	unmount_all(sb->dir);
+	if (rn_rmtree(sb->dir) < 0)
 		return sbx_err_sys(err, "remove %s", sb->dir);
+	free(gb);
+	sb->drv_data = NULL;
 	return 0;
 }
 
 static long gv_oom_kills(struct rn_sandbox *sb)
 {
-	return gd.cg->oom_kills(sb->id);
+	return sb->drv_data ? rn_cgroup_oom_kills(&sb->drv->r->cg, sb_of(sb)->cg) : -1;
 }
 
+/* The host pids cgroup is the backstop only: forks refused by the guest's
+ * RLIMIT_NPROC happen inside gVisor and are not counted here. */
 static long gv_pids_hits(struct rn_sandbox *sb)
 {
-	return gd.cg->pids_hits(sb->id);
+	return sb->drv_data ? rn_cgroup_pids_hits(&sb->drv->r->cg, sb_of(sb)->cg) : -1;
 }
 
 /* ---- reconciliation after a crash ---- */
 
-/* 1 if dir holds a state.json of this driver; kills its `runsc run`. */
-static int leftover_of_ours(const char *dir)
+/* Kill the `runsc run` a previous runner started for dir, if it lives. */
+static void kill_leftover(const char *dir)
 {
 	char path[PATH_MAX + 16], buf[1024];
 	cJSON *o = NULL, *v, *s;
-	int fd, ours = 0;
+	int fd;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/state.json", dir);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n > 0)
 		o = cJSON_ParseWithLength(buf, (size_t)n);
-	v = o ? cJSON_GetObjectItemCaseSensitive(o, "driver") : NULL;
-	ours = v && cJSON_IsString(v) && !strcmp(v->valuestring, "gvisor");
 	v = o ? cJSON_GetObjectItemCaseSensitive(o, "pid") : NULL;
 	s = o ? cJSON_GetObjectItemCaseSensitive(o, "starttime") : NULL;
-	if (ours && v && cJSON_IsNumber(v) && v->valueint > 1 && s && cJSON_IsNumber(s)) {
+	if (v && cJSON_IsNumber(v) && v->valueint > 1 && s && cJSON_IsNumber(s)) {
 		pid_t pid = (pid_t)v->valueint;
 		unsigned long long st = proc_starttime(pid);
 
@@ -459,88 +451,81 @@ static int leftover_of_ours(const char *dir)
 		}
 	}
 	cJSON_Delete(o);
-	return ours;
 }
 
-static void reap_one(const char *id)
+static void reap_one(struct rn_driver *d, const char *id)
 {
-	for (int i = 0; i < 400 && sweep_cgroups(id) == 1; i++)
+	struct gv_state *gs = state_of(d);
+	char path[RN_ID_MAX + 96];
+
+	snprintf(path, sizeof(path), "sandbox/gvisor_%s/%s", d->r->name, id);
+	for (int i = 0; i < 400 && sweep_cgroup(&d->r->cg, path) == 1; i++)
 		usleep(5000);
-	if (sweep_cgroups(id) == 1)
-		sbx_warn("cgroup of %s is still busy after cleanup", id);
-	remove_runsc_state(id);
+	if (sweep_cgroup(&d->r->cg, path) == 1)
+		sbx_warn("cgroup %s is still busy after cleanup", path);
+	if (gs)
+		remove_runsc_state(gs, id);
 }
 
-static void gv_reconcile(struct runner *r)
+static void gv_reconcile_dir(struct rn_driver *d, const char *id, const char *dir)
 {
-	char prefix[40];
-	DIR *d;
-	struct dirent *e;
-	int n = 0;
-
-	snprintf(prefix, sizeof(prefix), "sbx_%s_", r->name);
-	d = opendir(r->sbx_root);
-	if (d) {
-		while ((e = readdir(d))) {
-			struct rn_sandbox tmp;
-
-			if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
-				continue;
-			memset(&tmp, 0, sizeof(tmp));
-			if (strlen(e->d_name) >= sizeof(tmp.id) ||
-			    snprintf(tmp.dir, sizeof(tmp.dir), "%s/%s", r->sbx_root,
-				     e->d_name) >= (int)sizeof(tmp.dir))
-				continue;
-			strcpy(tmp.id, e->d_name);
-			if (!leftover_of_ours(tmp.dir))
-				continue;
-			reap_one(tmp.id);
-			unmount_all(&tmp);
-			if (jail_rmtree(tmp.dir) < 0)
-				sbx_warn("cannot remove %s: %s", tmp.dir, strerror(errno));
-			n++;
-		}
-		closedir(d);
-	}
-	/* runsc state whose sandbox dir is gone (a crash between the two):
-	 * its id names the container and the cgroups */
-	d = opendir(gd.root);
-	if (d) {
-		while ((e = readdir(d))) {
-			char id[RN_ID_MAX], *u;
-
-			if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 ||
-			    strlen(e->d_name) >= sizeof(id))
-				continue;
-			strcpy(id, e->d_name);
-			u = strchr(id + strlen(prefix), '_');
-			if (!u)
-				continue;
-			*u = 0;
-			reap_one(id);
-			n++;
-		}
-		closedir(d);
-	}
-	if (n)
-		sbx_info("gvisor: reconciled %d sandbox(es) left by a previous run", n);
+	kill_leftover(dir);
+	reap_one(d, id);
+	unmount_all(dir);
+	if (rn_rmtree(dir) < 0)
+		sbx_warn("cannot remove %s: %s", dir, strerror(errno));
 }
 
-/* ---- probe ---- */
+static void reap_cb(const char *id, void *arg)
+{
+	reap_one(arg, id);
+}
+
+/* What has no dir any more (a crash between the two): this runner's
+ * cgroups below its parent, and runsc state in its --root. */
+static void gv_reconcile(struct rn_driver *d)
+{
+	struct gv_state *gs = state_of(d);
+	char parent[64], prefix[40];
+	DIR *dir;
+	struct dirent *e;
+
+	snprintf(parent, sizeof(parent), "sandbox/gvisor_%s", d->r->name);
+	snprintf(prefix, sizeof(prefix), "sbx_%s_", d->r->name);
+	rn_cgroup_each(&d->r->cg, parent, prefix, reap_cb, d);
+	rn_cgroup_remove(&d->r->cg, parent, GV_CG_TOP);
+	if (!gs || !(dir = opendir(gs->root)))
+		return;
+	while ((e = readdir(dir))) {
+		char id[RN_ID_MAX], *u;
+
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 ||
+		    strlen(e->d_name) >= sizeof(id))
+			continue;
+		strcpy(id, e->d_name);
+		u = strchr(id + strlen(prefix), '_');
+		if (!u)
+			continue;
+		*u = 0;
+		remove_runsc_state(gs, id);
+	}
+	closedir(dir);
+}
+
+/* ---- probe and init ---- */
 
 long gv_parse_version(const char *text)
 {
 	/* "runsc version release-20240729.0" upstream; Debian's build says
 	 * "runsc version 0.0~20240729.0" */
 	for (const char *p = text; p && *p; p++) {
-		if (p[0] == '2' && p[1] == '0') {
+		if (p[0] == '2' && p[1] == '0' && (p == text || p[-1] < '0' || p[-1] > '9')) {
 			long v = 0;
 			int k;
 
 			for (k = 0; k < 8 && p[k] >= '0' && p[k] <= '9'; k++)
 				v = v * 10 + (p[k] - '0');
-			if (k == 8 && (p[8] < '0' || p[8] > '9') &&
-			    (p == text || p[-1] < '0' || p[-1] > '9'))
+			if (k == 8 && (p[8] < '0' || p[8] > '9'))
 				return v;
 		}
 	}
@@ -564,29 +549,29 @@ static int run_capture(const char *cmd, char *out, size_t n)
 	return pclose(f);
 }
 
-static int find_runsc(struct sbx_err *err)
+static int find_runsc(char *out, size_t n, struct sbx_err *err)
 {
 	static const char *const dirs[] = { "/usr/bin", "/usr/sbin", "/usr/local/bin",
 					    "/usr/local/sbin", NULL };
 	const char *env = getenv("SANDBOX_RUNSC");
 
 	if (env && *env) {
-		if (env[0] != '/' || access(env, X_OK) < 0)
-			return sbx_err_set(err, ENOENT, "SANDBOX_RUNSC=%s is not an executable "
-					   "absolute path", env);
-		snprintf(gd.runsc, sizeof(gd.runsc), "%s", env);
+		if (env[0] != '/' || access(env, X_OK) < 0 || strchr(env, '\''))
+			return sbx_err_set(err, ENOENT, "SANDBOX_RUNSC=%.200s is not an "
+					   "executable absolute path", env);
+		snprintf(out, n, "%s", env);
 		return 0;
 	}
 	for (int i = 0; dirs[i]; i++) {
-		snprintf(gd.runsc, sizeof(gd.runsc), "%s/runsc", dirs[i]);
-		if (access(gd.runsc, X_OK) == 0)
+		snprintf(out, n, "%s/runsc", dirs[i]);
+		if (access(out, X_OK) == 0)
 			return 0;
 	}
 	return sbx_err_set(err, ENOENT, "runsc is not installed (mk/deps.sh installs it "
 			   "from bookworm-backports)");
 }
 
-static int find_loader(const char *runtime_dir)
+static int find_loader(struct gv_state *gs, const char *runtime_dir)
 {
 	char lib[PATH_MAX + 8];
 	DIR *d;
@@ -597,54 +582,101 @@ static int find_loader(const char *runtime_dir)
 	if (!d)
 		return -1;
 	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, "ld-", 3) && strlen(e->d_name) < sizeof(gd.loader)) {
-			memcpy(gd.loader, e->d_name, strlen(e->d_name) + 1);
+		if (!strncmp(e->d_name, "ld-", 3) && strlen(e->d_name) < sizeof(gs->loader)) {
+			memcpy(gs->loader, e->d_name, strlen(e->d_name) + 1);
 			break;
 		}
 	closedir(d);
-	return gd.loader[0] ? 0 : -1;
+	return gs->loader[0] ? 0 : -1;
 }
 
-static const struct rn_driver gvisor_driver = {
-	"gvisor", gv_start, gv_kill, gv_cleanup, gv_oom_kills, gv_pids_hits,
-	gv_reconcile, NULL
-};
-
-const struct rn_driver *gvisor_driver_init(struct runner *r, int agent_stderr,
-					   struct sbx_err *err)
+/* runsc present, new enough (the statx fix, systrap), root, cgroups. Its
+ * version and platforms are asked once, at start-up. */
+static int check_runsc(char *runsc, size_t n, long *version, struct sbx_err *err)
 {
 	char cmd[PATH_MAX + 64], out[4096];
 
-	memset(&gd, 0, sizeof(gd));
-	gd.agent_stderr = agent_stderr;
 	if (geteuid() != 0)
-		return sbx_err_set(err, EPERM, "gvisor needs root (runsc places each sandbox "
-				   "in its cgroups)"), NULL;
-	if (find_runsc(err) < 0)
-		return NULL;
-	snprintf(cmd, sizeof(cmd), "'%s' --version 2>&1", gd.runsc);
-	if (strchr(gd.runsc, '\'') || run_capture(cmd, out, sizeof(out)) != 0)
-		return sbx_err_set(err, ENOEXEC, "%s --version failed", gd.runsc), NULL;
-	gd.version = gv_parse_version(out);
-	if (gd.version < GV_MIN_VERSION)
+		return sbx_err_set(err, EPERM, "gvisor needs root (runsc places each "
+				   "sandbox in its cgroups)");
+	if (find_runsc(runsc, n, err) < 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "'%s' --version 2>&1", runsc);
+	if (run_capture(cmd, out, sizeof(out)) != 0)
+		return sbx_err_set(err, ENOEXEC, "%s --version failed", runsc);
+	*version = gv_parse_version(out);
+	if (*version < GV_MIN_VERSION)
 		return sbx_err_set(err, ENOTSUP, "runsc %ld is older than %ld (Debian 12's "
-				   "own build breaks ls -l and has no systrap; install "
-				   "bookworm-backports' build)", gd.version, GV_MIN_VERSION), NULL;
-	snprintf(cmd, sizeof(cmd), "'%s' help platforms 2>&1", gd.runsc);
+				   "own build breaks ls -l and has no systrap; mk/deps.sh "
+				   "installs bookworm-backports' build)", *version, GV_MIN_VERSION);
+	snprintf(cmd, sizeof(cmd), "'%s' help platforms 2>&1", runsc);
 	if (run_capture(cmd, out, sizeof(out)) != 0 || !strstr(out, "systrap"))
 		return sbx_err_set(err, ENOTSUP, "runsc %ld offers no systrap platform",
-				   gd.version), NULL;
-	gd.cg = jail_cgroup_detect(err);
-	if (!gd.cg)
-		return NULL;
-	if (snprintf(gd.root, sizeof(gd.root), "%s/gvisor", r->state_dir) >=
-	    (int)sizeof(gd.root))
-		return sbx_err_set(err, ENAMETOOLONG, "state dir too long"), NULL;
-	if (mkdir(gd.root, 0700) < 0 && errno != EEXIST)
-		return sbx_err_sys(err, "mkdir %s", gd.root), NULL;
-	if (find_loader(r->runtime_dir) < 0)
-		sbx_warn("gvisor: the agent runtime %s is not prepared yet", r->runtime_dir);
-	sbx_info("gvisor driver: %s (version %ld, systrap), state %s", gd.runsc,
-		 gd.version, gd.root);
-	return &gvisor_driver;
+				   *version);
+	return 0;
 }
+
+static int gv_probe(struct rn_driver *d, struct sbx_err *err)
+{
+	char runsc[PATH_MAX];
+	long version;
+
+	if (d->r->cg_error[0])
+		return sbx_err_set(err, ENOTSUP, "cgroups: %s", d->r->cg_error);
+	return check_runsc(runsc, sizeof(runsc), &version, err);
+}
+
+static int gv_init(struct rn_driver *d, struct sbx_err *err)
+{
+	struct runner *r = d->r;
+	struct gv_state *gs = calloc(1, sizeof(*gs));
+
+	if (!gs)
+		return sbx_err_set(err, ENOMEM, "out of memory");
+	if (check_runsc(gs->runsc, sizeof(gs->runsc), &gs->version, err) < 0)
+		goto fail;
+	if (snprintf(gs->root, sizeof(gs->root), "%s/gvisor", r->state_dir) >=
+	    (int)sizeof(gs->root)) {
+		sbx_err_set(err, ENAMETOOLONG, "state dir too long");
+		goto fail;
+	}
+	if (mkdir(gs->root, 0700) < 0 && errno != EEXIST) {
+		sbx_err_sys(err, "mkdir %s", gs->root);
+		goto fail;
+	}
+	snprintf(gs->cg_parent, sizeof(gs->cg_parent), GV_CG_TOP "/gvisor_%s", r->name);
+	/* The agent runtime (agent + libs + ld.so) is the jail's, shared;
+	 * prepared here when the jail is not enabled on this runner. */
+	if (find_loader(gs, r->runtime_dir) < 0 &&
+	    jail_runtime_prepare(r->agent_path, r->runtime_dir, gs->loader,
+				 sizeof(gs->loader), err) < 0) {
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		sbx_err_set(err, err->code, "agent runtime: %s (is --agent right?)", why);
+		goto fail;
+	}
+	d->data = gs;
+	sbx_info("gvisor driver: %s (version %ld, systrap), state %s", gs->runsc,
+		 gs->version, gs->root);
+	return 0;
+fail:
+	free(gs);
+	return -1;
+}
+
+const struct rn_driver_ops rn_driver_gvisor = {
+	.name = "gvisor",
+	.probe = gv_probe,
+	.init = gv_init,
+	.start = gv_start,
+	.kill = gv_kill,
+	.cleanup = gv_cleanup,
+	.oom_kills = gv_oom_kills,
+	.pids_hits = gv_pids_hits,
+	.reconcile_dir = gv_reconcile_dir,
+	.reconcile = gv_reconcile,
+	/* no TCP path to the guest (--network=none): connect splices through
+	 * the agent's forward, and previews with it */
+	.open_port = NULL,
+};

@@ -35,9 +35,4 @@ int gv_spec_write(const struct gv_bundle *b, const char *bundle_dir, struct sbx_
 /* runsc's version as YYYYMMDD from `runsc --version` output, or -1. */
 long gv_parse_version(const char *text);
 
-/* Check the host and find runsc. Returns the driver, or NULL with err
- * saying why gvisor cannot run here. */
-const struct rn_driver *gvisor_driver_init(struct runner *r, int agent_stderr,
-					   struct sbx_err *err);
-
 #endif

@@ -15,7 +15,7 @@
 #include "rn_rmtree.h"
 #include "sbx_log.h"
 
-#define RN_DRIVER_LIST(X) X(jail)
+#define RN_DRIVER_LIST(X) X(jail) X(gvisor)
 
 #define DECLARE(n) extern const struct rn_driver_ops rn_driver_##n;
 RN_DRIVER_LIST(DECLARE)
