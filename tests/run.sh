@@ -3,7 +3,9 @@
 #  1. cmocka unit tests (ASan+UBSan build)
 #  2. each tests/<suite>/run.sh, in SUITES order; each ends with
 #     "N passed, N failed[, N skipped]"
-#  3. a short libFuzzer run of every fuzz target
+#  3. the sandbox-level suites (runner, gateway, preview, security) once
+#     more per other isolation driver the runner finds available here
+#  4. a short libFuzzer run of every fuzz target
 set -u
 cd "$(dirname "$0")/.."
 
@@ -46,6 +48,34 @@ for s in $SUITES; do
 	"tests/$s/run.sh" 2>&1 | tee "$log/$s.out"
 	add_counts "$log/$s.out"
 done
+
+# The sandbox-level suites once more for every other driver this host
+# offers (the runner's own probe says which): the same suites with the
+# runners' --default-isolation set, not copies. An unavailable driver is
+# one SKIP line with the probe's reason.
+DRIVER_SUITES="runner gateway preview security"
+RUNNER_BIN=bin/sandbox-runner AGENT_BIN=bin/sandbox-agent
+if [ "$(id -u)" = 0 ] && [ -x "$RUNNER_BIN" ] && [ -x "$AGENT_BIN" ]; then
+	python3 tests/runner/drivers.py "$RUNNER_BIN" "$AGENT_BIN" >"$log/drivers" 2>&1 ||
+		echo "  (driver probe failed: $(tail -1 "$log/drivers"))"
+else
+	: >"$log/drivers"
+fi
+while read -r drv state; do
+	[ -n "$drv" ] && [ "$drv" != jail ] || continue
+	if [ "$state" != available ]; then
+		echo "== $DRIVER_SUITES (isolation $drv)"
+		echo "SKIP: isolation $drv: ${state#unavailable: }"
+		skipped=$((skipped + 1))
+		continue
+	fi
+	for s in $DRIVER_SUITES; do
+		[ -x "tests/$s/run.sh" ] || continue
+		echo "== $s (isolation $drv)"
+		SANDBOX_TEST_ISOLATION=$drv "tests/$s/run.sh" 2>&1 | tee "$log/$s.$drv.out"
+		add_counts "$log/$s.$drv.out"
+	done
+done <"$log/drivers"
 
 echo "== fuzz (${FUZZ_SECONDS}s per target)"
 if tests/fuzz/run.sh "$FUZZ_SECONDS" >"$log/fuzz.out" 2>&1; then

@@ -175,7 +175,9 @@ pass=$((pass + $(grep -c '^PASS' "$T/slow.out"))); fail=$((fail + $(grep -c '^FA
 
 IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
 if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0 ]; then
-	bin/sandbox-runner --name "gw$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
+	# one run per driver (tests/run.sh): the isolation of every sandbox
+	bin/sandbox-runner --name "gw$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" \
+		--default-isolation "${SANDBOX_TEST_ISOLATION:-jail}" >"$T/runner.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 50); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
 	port=$((port + 1))

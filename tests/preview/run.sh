@@ -27,7 +27,9 @@ KEY=key-preview A="Authorization: Bearer $KEY"
 
 # a runner name of our own: a runner starting elsewhere on this host kills
 # the cgroups of its own name that it has no state for (docs/runner.md)
-bin/sandbox-runner --name "pv$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" >"$T/runner.log" 2>&1 &
+# one run per driver (tests/run.sh): the isolation of every sandbox
+bin/sandbox-runner --name "pv$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" \
+	--default-isolation "${SANDBOX_TEST_ISOLATION:-jail}" >"$T/runner.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.05; done
 

@@ -50,8 +50,11 @@ echo "$CANARY" >"$T/state/canary"
 
 # umask 000: nothing of a sandbox may depend on the umask the operator
 # started the runner with (the agent's socket once came out 0777)
+# one run per driver (tests/run.sh): SANDBOX_TEST_ISOLATION is the isolation
+# of every sandbox; probes of the jail's own mechanism skip under another
 (umask 000; exec env SEC_RUNNER_SECRET="$CANARY" "$RUNNER" --name "$NAME" --socket "$T/r.sock" \
-	--state-dir "$T/state" --image-dir "$IMGDIR" >"$T/runner.log" 2>&1) &
+	--state-dir "$T/state" --image-dir "$IMGDIR" \
+	--default-isolation "${SANDBOX_TEST_ISOLATION:-jail}" >"$T/runner.log" 2>&1) &
 rpid=$!
 for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; kill -0 $rpid 2>/dev/null || break; sleep 0.1; done
 if [ ! -S "$T/r.sock" ]; then
