@@ -88,7 +88,7 @@ out()
     # under gvisor the guest's RLIMIT_NPROC (pids) refuses the forks inside
     # gVisor's kernel: EAGAIN proves it, no host counter moves
     gv = lib.ISOLATION == "gvisor"
-    ok = (res["forked"] < (65 if gv else 64) and res["thread error"] and res["threads"] < 64
+    ok = (res["forked"] < (65 if gv else 64) and res["thread error"] and res["threads"] < (65 if gv else 64)
           and (g.get("pids_limit_hits", 0) > 0 or (gv and res.get("eagain", 0) > 0))
           and host_procs < 16384 and after == "still"
           and neighbour_ok(ctx) and ctx.healthy())
