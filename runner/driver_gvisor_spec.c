@@ -56,6 +56,14 @@ static void add_rlimit(cJSON *a, const char *type, long long v)
 	cJSON_AddItemToArray(a, o);
 }
 
+static int has_env(const struct rn_spec *s, const char *name)
+{
+	for (int i = 0; i < s->n_env; i++)
+		if (!strcmp(s->env_names[i], name))
+			return 1;
+	return 0;
+}
+
 static cJSON *process(const struct gv_bundle *b)
 {
 	cJSON *p = cJSON_CreateObject(), *user, *args, *env, *rl, *cap;
@@ -74,6 +82,15 @@ static cJSON *process(const struct gv_bundle *b)
 	cJSON_AddItemToArray(args, cJSON_CreateString(GV_RUNTIME_MOUNT "/sandbox-agent"));
 	cJSON_AddItemToArray(args, cJSON_CreateString("--listen"));
 	cJSON_AddItemToArray(args, cJSON_CreateString("unix:" GV_AGENT_SOCK));
+	/* gVisor's host sockets report no HUP when the runner closes its end:
+	 * a terminal's EOF is its hang-up (docs/protocol.md) */
+	cJSON_AddItemToArray(args, cJSON_CreateString("--hangup-on-eof"));
+	/* runsc gives PID 1 HOME=/root when the env has no HOME; the jail's
+	 * agent has none, and commands get their user's home */
+	if (!has_env(s, "HOME")) {
+		cJSON_AddItemToArray(args, cJSON_CreateString("--unsetenv"));
+		cJSON_AddItemToArray(args, cJSON_CreateString("HOME"));
+	}
 	/* The agent's environment is the sandbox's env and nothing else, as
 	 * in the jail; the agent hands it to every command. */
 	env = cJSON_AddArrayToObject(p, "env");
