@@ -109,6 +109,7 @@ struct gw_req {
 	enum gw_up_phase up_phase;
 	struct sbx_buf up_out, up_in;
 	int agent_frame;            /* an agent request waits behind the runner reply */
+	int up_dial;                /* direct to the agent: its "OK 1024\n" comes first */
 	size_t up_gate;             /* bytes that may go out before that reply */
 	gw_frame_cb on_frame;
 	int up_rx_paused, http_rx_paused;
@@ -188,7 +189,9 @@ void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path);
 void gw_owner_forget_key(struct gw_vh *vh, int key);
 /* A connected, non-blocking socket for a byte stream to a sandbox's agent:
  * straight to its socket when the runner told us where that is (no copy
- * through the runner), else to the runner's control socket, on which the
+ * through the runner; the CONNECT 1024 of lib/sbx_dial.h is written, and
+ * the caller takes the agent's "OK 1024\n" off the front of what it
+ * reads, sbx_dial_parse_ok), else to the runner's control socket, on which the
  * caller must first send a `connect` request (*direct = 0). -1 with errno
  * set (ENOTCONN when the sandbox's agent is gone: it is not running). */
 int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct);
@@ -258,6 +261,8 @@ void gw_route_body_done(struct gw_req *r);
 /* gw_sandbox.c */
 void gw_sandbox_create(struct gw_req *r, cJSON *body);
 void gw_sandbox_list(struct gw_req *r);
+/* GET /v1/capabilities: the runner's isolation list and default. */
+void gw_sandbox_capabilities(struct gw_req *r);
 void gw_sandbox_get(struct gw_req *r);
 void gw_sandbox_extend(struct gw_req *r, cJSON *body);
 void gw_sandbox_delete(struct gw_req *r);
@@ -332,7 +337,10 @@ int gw_web_dir_init(struct gw_vh *vh, const char *dir);
 int gw_static_try(struct gw_req *r);
 
 /* gw_local_runner.c: the embedded runner when none is configured */
+/* drivers, default_isolation: the runner's --drivers and
+ * --default-isolation (NULL: the runner's defaults). */
 int gw_local_runner_start(const char *state_dir, const char *image_dir,
+			  const char *drivers, const char *default_isolation,
 			  const char **socket_path, struct sbx_err *err);
 void gw_local_runner_check(void);   /* no-op without an embedded runner */
 

@@ -25,6 +25,8 @@ static struct {
 	char sock[PATH_MAX];
 	char state[PATH_MAX];
 	char images[PATH_MAX];
+	char drivers[128];       /* --drivers for the runner ("": its default) */
+	char isolation[32];      /* --default-isolation ("": its default) */
 	pid_t pid;
 	int restarts;
 } lr;
@@ -38,8 +40,28 @@ static int spawn(struct sbx_err *err, int wait)
 	if (pid < 0)
 		return sbx_err_set(err, errno, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		execl(lr.bin, lr.bin, "--socket", lr.sock, "--state-dir", lr.state,
-		      "--image-dir", lr.images, "--name", "local", (char *)NULL);
+		char *argv[16];
+		int n = 0;
+
+		argv[n++] = lr.bin;
+		argv[n++] = "--socket";
+		argv[n++] = lr.sock;
+		argv[n++] = "--state-dir";
+		argv[n++] = lr.state;
+		argv[n++] = "--image-dir";
+		argv[n++] = lr.images;
+		argv[n++] = "--name";
+		argv[n++] = "local";
+		if (lr.drivers[0]) {
+			argv[n++] = "--drivers";
+			argv[n++] = lr.drivers;
+		}
+		if (lr.isolation[0]) {
+			argv[n++] = "--default-isolation";
+			argv[n++] = lr.isolation;
+		}
+		argv[n] = NULL;
+		execv(lr.bin, argv);
 		fprintf(stderr, "sandbox-gateway: exec %s: %s\n", lr.bin, strerror(errno));
 		_exit(127);
 	}
@@ -77,6 +99,7 @@ void gw_local_runner_check(void)
 }
 
 int gw_local_runner_start(const char *state_dir, const char *image_dir,
+			  const char *drivers, const char *default_isolation,
 			  const char **socket_path, struct sbx_err *err)
 {
 	char self[PATH_MAX];
@@ -85,6 +108,12 @@ int gw_local_runner_start(const char *state_dir, const char *image_dir,
 
 	if (n <= 0)
 		return sbx_err_set(err, errno, "cannot find my own binary");
+	/* passed through as they are: the runner checks the names */
+	if ((drivers && snprintf(lr.drivers, sizeof lr.drivers, "%s", drivers) >=
+		       (int)sizeof lr.drivers) ||
+	    (default_isolation && snprintf(lr.isolation, sizeof lr.isolation, "%s",
+					   default_isolation) >= (int)sizeof lr.isolation))
+		return sbx_err_set(err, EINVAL, "--drivers or --default-isolation too long");
 	self[n] = '\0';
 	slash = strrchr(self, '/');
 	*slash = '\0';

@@ -42,7 +42,9 @@ static void usage(void)
 		"[--header-timeout S] [--idle-timeout S] [--preview-stream] [--keepalive-s S] "
 		"[--metrics-key-file F] [--preview-secret-file F] [--fd-reserve N] "
 		"[--preview-max-per-sandbox N] [--preview-max-per-client N] [--verbose]\n"
-		"  without --runner-socket the gateway starts its own sandbox-runner\n");
+		"[--drivers NAME,...] [--default-isolation NAME]\n"
+		"  without --runner-socket the gateway starts its own sandbox-runner\n"
+		"  (--drivers and --default-isolation are passed to it)\n");
 }
 
 int main(int argc, char **argv)
@@ -55,6 +57,7 @@ int main(int argc, char **argv)
 	static struct gw_front front;
 	const char *cert = NULL, *key = NULL, *psecret_file = NULL;
 	const char *metrics_key_file = NULL;
+	const char *drivers = NULL, *default_isolation = NULL;
 	int insecure = 0;
 	long fd_reserve = -1;
 	int pmax_sandbox = 0, pmax_client = 0;
@@ -94,6 +97,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--fd-reserve")) fd_reserve = atol(v);
 		else if (!strcmp(a, "--preview-max-per-sandbox")) pmax_sandbox = atoi(v);
 		else if (!strcmp(a, "--preview-max-per-client")) pmax_client = atoi(v);
+		else if (!strcmp(a, "--drivers")) drivers = v;
+		else if (!strcmp(a, "--default-isolation")) default_isolation = v;
 		else { usage(); return 2; }
 		i++;
 	}
@@ -140,9 +145,14 @@ int main(int argc, char **argv)
 	}
 	if (gw_web_dir_init(&vh, web_dir))
 		return 1;
+	if (vh.runner_socket && (drivers || default_isolation)) {
+		sbx_err_log("--drivers and --default-isolation configure the embedded runner; "
+			    "with --runner-socket give them to that runner");
+		return 2;
+	}
 	if (!vh.runner_socket) {
 		if (gw_local_runner_start(state_dir, image_dir ? image_dir : "/var/cache/sandbox/images",
-					  &vh.runner_socket, &err)) {
+					  drivers, default_isolation, &vh.runner_socket, &err)) {
 			sbx_err_log("%s", err.msg);
 			return 1;
 		}

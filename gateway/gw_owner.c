@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "gw.h"
+#include "sbx_dial.h"
 #include "sbx_log.h"
 #include "sbx_net.h"
 
@@ -87,9 +88,10 @@ int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct)
 		if (!vh->owned[i].live)
 			break;
 		/* The socket's directory is shared with the sandbox, whose root
-		 * could put a symlink or some other file there: the one
-		 * symlink-safe connect of lib/sbx_net.c. */
-		fd = sbx_unix_connect_last(path);
+		 * could put a symlink or some other file there: the dial
+		 * connects symlink-safely (lib/sbx_net.c) and writes CONNECT
+		 * 1024; the caller reads the agent's "OK 1024" first. */
+		fd = sbx_dial_start(path, SBX_AGENT_PORT);
 		if (fd >= 0) {
 			*direct = 1;
 			return fd;

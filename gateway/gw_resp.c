@@ -132,6 +132,8 @@ void gw_resp_runner_error(struct gw_req *r, const cJSON *reply)
 		{ "not_found", "not_found", 404 }, { "conflict", "conflict", 409 },
 		{ "no_capacity", "no_capacity", 503 }, { "internal", "internal", 500 },
 		{ "too_many_connections", "too_many_connections", 503 },
+		{ "unknown_isolation", "unknown_isolation", 422 },
+		{ "isolation_unavailable", "isolation_unavailable", 422 },
 	};
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (!strcmp(code, map[i].in)) {

@@ -10,6 +10,7 @@ enum {
 	R_NONE, R_SBX_CREATE, R_SBX_LIST, R_SBX_GET, R_SBX_DELETE, R_SBX_EXTEND,
 	R_CMD_EXEC, R_CMD_LIST, R_CMD_GET, R_CMD_KILL, R_CMD_STDIN,
 	R_FILE_PUT, R_FILE_GET, R_FILE_MKDIR, R_FILE_LIST, R_CMD_LOGS, R_WS_ONLY, R_TOKEN,
+	R_CAPABILITIES,
 };
 
 static int is_id_char(char c)
@@ -48,6 +49,8 @@ static int pick(struct gw_req *r)
 {
 	const char *p = r->uri;
 	char seg[80];
+	if (!strncmp(p, "/v1/capabilities", 16) && (!p[16] || p[16] == '?'))
+		return m(r, "GET") ? R_CAPABILITIES : -2;
 	if (strncmp(p, "/v1/sandboxes", 13))
 		return -1;
 	p += 13;
@@ -179,6 +182,7 @@ static void dispatch(struct gw_req *r, cJSON *body)
 	cJSON_Delete(body);
 	switch (r->route) {
 	case R_SBX_LIST: gw_sandbox_list(r); return;
+	case R_CAPABILITIES: gw_sandbox_capabilities(r); return;
 	case R_SBX_GET: gw_sandbox_get(r); return;
 	case R_SBX_DELETE: gw_sandbox_delete(r); return;
 	case R_CMD_LIST:

@@ -122,7 +122,7 @@ static int on_list(struct gw_req *r, const struct sbx_frame *f)
 
 static const char *const create_fields[] = {
 	"timeout_ms", "vcpus", "memory_mb", "ports", "env", "network", "image",
-	"pids", "disk_mb", "nofile", "idle_timeout_ms",
+	"pids", "disk_mb", "nofile", "idle_timeout_ms", "isolation",
 };
 
 void gw_sandbox_create(struct gw_req *r, cJSON *body)
@@ -174,6 +174,28 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	r->vh->creating[r->key]++;
 	r->create_pending = 1;
 	gw_up_open(r, req, NULL, on_create);
+}
+
+static int on_capabilities(struct gw_req *r, const struct sbx_frame *f)
+{
+	cJSON *o = reply_ok(r, f);
+	if (!o)
+		return -1;
+	cJSON *c = cJSON_DetachItemFromObjectCaseSensitive(o, "capabilities");
+	cJSON_Delete(o);
+	if (!cJSON_IsObject(c)) {
+		cJSON_Delete(c);
+		return gw_resp_error(r, 502, "internal", "runner reply without capabilities");
+	}
+	gw_resp_json(r, 200, c);
+	return 1;
+}
+
+void gw_sandbox_capabilities(struct gw_req *r)
+{
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "op", "capabilities");
+	gw_up_open(r, req, NULL, on_capabilities);
 }
 
 void gw_sandbox_list(struct gw_req *r)

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "gw.h"
+#include "sbx_dial.h"
 #include "sbx_log.h"
 
 struct gw_side {
@@ -17,6 +18,7 @@ struct gw_side {
 	struct sbx_buf out, in;
 	size_t gate;                /* bytes that may go before the runner said ok */
 	int agent;                  /* the runner said ok */
+	int dial;                   /* direct: the agent's "OK 1024\n" comes first */
 	int keep;                   /* stays open for more frames (stdin) */
 };
 
@@ -50,6 +52,7 @@ struct gw_side *gw_side_open(struct gw_req *r, cJSON *agent_req, int keep)
 		goto fail;
 	s->gate = s->out.len;
 	s->agent = direct;   /* straight to the agent: no runner reply comes */
+	s->dial = direct;
 	if (queue_json(&s->out, agent_req))
 		goto fail;
 	lws_adopt_desc_t ad = {
@@ -151,6 +154,13 @@ static int rx(struct gw_side *s, const void *in, size_t len)
 
 	if (sbx_buf_append(&s->in, in, len))
 		return -1;
+	if (s->dial) {   /* the dial step: the agent's answer to CONNECT */
+		long k = sbx_dial_parse_ok(sbx_buf_head(&s->in), s->in.len, SBX_AGENT_PORT);
+		if (k <= 0)
+			return k < 0 ? -1 : 0;
+		sbx_buf_consume(&s->in, (size_t)k);
+		s->dial = 0;
+	}
 	for (;;) {
 		struct sbx_frame f;
 		long n = sbx_frame_decode(sbx_buf_head(&s->in), s->in.len, 0, &f, &err);

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "gw.h"
+#include "sbx_dial.h"
 #include "sbx_log.h"
 
 #define GW_UP_IN_CAP (SBX_FRAME_MAX + SBX_FRAME_HDR + 64 * 1024)
@@ -69,6 +70,7 @@ int gw_up_open(struct gw_req *r, cJSON *runner_req, cJSON *agent_req,
 		return gw_resp_error(r, 500, "internal", "cannot adopt runner socket");
 	lws_set_opaque_user_data(r->up, r);
 	r->up_phase = direct ? GW_UP_AGENT : GW_UP_RUNNER;
+	r->up_dial = direct;
 	lws_callback_on_writable(r->up);
 	return 0;
 oom:
@@ -139,6 +141,15 @@ static int rx(struct gw_req *r, const void *in, size_t len)
 	struct sbx_err err = { 0 };
 	if (sbx_buf_append(&r->up_in, in, len))
 		return gw_resp_error(r, 502, "internal", "upstream sent too much");
+	if (r->up_dial) {   /* the dial step: the agent's answer to CONNECT */
+		long k = sbx_dial_parse_ok(sbx_buf_head(&r->up_in), r->up_in.len, SBX_AGENT_PORT);
+		if (k == 0)
+			return 0;
+		if (k < 0)
+			return gw_resp_error(r, 502, "internal", "the sandbox's agent refused the handshake");
+		sbx_buf_consume(&r->up_in, (size_t)k);
+		r->up_dial = 0;
+	}
 	for (;;) {
 		struct sbx_frame f;
 		long n = sbx_frame_decode(sbx_buf_head(&r->up_in), r->up_in.len, 0, &f, &err);

@@ -127,7 +127,8 @@ static int read_mark(const char *dir, char *out, size_t n)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/" RN_DRIVER_FILE, dir);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* no symlink, and no waiting on something that is not a file */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(state, sizeof(state), "%s/state.json", dir);
 		if (errno == ENOENT && access(state, F_OK) == 0) {

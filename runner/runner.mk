@@ -15,3 +15,9 @@ $(OUT)/tests/test_runner_spec: $(call obj,runner/rn_spec.c)
 # libFuzzer target tests/fuzz/fuzz_runner_req.c needs the parser.
 FUZZ_EXTRA_fuzz_runner_req := runner/rn_spec.c
 build/fuzz/fuzz_runner_req: runner/rn_spec.c runner/rn_spec.h
+
+# cmocka test of the cgroup module on the host's cgroups (skips unless root);
+# its own link line: the library must follow the module that uses it.
+$(OUT)/tests/test_rn_cgroup: $(OUT)/obj/tests/unit/test_rn_cgroup.o $(call obj,runner/rn_cgroup.c) $(LIBSBX)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBSBX) $(LIBS_CMOCKA) $(LIBS_CJSON) -lm

@@ -82,6 +82,12 @@ export class SandboxClient {
 		return new Sandbox(this, await this.request('POST', '/v1/sandboxes', { json: fields }));
 	}
 
+	/** GET /v1/capabilities: {isolation: [{name, available, reason}], default}, what a create's
+	 *  `isolation` may name on this gateway. */
+	async capabilities() {
+		return this.request('GET', '/v1/capabilities');
+	}
+
 	async get(id) {
 		return new Sandbox(this, await this.request('GET', `/v1/sandboxes/${encodeURIComponent(id)}`));
 	}
@@ -108,6 +114,8 @@ export class Sandbox {
 	}
 
 	get status() { return this.info.status; }
+	/** How it is isolated: 'jail', 'gvisor', ... (GET /v1/capabilities lists them). */
+	get isolation() { return this.info.isolation; }
 	/** Milliseconds until the sandbox times out, by this machine's clock. */
 	timeLeft(now = Date.now()) { return Math.max(0, (this.info.expires_at || 0) - now); }
 

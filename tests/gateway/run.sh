@@ -57,6 +57,7 @@ suite_flow() { # bin port socket
 	id=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
 	[ -n "$id" ] || { bad "$n no id"; return; }
 	grep -q agent_socket "$T/body" && bad "$n agent_socket leaked" || ok "$n no agent_socket"
+	check "isolation: $n the sandbox reports its isolation (the default, jail)" "$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1])).get("isolation"))' "$T/body")" jail
 	check "$n other key 404" "$(code -H 'Authorization: Bearer key-two' $u/$id)" 404
 	check "$n list own" "$(curl -s -m 10 -H "$A" $u | grep -c "$id")" 1
 	check "$n list other key empty" "$(curl -s -m 10 -H 'Authorization: Bearer key-two' $u | grep -c "$id")" 0
@@ -105,6 +106,27 @@ suite_flow() { # bin port socket
 	check "$n delete again" "$(code -H "$A" -X DELETE $u/$id)" 200
 	check "$n stopped state" "$(curl -s -m 10 -H "$A" $u/$id | grep -c '"stop_reason":"requested"')" 1
 	code -H "$A" -X DELETE $u/$id2 >/dev/null
+}
+
+# isolation: GET /v1/capabilities and the two 422s of a create
+jerr() { python3 -c 'import json,sys;e=json.load(open(sys.argv[1]))["error"];print(e["code"], all(w in e["message"] for w in sys.argv[2:]))' "$T/body" "$@"; }
+suite_isolation() { # port (gateway on the suite's runner)
+	local u=http://127.0.0.1:$1 A='Authorization: Bearer key-two' n=isolation c
+	check "$n: capabilities without a key 401" "$(code $u/v1/capabilities)" 401
+	check "$n: capabilities 200" "$(code -H "$A" $u/v1/capabilities)" 200
+	check "$n: capabilities lists jail available (reason null), default jail" \
+		"$(python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));j=[x for x in d["isolation"] if x["name"]=="jail"];print(len(j), j[0]["available"], j[0]["reason"], d["default"])' "$T/body")" "1 True None jail"
+	check "$n: capabilities is GET only (405)" "$(code -H "$A" -X POST $u/v1/capabilities)" 405
+	c=$(code -H "$A" -d '{"isolation":"nosuch"}' $u/v1/sandboxes)
+	check "$n: unknown isolation 422 unknown_isolation naming the known ones" "$c $(jerr nosuch jail)" "422 unknown_isolation True"
+	c=$(code -H "$A" -d '{"isolation":["jail"]}' $u/v1/sandboxes)
+	check "$n: isolation not a string 422 invalid" "$c $(jerr isolation)" "422 invalid True"
+	c=$(code -H "$A" -d '{"isolation":"jail","timeout_ms":60000}' $u/v1/sandboxes)
+	check "$n: isolation jail 201, reported; refused creates took no quota" \
+		"$c $(python3 -c 'import json,sys;print(json.load(open(sys.argv[1])).get("isolation"))' "$T/body")" "201 jail"
+	local iid; iid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
+	check "$n: get reports the isolation" "$(curl -s -m 10 -H "$A" $u/v1/sandboxes/$iid | grep -c '"isolation":"jail"')" 1
+	code -H "$A" -X DELETE $u/v1/sandboxes/$iid >/dev/null
 }
 
 # keepalive: nginx (proxy_read_timeout 5s, its own config and files in
@@ -182,7 +204,24 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	for _ in $(seq 50); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
 	port=$((port + 1))
 	gwb=build/asan/bin/sandbox-gateway; [ -x $gwb ] || gwb=bin/sandbox-gateway
-	if start_gw $gwb $port "$T/r.sock"; then suite_flow $gwb $port "$T/r.sock"; else bad "gateway with runner did not start"; fi
+	if start_gw $gwb $port "$T/r.sock"; then suite_flow $gwb $port "$T/r.sock"; suite_isolation $port; else bad "gateway with runner did not start"; fi
+	# a runner whose only driver cannot run (no agent): listed unavailable
+	# with the reason, and a create is 422 isolation_unavailable
+	bin/sandbox-runner --name "gwu$$" --socket "$T/ru.sock" --state-dir "$T/ustate" --image-dir "$IMG" \
+		--agent /nonexistent/sandbox-agent >"$T/runner.u.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 50); do [ -S "$T/ru.sock" ] && break; sleep 0.1; done
+	port=$((port + 1))
+	if start_gw $gwb $port "$T/ru.sock"; then
+		check "isolation: an unavailable driver is listed with its reason" \
+			"$(curl -s -m 10 -H 'Authorization: Bearer key-one' http://127.0.0.1:$port/v1/capabilities | python3 -c 'import json,sys;d=json.load(sys.stdin);print([(x["name"],x["available"],"/nonexistent/sandbox-agent" in x["reason"]) for x in d["isolation"]])')" \
+			"[('jail', False, True)]"
+		c=$(code -H 'Authorization: Bearer key-one' -d '{}' http://127.0.0.1:$port/v1/sandboxes)
+		check "isolation: create on an unavailable driver 422 isolation_unavailable with the reason" \
+			"$c $(jerr jail /nonexistent/sandbox-agent)" "422 isolation_unavailable True"
+	else
+		bad "gateway on the runner without an agent did not start"
+	fi
 	# WebSocket streams, terminals, ndjson logs: a separate gateway (the
 	# flow above used up key-one's quota), with the `ws` client from npm
 	port=$((port + 1))
@@ -268,15 +307,26 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	port=$((port + 1))
 	before=$(ls -d /tmp/sandbox-gateway.* 2>/dev/null | wc -l)
 	SANDBOX_API_KEYS=key-one SANDBOX_IMAGE_DIR="$IMG" bin/sandbox-gateway --port $port \
-		>"$T/gw.embedded.log" 2>&1 &
+		--drivers jail --default-isolation jail >"$T/gw.embedded.log" 2>&1 &
 	egw=$!
 	for _ in $(seq 100); do curl -s -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 	c=$(code -H 'Authorization: Bearer key-one' -d '{}' http://127.0.0.1:$port/v1/sandboxes)
 	eid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
 	check "embedded runner: create 201" "$c" 201
+	check "embedded runner: --drivers/--default-isolation reach it (capabilities)" \
+		"$(curl -s -m 10 -H 'Authorization: Bearer key-one' http://127.0.0.1:$port/v1/capabilities)" \
+		'{"isolation":[{"name":"jail","available":true,"reason":null}],"default":"jail"}'
 	kill -TERM $egw; wait $egw 2>/dev/null
 	check "embedded runner: SIGTERM leaves no runtime dir" "$(ls -d /tmp/sandbox-gateway.* 2>/dev/null | wc -l)" "$before"
 	check "embedded runner: no sandbox process left" "$(pgrep -f "sandbox-runner.*sandbox-gateway\." | wc -l)$(grep -c "$eid: stopped" "$T/gw.embedded.log")" "01"
+	# an isolation the registry does not know stops the embedded runner,
+	# and with it the gateway, at start, saying which names exist
+	port=$((port + 1))
+	SANDBOX_API_KEYS=key-one SANDBOX_IMAGE_DIR="$IMG" timeout 30 bin/sandbox-gateway --port $port \
+		--default-isolation nosuch >"$T/gw.embedded2.log" 2>&1
+	check "embedded runner: an unknown --default-isolation stops the gateway at start" \
+		"$? $(grep -c 'no driver "nosuch" (known: jail)' "$T/gw.embedded2.log")" "1 1"
+	check "embedded runner: nothing left of the refused start" "$(ls -d /tmp/sandbox-gateway.* 2>/dev/null | wc -l)" "$before"
 else
 	skipt "sandbox flow: needs root, bin/sandbox-runner and $IMG/default/rootfs"
 fi

@@ -395,6 +395,82 @@ test('under libwebsockets\' strict Content-Security-Policy the editor and termin
 	}
 });
 
+/** The isolations this gateway offers for real (GET /v1/capabilities). */
+async function realCapabilities() {
+	return new SandboxClient({ baseUrl: GW_URL, apiKey: GW_KEY }).capabilities();
+}
+
+/** Loads the page again (it starts a sandbox with the key it keeps) and waits until it runs. */
+async function openRunning() {
+	await page.reload();
+	await page.waitForFunction(() => document.getElementById('sandbox-status').textContent === 'running', null, { timeout: 30000 });
+}
+
+test('isolation: with one isolation available the choice is hidden; the sandbox shows its isolation', async () => {
+	const caps = await realCapabilities();
+	const offered = caps.isolation.filter((d) => d.available);
+	if (offered.length > 1) throw new Skip(`this gateway offers ${offered.map((d) => d.name)}`);
+	await openRunning();
+	const look = await page.evaluate(() => ({
+		options: document.getElementById('isolation').options.length,
+		hidden: document.getElementById('isolation').hidden,
+		labelHidden: document.getElementById('isolation-label').hidden,
+		shown: document.getElementById('sandbox-isolation').textContent,
+	}));
+	assert.deepEqual(look, { options: 1, hidden: true, labelHidden: true, shown: caps.default });
+	await page.click('#stop-sandbox');
+	await page.waitForFunction(() => document.getElementById('sandbox-status').textContent.startsWith('stopped'), null, { timeout: 15000 });
+});
+
+test('isolation: with more than one available the choice is shown; the sandbox reports the chosen one', async () => {
+	const caps = await realCapabilities();
+	const real = caps.isolation.filter((d) => d.available).map((d) => d.name);
+	// Until a second driver runs on this host, the page is shown a list with one more entry
+	// ("not-here", which the gateway does not know): the real one is the default. Choosing
+	// "not-here" must reach the API (422 unknown_isolation on the page); choosing the real one
+	// must give a sandbox that reports it. With two real drivers both are real.
+	const mocked = real.length < 2;
+	if (mocked) {
+		await page.route('**/v1/capabilities', (route) => route.fulfill({
+			status: 200,
+			contentType: 'application/json',
+			body: JSON.stringify({ isolation: [{ name: 'not-here', available: true, reason: null }, ...caps.isolation], default: caps.default }),
+		}));
+	}
+	const creates = [];
+	const onRequest = (req) => { if (req.method() === 'POST' && /\/v1\/sandboxes$/.test(req.url())) creates.push(JSON.parse(req.postData() || '{}')); };
+	page.on('request', onRequest);
+	try {
+		await openRunning();
+		assert.equal(await page.isVisible('#isolation'), true, 'the choice is shown');
+		assert.equal(await page.inputValue('#isolation'), caps.default, 'the default is chosen first');
+		assert.equal(await page.textContent('#sandbox-isolation'), caps.default);
+		const other = mocked ? 'not-here' : real.find((n) => n !== caps.default);
+		await page.selectOption('#isolation', other);
+		await page.click('#connect');
+		if (mocked) {
+			await page.waitForFunction(() => /unknown_isolation/.test(document.getElementById('message').textContent), null, { timeout: 15000 });
+			// the page logs the refusal it shows: expected here, not a script error
+			for (let i = pageErrors.length - 1; i >= 0; i--) if (/422 unknown_isolation/.test(pageErrors[i])) pageErrors.splice(i, 1);
+			await page.selectOption('#isolation', caps.default);
+			await page.click('#connect');
+		}
+		const want = mocked ? caps.default : other;
+		await page.waitForFunction((w) => document.getElementById('sandbox-status').textContent === 'running' &&
+			document.getElementById('sandbox-isolation').textContent === w, want, { timeout: 30000 });
+		const id = await page.textContent('#sandbox-id');
+		const sbx = await new SandboxClient({ baseUrl: GW_URL, apiKey: GW_KEY }).get(id);
+		assert.equal(sbx.isolation, want, 'the gateway reports the chosen isolation');
+		assert.deepEqual(creates.map((c) => c.isolation), mocked ? [caps.default, 'not-here', caps.default] : [caps.default, other]);
+		await page.click('#stop-sandbox');
+		await page.waitForFunction(() => document.getElementById('sandbox-status').textContent.startsWith('stopped'), null, { timeout: 15000 });
+	} finally {
+		page.off('request', onRequest);
+		if (mocked) await page.unroute('**/v1/capabilities');
+	}
+	await shot('isolation-choice.png');
+});
+
 test('no script errors on the page; no WebSocket URL carried the API key', async () => {
 	assert.deepEqual(pageErrors, []);
 	assert.ok(socketUrls.length >= 5, `${socketUrls.length} sockets`);

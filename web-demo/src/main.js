@@ -9,6 +9,7 @@ import { RunOutput } from './run-output.js';
 import { TerminalPane } from './terminal-pane.js';
 import { PreviewPane } from './preview-pane.js';
 import { SandboxStatus } from './sandbox-status.js';
+import { IsolationChoice } from './isolation-choice.js';
 import { LANGUAGES, SAMPLES, APP_PORT } from './samples.js';
 import { mirrorInlineStyles } from './csp-styles.js';
 
@@ -27,8 +28,9 @@ const editor = new CodeEditor($('editor'), (language, file) => SAMPLES[language]
 const output = new RunOutput($('output'), $('exit-status'));
 const terminal = new TerminalPane($('terminal'));
 const preview = new PreviewPane({ iframe: $('preview'), link: $('preview-url'), reloadButton: $('reload-preview') });
+const isolation = new IsolationChoice($('isolation'), $('isolation-label'));
 const status = new SandboxStatus(
-	{ id: $('sandbox-id'), status: $('sandbox-status'), timeLeft: $('sandbox-time-left'), extendButton: $('extend'), stopButton: $('stop-sandbox') },
+	{ id: $('sandbox-id'), status: $('sandbox-status'), isolation: $('sandbox-isolation'), timeLeft: $('sandbox-time-left'), extendButton: $('extend'), stopButton: $('stop-sandbox') },
 	{ onError: showError, onStopped: sandboxEnded },
 );
 
@@ -76,6 +78,7 @@ async function startSandbox() {
 	rememberApiKey(apiKey);
 	const client = new SandboxClient({ apiKey });
 	showMessage('starting a sandbox...');
+	await isolation.load(client);
 	let sandbox = null;
 	const previousId = sessionStorage.getItem(SANDBOX_ID_KEY);
 	if (previousId && !ui.sandbox) {
@@ -86,7 +89,7 @@ async function startSandbox() {
 	}
 	if (!sandbox) {
 		if (ui.sandbox && sandboxLive()) ui.sandbox.stop().catch(() => {});
-		sandbox = await client.create({ ports: [APP_PORT], timeout_ms: 10 * 60 * 1000 });
+		sandbox = await client.create({ ports: [APP_PORT], timeout_ms: 10 * 60 * 1000, ...isolation.fields() });
 	}
 	sessionStorage.setItem(SANDBOX_ID_KEY, sandbox.id);
 	ui.sandbox = sandbox;
@@ -163,6 +166,11 @@ function guarded(fn) {
 
 $('key-form').addEventListener('submit', (e) => { e.preventDefault(); guarded(startSandbox)(); });
 $('language').addEventListener('change', (e) => showFile(e.target.value, ui.file));
+// the choice can show before the first start, once the key is typed
+$('api-key').addEventListener('change', () => {
+	const apiKey = $('api-key').value.trim();
+	if (apiKey) isolation.load(new SandboxClient({ apiKey })).catch(() => {});
+});
 for (const b of document.querySelectorAll('.file-tab')) b.addEventListener('click', () => showFile(ui.language, b.dataset.file));
 for (const b of document.querySelectorAll('.side-tab')) b.addEventListener('click', () => showSidePane(b.dataset.pane));
 $('run').addEventListener('click', guarded(() => runFile(ui.file)));

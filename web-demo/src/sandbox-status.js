@@ -8,8 +8,8 @@ function formatLeft(ms) {
 }
 
 export class SandboxStatus {
-	constructor({ id, status, timeLeft, extendButton, stopButton }, { onError, onStopped }) {
-		Object.assign(this, { idEl: id, statusEl: status, leftEl: timeLeft, extendButton, stopButton, onError, onStopped });
+	constructor({ id, status, isolation, timeLeft, extendButton, stopButton }, { onError, onStopped }) {
+		Object.assign(this, { idEl: id, statusEl: status, isolationEl: isolation, leftEl: timeLeft, extendButton, stopButton, onError, onStopped });
 		this.sandbox = null;
 		extendButton.addEventListener('click', () => this.guard(async () => {
 			await this.sandbox.extendTimeout(5 * 60 * 1000);
@@ -46,6 +46,7 @@ export class SandboxStatus {
 		this.idEl.textContent = s ? s.id : 'none';
 		this.statusEl.textContent = s ? s.status + (s.info.stop_reason ? ` (${s.info.stop_reason})` : '') : '-';
 		this.statusEl.dataset.status = s ? s.status : '';
+		if (this.isolationEl) this.isolationEl.textContent = (s && s.isolation) || '-';
 		this.leftEl.textContent = live ? formatLeft(s.timeLeft()) : '-';
 		this.extendButton.disabled = !live;
 		this.stopButton.disabled = !live;
