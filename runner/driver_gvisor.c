@@ -33,7 +33,7 @@
  * jail's sandboxes are sandbox/<id>, a level above. */
 #define GV_CG_TOP "sandbox"
 /* Host tasks of a sandbox: sentry and gofer threads plus about 2 per guest
- * process under systrap (GVISOR.md §5); the host pids.max is only the
+ * process under systrap (measured here); the host pids.max is only the
  * backstop behind RLIMIT_NPROC, sized so the guest limit is met first. */
 #define GV_PIDS_BASE 64
 #define GV_PIDS_PER_PROC 4
@@ -184,8 +184,8 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 	if (mkdir(p, 0755) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
 	/* The agent's socket dir is writable by root inside and visible on
-	 * the host: a tiny tmpfs of its own (GVISOR.md §3: the guest got
-	 * ENOSPC after 64 KiB). */
+	 * the host: a tiny tmpfs of its own (the guest gets ENOSPC after
+	 * 64 KiB or 16 files). */
 	sub(p, sb, "sock");
 	if (mkdir(p, 0700) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
