@@ -21,3 +21,10 @@ build/fuzz/fuzz_runner_req: runner/rn_spec.c runner/rn_spec.h
 $(OUT)/tests/test_rn_cgroup: $(OUT)/obj/tests/unit/test_rn_cgroup.o $(call obj,runner/rn_cgroup.c) $(LIBSBX)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBSBX) $(LIBS_CMOCKA) $(LIBS_CJSON) -lm
+
+# cmocka test of the gvisor driver's pure parts: config.json, the version
+# (its own link line, as above).
+$(OUT)/tests/test_gvisor_spec: $(OUT)/obj/tests/unit/test_gvisor_spec.o \
+		$(call obj,runner/driver_gvisor_spec.c runner/driver_gvisor_version.c runner/rn_spec.c) $(LIBSBX)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBSBX) $(LIBS_CMOCKA) $(LIBS_CJSON) -lm
