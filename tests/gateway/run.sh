@@ -315,7 +315,7 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	check "embedded runner: create 201" "$c" 201
 	check "embedded runner: --drivers/--default-isolation reach it (capabilities)" \
 		"$(curl -s -m 10 -H 'Authorization: Bearer key-one' http://127.0.0.1:$port/v1/capabilities)" \
-		'{"isolation":[{"name":"jail","available":true,"reason":null}],"default":"jail"}'
+		'{"isolation":[{"name":"jail","available":true,"reason":null},{"name":"gvisor","available":false,"reason":"not enabled on this runner (--drivers)"}],"default":"jail"}'
 	kill -TERM $egw; wait $egw 2>/dev/null
 	check "embedded runner: SIGTERM leaves no runtime dir" "$(ls -d /tmp/sandbox-gateway.* 2>/dev/null | wc -l)" "$before"
 	check "embedded runner: no sandbox process left" "$(pgrep -f "sandbox-runner.*sandbox-gateway\." | wc -l)$(grep -c "$eid: stopped" "$T/gw.embedded.log")" "01"
