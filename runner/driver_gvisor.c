@@ -1,9 +1,9 @@
-/* The gvisor driver: each sandbox is one `runsc run` (our child, in the
- * foreground: its exit is the sandbox's end, and it removes runsc's own
- * state and cgroups when the sandbox ends normally). The runner makes the
- * sandbox's memory/pids/cpu cgroups with their limits first (runsc joins
- * them and leaves them alone), so the counters survive until cleanup reads
- * them. The agent's socket dir is a tiny per-sandbox tmpfs bound rw into
+/* The gvisor driver: each sandbox is one `runsc run`, our child in the
+ * foreground, so its exit is the sandbox's end and the loop never waits
+ * for runsc. The runner makes the sandbox's memory/pids/cpu cgroups with
+ * their limits first (runsc joins them and leaves them alone), so the
+ * counters survive until cleanup reads them; stop kills `runsc run` and
+ * every task in the cgroup, and cleanup removes what runsc leaves. The agent's socket dir is a tiny per-sandbox tmpfs bound rw into
  * the sandbox; with --host-uds=create the socket the agent binds there is
  * a real host socket, so the transport is the jail's, unchanged. */
 #include "driver_gvisor.h"
@@ -458,7 +458,7 @@ static void reap_one(struct rn_driver *d, const char *id)
 	struct gv_state *gs = state_of(d);
 	char path[RN_ID_MAX + 96];
 
-	snprintf(path, sizeof(path), "sandbox/gvisor_%s/%s", d->r->name, id);
+	snprintf(path, sizeof(path), GV_CG_TOP "/gvisor_%s/%s", d->r->name, id);
 	for (int i = 0; i < 400 && sweep_cgroup(&d->r->cg, path) == 1; i++)
 		usleep(5000);
 	if (sweep_cgroup(&d->r->cg, path) == 1)
@@ -490,7 +490,7 @@ static void gv_reconcile(struct rn_driver *d)
 	DIR *dir;
 	struct dirent *e;
 
-	snprintf(parent, sizeof(parent), "sandbox/gvisor_%s", d->r->name);
+	snprintf(parent, sizeof(parent), GV_CG_TOP "/gvisor_%s", d->r->name);
 	snprintf(prefix, sizeof(prefix), "sbx_%s_", d->r->name);
 	rn_cgroup_each(&d->r->cg, parent, prefix, reap_cb, d);
 	rn_cgroup_remove(&d->r->cg, parent, GV_CG_TOP);
