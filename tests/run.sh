@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 
-SUITES="agent seccomp runner gateway preview security fault wsconf client mcp cli web soak"
+SUITES=${SUITES:-"agent seccomp runner gateway preview security fault wsconf client mcp cli web soak"}
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 passed=0 failed=0 skipped=0
 log=$(mktemp -d /tmp/sbx-tests.XXXXXX)
