@@ -208,7 +208,7 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	# a runner whose only driver cannot run (no agent): listed unavailable
 	# with the reason, and a create is 422 isolation_unavailable
 	bin/sandbox-runner --name "gwu$$" --socket "$T/ru.sock" --state-dir "$T/ustate" --image-dir "$IMG" \
-		--agent /nonexistent/sandbox-agent >"$T/runner.u.log" 2>&1 &
+		--drivers jail --agent /nonexistent/sandbox-agent >"$T/runner.u.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 50); do [ -S "$T/ru.sock" ] && break; sleep 0.1; done
 	port=$((port + 1))
@@ -325,7 +325,7 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	SANDBOX_API_KEYS=key-one SANDBOX_IMAGE_DIR="$IMG" timeout 30 bin/sandbox-gateway --port $port \
 		--default-isolation nosuch >"$T/gw.embedded2.log" 2>&1
 	check "embedded runner: an unknown --default-isolation stops the gateway at start" \
-		"$? $(grep -c 'no driver "nosuch" (known: jail)' "$T/gw.embedded2.log")" "1 1"
+		"$? $(grep -c 'no driver "nosuch" (known: jail, gvisor)' "$T/gw.embedded2.log")" "1 1"
 	check "embedded runner: nothing left of the refused start" "$(ls -d /tmp/sandbox-gateway.* 2>/dev/null | wc -l)" "$before"
 else
 	skipt "sandbox flow: needs root, bin/sandbox-runner and $IMG/default/rootfs"
