@@ -215,7 +215,7 @@ if [ -x bin/sandbox-runner ] && [ -d "$IMG/default/rootfs" ] && [ "$(id -u)" = 0
 	if start_gw $gwb $port "$T/ru.sock"; then
 		check "isolation: an unavailable driver is listed with its reason" \
 			"$(curl -s -m 10 -H 'Authorization: Bearer key-one' http://127.0.0.1:$port/v1/capabilities | python3 -c 'import json,sys;d=json.load(sys.stdin);print([(x["name"],x["available"],"/nonexistent/sandbox-agent" in x["reason"]) for x in d["isolation"]])')" \
-			"[('jail', False, True)]"
+			"[('jail', False, True), ('gvisor', False, False)]"
 		c=$(code -H 'Authorization: Bearer key-one' -d '{}' http://127.0.0.1:$port/v1/sandboxes)
 		check "isolation: create on an unavailable driver 422 isolation_unavailable with the reason" \
 			"$c $(jerr jail /nonexistent/sandbox-agent)" "422 isolation_unavailable True"
