@@ -15,6 +15,7 @@ Prints "figure: <name>|<value>|<unit>|<goal or ->" lines.
 Usage: bench_drivers.py RUNNER AGENT"""
 import json
 import os
+import shutil
 import socket
 import struct
 import subprocess
@@ -244,6 +245,7 @@ def main():
         except subprocess.TimeoutExpired:
             p.kill()
         log.close()
+        shutil.rmtree(d, ignore_errors=True)
 
 
 sys.exit(main())
