@@ -1,6 +1,6 @@
-/* The gvisor driver: each sandbox is one `runsc run`, our child in the
- * foreground, so its exit is the sandbox's end and the loop never waits
- * for runsc. The runner makes the sandbox's memory/pids/cpu cgroups with
+/* The gvisor driver: each sandbox is one `runsc run --detach` under a
+ * small watcher, the runner's child, whose exit is the sandbox's end (so
+ * the loop never waits for runsc). The runner makes the sandbox's memory/pids/cpu cgroups with
  * their limits first (runsc joins them and leaves them alone), so the
  * counters survive until cleanup reads them; stop kills `runsc run` and
  * every task in the cgroup, and cleanup removes what runsc leaves. The agent's socket dir is a tiny per-sandbox tmpfs bound rw into
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -204,13 +205,21 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 	return 0;
 }
 
-/* The child between fork and exec of runsc: default signals, fresh stdio
- * (never a regular file without O_APPEND: runsc writes the sandbox's
- * output at its own offset), its own session. */
-static void __attribute__((noreturn)) exec_runsc(char *const argv[], int agent_stderr)
+/* The sandbox's watcher: the runner's child (sb->pid), a fork of the
+ * runner that never execs, so it costs a few pages instead of a runsc
+ * process (`runsc run` in the foreground holds about 4 MiB). It starts
+ * `runsc run --detach`; as a subreaper it inherits the sandbox's sentry and
+ * gofer when that returns, and exits when the sentry does, with the
+ * sentry's status (re-raising its signal). Fresh stdio (never a regular
+ * file without O_APPEND: runsc writes the sandbox's output at its own
+ * offset), default signals, its own session. */
+static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const char *pidfile,
+						    int agent_stderr)
 {
 	sigset_t none;
-	int nul;
+	int nul, st, sentry_st = -1;
+	pid_t runsc, sentry = -1, p;
+	char buf[32];
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -227,15 +236,54 @@ static void __attribute__((noreturn)) exec_runsc(char *const argv[], int agent_s
 	if (!agent_stderr) {
 		dup2(nul, 2);
 	} else {
-		struct stat st;
+		struct stat sst;
 		int fl = fcntl(2, F_GETFL);
 
-		if (fstat(2, &st) == 0 && S_ISREG(st.st_mode) && fl >= 0)
+		if (fstat(2, &sst) == 0 && S_ISREG(sst.st_mode) && fl >= 0)
 			fcntl(2, F_SETFL, fl | O_APPEND);
 	}
 	syscall(SYS_close_range, 3, ~0u, 0);
-	execv(argv[0], argv);
-	_exit(127);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		_exit(126);
+	runsc = fork();
+	if (runsc < 0)
+		_exit(126);
+	if (runsc == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(runsc, &st, 0) < 0)
+		if (errno != EINTR)
+			_exit(126);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	{
+		int fd = open(pidfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			sentry = (pid_t)strtol(buf, NULL, 10);
+		}
+	}
+	/* the sentry and the gofer are ours now; the sandbox is over when
+	 * the sentry is (the gofer follows it) */
+	while ((p = waitpid(-1, &st, 0)) != 0) {
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			break;    /* ECHILD: nothing left */
+		}
+		if (p == sentry)
+			sentry_st = st;
+	}
+	if (sentry_st >= 0 && WIFSIGNALED(sentry_st)) {
+		signal(WTERMSIG(sentry_st), SIG_DFL);
+		kill(getpid(), WTERMSIG(sentry_st));
+	}
+	_exit(sentry_st >= 0 && WIFEXITED(sentry_st) ? WEXITSTATUS(sentry_st) : 1);
 }
 
 static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
@@ -244,7 +292,8 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 	struct gv_state *gs = state_of(sb->drv);
 	char rootfs[PATH_MAX + 64], sockdir[PATH_MAX], etcdir[PATH_MAX], upper[PATH_MAX];
 	char cgpath[RN_ID_MAX + 98], rootflag[PATH_MAX + 16], overlay[PATH_MAX + 32];
-	char logflag[PATH_MAX + 16], bundle[PATH_MAX + 16];
+	char logflag[PATH_MAX + 16], bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16];
+	char pidfile[PATH_MAX];
 	struct rn_spec cgspec;
 	struct gv_bundle b;
 	struct gv_sb *gb;
@@ -304,10 +353,13 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 	snprintf(overlay, sizeof(overlay), "--overlay2=root:dir=%s", upper);
 	snprintf(logflag, sizeof(logflag), "--log=%s/runsc.log", sb->dir);
 	snprintf(bundle, sizeof(bundle), "%s", sb->dir);
+	sub(pidfile, sb, "sentry.pid");
+	snprintf(pidflag, sizeof(pidflag), "--pid-file=%s", pidfile);
 	{
 		char *const argv[] = {
 			gs->runsc, rootflag, logflag, "--network=none", "--host-uds=create",
-			"--platform=systrap", overlay, "run", "--bundle", bundle, sb->id, NULL
+			"--platform=systrap", overlay, "run", "--detach", pidflag, "--bundle",
+			bundle, sb->id, NULL
 		};
 
 		pid = fork();
@@ -316,7 +368,7 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 			goto fail;
 		}
 		if (pid == 0)
-			exec_runsc(argv, sb->drv->agent_stderr);
+			watch_sandbox(argv, pidfile, sb->drv->agent_stderr);
 	}
 	sb->pid = pid;
 	if (save_state(sb, err) < 0)
@@ -327,7 +379,8 @@ fail:
 	if (sb->pid > 0) {
 		int st;
 
-		kill(sb->pid, SIGKILL);
+		if (kill(-sb->pid, SIGKILL) < 0)
+			kill(sb->pid, SIGKILL);
 		while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
 			;
 		sb->pid = 0;
@@ -344,9 +397,10 @@ fail:
 static void gv_kill(struct rn_sandbox *sb)
 {
 	/* The sandbox's tasks (sentry, gofer, stubs) are all in its cgroup;
-	 * `runsc run` itself is not, and is killed by pid (then nothing waits
-	 * a second in `delete`: cleanup removes runsc's state). */
-	if (sb->pid > 0 && !sb->reaped)
+	 * its watcher (and a `runsc run` still starting) is not, and is killed
+	 * by its group (then nothing waits a second in `runsc delete`: cleanup
+	 * removes runsc's state). */
+	if (sb->pid > 0 && !sb->reaped && kill(-sb->pid, SIGKILL) < 0)
 		kill(sb->pid, SIGKILL);
 	if (sb->drv_data)
 		rn_cgroup_kill(&sb->drv->r->cg, sb_of(sb)->cg);

@@ -410,9 +410,9 @@ def t_agent_crash(r):
     os.kill(pid, signal.SIGKILL)
     g = wait_until(lambda: (lambda s: s if s["status"] in ("failed", "stopped") else None)(
         r.req({"op": "get", "id": sid})["sandbox"]), 10)
-    # (under gvisor the pid is `runsc run`'s: the sandbox's tasks outlive
+    # (under gvisor the pid is the watcher's: the sandbox's tasks outlive
     # it and the runner's cleanup must kill and remove them)
-    result("killed agent (gvisor: kill -9 of runsc run): sandbox failed (stop_reason error), cleaned",
+    result("killed agent (gvisor: kill -9 of its watcher, runsc's parent): sandbox failed (stop_reason error), cleaned",
            g and g["status"] == "failed" and g.get("stop_reason") == "error" and
            wait_until(lambda: not leftovers(r, sid), 10) is True, "%s %s" % (g, leftovers(r, sid)))
     if not GVISOR:
