@@ -110,6 +110,10 @@ struct ag_ctx {
 	int epfd;
 	int listen_fd;
 	int vsock;
+	/* --hangup-on-eof: the transport cannot tell a peer's full close from
+	 * its half-close (gVisor's host sockets report no HUP): EOF on a
+	 * terminal's connection is its hang-up */
+	int hangup_on_eof;
 	size_t retention;
 	char base_dir[4096];
 	struct ag_conn *conns;
@@ -164,6 +168,9 @@ void ag_cmd_event(struct ag_ev *e, uint32_t events);
 void ag_cmd_reap(void);
 void ag_cmd_frame(struct ag_conn *c, int type, const unsigned char *p, uint32_t n, int *consumed);
 void ag_cmd_detach(struct ag_conn *c);
+/* The hang-up a closed terminal gives its program, when c holds one
+ * (hangup_on_detach) that still runs; c stays attached. */
+void ag_cmd_hangup(struct ag_conn *c);
 void ag_cmd_pump(struct ag_conn *c);
 void ag_cmd_stdin_writable(struct ag_cmd *cmd);
 void ag_cmd_kill_all(int sig);

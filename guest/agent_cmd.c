@@ -124,6 +124,24 @@ static void pty_pace(struct ag_cmd *cmd)
 	}
 }
 
+/* The terminal's user went away (c, the connection that asked for
+ * hangup_on_detach): what closing a terminal does, once. */
+static void hang_up(struct ag_cmd *cmd, struct ag_conn *c)
+{
+	if (cmd->hup_conn != c)
+		return;
+	cmd->hup_conn = NULL;
+	if (!cmd->reaped) {
+		/* a command that has not called setsid() yet (the connection
+		 * closed right after the exec reply) has no group of its own:
+		 * signal the process itself */
+		if (kill(-cmd->pid, SIGHUP) < 0)
+			kill(cmd->pid, SIGHUP);
+		if (kill(-cmd->pid, SIGCONT) < 0)
+			kill(cmd->pid, SIGCONT);
+	}
+}
+
 void ag_cmd_detach(struct ag_conn *c)
 {
 	struct ag_cmd *cmd = c->cmd;
@@ -147,20 +165,14 @@ void ag_cmd_detach(struct ag_conn *c)
 		}
 	}
 	c->cmd = NULL;
-	if (cmd->hup_conn == c) {
-		/* the terminal's user went away: what closing a terminal does */
-		cmd->hup_conn = NULL;
-		if (!cmd->reaped) {
-			/* a command that has not called setsid() yet (the
-			 * connection closed right after the exec reply) has no
-			 * group of its own: signal the process itself */
-			if (kill(-cmd->pid, SIGHUP) < 0)
-				kill(cmd->pid, SIGHUP);
-			if (kill(-cmd->pid, SIGCONT) < 0)
-				kill(cmd->pid, SIGCONT);
-		}
-	}
+	hang_up(cmd, c);
 	pty_pace(cmd);   /* a lagging reader left */
+}
+
+void ag_cmd_hangup(struct ag_conn *c)
+{
+	if (c->cmd)
+		hang_up(c->cmd, c);
 }
 
 static void close_ev(struct ag_ev *e)

@@ -479,6 +479,8 @@ static void conn_read(struct ag_conn *c)
 			case AG_ST_WAIT:
 			case AG_ST_READ_FILE:
 				/* half-close: keep streaming/waiting */
+				if (ag.hangup_on_eof)
+					ag_cmd_hangup(c);
 				ag_conn_update(c);
 				return;
 			case AG_ST_CLOSING:

@@ -85,7 +85,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: sandbox-agent --listen unix:PATH|vsock:PORT [--retention BYTES]\n"
-		"                     [--log-level error|warn|info|debug]\n");
+		"                     [--log-level error|warn|info|debug] [--hangup-on-eof]\n"
+		"                     [--unsetenv NAME]...\n");
 	exit(2);
 }
 
@@ -209,6 +210,13 @@ int main(int argc, char **argv)
 			if (*end || v < 2 * (AG_CHUNK + AG_RING_REC_HDR) || v > (1ull << 34))
 				usage();
 			ag.retention = (size_t)v;
+		} else if (!strcmp(argv[i], "--unsetenv") && i + 1 < argc) {
+			/* an OCI runtime (runsc) sets HOME for PID 1 when the
+			 * sandbox's env has none; commands must get their own
+			 * user's default instead */
+			unsetenv(argv[++i]);
+		} else if (!strcmp(argv[i], "--hangup-on-eof")) {
+			ag.hangup_on_eof = 1;
 		} else if (!strcmp(argv[i], "--log-level") && i + 1 < argc) {
 			const char *l = argv[++i];
 

@@ -84,7 +84,7 @@ static void child_exec(const struct ag_spawn *s, char **envp)
 }
 
 static void child(const struct ag_spawn *s, char **envp, int in, int out, int err,
-		  const char *slave)
+		  int slave)
 {
 	sigset_t all;
 	int i;
@@ -105,13 +105,9 @@ static void child(const struct ag_spawn *s, char **envp, int in, int out, int er
 	sigfillset(&all);
 	sigprocmask(SIG_UNBLOCK, &all, NULL);
 	setsid();
-	if (slave) {
-		int fd = open(slave, O_RDWR);
-
-		if (fd < 0)
-			die("open pty", slave, errno);
-		ioctl(fd, TIOCSCTTY, 0);
-		in = out = err = fd;
+	if (slave >= 0) {
+		ioctl(slave, TIOCSCTTY, 0);
+		in = out = err = slave;
 	}
 	/* dup2 to distinct targets; err first so failures can be reported */
 	if (dup2(err, 2) < 0 || dup2(out, 1) < 0 || dup2(in, 0) < 0)
@@ -183,8 +179,8 @@ static int nonblock(int fd)
 int ag_spawn(const struct ag_spawn *s, struct ag_spawned *r)
 {
 	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
-	int master = -1, e;
-	char slave[128];
+	int master = -1, slave = -1, e;
+	char slave_path[128];
 	char **envp = build_env(s);
 	pid_t pid;
 
@@ -197,7 +193,14 @@ int ag_spawn(const struct ag_spawn *s, struct ag_spawned *r)
 
 		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
-		    ptsname_r(master, slave, sizeof(slave)) != 0)
+		    ptsname_r(master, slave_path, sizeof(slave_path)) != 0)
+			goto fail;
+		/* The slave is opened here, before the master is ever polled
+		 * (as openpty does): gVisor reports EIO on a master whose
+		 * slave nobody has opened yet, and the output of a command
+		 * that raced it was lost. The child makes it its terminal. */
+		slave = open(slave_path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (slave < 0)
 			goto fail;
 		ioctl(master, TIOCSWINSZ, &ws);
 	} else {
@@ -216,10 +219,11 @@ int ag_spawn(const struct ag_spawn *s, struct ag_spawned *r)
 	if (pid < 0)
 		goto fail;
 	if (pid == 0)
-		child(s, envp, pin[0], pout[1], perr[1], s->pty ? slave : NULL);
+		child(s, envp, pin[0], pout[1], perr[1], slave);
 	free(envp);
 	r->pid = pid;
 	if (s->pty) {
+		close(slave);
 		nonblock(master);
 		r->out = master;
 		return 0;
@@ -241,6 +245,8 @@ fail:
 	free(envp);
 	if (master >= 0)
 		close(master);
+	if (slave >= 0)
+		close(slave);
 	for (int i = 0; i < 2; i++) {
 		if (pin[i] >= 0) close(pin[i]);
 		if (pout[i] >= 0) close(pout[i]);

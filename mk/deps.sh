@@ -19,15 +19,63 @@ done
 case "$missing" in *" npm"*) command -v npm >/dev/null 2>&1 && missing=$(echo "$missing" | sed 's/ npm//') ;; esac
 case "$missing" in *" nodejs"*) command -v node >/dev/null 2>&1 && missing=$(echo "$missing" | sed 's/ nodejs//') ;; esac
 
-[ -z "$missing" ] && exit 0
+# gVisor's runsc for the runner's `gvisor` driver: optional. The service runs
+# without it (the driver's probe then says why gvisor is unavailable), so a
+# failure here prints one line and does not fail the install. Debian 12's own
+# build (2022) breaks `ls -l` (statx) and lacks systrap; bookworm-backports'
+# build (20240729) is the one the driver needs.
+RUNSC_MIN=20240729
+BPO_LIST=/etc/apt/sources.list.d/bookworm-backports.sources
 
-if [ "$(id -u)" != 0 ]; then
-	echo "missing Debian packages:$missing" >&2
-	echo "install them with: sudo apt-get install -y$missing" >&2
-	exit 1
+runsc_version() {
+	# "runsc version release-20240729.0" upstream; Debian's build prints its
+	# package version, so fall back to dpkg's idea of it.
+	v=$(runsc --version 2>/dev/null | sed -n 's/.*[^0-9]\(20[0-9]\{6\}\).*/\1/p' | head -n1)
+	[ -n "$v" ] || v=$(dpkg-query -W -f='${Version}' runsc 2>/dev/null | sed -n 's/.*\(20[0-9]\{6\}\).*/\1/p')
+	echo "${v:-0}"
+}
+
+runsc_ok() {
+	command -v runsc >/dev/null 2>&1 || return 1
+	[ "$(runsc_version)" -ge "$RUNSC_MIN" ] || return 1
+	runsc help platforms 2>/dev/null | grep -qw systrap || runsc --help 2>&1 | grep -qw systrap
+}
+
+install_runsc() {
+	runsc_ok && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: gvisor unavailable: runsc >= $RUNSC_MIN with systrap is not installed (as root: add bookworm-backports, apt-get install -t bookworm-backports runsc)" >&2
+		return 0
+	fi
+	if [ ! -f "$BPO_LIST" ]; then
+		cat >"$BPO_LIST" <<-SRC
+		Types: deb
+		URIs: http://deb.debian.org/debian
+		Suites: bookworm-backports
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+		SRC
+	fi
+	echo "deps: installing runsc from bookworm-backports"
+	if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends -t bookworm-backports runsc; } >/dev/null 2>&1; then
+		echo "deps: gvisor unavailable: apt-get could not install runsc from bookworm-backports (the service works without it)" >&2
+		return 0
+	fi
+	runsc_ok || echo "deps: gvisor unavailable: runsc $(runsc_version) is older than $RUNSC_MIN or offers no systrap platform" >&2
+	return 0
+}
+
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "missing Debian packages:$missing" >&2
+		echo "install them with: sudo apt-get install -y$missing" >&2
+		exit 1
+	fi
+	echo "deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing
 fi
-echo "deps: installing$missing"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing
+install_runsc

@@ -3,10 +3,12 @@
 #  1. cmocka unit tests (ASan+UBSan build)
 #  2. each tests/<suite>/run.sh, in SUITES order; each ends with
 #     "N passed, N failed[, N skipped]"
-#  3. a short libFuzzer run of every fuzz target
+#  3. the sandbox-level suites (runner, gateway, preview, security) once
+#     more per other isolation driver the runner finds available here
+#  4. a short libFuzzer run of every fuzz target
 . "$(dirname "$0")/lib/harness.sh"
 
-SUITES="agent seccomp runner gateway preview security fault wsconf client mcp compat cli web soak install"
+SUITES=${SUITES:-"agent seccomp runner gateway preview security fault wsconf client mcp compat cli web soak install"}
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 h_begin sbx-tests
 
@@ -30,6 +32,33 @@ for s in $SUITES; do
 	"tests/$s/run.sh" 2>&1 | tee "$T/$s.out"
 	h_count -q "$T/$s.out"
 done
+
+# The sandbox-level suites once more for every other driver this host
+# offers (the runner's own probe says which): the same suites with the
+# runners' --default-isolation set, not copies. An unavailable driver is
+# one SKIP line with the probe's reason.
+DRIVER_SUITES="runner gateway preview security"
+RUNNER_BIN=bin/sandbox-runner AGENT_BIN=bin/sandbox-agent
+if [ "$(id -u)" = 0 ] && [ -x "$RUNNER_BIN" ] && [ -x "$AGENT_BIN" ]; then
+	python3 tests/runner/drivers.py "$RUNNER_BIN" "$AGENT_BIN" >"$T/drivers" 2>&1 ||
+		echo "  (driver probe failed: $(tail -1 "$T/drivers"))"
+else
+	: >"$T/drivers"
+fi
+while read -r drv state; do
+	[ -n "$drv" ] && [ "$drv" != jail ] || continue
+	if [ "$state" != available ]; then
+		echo "== $DRIVER_SUITES (isolation $drv)"
+		skip "isolation $drv: ${state#unavailable: }"
+		continue
+	fi
+	for s in $DRIVER_SUITES; do
+		[ -x "tests/$s/run.sh" ] || continue
+		echo "== $s (isolation $drv)"
+		SANDBOX_TEST_ISOLATION=$drv "tests/$s/run.sh" 2>&1 | tee "$T/$s.$drv.out"
+		h_count -q "$T/$s.$drv.out"
+	done
+done <"$T/drivers"
 
 echo "== fuzz (${FUZZ_SECONDS}s per target)"
 tests/fuzz/run.sh "$FUZZ_SECONDS" 2>&1 | tee "$T/fuzz.out"

@@ -46,7 +46,7 @@ suite_flow() { # bin port socket
 	id=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
 	[ -n "$id" ] || { fail "$n no id"; return; }
 	grep -q agent_socket "$T/body" && fail "$n agent_socket leaked" || pass "$n no agent_socket"
-	check "isolation: $n the sandbox reports its isolation (the default, jail)" "$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1])).get("isolation"))' "$T/body")" jail
+	check "isolation: $n the sandbox reports its isolation (the runner's default, ${SANDBOX_TEST_ISOLATION:-jail})" "$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1])).get("isolation"))' "$T/body")" "${SANDBOX_TEST_ISOLATION:-jail}"
 	check "$n other key 404" "$(code -H 'Authorization: Bearer key-two' $u/$id)" 404
 	check "$n list own" "$(curl -s -m 10 -H "$A" $u | grep -c "$id")" 1
 	check "$n list other key empty" "$(curl -s -m 10 -H 'Authorization: Bearer key-two' $u | grep -c "$id")" 0
@@ -103,8 +103,8 @@ suite_isolation() { # port (gateway on the suite's runner)
 	local u=http://127.0.0.1:$1 A='Authorization: Bearer key-two' n=isolation c
 	check "$n: capabilities without a key 401" "$(code $u/v1/capabilities)" 401
 	check "$n: capabilities 200" "$(code -H "$A" $u/v1/capabilities)" 200
-	check "$n: capabilities lists jail available (reason null), default jail" \
-		"$(python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));j=[x for x in d["isolation"] if x["name"]=="jail"];print(len(j), j[0]["available"], j[0]["reason"], d["default"])' "$T/body")" "1 True None jail"
+	check "$n: capabilities lists jail available (reason null), default ${SANDBOX_TEST_ISOLATION:-jail}" \
+		"$(python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));j=[x for x in d["isolation"] if x["name"]=="jail"];print(len(j), j[0]["available"], j[0]["reason"], d["default"])' "$T/body")" "1 True None ${SANDBOX_TEST_ISOLATION:-jail}"
 	check "$n: capabilities is GET only (405)" "$(code -H "$A" -X POST $u/v1/capabilities)" 405
 	c=$(code -H "$A" -d '{"isolation":"nosuch"}' $u/v1/sandboxes)
 	check "$n: unknown isolation 422 unknown_isolation naming the known ones" "$c $(jerr nosuch jail)" "422 unknown_isolation True"
@@ -231,19 +231,20 @@ check "shutdown: the port is taken: exit 1, the embedded runner stopped, its dir
 kill $busy 2>/dev/null
 
 if [ -z "$(h_services_missing)" ]; then
-	start_runner "gw$$" "$T/r.sock" "$T/state"
+	# one run per driver (tests/run.sh): the isolation of every sandbox
+	start_runner "gw$$" "$T/r.sock" "$T/state" --default-isolation "${SANDBOX_TEST_ISOLATION:-jail}"
 	rpid=$RUNNER_PID   # frozen by the owner-sync check below
 	port=$((port + 1))
 	gwb=build/asan/bin/sandbox-gateway; [ -x $gwb ] || gwb=bin/sandbox-gateway
 	if start_gw $gwb $port "$T/r.sock"; then suite_flow $gwb $port "$T/r.sock"; suite_isolation $port; else fail "gateway with runner did not start"; fi
 	# a runner whose only driver cannot run (no agent): listed unavailable
 	# with the reason, and a create is 422 isolation_unavailable
-	start_runner "gwu$$" "$T/ru.sock" "$T/ustate" --agent /nonexistent/sandbox-agent
+	start_runner "gwu$$" "$T/ru.sock" "$T/ustate" --drivers jail --agent /nonexistent/sandbox-agent
 	port=$((port + 1))
 	if start_gw $gwb $port "$T/ru.sock"; then
 		check "isolation: an unavailable driver is listed with its reason" \
 			"$(curl -s -m 10 -H 'Authorization: Bearer key-one' http://127.0.0.1:$port/v1/capabilities | python3 -c 'import json,sys;d=json.load(sys.stdin);print([(x["name"],x["available"],"/nonexistent/sandbox-agent" in x["reason"]) for x in d["isolation"]])')" \
-			"[('jail', False, True)]"
+			"[('jail', False, True), ('gvisor', False, False)]"
 		c=$(code -H 'Authorization: Bearer key-one' -d '{}' http://127.0.0.1:$port/v1/sandboxes)
 		check "isolation: create on an unavailable driver 422 isolation_unavailable with the reason" \
 			"$c $(jerr jail /nonexistent/sandbox-agent)" "422 isolation_unavailable True"
@@ -355,7 +356,7 @@ if [ -z "$(h_services_missing)" ]; then
 	check "embedded runner: create 201" "$c" 201
 	check "embedded runner: --drivers/--default-isolation reach it (capabilities)" \
 		"$(curl -s -m 10 -H 'Authorization: Bearer key-one' http://127.0.0.1:$port/v1/capabilities)" \
-		'{"isolation":[{"name":"jail","available":true,"reason":null}],"default":"jail"}'
+		'{"isolation":[{"name":"jail","available":true,"reason":null},{"name":"gvisor","available":false,"reason":"not enabled on this runner (--drivers)"}],"default":"jail"}'
 	kill -TERM $egw; wait $egw 2>/dev/null
 	check "embedded runner: SIGTERM leaves no runtime dir" "$(ls -d /tmp/sandbox-gateway.* 2>/dev/null | wc -l)" "$before"
 	check "embedded runner: no sandbox process left" "$(pgrep -f "sandbox-runner.*sandbox-gateway\." | wc -l)$(grep -c "$eid: stopped" "$T/gw.embedded.log")" "01"
@@ -365,7 +366,7 @@ if [ -z "$(h_services_missing)" ]; then
 	SANDBOX_API_KEYS=key-one SANDBOX_IMAGE_DIR="$IMG" timeout 30 bin/sandbox-gateway --port $port \
 		--default-isolation nosuch >"$T/gw.embedded2.log" 2>&1
 	check "embedded runner: an unknown --default-isolation stops the gateway at start" \
-		"$? $(grep -c 'no driver "nosuch" (known: jail)' "$T/gw.embedded2.log")" "1 1"
+		"$? $(grep -c 'no driver "nosuch" (known: jail, gvisor)' "$T/gw.embedded2.log")" "1 1"
 	check "embedded runner: nothing left of the refused start" "$(ls -d /tmp/sandbox-gateway.* 2>/dev/null | wc -l)" "$before"
 else
 	skip "sandbox flow: needs root, bin/sandbox-runner and $IMG/default/rootfs"

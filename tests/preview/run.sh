@@ -16,7 +16,8 @@ KEY=key-preview A="Authorization: Bearer $KEY"
 
 # a runner name of our own: a runner starting elsewhere on this host kills
 # the cgroups of its own name that it has no state for (docs/runner.md)
-start_runner "pv$$" "$T/r.sock" "$T/state"
+# one run per driver (tests/run.sh): the isolation of every sandbox
+start_runner "pv$$" "$T/r.sock" "$T/state" --default-isolation "${SANDBOX_TEST_ISOLATION:-jail}"
 
 start_gw() { # port log extra-args...
 	local port=$1 log=$2; shift 2

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Integration suite of the runner with the jail driver and the real image.
+# Integration suite of the runner with the real image, run once per driver:
+# SANDBOX_TEST_ISOLATION (default jail) is the isolation of its sandboxes.
 # Prefers the ASan build. Needs root (the jail maps uid ranges).
 . "$(dirname "$0")/../lib/harness.sh"
 RUNNER=build/asan/bin/sandbox-runner

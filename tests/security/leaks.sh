@@ -3,7 +3,8 @@
 #   leaks.sh NAME [STATE_DIR]
 # Sandbox ids of that runner start with sbx_NAME_ (docs/runner.md). Lists
 # leftover processes (by cgroup or cmdline), mounts under STATE_DIR or
-# naming such a sandbox, cgroups (v1 controllers and v2) named sbx_NAME_*,
+# naming such a sandbox, cgroups (v1 controllers and v2) named sbx_NAME_* (and
+# the gvisor driver's sandbox/gvisor_NAME parent), runsc state in STATE/gvisor,
 # per-sandbox state dirs, network namespaces, the host veths of leftover
 # sandboxes (sbxh<slot>, found from leftover state or processes) and
 # iptables rules naming a sandbox. Prints each; exits 0 when nothing is left.
@@ -40,7 +41,15 @@ n=$((n + $?))
 for c in /sys/fs/cgroup/*/sandbox /sys/fs/cgroup/sandbox /sys/fs/cgroup/unified/sandbox; do
 	[ -d "$c" ] || continue
 	for g in "$c"/"$PFX"*; do [ -e "$g" ] && leak "cgroup $g"; done
+	# the gvisor driver's sandboxes sit below a parent of their runner's,
+	# removed with its last sandbox
+	[ -e "$c/gvisor_$NAME" ] && leak "cgroup $c/gvisor_$NAME ($(ls "$c/gvisor_$NAME" | grep -c "^$PFX") sandboxes)"
 done
+
+# runsc's own state (the gvisor driver's --root) of this runner's sandboxes
+if [ -n "$STATE" ] && [ -d "$STATE/gvisor" ]; then
+	for f in "$STATE"/gvisor/*"$PFX"*; do [ -e "$f" ] && leak "runsc state $f"; done
+fi
 
 # per-sandbox state dirs and the slots they held
 slots=()

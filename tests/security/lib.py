@@ -15,6 +15,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 counts = {"passed": 0, "failed": 0, "skipped": 0}
+# the isolation of every sandbox of this run (tests/run.sh: one run per driver)
+ISOLATION = os.environ.get("SANDBOX_TEST_ISOLATION", "jail")
 
 
 PROBES = []
@@ -213,6 +215,14 @@ def alive(pid):
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def cg_dir(sid):
+    """A sandbox's cgroup path below a hierarchy: sandbox/<id> for the jail,
+    sandbox/gvisor_<runner>/<id> for gvisor (the runner's name is in the id)."""
+    if ISOLATION == "gvisor":
+        return "sandbox/gvisor_%s/%s" % (sid.split("_")[1], sid)
+    return "sandbox/" + sid
 
 
 def host_pids_of(sid):

@@ -76,6 +76,7 @@ import probes_d  # noqa: E402,F401
 import probes_paths  # noqa: E402,F401
 import probes_limits  # noqa: E402,F401
 import probes_flood  # noqa: E402,F401  (the flood section, 70-72)
+import probes_gvisor  # noqa: E402,F401  (80-84: which kernel a sandbox reaches)
 
 
 def main():
@@ -89,6 +90,8 @@ def main():
             print("-- %d %s" % (n, name))
             t = time.time()
             try:
+                if lib.ISOLATION != "jail" and n in probes_gvisor.JAIL_ONLY:
+                    raise Skip("%s: %s" % (lib.ISOLATION, probes_gvisor.JAIL_ONLY[n]))
                 ok, detail = fn(ctx)
             except Skip as e:
                 ok, detail = None, str(e)

@@ -682,19 +682,25 @@ def p24(ctx):
 
 @probe(25, "agent binary cannot be overwritten (CVE-2019-5736 class)")
 def p25(ctx):
-    sid = ctx.sandbox()
+    # gVisor has no ETXTBSY: root inside may open its own running binary
+    # for writing, which breaks that sandbox's own copy in its overlay
+    # (its python then segfaults), never the host's files; so under gvisor
+    # the probe uses a sandbox of its own and leaves /proc/self/exe out
+    gv = lib.ISOLATION == "gvisor"
+    sid = ctx.own() if gv else ctx.sandbox()
     agent = os.path.join(ctx.state, "runtime", "sandbox-agent")
     h0 = lib.sha256(agent)
     code = r"""
 R['/proc/1/exe'] = tryf(os.open, '/proc/1/exe', os.O_WRONLY)
 R['/.sandbox/sandbox-agent'] = tryf(os.open, '/.sandbox/sandbox-agent', os.O_WRONLY)
-R['/proc/self/exe'] = tryf(os.open, '/proc/self/exe', os.O_WRONLY)
+if not GV:
+    R['/proc/self/exe'] = tryf(os.open, '/proc/self/exe', os.O_WRONLY)
 R['unlink agent'] = tryf(os.unlink, '/.sandbox/sandbox-agent')
 import hashlib
 R['pid1 sha'] = hashlib.sha256(open('/.sandbox/sandbox-agent', 'rb').read()).hexdigest()
 out()
 """
-    res = ctx.a.py(sid, code, sudo=True)
+    res = ctx.a.py(sid, code.replace("if not GV", "if %s" % (not gv)), sudo=True)
     fresh = ctx.own()
     res2 = ctx.a.py(fresh, "import hashlib\nR['sha']=hashlib.sha256(open('/.sandbox/sandbox-agent','rb').read()).hexdigest()\nout()",
                     sudo=True)
@@ -722,16 +728,23 @@ R['agent'] = fds(1)
 out()
 """
     res = ctx.a.py(sid, code, sudo=True)
-    # the agent is non-dumpable, so its fds are read from the host
+    # the agent is non-dumpable, so its fds are read from the host (under
+    # gvisor the agent is no host process: its fds are gVisor's, read
+    # inside; stdio shows as host:[n], the files runsc handed over)
     with open(os.path.join(ctx.state, "sandboxes", sid, "state.json")) as f:
         apid = json.load(f)["pid"]
     res["agent inside"] = res.pop("agent")
     res["agent"] = {}
-    for n in os.listdir("/proc/%d/fd" % apid):
+    for n in os.listdir("/proc/%d/fd" % apid) if lib.ISOLATION == "jail" else ():
         try:
             res["agent"][n] = os.readlink("/proc/%d/fd/%s" % (apid, n))
         except OSError:
             pass
+    if lib.ISOLATION == "gvisor":
+        # (stdio: the runner's /dev/null, which runsc hands in as host fds)
+        res["agent"] = {k: "/dev/null" if k in ("0", "1", "2") and re.match(r"host:\[\d+\]$", v)
+                        else re.sub(r"^anon_inode:\[(\w+)\]$", r"anon_inode:\1", v)
+                        for k, v in res["agent inside"].items()}
     mine = {k: v for k, v in res["self"].items() if k not in ("0", "1", "2")}
     say("command fds:", res["self"])
     say("agent fds:", res["agent"])
@@ -749,7 +762,7 @@ def cg_read(sid):
     out = {}
     for c, f in (("memory", "memory.limit_in_bytes"), ("pids", "pids.max"),
                  ("cpu", "cpu.cfs_quota_us"), ("memory", "memory.memsw.limit_in_bytes")):
-        p = "/sys/fs/cgroup/%s/sandbox/%s/%s" % (c, sid, f)
+        p = "/sys/fs/cgroup/%s/%s/%s" % (c, lib.cg_dir(sid), f)
         if os.path.exists(p):
             with open(p) as fh:
                 out[f] = fh.read().strip()

@@ -112,7 +112,7 @@ class Pair:
         self.key = ctx.ka
         cmd = [os.path.join(ctx.root, "bin/sandbox-runner"), "--name", self.name,
                "--socket", self.sock, "--state-dir", os.path.join(self.dir, "state"),
-               "--image-dir", ctx.imgdir] + list(runner_args)
+               "--image-dir", ctx.imgdir, "--default-isolation", lib.ISOLATION] + list(runner_args)
         if prlimit:
             cmd = ["prlimit", "--nofile=" + prlimit, "--"] + cmd
         self.rlog = open(os.path.join(self.dir, "runner.log"), "wb")

@@ -35,9 +35,12 @@ echo "$CANARY" >"$T/state/canary"
 
 # umask 000: nothing of a sandbox may depend on the umask the operator
 # started the runner with (the agent's socket once came out 0777)
+# one run per driver (tests/run.sh): SANDBOX_TEST_ISOLATION is the isolation
+# of every sandbox; probes of the jail's own mechanism skip under another
 umask_was=$(umask)
 umask 000
-SEC_RUNNER_SECRET="$CANARY" start_runner "$NAME" "$T/r.sock" "$T/state" || h_abort "runner did not start"
+SEC_RUNNER_SECRET="$CANARY" start_runner "$NAME" "$T/r.sock" "$T/state" \
+	--default-isolation "${SANDBOX_TEST_ISOLATION:-jail}" || h_abort "runner did not start"
 umask "$umask_was"
 rpid=$RUNNER_PID
 PORT=$(random_port)

@@ -1,0 +1,718 @@
+/* The gvisor driver: each sandbox is one `runsc run --detach` under a
+ * small watcher, the runner's child, whose exit is the sandbox's end (so
+ * the loop never waits for runsc). The runner makes the sandbox's memory/pids/cpu cgroups with
+ * their limits first (runsc joins them and leaves them alone), so the
+ * counters survive until cleanup reads them; stop kills `runsc run` and
+ * every task in the cgroup, and cleanup removes what runsc leaves. The agent's socket dir is a tiny per-sandbox tmpfs bound rw into
+ * the sandbox; with --host-uds=create the socket the agent binds there is
+ * a real host socket, so the transport is the jail's, unchanged. */
+#include "driver_gvisor.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "driver_jail.h"
+#include "rn_cgroup.h"
+#include "rn_rmtree.h"
+#include "sbx_log.h"
+
+/* A runner's gvisor sandboxes are cgroups below a parent of their own, so
+ * reconcile finds them (and only them) even when their dirs are gone; the
+ * jail's sandboxes are sandbox/<id>, a level above. */
+#define GV_CG_TOP "sandbox"
+/* Host tasks of a sandbox: sentry and gofer threads plus about 2 per guest
+ * process under systrap (measured here); the host pids.max is only the
+ * backstop behind RLIMIT_NPROC, sized so the guest limit is met first. */
+#define GV_PIDS_BASE 64
+#define GV_PIDS_PER_PROC 4
+#define GV_PIDS_MAX 32768
+
+/* The driver's state (rn_driver.data). */
+struct gv_state {
+	char runsc[PATH_MAX];
+	char root[PATH_MAX];        /* runsc --root: <state>/gvisor */
+	char cg_parent[64];         /* sandbox/gvisor_<runner> */
+	char loader[64];
+	long version;
+};
+
+/* A sandbox's (drv_data). */
+struct gv_sb {
+	char cg[RN_ID_MAX + 96];    /* its cgroup path */
+};
+
+static struct gv_state *state_of(const struct rn_driver *d)
+{
+	return d->data;
+}
+
+static struct gv_sb *sb_of(const struct rn_sandbox *sb)
+{
+	return sb->drv_data;
+}
+
+static void sub(char *out, const struct rn_sandbox *sb, const char *name)
+{
+	if (snprintf(out, PATH_MAX, "%s/%s", sb->dir, name) >= PATH_MAX)
+		out[0] = 0;
+}
+
+static unsigned long long proc_starttime(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	p += 2;
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return p ? strtoull(p, NULL, 10) : 0;
+}
+
+/* state.json: the driver's name (reconcile of each driver takes only its
+ * own) and the pid of `runsc run` with its start time. */
+static int save_state(const struct rn_sandbox *sb, struct sbx_err *err)
+{
+	char tmp[PATH_MAX + 16], dst[PATH_MAX + 16], *txt;
+	cJSON *o = cJSON_CreateObject();
+	int fd, rc = 0;
+
+	cJSON_AddStringToObject(o, "id", sb->id);
+	cJSON_AddNumberToObject(o, "pid", sb->pid);
+	cJSON_AddNumberToObject(o, "starttime",
+				(double)(sb->pid > 0 ? proc_starttime(sb->pid) : 0));
+	cJSON_AddStringToObject(o, "driver", "gvisor");
+	txt = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!txt)
+		return sbx_err_set(err, ENOMEM, "state.json: out of memory");
+	snprintf(tmp, sizeof(tmp), "%s/state.json.tmp", sb->dir);
+	snprintf(dst, sizeof(dst), "%s/state.json", sb->dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, txt, strlen(txt)) != (ssize_t)strlen(txt) ||
+	    rename(tmp, dst) < 0)
+		rc = sbx_err_sys(err, "write %s", dst);
+	if (fd >= 0)
+		close(fd);
+	cJSON_free(txt);
+	return rc;
+}
+
+/* ---- what a sandbox leaves on the host, and its removal ---- */
+
+/* runsc's state files of one container in our --root: "<id>_sandbox:<id>.*"
+ * and "runsc-<id>.sock". `runsc delete --force` would remove them too, but
+ * it polls for a second even when the sandbox is long dead; once every
+ * task of the sandbox is gone (its cgroups are empty) nothing holds them,
+ * so they are removed directly and the loop never waits. */
+static void remove_runsc_state(const struct gv_state *gs, const char *id)
+{
+	DIR *d = opendir(gs->root);
+	struct dirent *e;
+	char sock[RN_ID_MAX + 16];
+	size_t l = strlen(id);
+
+	if (!d)
+		return;
+	snprintf(sock, sizeof(sock), "runsc-%s.sock", id);
+	while ((e = readdir(d)))
+		if ((!strncmp(e->d_name, id, l) && e->d_name[l] == '_') ||
+		    !strcmp(e->d_name, sock))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+}
+
+static void unmount_all(const char *dir)
+{
+	static const char *const mnts[] = { "sock", "upper", NULL };
+	char p[PATH_MAX + 16];
+
+	for (int i = 0; mnts[i]; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, mnts[i]);
+		for (int k = 0; k < 8 && umount2(p, MNT_DETACH) == 0; k++)
+			;
+	}
+}
+
+/* Kill and remove a sandbox's cgroups (runsc's own hierarchies too: after
+ * a kill of `runsc run` they stay). 0 done, 1 still busy. */
+static int sweep_cgroup(const struct rn_cgroup *cg, const char *path)
+{
+	rn_cgroup_kill(cg, path);
+	return rn_cgroup_remove(cg, path, GV_CG_TOP);
+}
+
+/* ---- start ---- */
+
+static int find_loader(struct gv_state *gs, const char *runtime_dir);
+
+static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
+{
+	char p[PATH_MAX], opts[96];
+	long long inodes = sb->spec.disk_mb * 256;
+
+	if (save_state(sb, err) < 0)
+		return -1;
+	sub(p, sb, "etc");
+	if (mkdir(p, 0755) < 0)
+		return sbx_err_sys(err, "mkdir %s", p);
+	/* The agent's socket dir is writable by root inside and visible on
+	 * the host: a tiny tmpfs of its own (the guest gets ENOSPC after
+	 * 64 KiB or 16 files). */
+	sub(p, sb, "sock");
+	if (mkdir(p, 0700) < 0)
+		return sbx_err_sys(err, "mkdir %s", p);
+	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "size=64k,nr_inodes=16,mode=0700") < 0)
+		return sbx_err_sys(err, "mount tmpfs on %s", p);
+	/* The overlay's upper layer (runsc's file store) on a tmpfs of
+	 * disk_mb: writes to / cannot fill the host's disk. */
+	sub(p, sb, "upper");
+	if (mkdir(p, 0700) < 0)
+		return sbx_err_sys(err, "mkdir %s", p);
+	snprintf(opts, sizeof(opts), "size=%lldm,nr_inodes=%lld,mode=0700",
+		 (long long)sb->spec.disk_mb, inodes < 1024 ? 1024 : inodes);
+	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+		return sbx_err_sys(err, "mount tmpfs on %s", p);
+	return 0;
+}
+
+/* The sandbox's watcher: the runner's child (sb->pid), a fork of the
+ * runner that never execs, so it costs a few pages instead of a runsc
+ * process (`runsc run` in the foreground holds about 4 MiB). It starts
+ * `runsc run --detach`; as a subreaper it inherits the sandbox's sentry and
+ * gofer when that returns, and exits when the sentry does, with the
+ * sentry's status (re-raising its signal). Fresh stdio (never a regular
+ * file without O_APPEND: runsc writes the sandbox's output at its own
+ * offset), default signals, its own session. */
+static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const char *pidfile,
+						    int agent_stderr)
+{
+	sigset_t none;
+	int nul, st, sentry_st = -1;
+	pid_t runsc, sentry = -1, p;
+	char buf[32];
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	umask(022);
+	setsid();
+	nul = open("/dev/null", O_RDWR);
+	if (nul < 0)
+		_exit(126);
+	dup2(nul, 0);
+	dup2(nul, 1);
+	if (!agent_stderr) {
+		dup2(nul, 2);
+	} else {
+		struct stat sst;
+		int fl = fcntl(2, F_GETFL);
+
+		if (fstat(2, &sst) == 0 && S_ISREG(sst.st_mode) && fl >= 0)
+			fcntl(2, F_SETFL, fl | O_APPEND);
+	}
+	syscall(SYS_close_range, 3, ~0u, 0);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		_exit(126);
+	runsc = fork();
+	if (runsc < 0)
+		_exit(126);
+	if (runsc == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(runsc, &st, 0) < 0)
+		if (errno != EINTR)
+			_exit(126);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	{
+		int fd = open(pidfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			sentry = (pid_t)strtol(buf, NULL, 10);
+		}
+	}
+	/* the sentry and the gofer are ours now; the sandbox is over when
+	 * the sentry is (the gofer follows it) */
+	while ((p = waitpid(-1, &st, 0)) != 0) {
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			break;    /* ECHILD: nothing left */
+		}
+		if (p == sentry)
+			sentry_st = st;
+	}
+	if (sentry_st >= 0 && WIFSIGNALED(sentry_st)) {
+		signal(WTERMSIG(sentry_st), SIG_DFL);
+		kill(getpid(), WTERMSIG(sentry_st));
+	}
+	_exit(sentry_st >= 0 && WIFEXITED(sentry_st) ? WEXITSTATUS(sentry_st) : 1);
+}
+
+static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct runner *r = sb->drv->r;
+	struct gv_state *gs = state_of(sb->drv);
+	char rootfs[PATH_MAX + 64], sockdir[PATH_MAX], etcdir[PATH_MAX], upper[PATH_MAX];
+	char cgpath[RN_ID_MAX + 98], rootflag[PATH_MAX + 16], overlay[PATH_MAX + 32];
+	char logflag[PATH_MAX + 16], bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16];
+	char pidfile[PATH_MAX];
+	struct rn_spec cgspec;
+	struct gv_bundle b;
+	struct gv_sb *gb;
+	pid_t pid;
+
+	snprintf(rootfs, sizeof(rootfs), "%s/%s/rootfs", r->image_dir, sb->spec.image);
+	if (access(rootfs, X_OK) < 0)
+		return sbx_err_set(err, EINVAL, "image: no image \"%s\" on this runner "
+				   "(%s missing)", sb->spec.image, rootfs);
+	if (!gs->loader[0])
+		find_loader(gs, r->runtime_dir);
+	if (!gs->loader[0] || access(r->runtime_dir, X_OK) < 0)
+		return sbx_err_set(err, ENOENT, "the agent runtime is not prepared "
+				   "(is --agent right?)");
+	if (sb->spec.network != RN_NET_DENY_ALL)
+		return sbx_err_set(err, EINVAL, "network: \"%s\" is not available with "
+				   "isolation gvisor (only deny-all; use isolation jail for "
+				   "allow-all)", rn_network_name(sb->spec.network));
+	gb = calloc(1, sizeof(*gb));
+	if (!gb)
+		return sbx_err_set(err, ENOMEM, "out of memory");
+	sb->drv_data = gb;
+	snprintf(gb->cg, sizeof(gb->cg), "%s/%s", gs->cg_parent, sb->id);
+
+	sb->pid = 0;
+	sub(sockdir, sb, "sock");
+	sub(etcdir, sb, "etc");
+	sub(upper, sb, "upper");
+	snprintf(cgpath, sizeof(cgpath), "/%s", gb->cg);
+	if (make_dirs(sb, err) < 0)
+		goto fail;
+
+	/* The runner makes the memory, pids and cpu cgroups with their
+	 * limits; runsc joins cgroups that exist and leaves them (and their
+	 * counters) alone, so cleanup can still read them. */
+	cgspec = sb->spec;
+	cgspec.pids = GV_PIDS_BASE + GV_PIDS_PER_PROC * sb->spec.pids;
+	if (cgspec.pids > GV_PIDS_MAX)
+		cgspec.pids = GV_PIDS_MAX;
+	if (rn_cgroup_create(&r->cg, gb->cg, &cgspec, err) < 0)
+		goto fail;
+
+	memset(&b, 0, sizeof(b));
+	b.spec = &sb->spec;
+	b.rootfs = rootfs;
+	b.runtime_dir = r->runtime_dir;
+	b.loader = gs->loader;
+	b.sockdir = sockdir;
+	b.etcdir = etcdir;
+	b.cgroup_path = cgpath;
+	b.netns_path = "";
+	b.host_pids = cgspec.pids;
+	if (gv_spec_write(&b, sb->dir, err) < 0)
+		goto fail;
+
+	snprintf(rootflag, sizeof(rootflag), "--root=%s", gs->root);
+	snprintf(overlay, sizeof(overlay), "--overlay2=root:dir=%s", upper);
+	snprintf(logflag, sizeof(logflag), "--log=%s/runsc.log", sb->dir);
+	snprintf(bundle, sizeof(bundle), "%s", sb->dir);
+	sub(pidfile, sb, "sentry.pid");
+	snprintf(pidflag, sizeof(pidflag), "--pid-file=%s", pidfile);
+	{
+		char *const argv[] = {
+			gs->runsc, rootflag, logflag, "--network=none", "--host-uds=create",
+			"--platform=systrap", overlay, "run", "--detach", pidflag, "--bundle",
+			bundle, sb->id, NULL
+		};
+
+		pid = fork();
+		if (pid < 0) {
+			sbx_err_sys(err, "fork for runsc");
+			goto fail;
+		}
+		if (pid == 0)
+			watch_sandbox(argv, pidfile, sb->drv->agent_stderr);
+	}
+	sb->pid = pid;
+	if (save_state(sb, err) < 0)
+		goto fail;
+	sub(sb->agent_socket, sb, "sock/agent.sock");
+	return 0;
+fail:
+	if (sb->pid > 0) {
+		int st;
+
+		if (kill(-sb->pid, SIGKILL) < 0)
+			kill(sb->pid, SIGKILL);
+		while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
+			;
+		sb->pid = 0;
+	}
+	for (int i = 0; i < 100 && sweep_cgroup(&r->cg, gb->cg) == 1; i++)
+		usleep(5000);
+	remove_runsc_state(gs, sb->id);
+	unmount_all(sb->dir);
+	free(gb);
+	sb->drv_data = NULL;
+	return -1;
+}
+
+static void gv_kill(struct rn_sandbox *sb)
+{
+	/* The sandbox's tasks (sentry, gofer, stubs) are all in its cgroup;
+	 * its watcher (and a `runsc run` still starting) is not, and is killed
+	 * by its group (then nothing waits a second in `runsc delete`: cleanup
+	 * removes runsc's state). */
+	if (sb->pid > 0 && !sb->reaped && kill(-sb->pid, SIGKILL) < 0)
+		kill(sb->pid, SIGKILL);
+	if (sb->drv_data)
+		rn_cgroup_kill(&sb->drv->r->cg, sb_of(sb)->cg);
+}
+
+/* The last error runsc logged, for a sandbox that never came up. */
+static void runsc_error(struct rn_sandbox *sb)
+{
+	char p[PATH_MAX + 16], buf[2048], *m, *e;
+	int fd;
+	ssize_t n;
+	off_t size;
+
+	snprintf(p, sizeof(p), "%s/runsc.log", sb->dir);
+	fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	lseek(fd, size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0, SEEK_SET);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	/* runsc logs JSON lines: {"msg":"...","level":"error",...} */
+	m = strstr(buf, "\"level\":\"error\"") ? strstr(buf, "\"msg\":\"") : NULL;
+	if (!m)
+		return;
+	m += 7;
+	e = strstr(m, "\",\"");
+	if (e)
+		*e = 0;
+	snprintf(sb->error, sizeof(sb->error), "runsc: %.200s", m);
+}
+
+static int gv_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct gv_sb *gb = sb_of(sb);
+
+	if (gb && sweep_cgroup(&sb->drv->r->cg, gb->cg) == 1)
+		return 1;
+	/* A memory overrun meets the host's OOM killer, which kills the
+	 * sentry: the whole sandbox ends, and runsc exits 1, not by SIGKILL. */
+	if (sb->reason == RN_REASON_ERROR && sb->oom_kills > 0) {
+		sb->reason = RN_REASON_OOM;
+		snprintf(sb->error, sizeof(sb->error), "the sandbox went over its memory "
+			 "limit (%lld MiB) and was killed", (long long)sb->spec.memory_mb);
+	} else if (sb->reason == RN_REASON_ERROR && sb->status != RN_RUNNING &&
+		   !strncmp(sb->error, "the agent exited", 16)) {
+		runsc_error(sb);
+	}
+	remove_runsc_state(state_of(sb->drv), sb->id);
+	unmount_all(sb->dir);
+	if (rn_rmtree(sb->dir) < 0)
+		return sbx_err_sys(err, "remove %s", sb->dir);
+	free(gb);
+	sb->drv_data = NULL;
+	return 0;
+}
+
+static long gv_oom_kills(struct rn_sandbox *sb)
+{
+	return sb->drv_data ? rn_cgroup_oom_kills(&sb->drv->r->cg, sb_of(sb)->cg) : -1;
+}
+
+/* The host pids cgroup is the backstop only: forks refused by the guest's
+ * RLIMIT_NPROC happen inside gVisor and are not counted here. */
+static long gv_pids_hits(struct rn_sandbox *sb)
+{
+	return sb->drv_data ? rn_cgroup_pids_hits(&sb->drv->r->cg, sb_of(sb)->cg) : -1;
+}
+
+/* ---- reconciliation after a crash ---- */
+
+/* Kill the `runsc run` a previous runner started for dir, if it lives. */
+static void kill_leftover(const char *dir)
+{
+	char path[PATH_MAX + 16], buf[1024];
+	cJSON *o = NULL, *v, *s;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/state.json", dir);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0)
+		o = cJSON_ParseWithLength(buf, (size_t)n);
+	v = o ? cJSON_GetObjectItemCaseSensitive(o, "pid") : NULL;
+	s = o ? cJSON_GetObjectItemCaseSensitive(o, "starttime") : NULL;
+	if (v && cJSON_IsNumber(v) && v->valueint > 1 && s && cJSON_IsNumber(s)) {
+		pid_t pid = (pid_t)v->valueint;
+		unsigned long long st = proc_starttime(pid);
+
+		/* only the process we started, not a reused pid */
+		if (st && (unsigned long long)s->valuedouble == st) {
+			kill(pid, SIGKILL);
+			for (int i = 0; i < 400 && proc_starttime(pid) == st; i++)
+				usleep(5000);
+		}
+	}
+	cJSON_Delete(o);
+}
+
+static void reap_one(struct rn_driver *d, const char *id)
+{
+	struct gv_state *gs = state_of(d);
+	char path[RN_ID_MAX + 96];
+
+	snprintf(path, sizeof(path), GV_CG_TOP "/gvisor_%s/%s", d->r->name, id);
+	for (int i = 0; i < 400 && sweep_cgroup(&d->r->cg, path) == 1; i++)
+		usleep(5000);
+	if (sweep_cgroup(&d->r->cg, path) == 1)
+		sbx_warn("cgroup %s is still busy after cleanup", path);
+	if (gs)
+		remove_runsc_state(gs, id);
+}
+
+static void gv_reconcile_dir(struct rn_driver *d, const char *id, const char *dir)
+{
+	kill_leftover(dir);
+	reap_one(d, id);
+	unmount_all(dir);
+	if (rn_rmtree(dir) < 0)
+		sbx_warn("cannot remove %s: %s", dir, strerror(errno));
+}
+
+static void reap_cb(const char *id, void *arg)
+{
+	reap_one(arg, id);
+}
+
+/* What has no dir any more (a crash between the two): this runner's
+ * cgroups below its parent, and runsc state in its --root. */
+static void gv_reconcile(struct rn_driver *d)
+{
+	struct gv_state *gs = state_of(d);
+	char parent[64], prefix[40];
+	DIR *dir;
+	struct dirent *e;
+
+	snprintf(parent, sizeof(parent), GV_CG_TOP "/gvisor_%s", d->r->name);
+	snprintf(prefix, sizeof(prefix), "sbx_%s_", d->r->name);
+	rn_cgroup_each(&d->r->cg, parent, prefix, reap_cb, d);
+	rn_cgroup_remove(&d->r->cg, parent, GV_CG_TOP);
+	if (!gs || !(dir = opendir(gs->root)))
+		return;
+	while ((e = readdir(dir))) {
+		char id[RN_ID_MAX], *u;
+
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0 ||
+		    strlen(e->d_name) >= sizeof(id))
+			continue;
+		strcpy(id, e->d_name);
+		u = strchr(id + strlen(prefix), '_');
+		if (!u)
+			continue;
+		*u = 0;
+		remove_runsc_state(gs, id);
+	}
+	closedir(dir);
+}
+
+/* ---- probe and init ---- */
+
+static int run_capture(const char *cmd, char *out, size_t n)
+{
+	FILE *f = popen(cmd, "re");
+	size_t got = 0;
+
+	if (!f)
+		return -1;
+	while (got + 1 < n) {
+		size_t k = fread(out + got, 1, n - 1 - got, f);
+		if (k == 0)
+			break;
+		got += k;
+	}
+	out[got] = 0;
+	return pclose(f);
+}
+
+static int find_runsc(char *out, size_t n, struct sbx_err *err)
+{
+	static const char *const dirs[] = { "/usr/bin", "/usr/sbin", "/usr/local/bin",
+					    "/usr/local/sbin", NULL };
+	const char *env = getenv("SANDBOX_RUNSC");
+
+	if (env && *env) {
+		if (env[0] != '/' || access(env, X_OK) < 0 || strchr(env, '\''))
+			return sbx_err_set(err, ENOENT, "SANDBOX_RUNSC=%.200s is not an "
+					   "executable absolute path", env);
+		snprintf(out, n, "%s", env);
+		return 0;
+	}
+	for (int i = 0; dirs[i]; i++) {
+		snprintf(out, n, "%s/runsc", dirs[i]);
+		if (access(out, X_OK) == 0)
+			return 0;
+	}
+	return sbx_err_set(err, ENOENT, "runsc is not installed (mk/deps.sh installs it "
+			   "from bookworm-backports)");
+}
+
+static int find_loader(struct gv_state *gs, const char *runtime_dir)
+{
+	char lib[PATH_MAX + 8];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(lib, sizeof(lib), "%s/lib", runtime_dir);
+	d = opendir(lib);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "ld-", 3) && strlen(e->d_name) < sizeof(gs->loader)) {
+			memcpy(gs->loader, e->d_name, strlen(e->d_name) + 1);
+			break;
+		}
+	closedir(d);
+	return gs->loader[0] ? 0 : -1;
+}
+
+/* runsc present, new enough (the statx fix, systrap), root, cgroups. Its
+ * version and platforms are asked once, at start-up. */
+static int check_runsc(char *runsc, size_t n, long *version, struct sbx_err *err)
+{
+	char cmd[PATH_MAX + 64], out[4096];
+
+	if (geteuid() != 0)
+		return sbx_err_set(err, EPERM, "gvisor needs root (runsc places each "
+				   "sandbox in its cgroups)");
+	if (find_runsc(runsc, n, err) < 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "'%s' --version 2>&1", runsc);
+	if (run_capture(cmd, out, sizeof(out)) != 0)
+		return sbx_err_set(err, ENOEXEC, "%s --version failed", runsc);
+	*version = gv_parse_version(out);
+	if (*version < GV_MIN_VERSION)
+		return sbx_err_set(err, ENOTSUP, "runsc %ld is older than %ld (Debian 12's "
+				   "own build breaks ls -l and has no systrap; mk/deps.sh "
+				   "installs bookworm-backports' build)", *version, GV_MIN_VERSION);
+	snprintf(cmd, sizeof(cmd), "'%s' help platforms 2>&1", runsc);
+	if (run_capture(cmd, out, sizeof(out)) != 0 || !strstr(out, "systrap"))
+		return sbx_err_set(err, ENOTSUP, "runsc %ld offers no systrap platform",
+				   *version);
+	return 0;
+}
+
+static int gv_probe(struct rn_driver *d, struct sbx_err *err)
+{
+	char runsc[PATH_MAX];
+	long version;
+
+	if (d->r->cg_error[0])
+		return sbx_err_set(err, ENOTSUP, "cgroups: %s", d->r->cg_error);
+	return check_runsc(runsc, sizeof(runsc), &version, err);
+}
+
+static int gv_init(struct rn_driver *d, struct sbx_err *err)
+{
+	struct runner *r = d->r;
+	struct gv_state *gs = calloc(1, sizeof(*gs));
+
+	if (!gs)
+		return sbx_err_set(err, ENOMEM, "out of memory");
+	if (check_runsc(gs->runsc, sizeof(gs->runsc), &gs->version, err) < 0)
+		goto fail;
+	if (snprintf(gs->root, sizeof(gs->root), "%s/gvisor", r->state_dir) >=
+	    (int)sizeof(gs->root)) {
+		sbx_err_set(err, ENAMETOOLONG, "state dir too long");
+		goto fail;
+	}
+	if (mkdir(gs->root, 0700) < 0 && errno != EEXIST) {
+		sbx_err_sys(err, "mkdir %s", gs->root);
+		goto fail;
+	}
+	snprintf(gs->cg_parent, sizeof(gs->cg_parent), GV_CG_TOP "/gvisor_%s", r->name);
+	/* The agent runtime (agent + libs + ld.so) is the jail's, shared;
+	 * prepared here when the jail is not enabled on this runner. */
+	if (find_loader(gs, r->runtime_dir) < 0 &&
+	    jail_runtime_prepare(r->agent_path, r->runtime_dir, gs->loader,
+				 sizeof(gs->loader), err) < 0) {
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		sbx_err_set(err, err->code, "agent runtime: %s (is --agent right?)", why);
+		goto fail;
+	}
+	d->data = gs;
+	sbx_info("gvisor driver: %s (version %ld, systrap), state %s", gs->runsc,
+		 gs->version, gs->root);
+	return 0;
+fail:
+	free(gs);
+	return -1;
+}
+
+const struct rn_driver_ops rn_driver_gvisor = {
+	.name = "gvisor",
+	.probe = gv_probe,
+	.init = gv_init,
+	.start = gv_start,
+	.kill = gv_kill,
+	.cleanup = gv_cleanup,
+	.oom_kills = gv_oom_kills,
+	.pids_hits = gv_pids_hits,
+	.reconcile_dir = gv_reconcile_dir,
+	.reconcile = gv_reconcile,
+	/* no TCP path to the guest (--network=none): connect splices through
+	 * the agent's forward, and previews with it */
+	.open_port = NULL,
+};

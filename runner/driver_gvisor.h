@@ -1,0 +1,38 @@
+/* The gvisor driver: the same image and agent as the jail, under gVisor's
+ * runsc (a user-space kernel between the sandbox and the host kernel), one
+ * runsc sandbox per sandbox (docs/runner.md, "gVisor"). */
+#ifndef DRIVER_GVISOR_H
+#define DRIVER_GVISOR_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "runner.h"
+
+#define GV_RUNTIME_MOUNT "/.sandbox"
+#define GV_AGENT_SOCK_DIR "/run/sbx"
+#define GV_AGENT_SOCK GV_AGENT_SOCK_DIR "/agent.sock"
+#define GV_MIN_VERSION 20240729L   /* statx fix, systrap, --overlay2 dir media */
+
+/* What config.json is made from (driver_gvisor_spec.c). */
+struct gv_bundle {
+	const struct rn_spec *spec;
+	const char *rootfs;          /* the image's rootfs (read-only lower) */
+	const char *runtime_dir;     /* agent + libs, bound read-only */
+	const char *loader;          /* basename of ld.so in runtime_dir/lib */
+	const char *sockdir;         /* host tmpfs bound rw at GV_AGENT_SOCK_DIR */
+	const char *etcdir;          /* generated hosts, hostname, resolv.conf */
+	const char *cgroup_path;     /* linux.cgroupsPath */
+	const char *netns_path;      /* "" = a new empty netns */
+	int64_t host_pids;           /* host pids.max backstop */
+};
+
+/* config.json text (cJSON_free it), or NULL when out of memory. */
+char *gv_spec_json(const struct gv_bundle *b);
+/* Write the /etc files into b->etcdir and config.json into bundle_dir. */
+int gv_spec_write(const struct gv_bundle *b, const char *bundle_dir, struct sbx_err *err);
+
+/* runsc's version as YYYYMMDD from `runsc --version` output, or -1. */
+long gv_parse_version(const char *text);
+
+#endif

@@ -1,0 +1,191 @@
+/* Unit tests of the gvisor driver's pure parts: the OCI config.json it
+ * writes for runsc (runner/driver_gvisor_spec.c) and the runsc version
+ * parse of its probe (runner/driver_gvisor_version.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cJSON.h>
+
+#include "../../runner/driver_gvisor.h"
+
+static cJSON *config(struct rn_spec *spec)
+{
+	struct gv_bundle b = {
+		.spec = spec, .rootfs = "/img/default/rootfs", .runtime_dir = "/st/runtime",
+		.loader = "ld-linux-x86-64.so.2", .sockdir = "/st/sandboxes/x/sock",
+		.etcdir = "/st/sandboxes/x/etc", .cgroup_path = "/sandbox/gvisor_r/x",
+		.netns_path = "", .host_pids = 64 + 4 * spec->pids,
+	};
+	char *txt = gv_spec_json(&b);
+	cJSON *c;
+
+	assert_non_null(txt);
+	c = cJSON_Parse(txt);
+	cJSON_free(txt);
+	assert_non_null(c);
+	return c;
+}
+
+static void base_spec(struct rn_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->memory_mb = 256;
+	s->pids = 100;
+	s->vcpus = 2;
+	s->disk_mb = 32;
+	s->nofile = 1024;
+	s->network = RN_NET_DENY_ALL;
+}
+
+static int has_arg(const cJSON *args, const char *v)
+{
+	const cJSON *a;
+
+	cJSON_ArrayForEach(a, args)
+		if (cJSON_IsString(a) && !strcmp(a->valuestring, v))
+			return 1;
+	return 0;
+}
+
+static const cJSON *mount_at(const cJSON *c, const char *dst)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach(m, cJSON_GetObjectItem(c, "mounts"))
+		if (!strcmp(cJSON_GetObjectItem(m, "destination")->valuestring, dst))
+			return m;
+	return NULL;
+}
+
+static long long rlimit(const cJSON *c, const char *type)
+{
+	const cJSON *r;
+
+	cJSON_ArrayForEach(r, cJSON_GetObjectItem(cJSON_GetObjectItem(c, "process"), "rlimits"))
+		if (!strcmp(cJSON_GetObjectItem(r, "type")->valuestring, type))
+			return (long long)cJSON_GetObjectItem(r, "hard")->valuedouble;
+	return -1;
+}
+
+/* the agent as PID 1 through the runtime's loader, with the gVisor flags */
+static void test_agent_args(void **state)
+{
+	struct rn_spec s;
+	cJSON *c, *args;
+
+	(void)state;
+	base_spec(&s);
+	c = config(&s);
+	args = cJSON_GetObjectItem(cJSON_GetObjectItem(c, "process"), "args");
+	assert_string_equal(cJSON_GetArrayItem(args, 0)->valuestring,
+			    "/.sandbox/lib/ld-linux-x86-64.so.2");
+	assert_true(has_arg(args, "unix:/run/sbx/agent.sock"));
+	assert_true(has_arg(args, "--hangup-on-eof"));
+	/* no HOME in the sandbox's env: runsc's HOME=/root is dropped */
+	assert_true(has_arg(args, "--unsetenv"));
+	cJSON_Delete(c);
+}
+
+static void test_home_kept_when_set(void **state)
+{
+	struct rn_spec s;
+	char *names[] = { "HOME" }, *values[] = { "/work" };
+	cJSON *c, *env;
+
+	(void)state;
+	base_spec(&s);
+	s.env_names[0] = names[0];
+	s.env_values[0] = values[0];
+	s.n_env = 1;
+	c = config(&s);
+	assert_false(has_arg(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "process"), "args"),
+			     "--unsetenv"));
+	env = cJSON_GetObjectItem(cJSON_GetObjectItem(c, "process"), "env");
+	assert_int_equal(cJSON_GetArraySize(env), 1);
+	assert_string_equal(cJSON_GetArrayItem(env, 0)->valuestring, "HOME=/work");
+	cJSON_Delete(c);
+}
+
+/* limits: NPROC is the graceful one, the cgroup's pids only a backstop */
+static void test_limits(void **state)
+{
+	struct rn_spec s;
+	cJSON *c, *lin, *res;
+	const cJSON *tmp;
+
+	(void)state;
+	base_spec(&s);
+	c = config(&s);
+	assert_int_equal(rlimit(c, "RLIMIT_NPROC"), 100);
+	assert_int_equal(rlimit(c, "RLIMIT_NOFILE"), 1024);
+	assert_int_equal(rlimit(c, "RLIMIT_CORE"), 0);
+	lin = cJSON_GetObjectItem(c, "linux");
+	assert_string_equal(cJSON_GetObjectItem(lin, "cgroupsPath")->valuestring,
+			    "/sandbox/gvisor_r/x");
+	res = cJSON_GetObjectItem(lin, "resources");
+	assert_int_equal((long long)cJSON_GetObjectItem(cJSON_GetObjectItem(res, "memory"),
+							 "limit")->valuedouble, 256LL << 20);
+	assert_int_equal((long long)cJSON_GetObjectItem(cJSON_GetObjectItem(res, "pids"),
+							 "limit")->valuedouble, 64 + 400);
+	assert_int_equal((long long)cJSON_GetObjectItem(cJSON_GetObjectItem(res, "cpu"),
+							 "quota")->valuedouble, 200000);
+	/* /tmp gets disk_mb instead of runsc's unbounded tmpfs */
+	tmp = mount_at(c, "/tmp");
+	assert_non_null(tmp);
+	assert_true(has_arg(cJSON_GetObjectItem(tmp, "options"), "size=32m"));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "process"),
+						     "noNewPrivileges")));
+	cJSON_Delete(c);
+}
+
+/* the socket dir rw, everything else of the host read-only */
+static void test_mounts(void **state)
+{
+	struct rn_spec s;
+	cJSON *c;
+	const cJSON *m;
+
+	(void)state;
+	base_spec(&s);
+	c = config(&s);
+	m = mount_at(c, "/run/sbx");
+	assert_non_null(m);
+	assert_string_equal(cJSON_GetObjectItem(m, "source")->valuestring, "/st/sandboxes/x/sock");
+	assert_true(has_arg(cJSON_GetObjectItem(m, "options"), "rw"));
+	m = mount_at(c, "/.sandbox");
+	assert_true(has_arg(cJSON_GetObjectItem(m, "options"), "ro"));
+	m = mount_at(c, "/etc/passwd");
+	assert_non_null(m);
+	assert_true(has_arg(cJSON_GetObjectItem(m, "options"), "ro"));
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "root"), "path")->valuestring,
+			    "/img/default/rootfs");
+	cJSON_Delete(c);
+}
+
+static void test_version(void **state)
+{
+	(void)state;
+	assert_int_equal(gv_parse_version("runsc version 0.0~20240729.0\nspec: 1.0.2-dev\n"),
+			 20240729);
+	assert_int_equal(gv_parse_version("runsc version release-20221219.0\n"), 20221219);
+	assert_int_equal(gv_parse_version("runsc version VERSION_MISSING\nspec: 1.0.2\n"), -1);
+	assert_int_equal(gv_parse_version("build 120240729999"), -1);
+	assert_int_equal(gv_parse_version(""), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_agent_args),
+		cmocka_unit_test(test_home_kept_when_set),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_mounts),
+		cmocka_unit_test(test_version),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
