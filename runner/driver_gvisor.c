@@ -26,7 +26,7 @@
 
 #include "driver_jail.h"
 #include "rn_cgroup.h"
-#include "rn_rmtree.h"
+#include "sbx_fs.h"
 #include "sbx_log.h"
 
 /* A runner's gvisor sandboxes are cgroups below a parent of their own, so
@@ -454,7 +454,7 @@ static int gv_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 	}
 	remove_runsc_state(state_of(sb->drv), sb->id);
 	unmount_all(sb->dir);
-	if (rn_rmtree(sb->dir) < 0)
+	if (sbx_rmtree(sb->dir) < 0)
 		return sbx_err_sys(err, "remove %s", sb->dir);
 	free(gb);
 	sb->drv_data = NULL;
@@ -526,7 +526,7 @@ static void gv_reconcile_dir(struct rn_driver *d, const char *id, const char *di
 	kill_leftover(dir);
 	reap_one(d, id);
 	unmount_all(dir);
-	if (rn_rmtree(dir) < 0)
+	if (sbx_rmtree(dir) < 0)
 		sbx_warn("cannot remove %s: %s", dir, strerror(errno));
 }
 
