@@ -80,7 +80,14 @@ include tests/tests.mk
 
 all: $(ALL_BINS)
 
-$(OUT)/obj/%.o: %.c
+# Objects depend on the flags they were compiled with: a change of flags
+# (a pull that adds one, CFLAGS on the command line) rebuilds them instead
+# of linking stale objects built without, say, the hardening flags.
+FLAGS_STAMP := $(OUT)/flags
+FLAGS_NOW   := $(CC) $(CFLAGS) | $(LDFLAGS)
+$(shell mkdir -p $(OUT); [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_NOW)' ] || echo '$(FLAGS_NOW)' >$(FLAGS_STAMP))
+
+$(OUT)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
