@@ -11,11 +11,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -226,6 +228,26 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 	return 0;
 }
 
+/* A new netns's lo is down; runsc copies it into its netstack as it
+ * finds it, and without it 127.0.0.1 inside (the agent's forward to a
+ * preview, a server talking to itself) would go out the veth. */
+static int loopback_up(void)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+	return rc;
+}
+
 /* The sandbox's watcher: the runner's child (sb->pid), a fork of the
  * runner that never execs, so it costs a few pages instead of a runsc
  * process (`runsc run` in the foreground holds about 4 MiB). It starts
@@ -239,8 +261,8 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
  * and a private mount namespace in which /proc/sys/net is hidden under a
  * tiny tmpfs: runsc 20240729 takes the presence of
  * /proc/sys/net/core/rmem_default for "in the host's network namespace"
- * and refuses --network=sandbox, but every netns has that file since Linux
- * 6.2 (gVisor issue 10704, fixed in later releases). It reports 'n' on
+ * and refuses --network=sandbox, but every netns has that file since the
+ * sysctl became per-namespace (gVisor issue 10704, fixed in later releases). It reports 'n' on
  * net_fd and waits for the runner's byte: the runner gives the netns its
  * veth and addresses (runsc takes them into its netstack when it starts)
  * and writes config.json with /proc/<watcher>/ns/net as its path. The
@@ -264,7 +286,7 @@ static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const ch
 	if (net_fd >= 0) {
 		char go;
 
-		if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 ||
+		if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 || loopback_up() < 0 ||
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 		    mount("tmpfs", "/proc/sys/net", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			  "size=4k,nr_inodes=2,mode=0555") < 0 ||

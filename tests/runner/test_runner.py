@@ -960,6 +960,26 @@ def t_allow_all(r):
             rp = repr(e)
         result("allow-all: the host end of the veth filters source addresses (rp_filter 1)",
                rp == "1", "sbxh%d: %s" % (slot, rp))
+        # previews reach guest ports through the agent's forward to 127.0.0.1
+        # inside: the sandbox's own loopback must work with allow-all too
+        r.sh(sid, "nohup python3 -m http.server 8000 --bind 127.0.0.1 </dev/null "
+                  ">/dev/null 2>&1 & echo started")
+        body = b""
+        for _ in range(100):
+            s, crep = rc.connect(r.sock, sid, 8000)
+            if crep.get("ok"):
+                s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+                while True:
+                    d = s.recv(65536)
+                    if not d:
+                        break
+                    body += d
+                s.close()
+                break
+            s.close()
+            time.sleep(0.05)
+        result("allow-all: a guest port on the sandbox's loopback is reachable through the "
+               "runner (the preview path)", body.startswith(b"HTTP/1.0 200"), repr(body[:200]))
         r.req({"op": "stop", "id": sid})
         links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
         # this sandbox's veth (others may exist: other runners on the host)
