@@ -262,12 +262,15 @@ static int loopback_up(void)
  * tiny tmpfs: runsc 20240729 takes the presence of
  * /proc/sys/net/core/rmem_default for "in the host's network namespace"
  * and refuses --network=sandbox, but every netns has that file since the
- * sysctl became per-namespace (gVisor issue 10704, fixed in later releases). It reports 'n' on
- * net_fd and waits for the runner's byte: the runner gives the netns its
- * veth and addresses (runsc takes them into its netstack when it starts)
- * and writes config.json with /proc/<watcher>/ns/net as its path. The
- * netns lives as long as the watcher and the sentry; its end takes the
- * veth with it. */
+ * sysctl became per-namespace (gVisor issue 10704, fixed in later
+ * releases). It reports 'n' on net_fd and waits for the runner's byte:
+ * the runner gives the netns its veth and addresses (runsc takes them into
+ * its netstack when it starts) and writes config.json with
+ * /proc/<watcher>/ns/net as its path. The netns lives as long as the
+ * watcher and the sentry; its end takes the veth with it. The mount
+ * namespace's copies of other sandboxes' mounts do not keep them: removing
+ * a sandbox's dir on the host detaches its mount points in every
+ * namespace (checked). */
 static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const char *pidfile,
 						    int agent_stderr, int net_fd)
 {
@@ -285,13 +288,18 @@ static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const ch
 	setsid();
 	if (net_fd >= 0) {
 		char go;
+		ssize_t n;
 
 		if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 || loopback_up() < 0 ||
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 		    mount("tmpfs", "/proc/sys/net", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			  "size=4k,nr_inodes=2,mode=0555") < 0 ||
-		    write(net_fd, "n", 1) != 1 || read(net_fd, &go, 1) != 1)
+		    write(net_fd, "n", 1) != 1)
 			_exit(125);
+		while ((n = read(net_fd, &go, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1)
+			_exit(125);    /* the runner gave up on this sandbox */
 		close(net_fd);
 	}
 	nul = open("/dev/null", O_RDWR);
@@ -457,9 +465,13 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 		char ready;
 		const char go = 'g';
 
+		ssize_t n;
+
 		close(sv[1]);
 		sv[1] = -1;
-		if (read(sv[0], &ready, 1) != 1 || ready != 'n') {
+		while ((n = read(sv[0], &ready, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1 || ready != 'n') {
 			sbx_err_set(err, EIO, "could not make the sandbox's network namespace "
 				    "(the watcher exited)");
 			goto fail;
@@ -468,7 +480,9 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 		if (jail_net_allow_all(pid, gb->slot, err) < 0 ||
 		    gv_spec_write(&b, sb->dir, err) < 0)
 			goto fail;
-		if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
+		while ((n = send(sv[0], &go, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+			;
+		if (n != 1) {
 			sbx_err_sys(err, "start runsc");
 			goto fail;
 		}
