@@ -11,12 +11,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -25,7 +29,9 @@
 #include <cJSON.h>
 
 #include "driver_jail.h"
+#include "driver_jail_net.h"
 #include "rn_cgroup.h"
+#include "rn_slot.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
 
@@ -47,11 +53,13 @@ struct gv_state {
 	char cg_parent[64];         /* sandbox/gvisor_<runner> */
 	char loader[64];
 	long version;
+	struct rn_slots slots;      /* veth addresses of allow-all sandboxes */
 };
 
 /* A sandbox's (drv_data). */
 struct gv_sb {
 	char cg[RN_ID_MAX + 96];    /* its cgroup path */
+	int slot;                   /* its veth addresses (allow-all), or -1 */
 };
 
 static struct gv_state *state_of(const struct rn_driver *d)
@@ -110,6 +118,8 @@ static int save_state(const struct rn_sandbox *sb, struct sbx_err *err)
 	cJSON_AddNumberToObject(o, "starttime",
 				(double)(sb->pid > 0 ? proc_starttime(sb->pid) : 0));
 	cJSON_AddStringToObject(o, "driver", "gvisor");
+	if (sb->drv_data && sb_of(sb)->slot >= 0)
+		cJSON_AddNumberToObject(o, "slot", sb_of(sb)->slot);
 	txt = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	if (!txt)
@@ -162,6 +172,19 @@ static void unmount_all(const char *dir)
 	}
 }
 
+/* An allow-all sandbox's veth goes with its netns, once the watcher and
+ * the sentry are gone, but the kernel removes a netns later, in its own
+ * time: the host end is deleted here so nothing of it outlives stop, and
+ * the slot (its addresses) is free for the next sandbox only after. */
+static void release_slot(struct gv_state *gs, struct gv_sb *gb)
+{
+	if (gb->slot < 0)
+		return;
+	jail_net_release(gb->slot);
+	rn_slot_free(&gs->slots, gb->slot);
+	gb->slot = -1;
+}
+
 /* Kill and remove a sandbox's cgroups (runsc's own hierarchies too: after
  * a kill of `runsc run` they stay). 0 done, 1 still busy. */
 static int sweep_cgroup(const struct rn_cgroup *cg, const char *path)
@@ -205,6 +228,26 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 	return 0;
 }
 
+/* A new netns's lo is down; runsc copies it into its netstack as it
+ * finds it, and without it 127.0.0.1 inside (the agent's forward to a
+ * preview, a server talking to itself) would go out the veth. */
+static int loopback_up(void)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+	return rc;
+}
+
 /* The sandbox's watcher: the runner's child (sb->pid), a fork of the
  * runner that never execs, so it costs a few pages instead of a runsc
  * process (`runsc run` in the foreground holds about 4 MiB). It starts
@@ -212,9 +255,24 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
  * gofer when that returns, and exits when the sentry does, with the
  * sentry's status (re-raising its signal). Fresh stdio (never a regular
  * file without O_APPEND: runsc writes the sandbox's output at its own
- * offset), default signals, its own session. */
+ * offset), default signals, its own session.
+ *
+ * With net_fd (allow-all), it first makes the sandbox's network namespace,
+ * and a private mount namespace in which /proc/sys/net is hidden under a
+ * tiny tmpfs: runsc 20240729 takes the presence of
+ * /proc/sys/net/core/rmem_default for "in the host's network namespace"
+ * and refuses --network=sandbox, but every netns has that file since the
+ * sysctl became per-namespace (gVisor issue 10704, fixed in later
+ * releases). It reports 'n' on net_fd and waits for the runner's byte:
+ * the runner gives the netns its veth and addresses (runsc takes them into
+ * its netstack when it starts) and writes config.json with
+ * /proc/<watcher>/ns/net as its path. The netns lives as long as the
+ * watcher and the sentry; its end takes the veth with it. The mount
+ * namespace's copies of other sandboxes' mounts do not keep them: removing
+ * a sandbox's dir on the host detaches its mount points in every
+ * namespace (checked). */
 static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const char *pidfile,
-						    int agent_stderr)
+						    int agent_stderr, int net_fd)
 {
 	sigset_t none;
 	int nul, st, sentry_st = -1;
@@ -228,6 +286,22 @@ static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const ch
 			signal(sig, SIG_DFL);
 	umask(022);
 	setsid();
+	if (net_fd >= 0) {
+		char go;
+		ssize_t n;
+
+		if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 || loopback_up() < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("tmpfs", "/proc/sys/net", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=4k,nr_inodes=2,mode=0555") < 0 ||
+		    write(net_fd, "n", 1) != 1)
+			_exit(125);
+		while ((n = read(net_fd, &go, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1)
+			_exit(125);    /* the runner gave up on this sandbox */
+		close(net_fd);
+	}
 	nul = open("/dev/null", O_RDWR);
 	if (nul < 0)
 		_exit(126);
@@ -297,6 +371,9 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 	struct rn_spec cgspec;
 	struct gv_bundle b;
 	struct gv_sb *gb;
+	char netns[64] = "";
+	int allow_all = sb->spec.network == RN_NET_ALLOW_ALL;
+	int sv[2] = { -1, -1 };
 	pid_t pid;
 
 	snprintf(rootfs, sizeof(rootfs), "%s/%s/rootfs", r->image_dir, sb->spec.image);
@@ -308,13 +385,16 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 	if (!gs->loader[0] || access(r->runtime_dir, X_OK) < 0)
 		return sbx_err_set(err, ENOENT, "the agent runtime is not prepared "
 				   "(is --agent right?)");
-	if (sb->spec.network != RN_NET_DENY_ALL)
-		return sbx_err_set(err, EINVAL, "network: \"%s\" is not available with "
-				   "isolation gvisor (only deny-all; use isolation jail for "
-				   "allow-all)", rn_network_name(sb->spec.network));
 	gb = calloc(1, sizeof(*gb));
 	if (!gb)
 		return sbx_err_set(err, ENOMEM, "out of memory");
+	/* the slot is the veth's addresses, shared numbering with the jail */
+	gb->slot = allow_all ? rn_slot_alloc(&gs->slots) : -1;
+	if (allow_all && gb->slot < 0) {
+		free(gb);
+		return sbx_err_set(err, EAGAIN, "no free network slot on this host (%d in use)",
+				   RN_MAX_SLOTS);
+	}
 	sb->drv_data = gb;
 	snprintf(gb->cg, sizeof(gb->cg), "%s/%s", gs->cg_parent, sb->id);
 
@@ -344,10 +424,14 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 	b.sockdir = sockdir;
 	b.etcdir = etcdir;
 	b.cgroup_path = cgpath;
-	b.netns_path = "";
+	b.netns_path = netns;
 	b.host_pids = cgspec.pids;
-	if (gv_spec_write(&b, sb->dir, err) < 0)
+	if (!allow_all && gv_spec_write(&b, sb->dir, err) < 0)
 		goto fail;
+	if (allow_all && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		sbx_err_sys(err, "socketpair");
+		goto fail;
+	}
 
 	snprintf(rootflag, sizeof(rootflag), "--root=%s", gs->root);
 	snprintf(overlay, sizeof(overlay), "--overlay2=root:dir=%s", upper);
@@ -357,7 +441,8 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 	snprintf(pidflag, sizeof(pidflag), "--pid-file=%s", pidfile);
 	{
 		char *const argv[] = {
-			gs->runsc, rootflag, logflag, "--network=none", "--host-uds=create",
+			gs->runsc, rootflag, logflag,
+			allow_all ? "--network=sandbox" : "--network=none", "--host-uds=create",
 			"--platform=systrap", overlay, "run", "--detach", pidflag, "--bundle",
 			bundle, sb->id, NULL
 		};
@@ -367,15 +452,49 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 			sbx_err_sys(err, "fork for runsc");
 			goto fail;
 		}
-		if (pid == 0)
-			watch_sandbox(argv, pidfile, sb->drv->agent_stderr);
+		if (pid == 0) {
+			if (sv[0] >= 0)
+				close(sv[0]);
+			watch_sandbox(argv, pidfile, sb->drv->agent_stderr, sv[1]);
+		}
 	}
 	sb->pid = pid;
 	if (save_state(sb, err) < 0)
 		goto fail;
+	if (allow_all) {
+		char ready;
+		const char go = 'g';
+
+		ssize_t n;
+
+		close(sv[1]);
+		sv[1] = -1;
+		while ((n = read(sv[0], &ready, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1 || ready != 'n') {
+			sbx_err_set(err, EIO, "could not make the sandbox's network namespace "
+				    "(the watcher exited)");
+			goto fail;
+		}
+		snprintf(netns, sizeof(netns), "/proc/%d/ns/net", (int)pid);
+		if (jail_net_allow_all(pid, gb->slot, err) < 0 ||
+		    gv_spec_write(&b, sb->dir, err) < 0)
+			goto fail;
+		while ((n = send(sv[0], &go, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+			;
+		if (n != 1) {
+			sbx_err_sys(err, "start runsc");
+			goto fail;
+		}
+		close(sv[0]);
+		sv[0] = -1;
+	}
 	sub(sb->agent_socket, sb, "sock/agent.sock");
 	return 0;
 fail:
+	for (int i = 0; i < 2; i++)
+		if (sv[i] >= 0)
+			close(sv[i]);
 	if (sb->pid > 0) {
 		int st;
 
@@ -389,6 +508,7 @@ fail:
 		usleep(5000);
 	remove_runsc_state(gs, sb->id);
 	unmount_all(sb->dir);
+	release_slot(gs, gb);
 	free(gb);
 	sb->drv_data = NULL;
 	return -1;
@@ -454,6 +574,8 @@ static int gv_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 	}
 	remove_runsc_state(state_of(sb->drv), sb->id);
 	unmount_all(sb->dir);
+	if (gb)
+		release_slot(state_of(sb->drv), gb);
 	if (sbx_rmtree(sb->dir) < 0)
 		return sbx_err_sys(err, "remove %s", sb->dir);
 	free(gb);

@@ -403,6 +403,8 @@ fail:
 	for (int i = 0; i < 100 && rn_cgroup_remove(&r->cg, jb->cg, NULL) == 1; i++)
 		usleep(1000);
 	sbx_rmtree(sb->dir);
+	if (sb->spec.network == RN_NET_ALLOW_ALL)
+		jail_net_release(jb->slot);
 	rn_slot_free(&js->slots, jb->slot);
 	free(jb);
 	sb->drv_data = NULL;
@@ -429,7 +431,11 @@ static int jail_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 	unmount_all(sb);
 	if (sbx_rmtree(sb->dir) < 0)
 		return sbx_err_sys(err, "remove %s", sb->dir);
-	/* the uid range is free only once nothing of the sandbox is left */
+	/* the uid range is free only once nothing of the sandbox is left;
+	 * its veth would go with its netns, but the kernel removes a dead
+	 * netns later, in its own time: stop removes it now */
+	if (sb->spec.network == RN_NET_ALLOW_ALL)
+		jail_net_release(jb->slot);
 	rn_slot_free(&state_of(sb->drv)->slots, jb->slot);
 	free(jb);
 	sb->drv_data = NULL;

@@ -131,3 +131,11 @@ int jail_net_allow_all(pid_t pid, int slot, struct sbx_err *err)
 		 slot, slot, (int)pid, slot, slot, host, slot, slot, (int)pid, guest, host);
 	return run(line, err);
 }
+
+void jail_net_release(int slot)
+{
+	char line[96];
+
+	snprintf(line, sizeof(line), "exec >/dev/null 2>&1; ip link del sbxh%d; true", slot);
+	run(line, NULL);
+}

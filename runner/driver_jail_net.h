@@ -12,5 +12,9 @@
  * default route through the host. The first call installs the host's
  * forwarding and firewall rules. 0 or -1 with err. */
 int jail_net_allow_all(pid_t pid, int slot, struct sbx_err *err);
+/* Delete slot's host end of the veth now (the kernel removes it with the
+ * sandbox's netns, but later, in a work queue): at cleanup, so nothing of
+ * a stopped sandbox is left. Call only while holding the slot. */
+void jail_net_release(int slot);
 
 #endif

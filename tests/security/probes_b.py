@@ -2,7 +2,9 @@
 or to a fake internet host in the network namespace `sbxsecup` made here
 (203.0.113.1, plus 169.254.169.254 and 100.100.100.200 standing in for
 metadata services, reached through host routes this suite adds and
-removes). Allow-all sandboxes never resolve names (no DNS leaves)."""
+removes). Allow-all sandboxes resolve names only at the fake host's DNS
+server (probe 38); no DNS leaves the machine."""
+import json
 import os
 import socket
 import subprocess
@@ -281,19 +283,36 @@ def p38(ctx):
     lst = Listener()
     try:
         c0 = up_counts()
+        # two ways a sandbox points names at blocked addresses: its own
+        # /etc/hosts (root inside can write it under the jail; under gvisor
+        # it is the runner's file, bound read-only) and a hostile DNS
+        # server (the fake internet host answers for these names)
         ctx.a.sh(net, "printf '169.254.169.254 allowed.example\\n127.0.0.1 local.example\\n"
                       "203.0.113.1 up.example\\n' >> /etc/hosts", sudo=True)
         code = r"""
-import socket
-def by_name(n, p):
+import socket, struct
+def by_hosts(n):
     try:
-        ip = socket.gethostbyname(n)      # /etc/hosts only: these names exist nowhere else
+        return socket.gethostbyname(n)      # /etc/hosts only: these names exist nowhere else
     except OSError as e:
-        return 'resolve-error'
-    return ip + ' ' + tcp(ip, p)
-R['allowed.example:80'] = by_name('allowed.example', 80)
-R['local.example:listener'] = by_name('local.example', int(sys.argv[1]))
-R['up.example:80'] = by_name('up.example', 80)
+        return None
+def by_dns(n):
+    q = b'\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00'
+    q += b''.join(bytes([len(l)]) + l.encode() for l in n.split('.')) + b'\x00\x00\x01\x00\x01'
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(3)
+    try:
+        s.sendto(q, ('203.0.113.1', 53))
+        a = s.recv(512)
+    except OSError:
+        return None
+    finally:
+        s.close()
+    return socket.inet_ntoa(a[-4:]) if a[:2] == q[:2] and a[7] == 1 else None
+for how, fn in (('hosts', by_hosts), ('dns', by_dns)):
+    for n, p in (('allowed.example', 80), ('local.example', int(sys.argv[1])), ('up.example', 80)):
+        ip = fn(n)
+        R['%s %s' % (how, n)] = ip + ' ' + tcp(ip, p) if ip else 'resolve-error'
 out()
 """
         res = ctx.a.py(net, code, args=[str(lst.port)])
@@ -305,8 +324,18 @@ out()
         sum(c1.get(m, 0) - c0.get(m, 0) for m in META))
     say("(there is no DNS-based allow-list yet: the policy is the kernel firewall on the "
         "resolved address at connect time, so rebinding between check and connect has nothing to race)")
-    ok = (res["up.example:80"].endswith("OPEN") and not res["allowed.example:80"].endswith("OPEN")
-          and not res["local.example:listener"].endswith("OPEN") and lst.n == 0 and
+
+    def blocked(how):
+        return (res[how + " up.example"] == "203.0.113.1 OPEN" and
+                res[how + " allowed.example"].startswith("169.254.169.254 ") and
+                not res[how + " allowed.example"].endswith("OPEN") and
+                res[how + " local.example"].startswith("127.0.0.1 ") and
+                not res[how + " local.example"].endswith("OPEN"))
+    hosts_ro = lib.ISOLATION == "gvisor" and all(
+        res["hosts " + n] == "resolve-error" for n in ("allowed.example", "local.example", "up.example"))
+    if hosts_ro:
+        say("/etc/hosts is read-only inside (gvisor): names come from the DNS server only")
+    ok = (blocked("dns") and (blocked("hosts") or hosts_ro) and lst.n == 0 and
           all(c1.get(m, 0) == c0.get(m, 0) for m in META))
     return ok, str(res)
 
@@ -360,16 +389,23 @@ out()
     time.sleep(0.5)
     srcs = [l[3] for l in up_log(ctx)[n0:] if l[0] == "udp"]
     # the host end of the sandbox's veth filters source addresses (strict
-    # reverse path): its slot follows from the uid map (docs/runner.md)
-    with open("/proc/%d/uid_map" % lib.host_pids_of(net)[0]) as f:
-        slot = (int(f.read().split()[1]) - 200000) // 65536
+    # reverse path): its slot is in the runner's state.json of the sandbox
+    with open(os.path.join(ctx.dir, "state", "sandboxes", net, "state.json")) as f:
+        slot = json.load(f)["slot"]
     try:
         rp = open("/proc/sys/net/ipv4/conf/sbxh%d/rp_filter" % slot).read().strip()
     except OSError as e:
         rp = "no veth sbxh%d: %s" % (slot, e)
     say(res, "upstream UDP sources:", srcs, "rp_filter on sbxh%d:" % slot, rp)
-    # every datagram that arrives must carry the host's masquerade address
-    ok = (res["raw socket"] != "ok" and res["ip addr add"] != 0 and res["IP_TRANSPARENT"] != "ok"
+    # every datagram that arrives must carry the host's masquerade address.
+    # gVisor's netstack lets root inside set IP_TRANSPARENT on its own
+    # sockets (its kernel, not the host's); what counts is that a foreign
+    # address cannot be bound and nothing foreign leaves.
+    transparent_ok = res["IP_TRANSPARENT"] != "ok" or (
+        lib.ISOLATION == "gvisor" and res["bind foreign"] != "ok")
+    if res["IP_TRANSPARENT"] == "ok":
+        say("IP_TRANSPARENT accepted inside gVisor's netstack; bind foreign:", res["bind foreign"])
+    ok = (res["raw socket"] != "ok" and res["ip addr add"] != 0 and transparent_ok
           and srcs and all(s == "203.0.113.2" for s in srcs) and res["control"] == "sent"
           and rp == "1")
     return ok, "%s sources %s" % (res, srcs)

@@ -17,7 +17,6 @@ from lib import Skip, probe, say
 HOST_KERNEL = ("the jail's view of the host kernel (seccomp, masked /proc and /sys, "
                "capabilities, devices); under gvisor the sandbox's syscalls, /proc, /sys "
                "and /dev are gVisor's own kernel's (probes 80-83 show it)")
-ALLOW_ALL = "allow-all is refused under gvisor (probe 84 checks the refusal)"
 WHOLE = ("under gvisor a memory overrun ends the whole sandbox (the host OOM killer meets "
          "the sentry; the runner suite checks stop_reason out_of_memory)")
 
@@ -31,8 +30,6 @@ JAIL_ONLY = {
     18: "gVisor's /proc/PID/status has no NoNewPrivs line (no_new_privs is set in the OCI spec)",
     19: "gVisor's /proc/PID/status has no CapAmb line", 20: HOST_KERNEL, 22: HOST_KERNEL,
     30: "uid maps: gVisor runs as root on the host; the sandbox's uids are gVisor's",
-    35: ALLOW_ALL, 36: ALLOW_ALL, 37: ALLOW_ALL, 38: ALLOW_ALL, 39: ALLOW_ALL, 40: ALLOW_ALL,
-    65: ALLOW_ALL,
     42: WHOLE, 53: WHOLE, 170: WHOLE,
     44: "gVisor's tmpfs has no inode cap; files are bounded by memory_mb",
     51: "the host's pids.current counts gVisor's threads, not the guest's processes",
@@ -131,11 +128,36 @@ def p83(ctx):
     return ok, out[:400]
 
 
-@probe(84, "gvisor: network allow-all is refused (422 naming network), never run in the jail")
+@probe(84, "allow-all under every driver: the fake internet host is reached, never the "
+           "always-denied ranges (host, loopback, RFC1918, CGNAT, metadata)")
 def p84(ctx):
-    if lib.ISOLATION != "gvisor":
-        raise Skip("a gvisor refusal; the jail offers allow-all (probes 35-40)")
-    st, d = ctx.a.create(network="allow-all", timeout_ms=60000)
-    before = lib.run("ls %s/state/sandboxes | wc -l" % ctx.dir).stdout.strip()
-    return (st == 422 and "network" in str(d) and "gvisor" in str(d),
-            "%s %s (dirs %s)" % (st, d, before))
+    from probes_b import META, Listener, allow, up_counts
+    lst = Listener()
+    try:
+        net = allow(ctx)
+        c0 = up_counts()
+        code = r"""
+port = int(sys.argv[1])
+gw = gateway_ip()
+R['gateway ip'] = gw
+R['upstream 203.0.113.1:80'] = tcp('203.0.113.1', 80)
+hosts = ['127.0.0.1', '192.0.2.2', '203.0.113.2'] + ([gw] if gw else [])
+for h in hosts:
+    R['host %s:listener' % h] = tcp(h, port)
+for h in ('10.0.0.1', '172.16.0.1', '192.168.0.1', '100.64.0.1', '169.254.169.254',
+          '169.254.170.2', '100.100.100.200', '0.0.0.1', '224.0.0.1', '240.0.0.1'):
+    R['denied %s:80' % h] = tcp(h, 80)
+out()
+"""
+        res = ctx.a.py(net, code, args=[str(lst.port)])
+        time.sleep(0.5)
+        c1 = up_counts()
+    finally:
+        lst.close()
+    meta_pk = sum(c1.get(m, 0) - c0.get(m, 0) for m in META)
+    say(res)
+    say("host listener accepted %d; packets at the fake metadata hosts: %d" % (lst.n, meta_pk))
+    opened = [k for k, v in res.items() if v == "OPEN" and not k.startswith("upstream")]
+    return (res.get("upstream 203.0.113.1:80") == "OPEN" and res.get("gateway ip") and
+            not opened and lst.n == 0 and meta_pk == 0,
+            "%s; open: %s, accepted %d, metadata packets %d" % (res, opened, lst.n, meta_pk))

@@ -12,13 +12,13 @@
 
 #include "../../runner/driver_gvisor.h"
 
-static cJSON *config(struct rn_spec *spec)
+static cJSON *config_netns(struct rn_spec *spec, const char *netns)
 {
 	struct gv_bundle b = {
 		.spec = spec, .rootfs = "/img/default/rootfs", .runtime_dir = "/st/runtime",
 		.loader = "ld-linux-x86-64.so.2", .sockdir = "/st/sandboxes/x/sock",
 		.etcdir = "/st/sandboxes/x/etc", .cgroup_path = "/sandbox/gvisor_r/x",
-		.netns_path = "", .host_pids = 64 + 4 * spec->pids,
+		.netns_path = netns, .host_pids = 64 + 4 * spec->pids,
 	};
 	char *txt = gv_spec_json(&b);
 	cJSON *c;
@@ -28,6 +28,11 @@ static cJSON *config(struct rn_spec *spec)
 	cJSON_free(txt);
 	assert_non_null(c);
 	return c;
+}
+
+static cJSON *config(struct rn_spec *spec)
+{
+	return config_netns(spec, "");
 }
 
 static void base_spec(struct rn_spec *s)
@@ -166,6 +171,40 @@ static void test_mounts(void **state)
 	cJSON_Delete(c);
 }
 
+static const cJSON *network_ns(const cJSON *c)
+{
+	const cJSON *n;
+
+	cJSON_ArrayForEach(n, cJSON_GetObjectItem(cJSON_GetObjectItem(c, "linux"), "namespaces"))
+		if (!strcmp(cJSON_GetObjectItem(n, "type")->valuestring, "network"))
+			return n;
+	return NULL;
+}
+
+/* deny-all: a new empty netns (no path; runsc --network=none); allow-all:
+ * the watcher's netns the runner prepared */
+static void test_network_namespace(void **state)
+{
+	struct rn_spec s;
+	cJSON *c;
+	const cJSON *n;
+
+	(void)state;
+	base_spec(&s);
+	c = config(&s);
+	n = network_ns(c);
+	assert_non_null(n);
+	assert_null(cJSON_GetObjectItem(n, "path"));
+	cJSON_Delete(c);
+	s.network = RN_NET_ALLOW_ALL;
+	c = config_netns(&s, "/proc/4242/ns/net");
+	n = network_ns(c);
+	assert_non_null(n);
+	assert_non_null(cJSON_GetObjectItem(n, "path"));
+	assert_string_equal(cJSON_GetObjectItem(n, "path")->valuestring, "/proc/4242/ns/net");
+	cJSON_Delete(c);
+}
+
 static void test_version(void **state)
 {
 	(void)state;
@@ -184,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_home_kept_when_set),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_mounts),
+		cmocka_unit_test(test_network_namespace),
 		cmocka_unit_test(test_version),
 	};
 
