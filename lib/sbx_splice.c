@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <sys/socket.h>
 
-#define READ_CHUNK 65536
+#define READ_CHUNK (256 * 1024)
 
 static struct sbx_buf *toward(struct sbx_splice *s, int side)
 {

@@ -140,7 +140,7 @@ def stream(sock, sid, writer):
                       "uid": 1000, "gid": 1000, "attach": True})
     t0 = time.perf_counter()
     rc.recv_frame(s)
-    got, buf = 0, bytearray(1 << 20)
+    got, buf, lagged = 0, bytearray(1 << 20), False
     view = memoryview(buf)
     while True:
         hdr = rc.recv_exact(s, 5)
@@ -149,6 +149,9 @@ def stream(sock, sid, writer):
             p = rc.recv_exact(s, n)
             if b'"exit"' in p:
                 break
+            # this Python reader fell more than the agent's retention behind
+            # (docs/protocol.md section 4): the run measured the reader
+            lagged = lagged or b'"truncated"' in p
             continue
         left = n
         while left:
@@ -160,9 +163,28 @@ def stream(sock, sid, writer):
             got += n
     dt = time.perf_counter() - t0
     s.close()
+    if lagged:
+        return None
     if got != STREAM:
         raise RuntimeError("stream: %d of %d bytes" % (got, STREAM))
     return STREAM / dt / 2**20
+
+
+def best_of(sock, sid, writer, want=3, tries=8):
+    """Best of `want` runs in which the reader kept up (at most `tries`)."""
+    runs = []
+    for _ in range(tries):
+        r = stream(sock, sid, writer)
+        if r is not None:
+            runs.append(r)
+        if len(runs) == want:
+            break
+    if not runs:
+        raise RuntimeError("stream (%s): the reader fell behind the retention in every run" % writer)
+    if len(runs) < want:
+        print("  (%s %s: %d of %d runs kept up; the others lagged past retention)"
+              % (sid, writer, len(runs), want))
+    return max(runs)
 
 
 def bench_driver(sock, state, drv, res):
@@ -181,7 +203,7 @@ def bench_driver(sock, state, drv, res):
     rc.recv_frame(s)
     s.close()
     for w in WRITERS:
-        best = max(stream(sock, sid, w) for _ in range(3))
+        best = best_of(sock, sid, w)
         res[(drv, w)] = best
         figure("%s streaming throughput (%s)" % (drv, w), "%.0f" % best, "MiB/s")
     rc.request(sock, {"op": "stop", "id": sid}, 60)
