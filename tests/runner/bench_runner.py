@@ -7,6 +7,7 @@ Usage: bench_runner.py RUNNER AGENT KIND   (KIND: agent | shell)
 2. density: D idle sandboxes at once, host memory per sandbox."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -167,7 +168,12 @@ def main():
             p.wait(30)
         except subprocess.TimeoutExpired:
             p.kill()
+            p.wait()
         log.close()
+        # never delete through a mount a killed runner may have left
+        with open("/proc/self/mountinfo") as f:
+            if not any(line.split()[4].startswith(d + "/") for line in f):
+                shutil.rmtree(d, ignore_errors=True)
 
 
 sys.exit(main())

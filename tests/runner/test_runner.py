@@ -6,6 +6,7 @@ run through the agent's exec over the runner's connect. Prints PASS/FAIL/SKIP li
 with "N passed, N failed, N skipped"."""
 import json
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -24,6 +25,7 @@ SECRET = "runner-secret-%d" % os.getpid()
 ENV_SECRET = "env-secret-%d" % os.getpid()
 counts = {"passed": 0, "failed": 0, "skipped": 0}
 procs = []
+work_dirs = []   # each Runner's temp dir, removed when the suite ends
 # One run of the suite per driver the host offers (tests/run.sh): the
 # runners it starts make every sandbox with this isolation by default.
 ISOLATION = os.environ.get("SANDBOX_TEST_ISOLATION", "jail")
@@ -46,6 +48,7 @@ def result(name, ok, detail=""):
 class Runner:
     def __init__(self, name, agent):
         self.dir = tempfile.mkdtemp(prefix="sbx-rt-")
+        work_dirs.append(self.dir)
         self.sock = self.dir + "/runner.sock"
         self.state = self.dir + "/state"
         self.name = name
@@ -1177,5 +1180,14 @@ finally:
     for p in procs:
         if p.poll() is None:
             p.kill()
+            p.wait()
+    # a runner's temp dir goes only when nothing is mounted below it (a
+    # mount left there is a leak the checks above reported; never delete
+    # through it)
+    with open("/proc/self/mountinfo") as f:
+        mounted = [line.split()[4] for line in f]
+    for d in work_dirs:
+        if not any(m == d or m.startswith(d + "/") for m in mounted):
+            shutil.rmtree(d, ignore_errors=True)
     print("%d passed, %d failed, %d skipped" % (counts["passed"], counts["failed"], counts["skipped"]))
     sys.exit(1 if counts["failed"] else 0)
