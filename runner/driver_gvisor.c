@@ -32,6 +32,7 @@
 #include "driver_jail_net.h"
 #include "rn_cgroup.h"
 #include "rn_slot.h"
+#include "rn_state.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
 
@@ -76,64 +77,6 @@ static void sub(char *out, const struct rn_sandbox *sb, const char *name)
 {
 	if (snprintf(out, PATH_MAX, "%s/%s", sb->dir, name) >= PATH_MAX)
 		out[0] = 0;
-}
-
-static unsigned long long proc_starttime(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || p[2] == 'Z' || p[2] == 'X')
-		return 0;
-	p += 2;
-	for (int field = 3; field < 22 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	return p ? strtoull(p, NULL, 10) : 0;
-}
-
-/* state.json: the driver's name (reconcile of each driver takes only its
- * own) and the pid of `runsc run` with its start time. */
-static int save_state(const struct rn_sandbox *sb, struct sbx_err *err)
-{
-	char tmp[PATH_MAX + 16], dst[PATH_MAX + 16], *txt;
-	cJSON *o = cJSON_CreateObject();
-	int fd, rc = 0;
-
-	cJSON_AddStringToObject(o, "id", sb->id);
-	cJSON_AddNumberToObject(o, "pid", sb->pid);
-	cJSON_AddNumberToObject(o, "starttime",
-				(double)(sb->pid > 0 ? proc_starttime(sb->pid) : 0));
-	cJSON_AddStringToObject(o, "driver", "gvisor");
-	if (sb->drv_data && sb_of(sb)->slot >= 0)
-		cJSON_AddNumberToObject(o, "slot", sb_of(sb)->slot);
-	txt = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!txt)
-		return sbx_err_set(err, ENOMEM, "state.json: out of memory");
-	snprintf(tmp, sizeof(tmp), "%s/state.json.tmp", sb->dir);
-	snprintf(dst, sizeof(dst), "%s/state.json", sb->dir);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, txt, strlen(txt)) != (ssize_t)strlen(txt) ||
-	    rename(tmp, dst) < 0)
-		rc = sbx_err_sys(err, "write %s", dst);
-	if (fd >= 0)
-		close(fd);
-	cJSON_free(txt);
-	return rc;
 }
 
 /* ---- what a sandbox leaves on the host, and its removal ---- */
@@ -202,7 +145,7 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 	char p[PATH_MAX], opts[96];
 	long long inodes = sb->spec.disk_mb * 256;
 
-	if (save_state(sb, err) < 0)
+	if (rn_state_save(sb, "gvisor", sb->drv_data ? sb_of(sb)->slot : -1, err) < 0)
 		return -1;
 	sub(p, sb, "etc");
 	if (mkdir(p, 0755) < 0)
@@ -459,7 +402,7 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 		}
 	}
 	sb->pid = pid;
-	if (save_state(sb, err) < 0)
+	if (rn_state_save(sb, "gvisor", sb->drv_data ? sb_of(sb)->slot : -1, err) < 0)
 		goto fail;
 	if (allow_all) {
 		char ready;
@@ -597,38 +540,6 @@ static long gv_pids_hits(struct rn_sandbox *sb)
 
 /* ---- reconciliation after a crash ---- */
 
-/* Kill the `runsc run` a previous runner started for dir, if it lives. */
-static void kill_leftover(const char *dir)
-{
-	char path[PATH_MAX + 16], buf[1024];
-	cJSON *o = NULL, *v, *s;
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/state.json", dir);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n > 0)
-		o = cJSON_ParseWithLength(buf, (size_t)n);
-	v = o ? cJSON_GetObjectItemCaseSensitive(o, "pid") : NULL;
-	s = o ? cJSON_GetObjectItemCaseSensitive(o, "starttime") : NULL;
-	if (v && cJSON_IsNumber(v) && v->valueint > 1 && s && cJSON_IsNumber(s)) {
-		pid_t pid = (pid_t)v->valueint;
-		unsigned long long st = proc_starttime(pid);
-
-		/* only the process we started, not a reused pid */
-		if (st && (unsigned long long)s->valuedouble == st) {
-			kill(pid, SIGKILL);
-			for (int i = 0; i < 400 && proc_starttime(pid) == st; i++)
-				usleep(5000);
-		}
-	}
-	cJSON_Delete(o);
-}
-
 static void reap_one(struct rn_driver *d, const char *id)
 {
 	struct gv_state *gs = state_of(d);
@@ -645,7 +556,7 @@ static void reap_one(struct rn_driver *d, const char *id)
 
 static void gv_reconcile_dir(struct rn_driver *d, const char *id, const char *dir)
 {
-	kill_leftover(dir);
+	rn_state_kill(dir);
 	reap_one(d, id);
 	unmount_all(dir);
 	if (sbx_rmtree(dir) < 0)

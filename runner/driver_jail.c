@@ -27,6 +27,7 @@
 #include "driver_jail_net.h"
 #include "driver_jail_port.h"
 #include "rn_slot.h"
+#include "rn_state.h"
 #include "runner.h"
 #include "sbx_log.h"
 #include "sbx_fs.h"
@@ -56,63 +57,6 @@ static struct jail_state *state_of(const struct rn_driver *d)
 static struct jail_sb *sb_of(const struct rn_sandbox *sb)
 {
 	return sb->drv_data;
-}
-
-static unsigned long long proc_starttime(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long st = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (sbx_read_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* field 3 (state) follows ") "; starttime is field 22 */
-	if (p[2] == 'Z' || p[2] == 'X')
-		return 0;
-	p += 2;
-	for (int field = 3; field < 22 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	if (p)
-		st = strtoull(p, NULL, 10);
-	return st;
-}
-
-/* state.json: what a restarted runner needs to find and kill what is left.
- * Written to a temp file and renamed, so it is never torn. */
-static int save_state(const struct rn_sandbox *sb, struct sbx_err *err)
-{
-	char tmp[PATH_MAX + 16], dst[PATH_MAX + 16], *txt;
-	cJSON *o = cJSON_CreateObject();
-	int fd, rc = 0;
-
-	cJSON_AddStringToObject(o, "id", sb->id);
-	cJSON_AddNumberToObject(o, "slot", sb_of(sb)->slot);
-	cJSON_AddNumberToObject(o, "pid", sb->pid);
-	cJSON_AddNumberToObject(o, "starttime", (double)(sb->pid > 0 ? proc_starttime(sb->pid) : 0));
-	cJSON_AddStringToObject(o, "driver", "jail");
-	txt = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!txt)
-		return sbx_err_set(err, ENOMEM, "state.json: out of memory");
-	snprintf(tmp, sizeof(tmp), "%s/state.json.tmp", sb->dir);
-	snprintf(dst, sizeof(dst), "%s/state.json", sb->dir);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	/* No fsync: the file only has to survive a crash of the runner (the
-	 * rename is atomic for that); after a host crash the sandboxes and
-	 * cgroups are gone anyway and the dir alone is enough to clean. */
-	if (fd < 0 || write(fd, txt, strlen(txt)) != (ssize_t)strlen(txt) ||
-	    rename(tmp, dst) < 0)
-		rc = sbx_err_sys(err, "write %s", dst);
-	if (fd >= 0)
-		close(fd);
-	cJSON_free(txt);
-	return rc;
 }
 
 static void sub(char *out, const struct rn_sandbox *sb, const char *name)
@@ -362,7 +306,7 @@ static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 	close(sv[1]);
 	sv[1] = -1;
 	sb->pid = pid;
-	if (save_state(sb, err) < 0 || write_maps(pid, base, err) < 0 ||
+	if (rn_state_save(sb, "jail", sb_of(sb)->slot, err) < 0 || write_maps(pid, base, err) < 0 ||
 	    mount_lower(js, image, sb, err) < 0)
 		goto fail;
 	if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
@@ -454,31 +398,6 @@ static long jail_pids_hits(struct rn_sandbox *sb)
 
 /* ---- reconciliation after a crash ---- */
 
-static void kill_leftover(const char *dir)
-{
-	char path[PATH_MAX + 16], buf[1024];
-	cJSON *o = NULL, *v;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/state.json", dir);
-	n = sbx_read_file(path, buf, sizeof(buf));
-	if (n > 0)
-		o = cJSON_ParseWithLength(buf, (size_t)n);
-	v = o ? cJSON_GetObjectItemCaseSensitive(o, "pid") : NULL;
-	if (v && cJSON_IsNumber(v) && v->valueint > 1) {
-		pid_t pid = (pid_t)v->valueint;
-		cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "starttime");
-		unsigned long long st = proc_starttime(pid);
-		/* Kill only the process we started, not a reused pid. */
-		if (st && s && cJSON_IsNumber(s) && (unsigned long long)s->valuedouble == st) {
-			kill(pid, SIGKILL);
-			for (int i = 0; i < 400 && proc_starttime(pid) == st; i++)
-				usleep(5000);
-		}
-	}
-	cJSON_Delete(o);
-}
-
 static void reap_cgroup(const struct rn_cgroup *cg, const char *id)
 {
 	char path[RN_ID_MAX + 16];
@@ -500,7 +419,7 @@ static void jail_reconcile_dir(struct rn_driver *d, const char *id, const char *
 	memset(&tmp, 0, sizeof(tmp));
 	snprintf(tmp.id, sizeof(tmp.id), "%s", id);
 	snprintf(tmp.dir, sizeof(tmp.dir), "%s", dir);
-	kill_leftover(dir);
+	rn_state_kill(dir);
 	reap_cgroup(&d->r->cg, id);
 	unmount_all(&tmp);
 	if (sbx_rmtree(dir) < 0)

@@ -1,0 +1,24 @@
+/* A sandbox's state.json: what a restarted runner needs to find and kill
+ * the process a driver started (its pid and start time), written by every
+ * driver the same way and read back by their reconcile. */
+#ifndef RN_STATE_H
+#define RN_STATE_H
+
+#include <sys/types.h>
+
+#include "runner.h"
+
+/* Start time of pid (field 22 of /proc/PID/stat), 0 when it is gone or a
+ * zombie: with the pid it names one process, never a reused pid. */
+unsigned long long rn_proc_starttime(pid_t pid);
+
+/* Write <sb->dir>/state.json: id, pid, its start time, the driver's name
+ * and the slot when slot >= 0. Returns 0, or -1 with err. */
+int rn_state_save(const struct rn_sandbox *sb, const char *driver, int slot,
+		  struct sbx_err *err);
+
+/* SIGKILL the process <dir>/state.json names, if it still is the one that
+ * was started, and wait up to 2 s for it to go. */
+void rn_state_kill(const char *dir);
+
+#endif
