@@ -24,12 +24,5 @@ node tests/compat/compat.test.mjs >"$T/out" 2>&1
 cat "$T/out"
 h_count -q "$T/out"
 grep -qF "$GW_KEY" "$GW_LOG" && fail "the API key is in the gateway log"
-# stop the gateway first: leak checks run at exit
-kill "$GW_PID" 2>/dev/null; wait "$GW_PID" 2>/dev/null
-if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$GW_LOG"; then
-	fail "sanitizer report in the gateway log"; grep -A20 -E 'ERROR: |runtime error:' "$GW_LOG" | head -40
-else
-	pass "no sanitizer report in the gateway log"
-fi
-if [ "$H_FAIL" != 0 ]; then echo "--- gateway log (tail)"; tail -20 "$GW_LOG"; fi
+stop_gateway_checked
 h_finish

@@ -43,6 +43,9 @@
 #                         HTTPS for a gateway with --cert); 1 after TRIES tries
 #                         of 0.1 s (100), at once if PID died
 #   random_port           a port below the ephemeral range (20000-31999)
+#   stop_gateway_checked  stop GW_PID (ASan's leak check runs at exit), then
+#                         one check: no sanitizer report in GW_LOG; on any
+#                         failure so far, the log's tail
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -180,4 +183,14 @@ start_services() { # name [gateway args...]
 	done
 	echo "gateway did not start:"; tail -5 "$GW_LOG"
 	return 1
+}
+
+stop_gateway_checked() {
+	kill "$GW_PID" 2>/dev/null; wait "$GW_PID" 2>/dev/null
+	if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$GW_LOG"; then
+		fail "sanitizer report in the gateway log"; grep -A20 -E 'ERROR: |runtime error:' "$GW_LOG" | head -40
+	else
+		pass "no sanitizer report in the gateway log"
+	fi
+	if [ "$H_FAIL" != 0 ]; then echo "--- gateway log (tail)"; tail -20 "$GW_LOG"; fi
 }

@@ -24,12 +24,5 @@ if grep -qE 'access mcp run_command sandbox=sbx_[a-z0-9_]+ 200 ' "$GW_LOG" &&
 else
 	fail "audit: no access line for a tool call"; grep "access" "$GW_LOG" | tail -8
 fi
-# stop the gateway first: leak checks run at exit
-kill "$GW_PID" 2>/dev/null; wait "$GW_PID" 2>/dev/null
-if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$GW_LOG"; then
-	fail "sanitizer report in the gateway log"; grep -A20 -E 'ERROR: |runtime error:' "$GW_LOG" | head -40
-else
-	pass "no sanitizer report in the gateway log"
-fi
-if [ "$H_FAIL" != 0 ]; then echo "--- gateway log (tail)"; tail -20 "$GW_LOG"; fi
+stop_gateway_checked
 h_finish
