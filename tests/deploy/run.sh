@@ -17,9 +17,11 @@ h_begin deploy-test
 CERTS=deploy/certs.sh
 
 # -- the files and the flags
-for b in sandbox-gateway sandbox-runner; do
-	[ -x "bin/$b" ] || h_abort "bin/$b is not built (make)"
-	"bin/$b" --help >"$T/$b.help" 2>&1
+# the binaries whose --help counts: bin/ (RUNNER and GATEWAY_BIN to change)
+GATEWAY_BIN=${GATEWAY_BIN:-bin/sandbox-gateway}
+for b in "$GATEWAY_BIN" "$RUNNER"; do
+	[ -x "$b" ] || h_abort "$b is not built (make)"
+	"$b" --help >"$T/$(basename "$b").help" 2>&1
 done
 node tests/deploy/deploy_files.mjs "$T/sandbox-gateway.help" "$T/sandbox-runner.help" >"$T/files.out" 2>&1
 h_count "$T/files.out"
