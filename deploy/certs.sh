@@ -52,6 +52,8 @@ days_ok() { [[ $1 =~ ^[1-9][0-9]{0,5}$ ]]; }
 prepare_dir() { # dir
 	[ -n "$1" ] || bad "DIR is empty"
 	if [ ! -e "$1" ]; then
+		# -m: the directory itself (it will hold the CA's key), not its parents
+		# shellcheck disable=SC2174
 		mkdir -p -m 0700 -- "$1" || die "cannot create $1"
 	fi
 	[ -d "$1" ] || die "$1 is not a directory"

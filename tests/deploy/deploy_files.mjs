@@ -81,6 +81,13 @@ for (const { file, doc } of docs) {
     const pre = c.lifecycle?.preStop?.exec?.command;
     if (pre) fromVector(pre, `${where} ${c.name} preStop`, invocations);
     for (const m of c.volumeMounts ?? []) if (!volumes.has(m.name)) missing.push(m.name);
+    // Kubernetes itself replaces $(NAME) in command and args when NAME is
+    // one of the container's env variables: a shell's $(...) must never
+    // look like one, or the shell would get the value, not the command
+    const env = new Set((c.env ?? []).map((e) => e.name));
+    const clash = [...(c.command ?? []), ...(c.args ?? [])].join(' ').match(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g)
+      ?.filter((r) => env.has(r.slice(2, -1))) ?? [];
+    result(`k8s: ${where} ${c.name}: no shell $(...) Kubernetes would take for an env variable`, clash.length === 0, clash.join(' '));
   }
   result(`k8s: ${where}: every volumeMount names a volume of the pod`, missing.length === 0, `missing: ${missing}`);
 }

@@ -130,14 +130,14 @@ openssl verify -CAfile "$C/ca.crt" "$O/gateway-gw1.crt" >/dev/null 2>&1 && fail 
 handshake() { # name want(ok|refused) why server-crt server-key client-args...
 	# why: for a refusal, what OpenSSL's log must say (either side's): the
 	# refusal is for the reason the check is about, not another
-	local name=$1 want=$2 why=$3 scrt=$4 skey=$5 port i got
+	local name=$1 want=$2 why=$3 scrt=$4 skey=$5 port got
 	shift 5
 	port=$(random_port)
 	openssl s_server -accept "127.0.0.1:$port" -tls1_3 -cert "$scrt" -key "$skey" -CAfile "$C/ca.crt" \
 		-Verify 1 -verify_return_error -purpose sslclient -naccept 1 -rev >"$T/srv.out" 2>"$T/srv.err" &
 	local spid=$!
 	h_track $spid
-	for i in $(seq 100); do grep -q ACCEPT "$T/srv.out" && break; kill -0 $spid 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq 100); do grep -q ACCEPT "$T/srv.out" && break; kill -0 $spid 2>/dev/null || break; sleep 0.1; done
 	grep -q ACCEPT "$T/srv.out" || { fail "handshake: $name: s_server did not start: $(head -3 "$T/srv.err")"; return; }
 	printf 'ping\nCLOSE\n' | timeout 20 openssl s_client -connect "127.0.0.1:$port" -tls1_3 -CAfile "$C/ca.crt" \
 		-verify_return_error -purpose sslserver -quiet -ign_eof "$@" >"$T/cli.out" 2>"$T/cli.err"
