@@ -12,6 +12,9 @@
 #    s_client, TLS 1.3) passes with the cluster's certificates and fails with
 #    another CA's, without a client certificate, with a gateway certificate
 #    posing as a runner, and for a runner name the certificate does not carry
+#  - the runner itself (where it can run: root, the image) on certs.sh's
+#    certificates: status over mutual TLS, another CA's client refused, a
+#    certificate naming another runner refused at start
 . "$(dirname "$0")/../lib/harness.sh"
 h_begin deploy-test
 CERTS=deploy/certs.sh
@@ -162,4 +165,46 @@ handshake "a runner certificate for another name is refused by the gateway" refu
 	-cert "$G.crt" -key "$G.key" -verify_hostname r2
 handshake "a gateway certificate cannot pose as a runner (no serverAuth)" refused "unsuitable certificate purpose" "$G.crt" "$G.key" \
 	-cert "$G.crt" -key "$G.key" -verify_hostname gw1
+
+# -- the runner itself with certs.sh's certificates: it starts on a runner
+# certificate naming it, answers `status` over mutual TLS to the gateway
+# certificate (one request frame: 4-byte big-endian length, type 3 = JSON),
+# refuses another CA's client, and will not start on a certificate naming
+# another runner. The modelled handshakes above say what OpenSSL makes of
+# the certificates; this says the runner agrees.
+tls_request() { # crt key json: the reply's payload (frame header dropped)
+	{ printf "\\x00\\x00\\x00\\x$(printf %02x ${#3})\\x03"; printf %s "$3"; } |
+		timeout 20 openssl s_client -connect "127.0.0.1:$RPORT" -tls1_3 -CAfile "$C/ca.crt" \
+			-verify_hostname "$RNAME" -verify_return_error -quiet -ign_eof -cert "$1" -key "$2" 2>>"$T/tls.err" |
+		tail -c +6
+}
+why=$(h_services_missing)
+if [ -n "$why" ]; then
+	skip "runner: with certs.sh's certificates: $why"
+elif ! grep -q -- --listen-tls "$T/$(basename "$RUNNER").help"; then
+	skip "runner: with certs.sh's certificates: $RUNNER has no --listen-tls"
+else
+	RNAME=dep$$ RPORT=$(random_port)
+	$CERTS runner "$C" "$RNAME" >/dev/null && $CERTS runner "$C" "${RNAME}x" >/dev/null || h_abort "certs.sh runner $RNAME"
+	mkdir -p "$T/state"
+	if start_runner "$RNAME" "$T/runner.sock" "$T/state" --listen-tls "127.0.0.1:$RPORT" \
+		--cert "$C/runner-$RNAME.crt" --key "$C/runner-$RNAME.key" --client-ca "$C/ca.crt"; then
+		pass "runner: starts with certs.sh's runner certificate"
+		reply=$(tls_request "$G.crt" "$G.key" '{"op":"status"}')
+		check "runner: answers status over mutual TLS to certs.sh's gateway certificate" \
+			"$(printf %s "$reply" | grep -o "^{\"ok\":true,\"runner\":{\"name\":\"$RNAME\"")" "{\"ok\":true,\"runner\":{\"name\":\"$RNAME\""
+		reply=$(tls_request "$O/gateway-gw1.crt" "$O/gateway-gw1.key" '{"op":"status"}')
+		check "runner: answers nothing to a gateway certificate of another CA" "$reply" ""
+		kill "$RUNNER_PID"; wait "$RUNNER_PID" 2>/dev/null
+		check "runner: logged the refused client with OpenSSL's reason" \
+			"$(grep -c 'refused 127.0.0.1:[0-9]*: certificate verify failed' "$RUNNER_LOG")" 1
+	else
+		fail "runner: does not start with certs.sh's runner certificate: $(tail -3 "$RUNNER_LOG")"
+	fi
+	"$RUNNER" --name "$RNAME" --socket "$T/runner2.sock" --state-dir "$T/state" --image-dir "$IMG" \
+		--listen-tls "127.0.0.1:$RPORT" --cert "$C/runner-${RNAME}x.crt" --key "$C/runner-${RNAME}x.key" \
+		--client-ca "$C/ca.crt" >"$T/runner2.log" 2>&1 && rc=0 || rc=$?
+	check "runner: will not start on a certificate naming another runner (exit 2, says so)" \
+		"$rc $(grep -c "does not name runner $RNAME" "$T/runner2.log")" "2 1"
+fi
 h_finish
