@@ -1,6 +1,7 @@
 // The deployment files (deploy/k8s/*.yaml, deploy/nomad/*.hcl) read the way
 // Kubernetes and Nomad would read them, short of running either (neither
-// is on this machine): every YAML document parses and is a resource; each
+// is on this machine): every YAML document parses and is a resource, every
+// HCL file parses (HCL v2's parser) into the jobs docs/deploy.md says; each
 // flag the files pass to sandbox-gateway / sandbox-runner is one its --help
 // lists; the names that tie the pieces together agree (the DNS name the
 // gateways resolve is the runners' Service, the port is its port, every
@@ -11,6 +12,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
+import hcl from 'hcl2-parser';
 import { result, finish } from '../lib/results.mjs';
 
 const [gwHelpFile, rnHelpFile] = process.argv.slice(2);
@@ -135,35 +137,54 @@ let refused;
 try { execFileSync('sh', [`${K8S}/runner-name.sh`], { stdio: 'pipe' }); refused = false; } catch (e) { refused = e.status === 2; }
 result('runner-name: no node name is a usage error (exit 2)', refused, '');
 
-// -- Nomad: no parser here; the files are HCL whose blocks balance, and
-// each task's `args` list is a JSON array (trailing comma aside).
+// -- Nomad: parsed with HCL v2's own parser (hcl2-parser: hashicorp/hcl
+// through hcl2json), which checks the syntax, not Nomad's schema. Blocks
+// come out as lists of bodies; labelled ones as { label: [body] }.
 const hclFiles = readdirSync(NOMAD).filter((f) => f.endsWith('.hcl')).sort();
 result('nomad: the runner and gateway jobs are there',
   hclFiles.join() === 'sandbox-gateway.nomad.hcl,sandbox-runner.nomad.hcl', hclFiles.join());
-const nomadTasks = {};
+const jobs = {};
 for (const f of hclFiles) {
-  const text = readFileSync(`${NOMAD}/${f}`, 'utf8');
-  const code = text.split('\n').filter((l) => !/^\s*#/.test(l)).join('\n');
-  const noStrings = code.replace(/"(?:[^"\\]|\\.)*"/g, '""');
-  const balanced = (o, c) => { let d = 0; for (const ch of noStrings) { if (ch === o) d++; if (ch === c && --d < 0) return false; } return d === 0; };
-  result(`nomad: ${f}: strings close and braces/brackets balance`,
-    (noStrings.match(/"/g) ?? []).length % 2 === 0 && balanced('{', '}') && balanced('[', ']'), '');
-  const job = code.match(/^job\s+"([^"]+)"/m)?.[1];
-  const cmd = code.match(/command\s*=\s*"([^"]+)"/)?.[1];
-  const argsText = code.match(/args\s*=\s*(\[[\s\S]*?\])/)?.[1];
-  let args;
-  try { args = JSON.parse(argsText.replace(/,\s*\]/, ']')); } catch { args = null; }
-  result(`nomad: ${f}: job ${job} runs ${cmd} with an args list`, job && cmd && Array.isArray(args), `${argsText}`);
-  if (!Array.isArray(args)) continue;
-  fromVector([cmd, ...args], `${f}`, invocations);
-  nomadTasks[job] = { code, args };
+  const [obj, err] = hcl.parseToObject(readFileSync(`${NOMAD}/${f}`, 'utf8'));
+  // (the wrapped parser hands back an error without its text)
+  result(`hcl: ${f} parses`, obj != null && !err, '(not valid HCL: the parser says no more)');
+  for (const [name, [job]] of Object.entries(obj?.job ?? {})) jobs[name] = { file: f, job };
 }
-const nrn = nomadTasks['sandbox-runner'], ngw = nomadTasks['sandbox-gateway'];
-const rnService = nrn?.code.match(/service\s*\{[^}]*name\s*=\s*"([^"]+)"/)?.[1];
-check('nomad: the gateway resolves the runners\' Consul service (SRV)', argOf(ngw?.args ?? [], '--runners-dns'),
-  `_${rnService}._tcp.service.consul`);
-check('nomad: the runner\'s name is its node\'s meta', argOf(nrn?.args ?? [], '--name'), '${meta.sandbox_runner_name}');
-check('nomad: the runner listens with TLS on its port\'s address', argOf(nrn?.args ?? [], '--listen-tls'), '${NOMAD_ADDR_runner}');
+const labelled = (blocks) => Object.entries(blocks ?? {}).map(([name, [body]]) => ({ name, body }));
+const tasksOf = (job) => labelled(job.group).flatMap((g) => labelled(g.body.task).map((t) => ({ group: g, task: t })));
+for (const [name, { file, job }] of Object.entries(jobs))
+  for (const { group, task } of tasksOf(job)) {
+    const cfg = task.body.config?.[0];
+    result(`nomad: ${file}: job ${name} task ${task.name} has a command and an args list`,
+      typeof cfg?.command === 'string' && Array.isArray(cfg?.args), JSON.stringify(cfg));
+    if (cfg) fromVector([cfg.command, ...(cfg.args ?? [])], `${file}`, invocations);
+    jobs[name].task = { cfg, task: task.body, group: group.body };
+  }
+const nrn = jobs['sandbox-runner'], ngw = jobs['sandbox-gateway'];
+result('nomad: the runners are a system job on clients with sandbox_runner meta and a name',
+  nrn?.job.type === 'system' && JSON.stringify(nrn.job.constraint ?? []).includes('${meta.sandbox_runner}') &&
+  JSON.stringify(nrn.job.constraint ?? []).includes('${meta.sandbox_runner_name}'), JSON.stringify(nrn?.job.constraint));
+result('nomad: the runner runs on the host (raw_exec)', nrn?.task?.task.driver === 'raw_exec', nrn?.task?.task.driver);
+const rnService = nrn?.task?.group.service?.[0];
+const rnPort = nrn?.task?.group.network?.[0]?.port?.[rnService?.port]?.[0]?.static;
+result('nomad: the runner registers its TLS port in Consul', rnService?.provider === 'consul' && rnPort === 7443,
+  JSON.stringify(rnService));
+check('nomad: the gateway resolves the runners\' Consul service (SRV)', argOf(ngw?.task?.cfg.args ?? [], '--runners-dns'),
+  `_${rnService?.name}._tcp.service.consul`);
+check('nomad: the runner\'s name is its node\'s meta', argOf(nrn?.task?.cfg.args ?? [], '--name'), '${meta.sandbox_runner_name}');
+check('nomad: the runner listens with TLS on its port\'s address', argOf(nrn?.task?.cfg.args ?? [], '--listen-tls'),
+  `\${NOMAD_ADDR_${rnService?.port}}`);
+result('nomad: two gateways on distinct hosts', ngw?.task?.group.count === 2 &&
+  JSON.stringify(ngw.task.group.constraint ?? []).includes('distinct_hosts'), '');
+// every file the gateway is given under the secrets directory is one a
+// template renders there, 0600 (the preview secret must be)
+const rendered = new Map((ngw?.task?.task.template ?? []).map((t) => [t.destination.replace(/^secrets\//, '${NOMAD_SECRETS_DIR}/'), t]));
+const given = (ngw?.task?.cfg.args ?? []).filter((a) => String(a).startsWith('${NOMAD_SECRETS_DIR}/'));
+result('nomad: every secrets file the gateway is given is a template rendered 0600',
+  given.length >= 7 && given.every((a) => rendered.get(a)?.perms === '0600'),
+  given.filter((a) => rendered.get(a)?.perms !== '0600').join(' '));
+result('nomad: each template reads the job\'s variable', [...rendered.values()].every((t) =>
+  t.data.includes('nomadVar "nomad/jobs/sandbox-gateway"')), '');
 
 // -- The systemd units (deploy/systemd): their ExecStart lines too
 for (const f of readdirSync('deploy/systemd').filter((f) => f.endsWith('.service.in')).sort())
