@@ -1,6 +1,7 @@
 // The deployment files (deploy/k8s/*.yaml, deploy/nomad/*.hcl) read the way
 // Kubernetes and Nomad would read them, short of running either (neither
-// is on this machine): every YAML document parses and is a resource, every
+// is on this machine): every YAML document parses and is a resource valid
+// against its API's schema (kubernetes-models), every
 // HCL file parses (HCL v2's parser) into the jobs docs/deploy.md says; each
 // flag the files pass to sandbox-gateway / sandbox-runner is one its --help
 // lists; the names that tie the pieces together agree (the DNS name the
@@ -63,6 +64,25 @@ for (const f of yamlFiles) {
   result(`yaml: every document of ${f} is a resource (apiVersion, kind, metadata.name)`,
     objs.length > 0 && bad.length === 0, `${objs.length} documents, ${bad.length} without`);
   for (const o of objs) docs.push({ file: f, doc: o });
+}
+
+// Each resource against its API's OpenAPI schema (kubernetes-models, and
+// cert-manager's CRDs): types, enums, required fields. Not unknown fields
+// (the schemas allow them; the API server's strict field validation would
+// refuse them) and not admission.
+const models = {
+  v1: await import('kubernetes-models/v1'),
+  'apps/v1': await import('kubernetes-models/apps/v1'),
+  'policy/v1': await import('kubernetes-models/policy/v1'),
+  'networking.k8s.io/v1': await import('kubernetes-models/networking.k8s.io/v1'),
+  'cert-manager.io/v1': await import('@kubernetes-models/cert-manager/cert-manager.io/v1'),
+};
+for (const { file, doc } of docs) {
+  if (doc.kind === 'Kustomization') continue;   // kustomize's file, no API object
+  const Model = models[doc.apiVersion]?.[doc.kind];
+  let why = Model ? '' : `no schema for ${doc.apiVersion} ${doc.kind} here`;
+  try { if (Model) new Model(doc).validate(); } catch (e) { why = e.message; }
+  result(`schema: ${file}: ${doc.kind}/${doc.metadata.name} is valid ${doc.apiVersion}`, !why, why);
 }
 const find = (kind, name) => docs.find((d) => d.doc.kind === kind && (!name || d.doc.metadata?.name === name))?.doc;
 
