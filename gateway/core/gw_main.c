@@ -158,6 +158,10 @@ static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *
 		sbx_err_log("%s", err.msg);
 		goto out;
 	}
+	if (gw_runners_init(vh)) {
+		sbx_err_log("out of memory for the runners table");
+		goto out;
+	}
 	/* lws sizes its fd table from this limit when the context is made
 	 * (LIBWEBSOCKETS.md §3); each preview costs two fds (client and
 	 * guest), three while it is being routed. */
@@ -212,6 +216,7 @@ out:
 	if (ctx)
 		lws_context_destroy(ctx);
 	gw_local_runner_stop();   /* nothing without an embedded runner */
+	gw_runners_free(vh);
 	return rc;
 }
 
