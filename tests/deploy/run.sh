@@ -80,8 +80,8 @@ check "certs.sh: runner: the key is the certificate's" "$(openssl pkey -in "$R.k
 check "certs.sh: runner: openssl verify against the CA" "$(openssl verify -CAfile "$C/ca.crt" "$R.crt" 2>&1)" "$R.crt: OK"
 check "certs.sh: runner: SAN DNS:NAME first, then the extra names and addresses" "$(ext "$R.crt" "Subject Alternative Name")" \
 	"DNS:r1, DNS:r1.runners.example.com, IP Address:10.1.2.3, IP Address:FD00:0:0:0:0:0:0:7"
-check "certs.sh: runner: EKU serverAuth and clientAuth" "$(ext "$R.crt" "Extended Key Usage")" \
-	"TLS Web Server Authentication, TLS Web Client Authentication"
+check "certs.sh: runner: EKU serverAuth only" "$(ext "$R.crt" "Extended Key Usage")" \
+	"TLS Web Server Authentication"
 check "certs.sh: runner: not a CA" "$(text "$R.crt" | grep -A1 'Basic Constraints: critical' | tail -1 | tr -d ' ')" "CA:FALSE"
 check "certs.sh: runner: names its runner (x509 -checkhost r1)" "$(openssl x509 -in "$R.crt" -noout -checkhost r1)" "Hostname r1 does match certificate"
 check "certs.sh: runner: names no other runner (x509 -checkhost r2)" "$(openssl x509 -in "$R.crt" -noout -checkhost r2)" "Hostname r2 does NOT match certificate"
@@ -172,6 +172,8 @@ handshake "a runner certificate for another name is refused by the gateway" refu
 	-cert "$G.crt" -key "$G.key" -verify_hostname r2
 handshake "a gateway certificate cannot pose as a runner (no serverAuth)" refused "unsuitable certificate purpose" "$G.crt" "$G.key" \
 	-cert "$G.crt" -key "$G.key" -verify_hostname gw1
+handshake "a runner certificate cannot pose as a gateway (no clientAuth): one runner's key drives no other runner" refused "unsuitable certificate purpose" "$R.crt" "$R.key" \
+	-cert "$R.crt" -key "$R.key" -verify_hostname r1
 
 # -- the runner itself with certs.sh's certificates: it starts on a runner
 # certificate naming it, answers `status` over mutual TLS to the gateway
