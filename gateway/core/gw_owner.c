@@ -187,6 +187,10 @@ static void sync_done(struct owner_call *c, const cJSON *o)
 	int n = 0;
 
 	own.syncing = 0;
+	/* the start-up loop (gw_main.c) waits in lws_service for this: a
+	 * call ended by its deadline ends inside the service before its
+	 * poll, which would then sleep until the next timer */
+	lws_cancel_service(vh->ctx);
 	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "sandboxes")) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
 		const cJSON *ow = cJSON_GetObjectItemCaseSensitive(s, "owner");
