@@ -124,7 +124,7 @@ static int call_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, 
 {
 	struct owner_call *c = u->owner;
 	(void)fd;
-	if (!o)
+	if (!o && !gw_up_unreachable(u))   /* that one gw_up.c logged */
 		sbx_warn("runner %s: %s", u->vh->runner_socket, why);
 	c->answered = 1;
 	if (!own.stopping)
@@ -187,6 +187,10 @@ static void sync_done(struct owner_call *c, const cJSON *o)
 	int n = 0;
 
 	own.syncing = 0;
+	/* the start-up loop (gw_main.c) waits in lws_service for this: a
+	 * call ended by its deadline ends inside the service before its
+	 * poll, which would then sleep until the next timer */
+	lws_cancel_service(vh->ctx);
 	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "sandboxes")) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
 		const cJSON *ow = cJSON_GetObjectItemCaseSensitive(s, "owner");
