@@ -207,8 +207,15 @@ static void tconn_close(struct tls_conn *c)
 	if (c->state == T_DEAD)
 		return;
 	if (c->net.fd >= 0) {
+		char junk[4096];
+
 		if (!c->net_out)
 			rn_loop_del(&c->net);
+		/* a close with unread bytes queued resets the connection, and a
+		 * reset can destroy the reply the peer has not read yet: take
+		 * what little is queued first (a peer's close_notify, say) */
+		for (int i = 0; i < 16 && recv(c->net.fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+			;
 		close(c->net.fd);
 		c->net.fd = -1;
 	}
