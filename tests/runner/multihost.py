@@ -48,15 +48,42 @@ def make_leaf(d, ca, name, dns, eku):
             "-out", "%s/%s.crt" % (d, name), "-extfile", ext)
 
 
+CERTS_SH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy",
+                        "certs.sh")
+
+
+def certs_sh(d, runner_name):
+    """The same set made by deploy/certs.sh (what an operator runs), so the
+    runner is checked against the certificates the deploy files use."""
+    def sh(*args):
+        subprocess.run(["bash", CERTS_SH] + list(args), check=True, capture_output=True)
+    sh("ca", d + "/cluster")
+    sh("runner", d + "/cluster", runner_name)
+    sh("runner", d + "/cluster", "other")
+    sh("gateway", d + "/cluster", "gw")
+    sh("ca", d + "/rogue")
+    sh("gateway", d + "/rogue", "intruder")
+    for src, dst in (("cluster/ca", "ca"), ("cluster/runner-" + runner_name, "runner"),
+                     ("cluster/runner-other", "other"), ("cluster/gateway-gw", "gateway"),
+                     ("rogue/ca", "rogue"), ("rogue/gateway-intruder", "intruder")):
+        for ext in ("crt", "key"):
+            os.rename("%s/%s.%s" % (d, src, ext), "%s/%s.%s" % (d, dst, ext))
+
+
 def certs(d, runner_name):
     """One cluster CA (runner and gateway certificates), and a CA nobody
-    trusts with a client certificate of its own."""
+    trusts with a client certificate of its own: by deploy/certs.sh when
+    the checkout has it, else by openssl here."""
+    if os.path.exists(CERTS_SH):
+        certs_sh(d, runner_name)
+        return "deploy/certs.sh"
     make_ca(d, "ca")
     make_leaf(d, "ca", "runner", runner_name, "serverAuth,clientAuth")
     make_leaf(d, "ca", "gateway", None, "clientAuth")
     make_leaf(d, "ca", "other", "other", "serverAuth,clientAuth")
     make_ca(d, "rogue")
     make_leaf(d, "rogue", "intruder", None, "clientAuth")
+    return "openssl commands"
 
 
 def free_port():
@@ -428,7 +455,7 @@ def run(t):
     name = "ttls%d" % t.N
     d = t.tempfile.mkdtemp(prefix="sbx-rtls-")
     t.work_dirs.append(d)
-    certs(d, name)
+    print("multihost: certificates by %s" % certs(d, name))
     t_flags(t, d, name)
     port = free_port()
     r = t.Runner(name, t.AGENT, extra=["--listen-tls", "127.0.0.1:%d" % port,
