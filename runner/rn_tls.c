@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,7 +329,8 @@ static int pump(struct tls_conn *c)
 				c->net_eof = 1;
 				moved = 1;
 			} else {
-				sbx_debug("tls: %s: read: %s", c->peer, ssl_reason());
+				sbx_debug("tls: %s: read: %s (ssl error %d, %s)", c->peer, ssl_reason(),
+					  e, strerror(errno));
 				goto fail;
 			}
 		}
@@ -373,7 +375,8 @@ static int pump(struct tls_conn *c)
 			} else if (e == SSL_ERROR_WANT_WRITE) {
 				c->wr_want = EPOLLOUT;
 			} else {
-				sbx_debug("tls: %s: write: %s", c->peer, ssl_reason());
+				sbx_debug("tls: %s: write: %s (ssl error %d, %s)", c->peer,
+					  ssl_reason(), e, strerror(errno));
 				goto fail;
 			}
 		}
@@ -454,6 +457,10 @@ static void start_relay(struct tls_conn *c)
 	c->state = T_RELAY;
 	c->deadline = 0;
 	c->rd_want = EPOLLIN;
+	/* ACK the peer's last handshake flight now: we send nothing after it
+	 * (no session tickets), and a client with Nagle on would hold its
+	 * request back for our delayed ACK (about 40 ms on every request) */
+	setsockopt(c->net.fd, IPPROTO_TCP, TCP_QUICKACK, &(int){ 1 }, sizeof(int));
 	sbx_debug("tls: %s: handshake done (%s)", c->peer, SSL_get_version(c->ssl));
 	pump(c);
 }
@@ -525,6 +532,10 @@ int rn_tls_accept(struct runner *r, int listen_fd)
 			close(fd);
 			continue;
 		}
+		/* every write is a whole TLS record the peer waits for (a reply,
+		 * then close_notify): Nagle would hold the second one back for
+		 * the peer's delayed ACK, some 40 ms a request */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 		c->r = r;
 		c->net.fd = fd;
 		c->net.cb = on_net;

@@ -7,12 +7,12 @@ wait_until, ...)."""
 import hashlib
 import json
 import os
+import select
 import signal
 import socket
 import ssl
 import struct
 import subprocess
-import threading
 import time
 
 import rnclient as rc
@@ -131,6 +131,50 @@ def exec_on(s, cmd, args, stdin=False):
         raise RuntimeError(first)
 
 
+def cat_through(s, data, timeout=60):
+    """Send data as STDIN frames then EOF on s (an exec of cat with stdin),
+    reading its stdout meanwhile, in one thread: an SSL socket must not be
+    read and written from two threads at once (OpenSSL's SSL object is
+    not thread-safe; Python's ssl module does not lock it). The output."""
+    frames = bytearray()
+    for i in range(0, len(data), 60000):
+        chunk = data[i:i + 60000]
+        frames += struct.pack(">IB", len(chunk), 0) + chunk
+    frames += struct.pack(">IB", 0, 5)
+    s.setblocking(False)
+    sent, inbuf, out = 0, bytearray(), bytearray()
+    end = time.time() + timeout
+    while True:
+        pending = s.pending() if hasattr(s, "pending") else 0
+        if not pending:
+            r, w, _ = select.select([s], [s] if sent < len(frames) else [], [], 1)
+            if time.time() > end:
+                raise TimeoutError("cat_through: %d of %d sent, %d back" %
+                                   (sent, len(frames), len(out)))
+        if sent < len(frames):
+            try:
+                sent += s.send(frames[sent:sent + 65536])
+            except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
+                pass
+        try:
+            chunk = s.recv(262144)
+            if not chunk:
+                raise EOFError("cat_through: EOF after %d bytes back" % len(out))
+            inbuf += chunk
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+            pass
+        while len(inbuf) >= 5:
+            n, t = struct.unpack(">IB", inbuf[:5])
+            if len(inbuf) < 5 + n:
+                break
+            payload = bytes(inbuf[5:5 + n])
+            del inbuf[:5 + n]
+            if t == 1:
+                out += payload
+            elif t == 3 and json.loads(payload).get("type") == "exit":
+                return bytes(out)
+
+
 def read_output(s):
     out = b""
     while True:
@@ -228,15 +272,7 @@ def t_tls_ops(t, r, cli, status_inst):
     out, err = b"", None
     try:
         exec_on(s, "/bin/cat", [], stdin=True)
-
-        def feed():
-            for i in range(0, len(data), 60000):
-                rc.send_frame(s, data[i:i + 60000], ftype=0)
-            rc.send_frame(s, b"", ftype=5)
-        th = threading.Thread(target=feed)
-        th.start()
-        out = read_output(s)
-        th.join(60)
+        out = cat_through(s, data)
     except Exception as e:  # noqa
         err = repr(e)
     finally:
