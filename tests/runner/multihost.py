@@ -296,6 +296,28 @@ def t_tls_ops(t, r, cli, status_inst):
     return sid
 
 
+def t_tls_backpressure(t, r, cli, sid):
+    """A TLS client that stops reading holds the stream back all the way to
+    the sandbox: the runner buffers a bounded amount (its relay and splice
+    buffers), not the command's output, and serves others meanwhile."""
+    s, rep = cli.connect(sid, 1024)
+    try:
+        exec_on(s, "/bin/sh", ["-c", "head -c 200000000 /dev/zero"])
+        rc.recv_frame(s)      # the output has begun
+        base = t.rss_kb(r.p.pid)
+        time.sleep(3)         # not reading: the stream must stall, not pile up
+        grown = t.rss_kb(r.p.pid) - base
+        served = cli.req({"op": "status"}, timeout=10).get("ok")
+    finally:
+        s.close()
+    # per stream: 2 x 64 KiB in the TLS relay, 2 x 256 KiB in the splice;
+    # 16 MiB leaves room for allocator noise (ASan's too), far below the
+    # 200 MB the command writes
+    t.result("tls: a client that stops reading stalls its stream; the runner holds a bounded "
+             "amount and serves others", rep.get("ok") and grown < 16384 and served,
+             "grew %d KiB, served %s" % (grown, served))
+
+
 def refused(cli_sock_fn, probe):
     """Open a connection, send probe (a create request) and read: what came
     back (b"" / an error text), never a reply frame."""
@@ -502,6 +524,7 @@ def run(t):
         inst = t_status(t, r)
         sid = t_tls_ops(t, r, cli, inst)
         if sid:
+            t_tls_backpressure(t, r, cli, sid)
             r.req({"op": "stop", "id": sid})
         t_tls_refused(t, r, d, port, name)
         t_tls_stall(t, r, d, port, name)
