@@ -97,8 +97,8 @@ def free_port():
 class Tls:
     """A TLS client of one runner: client certificate cert (None: none)."""
 
-    def __init__(self, d, port, name, cert="gateway"):
-        self.port, self.name = port, name
+    def __init__(self, d, port, name, cert="gateway", source="127.0.0.1"):
+        self.port, self.name, self.source = port, name, source
         self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         self.ctx.minimum_version = ssl.TLSVersion.TLSv1_3
         self.ctx.load_verify_locations(d + "/ca.crt")
@@ -106,7 +106,8 @@ class Tls:
             self.ctx.load_cert_chain(d + "/%s.crt" % cert, d + "/%s.key" % cert)
 
     def sock(self, timeout=30):
-        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout,
+                                     source_address=(self.source, 0))
         return self.ctx.wrap_socket(s, server_hostname=self.name)
 
     def req(self, obj, timeout=30):
@@ -415,6 +416,54 @@ def t_tls_stall(t, r, d, port, name):
              "%d of %d closed after %.1f s" % (closed, len(stalled), took))
 
 
+PER_ADDR = 256   # TLS_MAX_HANDSHAKES_PER_ADDR in runner/rn_tls.c
+
+
+def t_tls_handshake_cap(t, r, d, port, name):
+    """One address cannot hold every handshake slot: past PER_ADDR stalled
+    handshakes its next connections are closed at once, and a peer from
+    another address is still served."""
+    log0 = len(r.logtext())
+    other = Tls(d, port, name, source="127.0.0.2")
+    held, extra = [], []
+    try:
+        for _ in range(PER_ADDR):
+            held.append(socket.create_connection(("127.0.0.1", port), timeout=30))
+        # served from elsewhere: by then the runner accepted the ones above
+        served = other.req({"op": "status"}, timeout=30).get("ok")
+        time.sleep(1.1)   # past the refused-peer log's one line a second
+        for _ in range(8):
+            extra.append(socket.create_connection(("127.0.0.1", port), timeout=30))
+        closed = 0
+        for s in extra:
+            try:
+                closed += s.recv(10) == b""
+            except ConnectionResetError:
+                closed += 1
+            except OSError:
+                pass
+        still = 0
+        for s in held:
+            s.setblocking(False)
+            try:
+                s.recv(10)
+            except BlockingIOError:
+                still += 1
+            except OSError:
+                pass
+        served2 = other.req({"op": "status"}, timeout=30).get("ok")
+    finally:
+        for s in held + extra:
+            s.close()
+    log = r.logtext()[log0:]
+    t.result("tls: past %d handshakes in progress from one address its next connections are "
+             "closed at once; another address is served" % PER_ADDR,
+             served and served2 and closed == len(extra) and still == len(held) and
+             "too many TLS handshakes in progress from this address" in log,
+             "served %s/%s, %d of %d extra closed, %d of %d held open" %
+             (served, served2, closed, len(extra), still, len(held)))
+
+
 def t_drain(t, r, cli):
     sid = r.create().get("sandbox", {}).get("id")
     rep = r.req({"op": "drain", "draining": True})
@@ -528,6 +577,7 @@ def run(t):
             r.req({"op": "stop", "id": sid})
         t_tls_refused(t, r, d, port, name)
         t_tls_stall(t, r, d, port, name)
+        t_tls_handshake_cap(t, r, d, port, name)
         t_drain(t, r, cli)
         # a clean stop after all the TLS traffic above: under the ASan
         # build a leak or a bad access shows in the runner's log
