@@ -262,6 +262,10 @@ static void refuse(struct tls_conn *c, int ssl_err)
 	if (ssl_err == SSL_ERROR_SYSCALL && !ERR_peek_last_error())
 		snprintf(why, sizeof(why), "%s during the handshake",
 			 errno ? strerror(errno) : "connection closed");
+	else if (!ERR_peek_last_error())
+		/* a TCP health check or a port scan: it left without a word */
+		snprintf(why, sizeof(why), "closed before completing a handshake (TLS error %d)",
+			 ssl_err);
 	else if (v != X509_V_OK)
 		snprintf(why, sizeof(why), "%s (%s)", ssl_reason(),
 			 X509_verify_cert_error_string(v));
