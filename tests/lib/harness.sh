@@ -165,7 +165,12 @@ start_gateway() { # bin port log [args...]
 	"$bin" --port "$port" "$@" >>"$log" 2>&1 &
 	GW_PID=$!
 	h_track $GW_PID
-	wait_healthz "$port" "${GW_WAIT:-100}" $GW_PID
+	wait_healthz "$port" "${GW_WAIT:-100}" $GW_PID || return 1
+	# the answer must be this gateway's: in a parallel run another one may
+	# hold the port while this one died with "Address already in use"
+	ss -ltnpH "sport = :$port" | grep -q "pid=$GW_PID," && return 0
+	echo "start_gateway: port $port answers, but not from gateway $GW_PID:"; tail -3 "$log"
+	return 1
 }
 
 start_services() { # name [gateway args...]
