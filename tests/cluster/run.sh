@@ -345,7 +345,7 @@ check "DNS: $RB's sandboxes stay reachable through g2 while it answers" \
 	"$(api "$P2" GET "/sandboxes/${ids[1]}") $(runner_of "${ids[1]}")" "200 $RB"
 
 # ---- the end: gateways stop clean, nothing left behind ----
-for g in g1:$G1PID g2:$G2PID g4:$G4PID; do
+for g in g1:$G1PID g2:$G2PID g3:$G3PID g4:$G4PID; do
 	kill "${g#*:}" 2>/dev/null; wait "${g#*:}" 2>/dev/null
 	if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$T/gw.${g%%:*}.log"; then
 		fail "sanitizer report in gateway ${g%%:*}'s log"; grep -A20 -E 'ERROR: |runtime error:' "$T/gw.${g%%:*}.log" | head -30
