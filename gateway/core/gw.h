@@ -13,6 +13,7 @@
 #include "sbx_frame.h"
 #include "sbx_err.h"
 #include "sbx_json.h"
+#include "gw_runner.h"
 #include "gw_up.h"
 #include "../api/gw_route.h"
 #include <stdlib.h>
@@ -57,6 +58,8 @@ struct gw_vh {
 	struct lws_context *ctx;
 	struct lws_vhost *vhost;
 	const char *runner_socket;
+	struct gw_runner *runners;  /* gw_runner.h */
+	int nrunners;
 	char *web_dir_real;         /* realpath of --web-dir, or NULL */
 	const char *preview_domain;
 	int port;
@@ -224,13 +227,12 @@ void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path);
 /* A revoked key's sandboxes become nobody's at once; their stop requests
  * go to the runner without waiting for the replies. */
 void gw_owner_forget_key(struct gw_vh *vh, int key);
-/* A connected, non-blocking socket for a byte stream to a sandbox's agent:
- * straight to its socket when the runner told us where that is (no copy
- * through the runner; the CONNECT 1024 of lib/sbx_dial.h is written, and
- * the caller takes the agent's "OK 1024\n" off the front of what it
- * reads, sbx_dial_parse_ok), else to the runner's control socket, on which the
- * caller must first send a `connect` request (*direct = 0). -1 with errno
- * set (ENOTCONN when the sandbox's agent is gone: it is not running). */
+/* A connected, non-blocking socket straight to a sandbox's agent, when
+ * its runner is on this host and told us where the agent's socket is (no
+ * copy through the runner; the CONNECT 1024 of lib/sbx_dial.h is written,
+ * and the caller takes the agent's "OK 1024\n" off the front of what it
+ * reads, sbx_dial_parse_ok). -1 otherwise: the caller goes through the
+ * sandbox's runner (*direct = 0). */
 int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct);
 /* Learn the owners of the sandboxes a runner already has (after a gateway
  * restart) from their owner tags: asks the runner; gw_owner_syncing() is 1

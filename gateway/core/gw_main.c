@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include "gw.h"
 #include "gw_flags.h"
@@ -82,8 +83,15 @@ static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_f
 		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
 		return 1;
 	}
-	if (RAND_bytes(vh->token_secret, sizeof vh->token_secret) != 1) {
-		sbx_err_log("no randomness for the stream token secret");
+	/* Stream tokens are signed with a key derived from the preview
+	 * secret: gateways that share --preview-secret-file accept each
+	 * other's tokens, so a browser moved to another gateway by the load
+	 * balancer keeps its stream; without a file both are per process. */
+	unsigned int mdlen = 0;
+	if (!HMAC(EVP_sha256(), vh->preview_secret, sizeof vh->preview_secret,
+		  (const unsigned char *)"sandbox-stream-token-v1", 23, vh->token_secret, &mdlen) ||
+	    mdlen != sizeof vh->token_secret) {
+		sbx_err_log("cannot derive the stream token secret");
 		return 1;
 	}
 	return gw_web_dir_init(vh, fl->web_dir) ? 1 : 0;
@@ -158,6 +166,10 @@ static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *
 		sbx_err_log("%s", err.msg);
 		goto out;
 	}
+	if (gw_runners_init(vh)) {
+		sbx_err_log("out of memory for the runners table");
+		goto out;
+	}
 	/* lws sizes its fd table from this limit when the context is made
 	 * (LIBWEBSOCKETS.md §3); each preview costs two fds (client and
 	 * guest), three while it is being routed. */
@@ -212,6 +224,7 @@ out:
 	if (ctx)
 		lws_context_destroy(ctx);
 	gw_local_runner_stop();   /* nothing without an embedded runner */
+	gw_runners_free(vh);
 	return rc;
 }
 

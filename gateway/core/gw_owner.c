@@ -78,7 +78,7 @@ int gw_agent_connect(struct gw_vh *vh, const char *sid, int *direct)
 		break;   /* gone or odd: let the runner say why */
 	}
 	/* the runner knows why (stopped, failed) and says so */
-	return sbx_unix_connect(vh->runner_socket, 0);
+	return -1;
 }
 
 void gw_owner_set_live(struct gw_vh *vh, const char *id, int live)
@@ -159,7 +159,8 @@ static struct owner_call *call(struct gw_vh *vh, cJSON *req, const char *id, int
 	c->done = done;
 	c->key = key;
 	snprintf(c->id, sizeof c->id, "%s", id ? id : "");
-	if (gw_up_open(&c->up, NULL, NULL, req, NULL, GW_UP_REPLY)) {
+	if (gw_up_open_runner(&c->up, NULL, id ? gw_runner_for_sid(vh, id) : gw_runner_local(vh),
+			      req, NULL, GW_UP_REPLY)) {
 		sbx_warn("runner %s: %s", vh->runner_socket, strerror(errno));
 		done(c, NULL);
 		gw_up_release(&c->up);

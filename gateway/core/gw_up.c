@@ -79,23 +79,19 @@ static int adopt(struct gw_up *u, struct lws *parent, int fd, int raw_file)
 	return 0;
 }
 
-int gw_up_open(struct gw_up *u, struct lws *parent, const char *sid, cJSON *first,
-	       cJSON *next, unsigned flags)
+/* Connect to a runner's control socket; -1 with errno set. */
+static int runner_connect(const struct gw_runner *rn)
 {
-	int direct = 0, fd;
-
-	gw_up_close(u);   /* a connection before this one (the proxy's get) */
-	sbx_buf_reset(u->q);
-	sbx_buf_reset(&u->in);
-	u->flags = flags;
-	fd = gw_agent_connect(u->vh, sid ? sid : "", &direct);
-	if (fd < 0) {
-		int e = errno;
-		cJSON_Delete(first);
-		cJSON_Delete(next);
-		errno = e;
-		return GW_UP_ECONNECT;
+	if (rn->kind != GW_RUNNER_UNIX) {
+		errno = EPROTONOSUPPORT;
+		return -1;
 	}
+	return sbx_unix_connect(rn->path, 0);
+}
+
+static int open_fd(struct gw_up *u, struct lws *parent, int fd, int direct, cJSON *first,
+		   cJSON *next, unsigned flags)
+{
 	u->direct = direct;
 	u->dial = direct;   /* gw_agent_connect wrote the dial's CONNECT 1024 */
 	/* the runner's request goes only to the runner; what follows waits
@@ -123,6 +119,55 @@ int gw_up_open(struct gw_up *u, struct lws *parent, const char *sid, cJSON *firs
 		u->gate = 0;
 	}
 	return adopt(u, parent, fd, (flags & GW_UP_PASS_FD) != 0);
+}
+
+static void start(struct gw_up *u, unsigned flags)
+{
+	gw_up_close(u);   /* a connection before this one (the proxy's get) */
+	sbx_buf_reset(u->q);
+	sbx_buf_reset(&u->in);
+	u->flags = flags;
+}
+
+static int fail_open(int rc, cJSON *first, cJSON *next)
+{
+	int e = errno;
+	cJSON_Delete(first);
+	cJSON_Delete(next);
+	errno = e;
+	return rc;
+}
+
+int gw_up_open_runner(struct gw_up *u, struct lws *parent, struct gw_runner *rn, cJSON *first,
+		      cJSON *next, unsigned flags)
+{
+	int fd;
+
+	start(u, flags);
+	if (!rn)
+		return fail_open(GW_UP_ENORUNNER, first, next);
+	if ((flags & GW_UP_PASS_FD) && rn->kind != GW_RUNNER_UNIX)
+		flags &= ~GW_UP_PASS_FD;   /* only a runner on this host can pass one */
+	u->flags = flags;
+	fd = runner_connect(rn);
+	if (fd < 0)
+		return fail_open(GW_UP_ECONNECT, first, next);
+	return open_fd(u, parent, fd, 0, first, next, flags);
+}
+
+int gw_up_open(struct gw_up *u, struct lws *parent, const char *sid, cJSON *first,
+	       cJSON *next, unsigned flags)
+{
+	struct gw_runner *rn = gw_runner_for_sid(u->vh, sid);
+	int direct = 0, fd;
+
+	if (rn && rn->kind == GW_RUNNER_UNIX) {
+		start(u, flags);
+		fd = gw_agent_connect(u->vh, sid, &direct);
+		if (fd >= 0)
+			return open_fd(u, parent, fd, 1, first, next, flags);
+	}
+	return gw_up_open_runner(u, parent, rn, first, next, flags);
 }
 
 int gw_up_adopt(struct gw_up *u, struct lws *parent, int fd, unsigned flags)

@@ -20,6 +20,7 @@
 #include "sbx_frame.h"
 
 struct gw_vh;
+struct gw_runner;
 
 enum gw_up_phase {
 	GW_UP_NONE,    /* never opened */
@@ -34,7 +35,8 @@ enum gw_up_phase {
 #define GW_UP_PASS_FD  4u   /* the reply may carry a descriptor (SCM_RIGHTS) */
 
 /* gw_up_open results other than 0 */
-enum gw_up_err { GW_UP_ECONNECT = -1, GW_UP_EADOPT = -2, GW_UP_ENOMEM = -3, GW_UP_ESEND = -4 };
+enum gw_up_err { GW_UP_ECONNECT = -1, GW_UP_EADOPT = -2, GW_UP_ENOMEM = -3, GW_UP_ESEND = -4,
+		 GW_UP_ENORUNNER = -5 /* no runner of that name (gw_runner_for_sid) */ };
 
 /* `why` for a reply bigger than a frame may be (the proxy says so apart),
  * and for an agent that did not answer the dial's CONNECT with its OK */
@@ -93,15 +95,19 @@ struct gw_up {
 
 /* Ready u for gw_up_open (once; gw_up_release undoes it). */
 void gw_up_init(struct gw_up *u, struct gw_vh *vh, const struct gw_up_ops *ops, void *owner);
-/* Connect and queue: sid non-NULL reaches that sandbox's agent (straight to
- * its socket when the gateway knows it, else through the runner, and then
- * first must be the runner's `connect`), NULL the runner itself. first goes
- * only through the runner; next (may be NULL) waits behind the gate. Both
- * are consumed. parent: the wsi whose close closes u (ignored with
- * GW_UP_PASS_FD: that socket is a raw file, see gw_up.c). 0, or a
+/* Connect and queue: reach sandbox sid's agent, straight to its socket
+ * when its runner is on this host and the gateway knows the socket, else
+ * through its runner, and then first must be the runner's `connect`.
+ * first goes only through the runner; next (may be NULL) waits behind the
+ * gate. Both are consumed. parent: the wsi whose close closes u (ignored
+ * with GW_UP_PASS_FD: that socket is a raw file, see gw_up.c). 0, or a
  * gw_up_err with errno set for GW_UP_ECONNECT. */
 int gw_up_open(struct gw_up *u, struct lws *parent, const char *sid, cJSON *first,
 	       cJSON *next, unsigned flags);
+/* The same through runner rn itself (first is its request); NULL rn is
+ * GW_UP_ENORUNNER. GW_UP_PASS_FD only on a runner of this host. */
+int gw_up_open_runner(struct gw_up *u, struct lws *parent, struct gw_runner *rn, cJSON *first,
+		      cJSON *next, unsigned flags);
 /* The runner's `connect` request for port `port` of sandbox sid (with
  * "fd":true when pass_fd). */
 cJSON *gw_up_connect_req(const char *sid, int port, int pass_fd);

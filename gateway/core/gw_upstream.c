@@ -96,10 +96,17 @@ static const struct gw_up_ops req_ops = {
 
 static int open_up(struct gw_req *r, const char *sid, cJSON *first, cJSON *next, gw_frame_cb cb)
 {
+	int rc;
+
 	if (r->up.ops != &req_ops)
 		gw_up_init(&r->up, r->vh, &req_ops, r);
 	r->on_frame = cb;
-	switch (gw_up_open(&r->up, r->wsi, sid, first, next, 0)) {
+	if (sid)
+		rc = gw_up_open(&r->up, r->wsi, sid, first, next, 0);
+	else   /* a runner op: its sandbox's runner, or the local one */
+		rc = gw_up_open_runner(&r->up, r->wsi, r->sid[0] ? gw_runner_for_sid(r->vh, r->sid) :
+				       gw_runner_local(r->vh), first, next, 0);
+	switch (rc) {
 	case 0:
 		return 0;
 	case GW_UP_ECONNECT: {
@@ -108,6 +115,8 @@ static int open_up(struct gw_req *r, const char *sid, cJSON *first, cJSON *next,
 		sbx_warn("runner %s: %s", r->vh->runner_socket, strerror(e));
 		return gw_resp_error(r, 503, "no_capacity", "runner unavailable: %s", strerror(e));
 	}
+	case GW_UP_ENORUNNER:
+		return gw_resp_error(r, 404, "not_found", "no such sandbox");
 	case GW_UP_EADOPT:
 		return gw_resp_error(r, 500, "internal", "cannot adopt runner socket");
 	default:

@@ -42,7 +42,7 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 		flags |= phase == GW_PU_FDWAIT ? GW_UP_PASS_FD : GW_UP_RAW;
 	}
 	c->up_phase = phase;
-	switch (gw_up_open(&c->up, c->wsi, NULL, req, NULL, flags)) {
+	switch (gw_up_open_runner(&c->up, c->wsi, gw_runner_for_sid(c->f->vh, c->sid), req, NULL, flags)) {
 	case 0:
 		return 0;
 	case GW_UP_ECONNECT:
@@ -56,6 +56,8 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 		sbx_warn("runner %s: %s", c->f->vh->runner_socket, strerror(errno));
 		c->f->vh->m.upstream_errors++;
 		return gw_proxy_fail(c, 503, "the runner is unavailable"), -1;
+	case GW_UP_ENORUNNER:
+		return gw_proxy_fail(c, 404, "no such sandbox"), -1;
 	case GW_UP_EADOPT:
 		gw_fd_exhausted(GW_FDX_ADOPT, ENOMEM);
 		return gw_plimit_refuse(c, "no_capacity", GW_PLIMIT_BUSY_MSG), -1;
