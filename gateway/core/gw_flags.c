@@ -17,6 +17,7 @@ enum {
 	F_PORT, F_LISTEN, F_RUNNER, F_KEYS, F_PDOMAIN, F_MAXKEY, F_MAXTIMEOUT, F_WEB,
 	F_STATE, F_IMAGE, F_CERT, F_KEY, F_INSECURE, F_HEADER_TO, F_IDLE_TO, F_PSTREAM,
 	F_KEEPALIVE, F_METRICS, F_PSECRET, F_FDRES, F_PMAX_SBX, F_PMAX_CLIENT, F_DRIVERS, F_ISOLATION, F_VERBOSE,
+	F_RUNNER_CA, F_RUNNER_CERT, F_RUNNER_KEY,
 	F_HELP, F_COUNT
 };
 
@@ -37,7 +38,7 @@ struct flag {
 static const struct flag flags[F_COUNT] = {
 	[F_PORT] = { "port", "N", 0, 65535, AT(port), "TCP port of the API, the previews and the web demo (default 8080)" },
 	[F_LISTEN] = { "listen-address", "A", 0, 0, AT(addr), "address to listen on (default 127.0.0.1; others need --cert/--key or --insecure-http)" },
-	[F_RUNNER] = { "runner-socket", "PATH", 0, 0, AT(runner_socket), "the sandbox-runner's control socket (default: start an embedded runner)" },
+	[F_RUNNER] = { "runner-socket", "PATH", 0, 0, AT(runner_socket), "the sandbox-runner's control socket, or HOST:PORT / [V6]:PORT of a runner's TLS port (default: start an embedded runner)" },
 	[F_KEYS] = { "keys-file", "F", 0, 0, AT(keys_file), "API keys, one a line; SIGHUP re-reads (default none; SANDBOX_API_KEYS adds comma-separated keys)" },
 	[F_PDOMAIN] = { "preview-domain", "D", 0, 0, AT(preview_domain), "previews are <port>-<id>.D (default $PREVIEW_DOMAIN, else localhost)" },
 	[F_MAXKEY] = { "max-sandboxes-per-key", "N", 0, GW_MAX_OWNED, AT(max_per_key), "running sandboxes a key may have (default 20)" },
@@ -60,6 +61,9 @@ static const struct flag flags[F_COUNT] = {
 	[F_DRIVERS] = { "drivers", "NAME,...", 0, 0, AT(drivers), "embedded runner: the drivers to enable (default: every driver the runner has)" },
 	[F_ISOLATION] = { "default-isolation", "NAME", 0, 0, AT(default_isolation), "embedded runner: a sandbox's driver when it names none (default jail)" },
 	[F_VERBOSE] = { "verbose", NULL, 0, 0, AT(verbose), "debug messages (default off)" },
+	[F_RUNNER_CA] = { "runner-ca", "PEM", 0, 0, AT(runner_ca), "CA a TLS runner's certificate must chain to (required with a TLS runner)" },
+	[F_RUNNER_CERT] = { "runner-cert", "PEM", 0, 0, AT(runner_cert), "the gateway's client certificate for TLS runners (required with a TLS runner)" },
+	[F_RUNNER_KEY] = { "runner-key", "PEM", 0, 0, AT(runner_key), "its private key (required with a TLS runner)" },
 	[F_HELP] = { "help", NULL, 0, 0, NOWHERE, "this text" },
 };
 
@@ -141,6 +145,11 @@ int gw_flags_parse(struct gw_flags *f, int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "sandbox-gateway: unexpected argument %s\n", argv[optind]);
+		return 2;
+	}
+	if ((f->runner_ca || f->runner_cert || f->runner_key) &&
+	    !(f->runner_ca && f->runner_cert && f->runner_key)) {
+		fprintf(stderr, "sandbox-gateway: --runner-ca, --runner-cert and --runner-key go together\n");
 		return 2;
 	}
 	if (!f->cert != !f->key) {

@@ -10,6 +10,8 @@
 #include <openssl/rand.h>
 #include "gw.h"
 #include "gw_flags.h"
+#include "gw_runner_addr.h"
+#include "gw_tls.h"
 #include "../proxy/gw_front.h"
 #include "../proxy/gw_proxy.h"
 #include "gw_fdguard.h"
@@ -35,6 +37,35 @@ static const struct lws_protocols protocols[] = {
 	GW_FRONT_PROTOCOLS,
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
+
+/* A --runner-socket of HOST:PORT is a runner on another host, reached over
+ * mutual TLS with --runner-ca/--runner-cert/--runner-key (gw_tls.c). The
+ * files are read here, at start: a bad one is an exit 2 naming it. */
+static int runner_tls_configure(struct gw_vh *vh, const struct gw_flags *fl)
+{
+	struct sbx_err err = { 0 };
+	struct gw_runner probe;
+
+	if (gw_runner_socket_is_tcp(fl->runner_socket)) {
+		if (gw_runner_parse(&probe, fl->runner_socket, &err)) {
+			sbx_err_log("--runner-socket: %s", err.msg);
+			return -1;
+		}
+		if (!fl->runner_ca) {
+			sbx_err_log("--runner-socket %s is a TLS runner: give --runner-ca, --runner-cert "
+				    "and --runner-key", fl->runner_socket);
+			return -1;
+		}
+	}
+	if (!fl->runner_ca)
+		return 0;
+	vh->runner_tls = gw_tls_client_ctx(fl->runner_ca, fl->runner_cert, fl->runner_key, &err);
+	if (!vh->runner_tls) {
+		sbx_err_log("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
 
 /* Keys, secrets and the checks that need no runner: 0, or an exit code. */
 static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *fl)
@@ -74,6 +105,8 @@ static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_f
 		sbx_err_log("preview secret: %s", err.msg);
 		return 1;
 	}
+	if (runner_tls_configure(vh, fl))
+		return 2;
 	if (fl->runner_socket && (fl->drivers || fl->default_isolation)) {
 		sbx_err_log("--drivers and --default-isolation configure the embedded runner; "
 			    "with --runner-socket give them to that runner");
@@ -247,5 +280,8 @@ int main(int argc, char **argv)
 	sbx_log_init("sandbox-gateway", fl.verbose ? SBX_LOG_DEBUG : SBX_LOG_INFO);
 	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
 	rc = configure(&vh, &front, &fl);
-	return rc ? rc : run(&vh, &front, &fl);
+	if (!rc)
+		rc = run(&vh, &front, &fl);
+	SSL_CTX_free(vh.runner_tls);
+	return rc;
 }

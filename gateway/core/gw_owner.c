@@ -124,7 +124,7 @@ static int call_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, 
 {
 	struct owner_call *c = u->owner;
 	(void)fd;
-	if (!o)
+	if (!o && !gw_up_unreachable(u))   /* that one gw_up.c logged */
 		sbx_warn("runner %s: %s", u->vh->runner_socket, why);
 	c->answered = 1;
 	if (!own.stopping)

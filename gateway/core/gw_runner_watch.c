@@ -42,7 +42,10 @@ static void tick(lws_sorted_usec_list_t *sul)
 
 	(void)sul;
 	gw_local_runner_check();
-	up = runner_listening(w.vh->runner_socket);
+	/* a runner on another host is not watched by a connect to a path
+	 * (its requests fail with 503 runner_unavailable on their own) */
+	struct gw_runner *rn = gw_runner_local(w.vh);
+	up = rn && rn->kind == GW_RUNNER_TLS ? 1 : runner_listening(w.vh->runner_socket);
 	if (!up && !w.down) {
 		sbx_err_log("runner %s is gone: ending every stream", w.vh->runner_socket);
 		for (struct gw_req *r = w.vh->sessions; r; r = r->ws.next)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gw.h"
+#include "gw_runner_addr.h"
 
 int gw_sid_runner_name(const char *sid, char *name, size_t n)
 {
@@ -26,9 +27,17 @@ int gw_runners_init(struct gw_vh *vh)
 
 	if (!rn)
 		return -1;
-	rn->kind = GW_RUNNER_UNIX;
-	snprintf(rn->path, sizeof rn->path, "%s", vh->runner_socket);
-	snprintf(rn->addr, sizeof rn->addr, "unix:%s", vh->runner_socket);
+	if (gw_runner_socket_is_tcp(vh->runner_socket)) {
+		/* one runner on another host (checked by gw_main.c) */
+		if (gw_runner_parse(rn, vh->runner_socket, NULL)) {
+			free(rn);
+			return -1;
+		}
+	} else {
+		rn->kind = GW_RUNNER_UNIX;
+		snprintf(rn->path, sizeof rn->path, "%s", vh->runner_socket);
+		snprintf(rn->addr, sizeof rn->addr, "unix:%s", vh->runner_socket);
+	}
 	rn->state = GW_RUNNER_UP;
 	vh->runners = rn;
 	vh->nrunners = 1;

@@ -193,7 +193,9 @@ static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, in
 	struct gw_pconn *c = u->owner;
 	int rc = o ? check_reply(c, o, ok) : -1;
 
-	if (!o)
+	if (!o && gw_up_unreachable(u))
+		gw_proxy_fail(c, 503, "the runner is unavailable");
+	else if (!o)
 		gw_proxy_fail(c, 502, why == gw_up_too_much ? "The runner sent too much." :
 			      "The runner sent a bad reply.");
 	if (rc < 0) {
