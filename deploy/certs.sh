@@ -27,7 +27,7 @@ usage: $PROG ca DIR                    make the cluster CA: DIR/ca.crt, DIR/ca.k
        $PROG runner DIR NAME [DNS...]  DIR/runner-NAME.crt/.key signed by DIR's CA:
                                          SAN DNS:NAME (NAME = the runner's --name,
                                          1..16 of [a-z0-9]) and any extra DNS names
-                                         or IP addresses; EKU serverAuth, clientAuth
+                                         or IP addresses; EKU serverAuth only
        $PROG gateway DIR NAME          DIR/gateway-NAME.crt/.key signed by DIR's CA:
                                          EKU clientAuth
 validity in days: CERTS_CA_DAYS (default 3650), CERTS_DAYS (default 397)
@@ -52,6 +52,8 @@ days_ok() { [[ $1 =~ ^[1-9][0-9]{0,5}$ ]]; }
 prepare_dir() { # dir
 	[ -n "$1" ] || bad "DIR is empty"
 	if [ ! -e "$1" ]; then
+		# -m: the directory itself (it will hold the CA's key), not its parents
+		# shellcheck disable=SC2174
 		mkdir -p -m 0700 -- "$1" || die "cannot create $1"
 	fi
 	[ -d "$1" ] || die "$1 is not a directory"
@@ -148,7 +150,7 @@ cmd_runner() { # dir name dns...
 	days_ok "$DAYS" || die "CERTS_DAYS must be a number of days (1..999999), not '$DAYS'"
 	issue "$dir" runner "$name" "basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature
-extendedKeyUsage=serverAuth,clientAuth
+extendedKeyUsage=serverAuth
 subjectAltName=$san
 subjectKeyIdentifier=hash
 authorityKeyIdentifier=keyid"
