@@ -19,3 +19,8 @@ build/fuzz/fuzz_http_head: $(GW_PURE) gateway/proxy/gw_http1.h gateway/proxy/gw_
 # cmocka test of the @vercel/sandbox fs/write archive reader (gzip + tar).
 $(OUT)/tests/test_cv_tar: $(call obj,gateway/api/compat_vercel_tar.c)
 $(OUT)/tests/test_cv_tar: LIBS_CMOCKA += $(LIBS_ZLIB)
+
+# cmocka test of the runner address parser and the memory-BIO TLS client
+# (against an in-process OpenSSL server).
+$(OUT)/tests/test_gw_tls: $(call obj,gateway/core/gw_runner_addr.c gateway/core/gw_tls.c)
+UNIT_LIBS_test_gw_tls = $(LIBS_LWS)

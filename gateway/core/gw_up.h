@@ -10,7 +10,10 @@
  * may go out until the reply came (the gate: the runner reads one request
  * frame, then may become a byte stream). The reply is parsed and its "ok"
  * checked here, once, for every owner. Writes happen only in
- * RAW_WRITEABLE, u->chunk bytes at a time. */
+ * RAW_WRITEABLE, u->chunk bytes at a time. A runner on another host
+ * (GW_RUNNER_TLS) is the same behind a TLS client (gw_tls.h): a
+ * non-blocking TCP connect, the handshake, then the same queue and frames
+ * through TLS; its failures to connect are told apart (gw_up_unreachable). */
 #ifndef GW_UP_H
 #define GW_UP_H
 #include <stddef.h>

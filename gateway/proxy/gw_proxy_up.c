@@ -32,7 +32,11 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 {
 	cJSON *req;
 	unsigned flags = GW_UP_REPLY;
+	struct gw_runner *rn = gw_runner_for_sid(c->f->vh, c->sid);
 
+	/* a runner on another host passes no socket: it relays the bytes */
+	if (phase == GW_PU_FDWAIT && rn && rn->kind != GW_RUNNER_UNIX)
+		phase = GW_PU_CONNECT;
 	if (phase == GW_PU_GET) {
 		req = cJSON_CreateObject();
 		cJSON_AddStringToObject(req, "op", "get");
@@ -42,7 +46,7 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 		flags |= phase == GW_PU_FDWAIT ? GW_UP_PASS_FD : GW_UP_RAW;
 	}
 	c->up_phase = phase;
-	switch (gw_up_open_runner(&c->up, c->wsi, gw_runner_for_sid(c->f->vh, c->sid), req, NULL, flags)) {
+	switch (gw_up_open_runner(&c->up, c->wsi, rn, req, NULL, flags)) {
 	case 0:
 		return 0;
 	case GW_UP_ECONNECT:
