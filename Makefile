@@ -62,6 +62,7 @@ override LDFLAGS := $(filter -fsanitize=%,$(VFLAGS)) $(HARDEN_LDFLAGS) $(SBX_USE
 LIBS_CJSON    := $(shell pkg-config --libs libcjson 2>/dev/null)
 LIBS_LWS      := $(shell pkg-config --libs libwebsockets openssl 2>/dev/null)
 LIBS_SECCOMP  := $(shell pkg-config --libs libseccomp 2>/dev/null)
+LIBS_SSL      := $(shell pkg-config --libs openssl 2>/dev/null)
 LIBS_CMOCKA   := $(shell pkg-config --libs cmocka 2>/dev/null)
 LIBS_ZLIB     := $(shell pkg-config --libs zlib 2>/dev/null)
 

@@ -23,3 +23,8 @@ $(OUT)/tests/test_cv_tar: LIBS_CMOCKA += $(LIBS_ZLIB)
 # cmocka test of the runners table's pure parts (sid names, placement
 # order, discovery merge).
 $(OUT)/tests/test_gw_rtable: $(call obj,gateway/core/gw_rtable.c)
+
+# cmocka test of the runner address parser and the memory-BIO TLS client
+# (against an in-process OpenSSL server).
+$(OUT)/tests/test_gw_tls: $(call obj,gateway/core/gw_runner_addr.c gateway/core/gw_tls.c)
+UNIT_LIBS_test_gw_tls = $(LIBS_LWS)

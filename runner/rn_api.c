@@ -1,6 +1,6 @@
 /* The control API's operations (docs/runner.md): create, get, list,
- * extend, stop, connect, capabilities, ping. Each request gets exactly one
- * reply. */
+ * extend, stop, connect, capabilities, ping, status, drain. Each request
+ * gets exactly one reply. */
 #include "rn_conn.h"
 
 #include <errno.h>
@@ -9,6 +9,7 @@
 
 #include "rn_drivers.h"
 #include "rn_sandbox.h"
+#include "rn_status.h"
 #include "sbx_id.h"
 #include "sbx_json.h"
 
@@ -75,6 +76,12 @@ static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
 	struct rn_sandbox *sb;
 	struct rn_driver *drv;
 
+	if (r->draining) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "runner %s is draining: no new sandboxes", r->name);
+		rn_conn_reply_err(c, "draining", msg);
+		return;
+	}
 	if (rn_spec_parse(req, &spec, &err) < 0) {
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
@@ -190,9 +197,11 @@ static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, "conflict", msg);
 		return;
 	}
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "fd")) && sb->drv->ops->open_port) {
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "fd")) && !rn_conn_remote(c) &&
+	    sb->drv->ops->open_port) {
 		/* the caller is on this host (it reached our UNIX socket): give it
-		 * the guest connection itself instead of splicing it */
+		 * the guest connection itself instead of splicing it; a remote
+		 * caller gets the relayed stream */
 		int fd = sb->drv->ops->open_port(sb, (int)port, &err);
 		if (fd < 0) {
 			rn_conn_reply_err(c, "conflict", err.code == ECONNREFUSED ?
@@ -203,6 +212,25 @@ static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 		return;
 	}
 	rn_conn_connect(c, sb, (int)port);
+}
+
+/* Drain on or off: only on the local control socket (an operator or the
+ * orchestrator on this host), never from a gateway over the network. */
+static void op_drain(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, "draining");
+
+	if (rn_conn_remote(c)) {
+		rn_conn_reply_err(c, "bad_request", "drain is only accepted on the local "
+				  "control socket");
+		return;
+	}
+	if (!cJSON_IsBool(v)) {
+		rn_conn_reply_err(c, "invalid", "draining: required, true or false");
+		return;
+	}
+	rn_drain_set(r, cJSON_IsTrue(v), "op drain");
+	rn_conn_reply_ok(c, "runner", rn_status_json(r));
 }
 
 void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
@@ -237,7 +265,12 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		/* the default isolation, under the runner's older name */
 		cJSON_AddStringToObject(o, "driver", r->default_drv->ops->name);
 		rn_conn_reply_ok(c, "runner", o);
-	} else
+	} else if (strcmp(op, "status") == 0)
+		rn_conn_reply_ok(c, "runner", rn_status_json(r));
+	else if (strcmp(op, "drain") == 0)
+		op_drain(r, c, req);
+	else
 		rn_conn_reply_err(c, "bad_request", "op: unknown operation (create, get, "
-				  "list, extend, stop, connect, capabilities, ping)");
+				  "list, extend, stop, connect, capabilities, ping, status, "
+				  "drain)");
 }

@@ -38,6 +38,7 @@ struct rn_conn {
 	char owner[sizeof(((struct rn_spec *)0)->owner)];   /* its owner tag */
 	struct sbx_splice sp;     /* A: the client, B: the agent (in, out) */
 	int p_parked;             /* peer hung up, out of epoll until room */
+	int remote;               /* came over TLS: no fd passing, no drain */
 	struct rn_conn *next;
 };
 
@@ -444,11 +445,45 @@ void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb)
 	}
 }
 
+int rn_conn_adopt(struct runner *r, int fd, int remote, int64_t deadline)
+{
+	struct rn_conn *c;
+
+	if (n_conns >= RN_MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
+		close(fd);
+		return -1;
+	}
+	c->r = r;
+	c->remote = remote;
+	c->ev.fd = fd;
+	c->ev.cb = on_client;
+	c->ev.owner = c;
+	c->peer.fd = -1;
+	sbx_buf_init(&c->in, RN_SPLICE_BUF);
+	sbx_buf_init(&c->out, RN_SPLICE_BUF + SBX_FRAME_HDR + 4096);
+	sbx_splice_init(&c->sp, &c->out, &c->in, RN_SPLICE_BUF);
+	c->state = C_REQ;
+	c->deadline = deadline;
+	if (rn_loop_add(&c->ev, EPOLLIN | EPOLLRDHUP) < 0) {
+		close(fd);
+		free(c);
+		return -1;
+	}
+	c->next = conns;
+	conns = c;
+	n_conns++;
+	return 0;
+}
+
+int rn_conn_remote(const struct rn_conn *c)
+{
+	return c->remote;
+}
+
 int rn_conn_accept(struct runner *r, int listen_fd)
 {
 	for (int i = 0; i < 64; i++) {
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct rn_conn *c;
 
 		if (fd < 0)
 			/* out of descriptors or memory: the connection stays
@@ -456,28 +491,7 @@ int rn_conn_accept(struct runner *r, int listen_fd)
 			 * must stop listening for a moment instead of spinning */
 			return errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			       errno == ENOMEM ? -1 : 0;
-		if (n_conns >= RN_MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
-			close(fd);
-			continue;
-		}
-		c->r = r;
-		c->ev.fd = fd;
-		c->ev.cb = on_client;
-		c->ev.owner = c;
-		c->peer.fd = -1;
-		sbx_buf_init(&c->in, RN_SPLICE_BUF);
-		sbx_buf_init(&c->out, RN_SPLICE_BUF + SBX_FRAME_HDR + 4096);
-		sbx_splice_init(&c->sp, &c->out, &c->in, RN_SPLICE_BUF);
-		c->state = C_REQ;
-		c->deadline = rn_now_mono() + RN_REQ_TIMEOUT_MS;
-		if (rn_loop_add(&c->ev, EPOLLIN | EPOLLRDHUP) < 0) {
-			close(fd);
-			free(c);
-			continue;
-		}
-		c->next = conns;
-		conns = c;
-		n_conns++;
+		rn_conn_adopt(r, fd, 0, rn_now_mono() + RN_REQ_TIMEOUT_MS);
 	}
 	return 0;
 }

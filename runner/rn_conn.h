@@ -29,6 +29,14 @@ enum rn_wait { RN_WAIT_READY, RN_WAIT_FINAL };
 /* Accept every pending connection on the listening fd. -1 when accept
  * failed for want of descriptors or memory (errno set): pause listening. */
 int rn_conn_accept(struct runner *r, int listen_fd);
+/* Serve the control protocol on fd, a connected non-blocking stream
+ * socket, whose request must be complete by deadline (monotonic ms).
+ * remote: the peer is not on this host (it came over TLS, runner/rn_tls.c):
+ * no descriptor is ever passed to it and `drain` is refused. 0, or -1 when
+ * the runner holds RN_MAX_CONNS already or is out of memory (fd closed). */
+int rn_conn_adopt(struct runner *r, int fd, int remote, int64_t deadline);
+/* 1 when c came from a peer not on this host. */
+int rn_conn_remote(const struct rn_conn *c);
 /* Send {"ok":true, <key>: obj} (obj consumed; key may be NULL). */
 void rn_conn_reply_ok(struct rn_conn *c, const char *key, cJSON *obj);
 /* Send obj as the whole reply (consumed). */

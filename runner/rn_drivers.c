@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rn_state.h"
 #include "sbx_log.h"
 #include "sbx_fs.h"
 
@@ -172,6 +173,7 @@ void rn_drivers_reconcile(struct runner *r)
 		}
 		drv = find(r, name, strlen(name));
 		if (drv && drv->enabled && drv->probed) {
+			rn_state_keep_lost(r, drv, e->d_name, dir);
 			drv->ops->reconcile_dir(drv, e->d_name, dir);
 			n_done++;
 			continue;

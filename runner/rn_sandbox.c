@@ -31,7 +31,8 @@ const char *rn_status_name(enum rn_status s)
 
 const char *rn_reason_name(enum rn_reason s)
 {
-	static const char *const n[] = { NULL, "requested", "timeout", "error", "out_of_memory" };
+	static const char *const n[] = { NULL, "requested", "timeout", "error", "out_of_memory",
+					 "runner_restart" };
 	return n[s];
 }
 
@@ -82,7 +83,7 @@ static void prune(struct runner *r)
 
 /* MiB of memory limits held by this runner's sandboxes: every one not yet
  * cleaned up (a stopping sandbox's pages are still in RAM). */
-static int64_t memory_committed(const struct runner *r)
+int64_t rn_sandbox_memory_committed(const struct runner *r)
 {
 	int64_t sum = 0;
 
@@ -97,7 +98,7 @@ static int64_t memory_committed(const struct runner *r)
  * memory_mb does not fit under r->max_memory_mb is refused. */
 static int admit(const struct runner *r, const struct rn_spec *spec, struct sbx_err *err)
 {
-	int64_t used = memory_committed(r);
+	int64_t used = rn_sandbox_memory_committed(r);
 
 	if (used + spec->memory_mb <= r->max_memory_mb)
 		return 0;

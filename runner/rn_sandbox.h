@@ -28,6 +28,8 @@ void rn_sandbox_reap(struct runner *r);
 int rn_sandbox_tick(struct runner *r);
 /* The sandbox as the API shows it (never env values). */
 cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb);
+/* MiB of memory_mb held by r's sandboxes not yet cleaned up. */
+int64_t rn_sandbox_memory_committed(const struct runner *r);
 /* 1 when sb has reached a final status. */
 int rn_sandbox_final(const struct rn_sandbox *sb);
 

@@ -10,6 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sbx_id.h"
+#include "sbx_log.h"
+
+#define STATE_MAX 4096          /* state.json is a few hundred bytes */
+
 unsigned long long rn_proc_starttime(pid_t pid)
 {
 	char path[64], buf[1024], *p;
@@ -56,6 +61,18 @@ int rn_state_save(const struct rn_sandbox *sb, const char *driver, int slot,
 	cJSON_AddNumberToObject(o, "starttime",
 				(double)(sb->pid > 0 ? rn_proc_starttime(sb->pid) : 0));
 	cJSON_AddStringToObject(o, "driver", driver);
+	/* what `get` shows of the sandbox should the runner die under it */
+	cJSON_AddStringToObject(o, "owner", sb->spec.owner);
+	cJSON_AddNumberToObject(o, "created_at", (double)sb->created_wall);
+	cJSON_AddStringToObject(o, "image", sb->spec.image);
+	cJSON_AddStringToObject(o, "network", rn_network_name(sb->spec.network));
+	cJSON_AddNumberToObject(o, "timeout_ms", (double)sb->spec.timeout_ms);
+	cJSON_AddNumberToObject(o, "vcpus", (double)sb->spec.vcpus);
+	cJSON_AddNumberToObject(o, "memory_mb", (double)sb->spec.memory_mb);
+	cJSON_AddNumberToObject(o, "pids", (double)sb->spec.pids);
+	cJSON_AddNumberToObject(o, "disk_mb", (double)sb->spec.disk_mb);
+	cJSON_AddNumberToObject(o, "nofile", (double)sb->spec.nofile);
+	cJSON_AddBoolToObject(o, "preview_auth", sb->spec.preview_auth);
 	txt = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	if (!txt)
@@ -72,21 +89,31 @@ int rn_state_save(const struct rn_sandbox *sb, const char *driver, int slot,
 	return rc;
 }
 
-void rn_state_kill(const char *dir)
+/* <dir>/state.json parsed (never through a symlink), or NULL. */
+static cJSON *state_read(const char *dir)
 {
-	char path[PATH_MAX + 16], buf[1024];
-	cJSON *o = NULL, *v, *s;
+	char path[PATH_MAX + 16], *buf;
+	cJSON *o = NULL;
 	int fd;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/state.json", dir);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return NULL;
+	buf = malloc(STATE_MAX);
+	n = buf ? read(fd, buf, STATE_MAX) : -1;
 	close(fd);
 	if (n > 0)
 		o = cJSON_ParseWithLength(buf, (size_t)n);
+	free(buf);
+	return o;
+}
+
+void rn_state_kill(const char *dir)
+{
+	cJSON *o = state_read(dir), *v, *s;
+
 	v = o ? cJSON_GetObjectItemCaseSensitive(o, "pid") : NULL;
 	s = o ? cJSON_GetObjectItemCaseSensitive(o, "starttime") : NULL;
 	if (v && cJSON_IsNumber(v) && v->valueint > 1 && s && cJSON_IsNumber(s)) {
@@ -101,4 +128,74 @@ void rn_state_kill(const char *dir)
 		}
 	}
 	cJSON_Delete(o);
+}
+
+/* A number of o within [lo, hi], else def. */
+static int64_t num(const cJSON *o, const char *key, int64_t lo, int64_t hi, int64_t def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(v) || v->valuedouble < (double)lo || v->valuedouble > (double)hi)
+		return def;
+	return (int64_t)v->valuedouble;
+}
+
+/* A string of o made only of allowed characters, at most n - 1 long. */
+static void str(const cJSON *o, const char *key, const char *allowed, char *out, size_t n)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	out[0] = 0;
+	if (cJSON_IsString(v) && strlen(v->valuestring) < n &&
+	    strspn(v->valuestring, allowed) == strlen(v->valuestring))
+		snprintf(out, n, "%s", v->valuestring);
+}
+
+#define OWNER_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+#define IMAGE_CHARS "abcdefghijklmnopqrstuvwxyz0123456789._-"
+
+void rn_state_keep_lost(struct runner *r, struct rn_driver *drv, const char *id,
+			const char *dir)
+{
+	char prefix[40], net[16];
+	struct rn_sandbox *sb;
+	cJSON *o;
+
+	snprintf(prefix, sizeof(prefix), "sbx_%s_", r->name);
+	if (!sbx_id_valid(prefix, id) || rn_sandbox_find(r, id))
+		return;
+	sb = calloc(1, sizeof(*sb));
+	if (!sb)
+		return;
+	/* a dir whose start was cut short has no state.json: the record
+	 * still says what happened, without an owner */
+	o = state_read(dir);
+	snprintf(sb->id, sizeof(sb->id), "%s", id);
+	snprintf(sb->dir, sizeof(sb->dir), "%s", dir);
+	sb->drv = drv;
+	sb->status = RN_FAILED;
+	sb->reason = RN_REASON_RUNNER_RESTART;
+	snprintf(sb->error, sizeof(sb->error), "the runner restarted (killed or crashed): "
+		 "this sandbox's processes were ended and its files removed");
+	sb->reaped = 1;
+	sb->oom_kills = sb->pids_hits = -1;
+	str(o, "owner", OWNER_CHARS, sb->spec.owner, sizeof(sb->spec.owner));
+	str(o, "image", IMAGE_CHARS, sb->spec.image, sizeof(sb->spec.image));
+	str(o, "network", IMAGE_CHARS, net, sizeof(net));
+	sb->spec.network = !strcmp(net, "allow-all") ? RN_NET_ALLOW_ALL : RN_NET_DENY_ALL;
+	sb->created_wall = num(o, "created_at", 0, INT64_C(1) << 52, 0);
+	sb->spec.timeout_ms = num(o, "timeout_ms", 0, RN_TIMEOUT_MAX_MS, 0);
+	sb->spec.vcpus = num(o, "vcpus", 0, 1024, 0);
+	sb->spec.memory_mb = num(o, "memory_mb", 0, INT64_C(1) << 30, 0);
+	sb->spec.pids = num(o, "pids", 0, INT64_C(1) << 30, 0);
+	sb->spec.disk_mb = num(o, "disk_mb", 0, INT64_C(1) << 30, 0);
+	sb->spec.nofile = num(o, "nofile", 0, INT64_C(1) << 30, 0);
+	sb->spec.preview_auth = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "preview_auth"));
+	/* expires_at = created_at + timeout_ms, as it was set */
+	sb->deadline_mono = sb->spec.timeout_ms;
+	cJSON_Delete(o);
+	sb->next = r->sandboxes;
+	r->sandboxes = sb;
+	sbx_info("%s: failed (runner_restart): left by a previous run of the runner%s%s",
+		 id, sb->spec.owner[0] ? ", owner " : "", sb->spec.owner);
 }

@@ -12,13 +12,23 @@
  * zombie: with the pid it names one process, never a reused pid. */
 unsigned long long rn_proc_starttime(pid_t pid);
 
-/* Write <sb->dir>/state.json: id, pid, its start time, the driver's name
- * and the slot when slot >= 0. Returns 0, or -1 with err. */
+/* Write <sb->dir>/state.json: id, pid, its start time, the driver's name,
+ * the slot when slot >= 0, and what a restarted runner shows of a sandbox
+ * it lost (owner, created_at, the shape asked for). Returns 0, or -1 with
+ * err. */
 int rn_state_save(const struct rn_sandbox *sb, const char *driver, int slot,
 		  struct sbx_err *err);
 
 /* SIGKILL the process <dir>/state.json names, if it still is the one that
  * was started, and wait up to 2 s for it to go. */
 void rn_state_kill(const char *dir);
+
+/* Keep a record of sandbox id, which a previous run of the runner left
+ * in dir and drv's reconcile_dir is about to kill and remove: status
+ * failed, stop_reason runner_restart, with what <dir>/state.json says of
+ * it (owner, created_at, isolation, shape), so `get` answers for it
+ * instead of not_found. */
+void rn_state_keep_lost(struct runner *r, struct rn_driver *drv, const char *id,
+			const char *dir);
 
 #endif

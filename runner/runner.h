@@ -14,7 +14,7 @@
 
 enum rn_status { RN_STARTING, RN_RUNNING, RN_STOPPING, RN_STOPPED, RN_FAILED };
 enum rn_reason { RN_REASON_NONE, RN_REASON_REQUESTED, RN_REASON_TIMEOUT,
-		 RN_REASON_ERROR, RN_REASON_OOM };
+		 RN_REASON_ERROR, RN_REASON_OOM, RN_REASON_RUNNER_RESTART };
 
 #define RN_ID_MAX 64
 #define RN_MAX_SANDBOXES 4096      /* not-yet-cleaned sandboxes per runner */
@@ -132,6 +132,8 @@ struct runner {
 	struct rn_sandbox *sandboxes;
 	int n_live;
 	int stopping;                   /* SIGTERM received */
+	int draining;                   /* no new sandboxes (op drain, SIGUSR1) */
+	char instance[33];              /* 32 hex, random per process (status) */
 	int64_t max_memory_mb;          /* admission: sum of live memory_mb */
 	int64_t nofile_max;             /* the runner's hard RLIMIT_NOFILE */
 };

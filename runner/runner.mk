@@ -5,7 +5,7 @@ RUNNER_SRCS := $(wildcard runner/*.c)
 
 $(BINDIR)/sandbox-runner: $(call obj,$(RUNNER_SRCS)) $(LIBSBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CJSON) $(LIBS_SECCOMP) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CJSON) $(LIBS_SECCOMP) $(LIBS_SSL) -lm
 
 ALL_BINS += $(BINDIR)/sandbox-runner
 
@@ -21,3 +21,6 @@ $(OUT)/tests/test_rn_cgroup: $(call obj,runner/rn_cgroup.c)
 
 # cmocka test of the gvisor driver's pure parts: config.json, the version.
 $(OUT)/tests/test_gvisor_spec: $(call obj,runner/driver_gvisor_spec.c runner/driver_gvisor_version.c runner/rn_spec.c)
+
+# cmocka test of the --listen-tls address parser.
+$(OUT)/tests/test_rn_addr: $(call obj,runner/rn_addr.c)

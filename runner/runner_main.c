@@ -1,5 +1,6 @@
 /* sandbox-runner: owns sandbox lifecycles on one host and serves the
- * control API on a UNIX socket (docs/runner.md). One epoll loop, no
+ * control API on a UNIX socket, and with --listen-tls on TCP with mutual
+ * TLS (docs/runner.md); `sandbox-runner ctl` is its command-line client. One epoll loop, no
  * threads: sandbox creation blocks the loop for its few milliseconds of
  * setup; nothing a client or a sandbox sends can block it. */
 #include <errno.h>
@@ -20,8 +21,11 @@
 #include <unistd.h>
 
 #include "rn_conn.h"
+#include "rn_ctl.h"
 #include "rn_drivers.h"
 #include "rn_sandbox.h"
+#include "rn_status.h"
+#include "rn_tls.h"
 #include "runner.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
@@ -34,7 +38,9 @@ static void usage(FILE *f)
 	fprintf(f, "usage: sandbox-runner [--socket PATH] [--state-dir DIR] [--image-dir DIR]\n"
 		   "                      [--name NAME] [--agent PATH] [--agent-stderr] [--verbose]\n"
 		   "                      [--max-memory-share F | --max-memory-mb N]\n"
-		   "                      [--drivers NAME,...] [--default-isolation NAME]\n");
+		   "                      [--drivers NAME,...] [--default-isolation NAME]\n"
+		   "                      [--listen-tls ADDR:PORT --cert PEM --key PEM --client-ca PEM]\n"
+		   "       sandbox-runner ctl status|drain|undrain [--socket PATH]\n");
 }
 
 /* mkdir -p; path itself gets mode whatever the umask and whatever it had */
@@ -86,21 +92,27 @@ static void default_agent(char *out, size_t n)
 		snprintf(out, n, "sandbox-agent");
 }
 
-/* When accept fails for want of descriptors the pending connection stays
- * queued and a level-triggered epoll reports it again at once: listening
- * pauses for ACCEPT_PAUSE_MS instead, and the failures are logged at most
- * once a second, with their count. */
+/* A listening socket: the UNIX control socket or the TLS one. When accept
+ * fails for want of descriptors the pending connection stays queued and a
+ * level-triggered epoll reports it again at once: listening pauses for
+ * ACCEPT_PAUSE_MS instead, and the failures are logged at most once a
+ * second, with their count. */
 #define ACCEPT_PAUSE_MS 100
-static int64_t accept_resume_at;        /* 0 = listening */
+struct listener {
+	struct rn_ev ev;                /* first: the loop hands us &ev */
+	int (*accept)(struct runner *r, int fd);
+	int64_t resume_at;              /* 0 = listening */
+};
 static int64_t accept_logged_at;
 static long accept_failures;
 
 static void on_listen(struct rn_ev *ev, uint32_t events)
 {
+	struct listener *l = (struct listener *)ev;
 	int64_t now;
 
 	(void)events;
-	if (rn_conn_accept(ev->owner, ev->fd) == 0)
+	if (l->accept(ev->owner, ev->fd) == 0)
 		return;
 	now = rn_now_mono();
 	accept_failures++;
@@ -111,22 +123,31 @@ static void on_listen(struct rn_ev *ev, uint32_t events)
 		accept_failures = 0;
 	}
 	rn_loop_mod(ev, 0);
-	accept_resume_at = now + ACCEPT_PAUSE_MS;
+	l->resume_at = now + ACCEPT_PAUSE_MS;
 }
 
 /* Milliseconds until listening resumes (-1: not paused); resumes it when due. */
-static int accept_pause_tick(struct rn_ev *lev)
+static int accept_pause_tick(struct listener *l)
 {
 	int64_t left;
 
-	if (!accept_resume_at || lev->fd < 0)
+	if (!l->resume_at || l->ev.fd < 0)
 		return -1;
-	left = accept_resume_at - rn_now_mono();
+	left = l->resume_at - rn_now_mono();
 	if (left > 0)
 		return (int)left;
-	accept_resume_at = 0;
-	rn_loop_mod(lev, EPOLLIN);
+	l->resume_at = 0;
+	rn_loop_mod(&l->ev, EPOLLIN);
 	return -1;
+}
+
+static void listener_close(struct listener *l)
+{
+	if (l->ev.fd < 0)
+		return;
+	rn_loop_del(&l->ev);
+	close(l->ev.fd);
+	l->ev.fd = -1;
 }
 
 static void on_signal(struct rn_ev *ev, uint32_t events)
@@ -138,6 +159,8 @@ static void on_signal(struct rn_ev *ev, uint32_t events)
 	while (read(ev->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			rn_sandbox_reap(r);
+		else if (si.ssi_signo == SIGUSR1)
+			rn_drain_set(r, 1, "SIGUSR1");
 		else if (!r->stopping) {
 			sbx_info("signal %u: stopping every sandbox, then exiting", si.ssi_signo);
 			r->stopping = 1;
@@ -162,6 +185,7 @@ static int64_t memory_cap_mb(int64_t cap_mb, double share)
 
 struct args {
 	int agent_stderr;
+	struct rn_tls_opts tls;         /* --listen-tls and its files */
 	const char *drivers;            /* NULL: every driver of the registry */
 	const char *default_isolation;
 };
@@ -180,6 +204,10 @@ static int parse_args(struct runner *r, int argc, char **argv, struct args *a)
 		{ "max-memory-mb", required_argument, NULL, 'M' },
 		{ "drivers", required_argument, NULL, 'D' },
 		{ "default-isolation", required_argument, NULL, 'I' },
+		{ "listen-tls", required_argument, NULL, 'L' },
+		{ "cert", required_argument, NULL, 'C' },
+		{ "key", required_argument, NULL, 'K' },
+		{ "client-ca", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -202,6 +230,10 @@ static int parse_args(struct runner *r, int argc, char **argv, struct args *a)
 		case 'e': a->agent_stderr = 1; break;
 		case 'D': a->drivers = optarg; break;
 		case 'I': a->default_isolation = optarg; break;
+		case 'L': a->tls.listen = optarg; break;
+		case 'C': a->tls.cert = optarg; break;
+		case 'K': a->tls.key = optarg; break;
+		case 'A': a->tls.client_ca = optarg; break;
 		case 'v': sbx_log_init("sandbox-runner", SBX_LOG_DEBUG); break;
 		case 'S':
 			share = strtod(optarg, &end);
@@ -312,18 +344,30 @@ static int lock_name(const char *name)
 int main(int argc, char **argv)
 {
 	static struct runner r;
-	struct rn_ev lev = { .fd = -1 }, sev = { .fd = -1 };
+	struct listener lu = { .ev.fd = -1, .accept = rn_conn_accept };
+	struct listener lt = { .ev.fd = -1, .accept = rn_tls_accept };
+	struct rn_ev sev = { .fd = -1 };
 	struct sbx_err err = { 0, "" };
 	sigset_t mask;
-	struct args a = { 0, NULL, "jail" };
+	struct args a = { .default_isolation = "jail" };
 	int64_t shutdown_by = 0;
 
+	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
+		return rn_ctl_main(argc - 1, argv + 1);
 	sbx_log_init("sandbox-runner", SBX_LOG_INFO);
 	if (parse_args(&r, argc, argv, &a) < 0)
 		return 2;
 	if (rn_drivers_setup(&r, a.drivers, a.default_isolation, a.agent_stderr, &err) < 0) {
 		fprintf(stderr, "sandbox-runner: %s\n", err.msg);
 		return 2;
+	}
+	if (rn_tls_wanted(&a.tls) && rn_tls_setup(&r, &a.tls, &err) < 0) {
+		fprintf(stderr, "sandbox-runner: %s\n", err.msg);
+		return 2;
+	}
+	if (rn_status_init(&r, &err) < 0) {
+		fprintf(stderr, "sandbox-runner: %s\n", err.msg);
+		return 1;
 	}
 	if (geteuid() != 0) {
 		fprintf(stderr, "sandbox-runner: needs root (state under /run, sandbox "
@@ -351,34 +395,44 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sev.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	sev.cb = on_signal;
 	sev.owner = &r;
-	lev.fd = listen_on(r.socket_path, &err);
-	lev.cb = on_listen;
-	lev.owner = &r;
-	if (sev.fd < 0 || lev.fd < 0 || rn_loop_add(&sev, EPOLLIN) < 0 ||
-	    rn_loop_add(&lev, EPOLLIN) < 0) {
-		sbx_err_log("%s", lev.fd < 0 ? err.msg : strerror(errno));
+	lu.ev.fd = listen_on(r.socket_path, &err);
+	lu.ev.cb = lt.ev.cb = on_listen;
+	lu.ev.owner = lt.ev.owner = &r;
+	if (sev.fd < 0 || lu.ev.fd < 0 || rn_loop_add(&sev, EPOLLIN) < 0 ||
+	    rn_loop_add(&lu.ev, EPOLLIN) < 0) {
+		sbx_err_log("%s", lu.ev.fd < 0 ? err.msg : strerror(errno));
 		return 1;
+	}
+	if (rn_tls_wanted(&a.tls)) {
+		lt.ev.fd = rn_tls_listen(&err);
+		if (lt.ev.fd < 0 || rn_loop_add(&lt.ev, EPOLLIN) < 0) {
+			sbx_err_log("%s", lt.ev.fd < 0 ? err.msg : strerror(errno));
+			return 1;
+		}
+		sbx_info("runner %s listening for mutual TLS on %s (clients of %s)", r.name,
+			 a.tls.listen, a.tls.client_ca);
 	}
 	sbx_info("runner %s listening on %s (state %s, images %s, admits %lld MiB of "
 		 "memory_mb, nofile up to %lld, default isolation %s)", r.name, r.socket_path,
 		 r.state_dir, r.image_dir, (long long)r.max_memory_mb, (long long)r.nofile_max,
 		 r.default_drv->ops->name);
 	for (;;) {
-		int t1 = rn_sandbox_tick(&r), t2 = rn_conn_sweep(), t3 = accept_pause_tick(&lev), t;
+		int ts[] = { rn_sandbox_tick(&r), rn_conn_sweep(), rn_tls_sweep(),
+			     accept_pause_tick(&lu), accept_pause_tick(&lt) }, t = -1;
 
-		t = t1 < 0 ? t2 : (t2 < 0 || t1 < t2 ? t1 : t2);
-		if (t3 >= 0 && (t < 0 || t3 < t))
-			t = t3;
+		for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)
+			if (ts[i] >= 0 && (t < 0 || ts[i] < t))
+				t = ts[i];
 		if (r.stopping) {
 			if (!shutdown_by) {
 				shutdown_by = rn_now_mono() + SHUTDOWN_GRACE_MS;
-				rn_loop_del(&lev);
-				close(lev.fd);
-				lev.fd = -1;
+				listener_close(&lu);
+				listener_close(&lt);
 				unlink(r.socket_path);
 			}
 			if (r.n_live == 0 || rn_now_mono() > shutdown_by)
@@ -392,6 +446,7 @@ int main(int argc, char **argv)
 		}
 	}
 	rn_conn_close_all();
+	rn_tls_close_all();
 	if (r.n_live)
 		sbx_warn("%d sandbox(es) still being cleaned at exit; the next start "
 			 "reconciles them", r.n_live);

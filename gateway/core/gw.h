@@ -78,6 +78,7 @@ struct gw_vh {
 	unsigned char preview_secret[32];   /* preview tokens' key (gw_ptoken.c, gw_psecret.c) */
 	int tls;                            /* served over TLS (--cert): https routes */
 	int keepalive_s;                    /* WS pings, ndjson keepalive lines; 0 off */
+	struct ssl_ctx_st *runner_tls;      /* TLS runners' client context (gw_tls.h), or NULL */
 };
 
 struct gw_req;

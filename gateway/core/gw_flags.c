@@ -17,6 +17,7 @@ enum {
 	F_PORT, F_LISTEN, F_RUNNER, F_KEYS, F_PDOMAIN, F_MAXKEY, F_MAXTIMEOUT, F_WEB,
 	F_STATE, F_IMAGE, F_CERT, F_KEY, F_INSECURE, F_HEADER_TO, F_IDLE_TO, F_PSTREAM,
 	F_KEEPALIVE, F_METRICS, F_PSECRET, F_FDRES, F_PMAX_SBX, F_PMAX_CLIENT, F_DRIVERS, F_ISOLATION, F_RUNNERS, F_RUNNERS_DNS, F_RUNNER_PORT, F_DISCOVERY_MS, F_VERBOSE,
+	F_RUNNER_CA, F_RUNNER_CERT, F_RUNNER_KEY,
 	F_HELP, F_COUNT
 };
 
@@ -37,7 +38,7 @@ struct flag {
 static const struct flag flags[F_COUNT] = {
 	[F_PORT] = { "port", "N", 0, 65535, AT(port), "TCP port of the API, the previews and the web demo (default 8080)" },
 	[F_LISTEN] = { "listen-address", "A", 0, 0, AT(addr), "address to listen on (default 127.0.0.1; others need --cert/--key or --insecure-http)" },
-	[F_RUNNER] = { "runner-socket", "PATH", 0, 0, AT(runner_socket), "the sandbox-runner's control socket on this host (default: an embedded runner, unless --runners or --runners-dns is given)" },
+	[F_RUNNER] = { "runner-socket", "PATH", 0, 0, AT(runner_socket), "the runner on this host: its control socket, or HOST:PORT / [V6]:PORT of a runner's TLS port (default: an embedded runner, unless --runners or --runners-dns is given)" },
 	[F_KEYS] = { "keys-file", "F", 0, 0, AT(keys_file), "API keys, one a line; SIGHUP re-reads (default none; SANDBOX_API_KEYS adds comma-separated keys)" },
 	[F_PDOMAIN] = { "preview-domain", "D", 0, 0, AT(preview_domain), "previews are <port>-<id>.D (default $PREVIEW_DOMAIN, else localhost)" },
 	[F_MAXKEY] = { "max-sandboxes-per-key", "N", 0, GW_MAX_OWNED, AT(max_per_key), "running sandboxes a key may have (default 20)" },
@@ -64,6 +65,9 @@ static const struct flag flags[F_COUNT] = {
 	[F_RUNNER_PORT] = { "runner-port", "N", 1, 65535, AT(runner_port), "the runners' TLS port for --runners-dns A/AAAA records (default 7443)" },
 	[F_DISCOVERY_MS] = { "discovery-interval-ms", "N", 100, 3600000, AT(discovery_ms), "how often --runners-dns is resolved again (default 5000)" },
 	[F_VERBOSE] = { "verbose", NULL, 0, 0, AT(verbose), "debug messages (default off)" },
+	[F_RUNNER_CA] = { "runner-ca", "PEM", 0, 0, AT(runner_ca), "CA a TLS runner's certificate must chain to (required with a TLS runner)" },
+	[F_RUNNER_CERT] = { "runner-cert", "PEM", 0, 0, AT(runner_cert), "the gateway's client certificate for TLS runners (required with a TLS runner)" },
+	[F_RUNNER_KEY] = { "runner-key", "PEM", 0, 0, AT(runner_key), "its private key (required with a TLS runner)" },
 	[F_HELP] = { "help", NULL, 0, 0, NOWHERE, "this text" },
 };
 
@@ -151,6 +155,11 @@ int gw_flags_parse(struct gw_flags *f, int argc, char **argv)
 	}
 	if (f->runners_dns && (!*f->runners_dns || strlen(f->runners_dns) > 253)) {
 		fprintf(stderr, "sandbox-gateway: --runners-dns: a DNS name of 1 to 253 characters\n");
+		return 2;
+	}
+	if ((f->runner_ca || f->runner_cert || f->runner_key) &&
+	    !(f->runner_ca && f->runner_cert && f->runner_key)) {
+		fprintf(stderr, "sandbox-gateway: --runner-ca, --runner-cert and --runner-key go together\n");
 		return 2;
 	}
 	if (!f->cert != !f->key) {

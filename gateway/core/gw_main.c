@@ -9,6 +9,8 @@
 #include <openssl/rand.h>
 #include "gw.h"
 #include "gw_flags.h"
+#include "gw_runner_addr.h"
+#include "gw_tls.h"
 #include "../proxy/gw_front.h"
 #include "../proxy/gw_proxy.h"
 #include "gw_fdguard.h"
@@ -34,6 +36,29 @@ static const struct lws_protocols protocols[] = {
 	GW_FRONT_PROTOCOLS,
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
+
+/* Runners on other hosts (a --runner-socket or --runners entry of
+ * HOST:PORT, or any from --runners-dns) are reached over mutual TLS with
+ * --runner-ca/--runner-cert/--runner-key (gw_tls.c). The files are read
+ * here, at start: a bad one is an exit 2 naming it. */
+static int runner_tls_configure(struct gw_vh *vh, const struct gw_flags *fl)
+{
+	struct sbx_err err = { 0 };
+
+	if ((gw_runners_tls(vh) || fl->runners_dns) && !fl->runner_ca) {
+		sbx_err_log("%s: runners over TLS: give --runner-ca, --runner-cert and --runner-key",
+			    fl->runners_dns ? "--runners-dns" : "a runner at HOST:PORT");
+		return -1;
+	}
+	if (!fl->runner_ca)
+		return 0;
+	vh->runner_tls = gw_tls_client_ctx(fl->runner_ca, fl->runner_cert, fl->runner_key, &err);
+	if (!vh->runner_tls) {
+		sbx_err_log("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
 
 /* Keys, secrets and the checks that need no runner: 0, or an exit code. */
 static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *fl)
@@ -79,7 +104,7 @@ static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_f
 			    "with --runner-socket, --runners or --runners-dns give them to those runners");
 		return 2;
 	}
-	if (gw_runners_init(vh, fl))
+	if (gw_runners_init(vh, fl) || runner_tls_configure(vh, fl))
 		return 2;
 	if (!vh->nkeys) {
 		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
@@ -253,5 +278,8 @@ int main(int argc, char **argv)
 	sbx_log_init("sandbox-gateway", fl.verbose ? SBX_LOG_DEBUG : SBX_LOG_INFO);
 	lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
 	rc = configure(&vh, &front, &fl);
-	return rc ? rc : run(&vh, &front, &fl);
+	if (!rc)
+		rc = run(&vh, &front, &fl);
+	SSL_CTX_free(vh.runner_tls);
+	return rc;
 }

@@ -125,7 +125,7 @@ static int call_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, 
 {
 	struct owner_call *c = u->owner;
 	(void)fd;
-	if (!o)
+	if (!o && !gw_up_unreachable(u))   /* that one gw_up.c logged */
 		sbx_warn("runner call for %s: %s", c->id[0] ? c->id : "list", why);
 	c->answered = 1;
 	if (!own.stopping)
@@ -216,6 +216,10 @@ static void sync_done(struct gw_vh *vh, void *arg, const cJSON *sandboxes,
 	(void)sandboxes;   /* adopted on the way (gw_fanout.c) */
 	own.syncing = 0;
 	own.fan = NULL;
+	/* the start-up loop (gw_main.c) waits in lws_service for this: a
+	 * call ended by its deadline ends inside the service before its
+	 * poll, which would then sleep until the next timer */
+	lws_cancel_service(vh->ctx);
 	if (cJSON_GetArraySize(unavailable))
 		sbx_warn("runners that did not list their sandboxes at start-up (their owners are "
 			 "learned when asked): %d", cJSON_GetArraySize(unavailable));

@@ -165,6 +165,14 @@ static int probe_reply(struct gw_up *u, const cJSON *o, int ok, const char *why,
 	}
 	if (!strcmp(p->op, "capabilities"))
 		pr.need_caps[idx(rn)] = 0;
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "name"));
+	if (rn->kind == GW_RUNNER_TLS && name && !gw_up_peer_names(u, name)) {
+		/* whoever holds a certificate of our CA could claim any name */
+		char b[200];
+		snprintf(b, sizeof b, "it says it is runner %.20s, its certificate does not name it", name);
+		gw_runner_set_state(vh, rn, GW_RUNNER_REFUSED, b);
+		return 1;
+	}
 	if (gw_probe_apply(vh, rn, body) == 0 && rn->name[0]) {
 		if (rn->state != GW_RUNNER_UP && rn->no_status_op && strcmp(p->op, "capabilities"))
 			pr.need_caps[idx(rn)] = 1;   /* its isolation list, once per time up */

@@ -135,24 +135,3 @@ void gw_discovery_merge(const char *const *have, int nhave, const char *const *g
 			add[j] = strcmp(got[k], got[j]) != 0;
 	}
 }
-
-int gw_runner_addr_parse(const char *s, struct gw_runner *rn, char *why, size_t whylen)
-{
-	const char *p = s;
-
-	if (!strncmp(p, "unix:", 5))
-		p += 5;
-	if (*p != '/') {
-		snprintf(why, whylen, "'%.60s': not a runner address (unix:/path)", s);
-		return -1;
-	}
-	if (strlen(p) >= sizeof rn->path) {
-		snprintf(why, whylen, "'%.60s...': socket path longer than %zu bytes", s,
-			 sizeof rn->path - 1);
-		return -1;
-	}
-	rn->kind = GW_RUNNER_UNIX;
-	snprintf(rn->path, sizeof rn->path, "%s", p);
-	snprintf(rn->addr, sizeof rn->addr, "unix:%s", p);
-	return 0;
-}

@@ -95,6 +95,8 @@ void gw_runner_set_state(struct gw_vh *vh, struct gw_runner *rn, enum gw_runner_
 
 struct cJSON;
 const char *gw_runner_state_name(enum gw_runner_state s);
+/* 1 when some runner of the table is reached over TLS. */
+int gw_runners_tls(const struct gw_vh *vh);
 /* The embedded runner's socket, once it listens. */
 int gw_runners_add_local(struct gw_vh *vh, const char *path);
 struct gw_runner *gw_runner_by_name(struct gw_vh *vh, const char *name);
@@ -139,7 +141,4 @@ int gw_place_iso_known(const struct gw_runner *const *rs, int n, const char *iso
  * add[j] = 1 when got[j] is new (not in have, not a repeat in got). */
 void gw_discovery_merge(const char *const *have, int nhave, const char *const *got, int ngot,
 			int *keep, int *add);
-/* A runner address: "unix:/path" (and, once the TLS transport is in,
- * host:port forms). 0 with rn's kind, path/addr set; -1 with why. */
-int gw_runner_addr_parse(const char *s, struct gw_runner *rn, char *why, size_t whylen);
 #endif

@@ -10,6 +10,7 @@
 #include <time.h>
 #include "gw.h"
 #include "gw_flags.h"
+#include "gw_runner_addr.h"
 #include "sbx_log.h"
 
 static const char *state_name(enum gw_runner_state s)
@@ -29,11 +30,14 @@ const char *gw_runner_state_name(enum gw_runner_state s)
 
 struct gw_runner *gw_runners_add(struct gw_vh *vh, const char *addr, char *why, size_t whylen)
 {
+	struct sbx_err err = { 0 };
 	struct gw_runner tmp;
 
 	memset(&tmp, 0, sizeof tmp);
-	if (gw_runner_addr_parse(addr, &tmp, why, whylen))
+	if (gw_runner_parse(&tmp, addr, &err)) {
+		snprintf(why, whylen, "%s", err.msg);
 		return NULL;
+	}
 	for (int i = 0; i < vh->nrunners; i++)
 		if (!strcmp(vh->runners[i].addr, tmp.addr)) {
 			snprintf(why, whylen, "%s is listed twice", tmp.addr);
@@ -87,16 +91,22 @@ int gw_runners_init(struct gw_vh *vh, const struct gw_flags *fl)
 		return -1;
 	}
 	if (fl->runner_socket) {
-		struct gw_runner *rn = gw_runners_add(vh, fl->runner_socket[0] == '/' ?
-						      fl->runner_socket : "", why, sizeof why);
+		struct gw_runner *rn = gw_runners_add(vh, fl->runner_socket, why, sizeof why);
 		if (!rn) {
-			fprintf(stderr, "sandbox-gateway: --runner-socket: %s\n",
-				fl->runner_socket[0] == '/' ? why : "give an absolute path");
+			fprintf(stderr, "sandbox-gateway: --runner-socket: %s\n", why);
 			return -1;
 		}
 		rn->local = 1;
 	}
 	return fl->runners ? add_list(vh, fl->runners) : 0;
+}
+
+int gw_runners_tls(const struct gw_vh *vh)
+{
+	for (int i = 0; i < vh->nrunners; i++)
+		if (vh->runners[i].kind == GW_RUNNER_TLS)
+			return 1;
+	return 0;
 }
 
 int gw_runners_add_local(struct gw_vh *vh, const char *path)

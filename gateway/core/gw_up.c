@@ -1,14 +1,42 @@
 /* The gateway's one upstream connection (gw_up.h): connect, adopt, the
  * write gate before the runner's reply, the reply parsed and checked
- * once, frames (or bytes) to the owner's callbacks, one close path. */
+ * once, frames (or bytes) to the owner's callbacks, one close path.
+ *
+ * A runner on another host (GW_RUNNER_TLS) is a TCP socket, connected
+ * without blocking and adopted raw like the UNIX ones; its TLS (gw_tls.c)
+ * sits between lws and the frame path: RAW_RX bytes are fed to it and its
+ * plaintext goes to rx(); the queue is encrypted one chunk at a time in
+ * RAW_WRITEABLE, and nothing of it leaves before the handshake is done
+ * and the runner's certificate checked. */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "gw.h"
+#include "gw_tls.h"
 #include "sbx_dial.h"
 #include "sbx_log.h"
 #include "sbx_net.h"
+
+/* A TLS runner connection's state beside its gw_up (malloc'd: UNIX
+ * connections, the most, pay nothing for it). */
+struct gw_up_tls {
+	struct gw_tls t;
+	int connecting;              /* TCP connect not finished */
+	int got_plain;               /* the runner's plaintext came: it was reached */
+	int timed_out;               /* the deadline below closed it */
+	lws_usec_t t0;               /* when the connect began */
+	lws_sorted_usec_list_t sul;  /* connect + handshake deadline (GW_UP_TLS_CONNECT_S);
+				      * not an lws timeout: owners set their own */
+	struct gw_up *u;
+	char addr[128];              /* the runner's address, for messages */
+};
 
 /* a whole frame, and what may come behind it in the same reads */
 #define GW_UP_IN_CAP (SBX_FRAME_MAX + SBX_FRAME_HDR + 64 * 1024)
@@ -25,6 +53,7 @@ void gw_up_init(struct gw_up *u, struct gw_vh *vh, const struct gw_up_ops *ops, 
 	u->q = &u->out;
 	u->chunk = GW_CHUNK;
 	u->held_fd = -1;
+	u->tls = NULL;
 	sbx_buf_init(&u->out, 0);
 	sbx_buf_init(&u->in, GW_UP_IN_CAP);
 }
@@ -79,14 +108,92 @@ static int adopt(struct gw_up *u, struct lws *parent, int fd, int raw_file)
 	return 0;
 }
 
-/* Connect to a runner's control socket; -1 with errno set. */
-static int runner_connect(const struct gw_runner *rn)
+/* A TCP connect to a runner on another host, left in progress
+ * (EINPROGRESS): RAW_WRITEABLE finishes it. -1 with errno set. */
+static int tcp_connect(const struct gw_runner *rn)
 {
-	if (rn->kind != GW_RUNNER_UNIX) {
-		errno = EPROTONOSUPPORT;
+	int fd = socket(rn->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1, idle = 60, intvl = 10, cnt = 3;
+
+	if (fd < 0)
+		return -1;
+	/* small writes (a request, a keystroke) go at once; a runner host
+	 * that vanished ends its long streams through keepalive, as the
+	 * clients' connections do (gw_main.c) */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+	if (connect(fd, (const struct sockaddr *)&rn->sa, rn->salen) && errno != EINPROGRESS) {
+		int e = errno;
+		close(fd);
+		errno = e;
 		return -1;
 	}
+	return fd;
+}
+
+/* Connect to a runner; -1 with errno set. */
+static int runner_connect(const struct gw_runner *rn)
+{
+	if (rn->kind == GW_RUNNER_TLS)
+		return tcp_connect(rn);
 	return sbx_unix_connect(rn->path, 0);
+}
+
+static void tls_drop(struct gw_up *u)
+{
+	if (u->tls) {
+		lws_sul_cancel(&u->tls->sul);
+		gw_tls_free(&u->tls->t);
+		free(u->tls);
+		u->tls = NULL;
+	}
+}
+
+/* Our close_notify, when it can go at once (lws holds none of our
+ * bytes); the connection is being closed either way. */
+static void tls_bye(struct gw_up *u, struct lws *wsi)
+{
+	unsigned char buf[LWS_PRE + 128];
+	size_t n;
+
+	if (!u->tls || !u->tls->t.established || gw_tls_out_len(&u->tls->t) ||
+	    lws_send_pipe_choked(wsi))
+		return;
+	gw_tls_shutdown(&u->tls->t);
+	n = gw_tls_take_out(&u->tls->t, buf + LWS_PRE, sizeof buf - LWS_PRE);
+	if (n)
+		lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_RAW);
+}
+
+/* u's failure to reach its TLS runner (or a TLS error later): why, with
+ * the runner's address, logged once here. */
+static const char *tls_why(struct gw_up *u, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static const char *tls_why(struct gw_up *u, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	u->unreachable = !u->tls->got_plain;
+	snprintf(u->why, sizeof u->why, "runner %.127s: %s", u->tls->addr, msg);
+	sbx_warn("%s", u->why);
+	return u->why;
+}
+
+int gw_up_unreachable(const struct gw_up *u)
+{
+	return u->unreachable;
+}
+
+int gw_up_peer_names(struct gw_up *u, const char *name)
+{
+	return u->tls && u->tls->t.established && gw_tls_peer_names(&u->tls->t, name);
 }
 
 static int open_fd(struct gw_up *u, struct lws *parent, int fd, int direct, cJSON *first,
@@ -127,6 +234,42 @@ static void start(struct gw_up *u, unsigned flags)
 	sbx_buf_reset(u->q);
 	sbx_buf_reset(&u->in);
 	u->flags = flags;
+	u->unreachable = 0;
+	u->why[0] = '\0';
+}
+
+/* The connect and handshake took too long: close; RAW_CLOSE says why. */
+static void tls_deadline(lws_sorted_usec_list_t *sul)
+{
+	struct gw_up_tls *t = lws_container_of(sul, struct gw_up_tls, sul);
+
+	if (t->u->wsi && !t->t.established) {
+		t->timed_out = 1;
+		lws_set_timeout(t->u->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+	}
+}
+
+/* A TLS runner's session for the socket fd about to be adopted. */
+static int tls_begin(struct gw_up *u, const struct gw_runner *rn)
+{
+	struct sbx_err err = { 0 };
+
+	if (!u->vh->runner_tls) {   /* gw_main.c refuses such a configuration */
+		errno = EPROTONOSUPPORT;
+		return -1;
+	}
+	u->tls = calloc(1, sizeof *u->tls);
+	if (!u->tls || gw_tls_start(&u->tls->t, u->vh->runner_tls, rn->name, &err)) {
+		free(u->tls);
+		u->tls = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	u->tls->connecting = 1;
+	u->tls->u = u;
+	u->tls->t0 = lws_now_usecs();
+	snprintf(u->tls->addr, sizeof u->tls->addr, "%s", rn->addr);
+	return 0;
 }
 
 static int fail_open(int rc, cJSON *first, cJSON *next)
@@ -154,11 +297,26 @@ int gw_up_open_runner(struct gw_up *u, struct lws *parent, struct gw_runner *rn,
 	fd = runner_connect(rn);
 	if (fd < 0) {
 		int e = errno;
+		if (rn->kind == GW_RUNNER_TLS) {
+			u->unreachable = 1;
+			snprintf(u->why, sizeof u->why, "runner %.127s: %.159s", rn->addr, strerror(e));
+			sbx_warn("%s", u->why);
+		}
 		gw_runner_failed(u->vh, rn, e, NULL);   /* down at once */
 		errno = e;
 		return fail_open(GW_UP_ECONNECT, first, next);
 	}
-	return open_fd(u, parent, fd, 0, first, next, flags);
+	if (rn->kind == GW_RUNNER_TLS && tls_begin(u, rn)) {
+		close(fd);
+		return fail_open(GW_UP_ENOMEM, first, next);
+	}
+	int rc = open_fd(u, parent, fd, 0, first, next, flags);
+	if (rc)
+		tls_drop(u);
+	else if (u->tls)
+		lws_sul_schedule(u->vh->ctx, 0, &u->tls->sul, tls_deadline,
+				 GW_UP_TLS_CONNECT_S * LWS_US_PER_SEC);
+	return rc;
 }
 
 int gw_up_open(struct gw_up *u, struct lws *parent, const char *sid, cJSON *first,
@@ -217,6 +375,10 @@ void gw_up_pause(struct gw_up *u, int pause)
 		return;
 	u->rx_paused = pause;
 	lws_rx_flow_control(u->wsi, (pause ? 0 : 1) | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+	/* plaintext TLS already holds comes from no new read: the next
+	 * WRITEABLE hands it over */
+	if (!pause && u->tls && gw_tls_has_input(&u->tls->t))
+		lws_callback_on_writable(u->wsi);
 }
 
 size_t gw_up_queued(const struct gw_up *u)
@@ -228,6 +390,7 @@ void gw_up_close(struct gw_up *u)
 {
 	if (u->wsi) {
 		struct lws *w = u->wsi;
+		tls_bye(u, w);
 		u->wsi = NULL;
 		lws_set_opaque_user_data(w, NULL);
 		lws_set_timeout(w, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
@@ -238,6 +401,7 @@ void gw_up_close(struct gw_up *u)
 	}
 	if (u->phase != GW_UP_NONE)
 		u->phase = GW_UP_DONE;
+	tls_drop(u);
 }
 
 void gw_up_release(struct gw_up *u)
@@ -252,6 +416,8 @@ void gw_up_release(struct gw_up *u)
 static int end(struct gw_up *u, struct lws *wsi)
 {
 	if (u->wsi == wsi) {
+		tls_bye(u, wsi);
+		tls_drop(u);
 		u->wsi = NULL;
 		u->phase = GW_UP_DONE;
 		lws_set_opaque_user_data(wsi, NULL);
@@ -359,10 +525,146 @@ static int rx_fd(struct lws *wsi, struct gw_up *u)
 	return rx(wsi, u, b, (size_t)n);
 }
 
+/* TLS: the plaintext the session holds, to rx() while the owner reads;
+ * stops when a callback paused u (the rest waits in the session) or
+ * closed it. 0, or rx()'s nonzero; -2 when the runner closed its TLS. */
+static int tls_pump(struct lws *wsi, struct gw_up *u)
+{
+	unsigned char buf[16 * 1024];   /* one TLS record's plaintext */
+
+	while (!u->rx_paused) {
+		struct sbx_err err = { 0 };
+		long n = gw_tls_read(&u->tls->t, buf, sizeof buf, &err);
+		int rc;
+
+		if (n == 0)
+			return 0;
+		if (n == -2)
+			return -2;
+		if (n < 0)
+			return bad(u, tls_why(u, "%s", err.msg));
+		u->tls->got_plain = 1;
+		rc = rx(wsi, u, buf, (size_t)n);
+		if (rc || u->wsi != wsi)
+			return rc ? rc : -1;
+	}
+	return 0;
+}
+
+/* TLS: the runner's bytes. The handshake first (what it answers goes out
+ * in WRITEABLE, the queue behind it once established), then plaintext. */
+static int tls_rx(struct lws *wsi, struct gw_up *u, const void *in, size_t len)
+{
+	struct sbx_err err = { 0 };
+	int rc;
+
+	if (gw_tls_feed(&u->tls->t, in, len))
+		return bad(u, tls_why(u, "out of memory"));
+	if (!u->tls->t.established) {
+		rc = gw_tls_handshake(&u->tls->t, &err);
+		if (rc < 0)
+			return bad(u, tls_why(u, "%s", err.msg));
+		lws_callback_on_writable(wsi);
+		if (!rc)
+			return 0;
+		lws_sul_cancel(&u->tls->sul);
+	}
+	return tls_pump(wsi, u);
+}
+
+/* The runner ended its TLS (close_notify): as a close by the peer. */
+static int tls_peer_closed(struct gw_up *u, struct lws *wsi)
+{
+	if (u->wsi != wsi)
+		return -1;
+	tls_bye(u, wsi);
+	tls_drop(u);
+	u->wsi = NULL;
+	u->phase = GW_UP_DONE;
+	lws_set_opaque_user_data(wsi, NULL);
+	if (u->ops->closed)
+		u->ops->closed(u, 1, 1);
+	return -1;
+}
+
+/* TLS: what the session has for the socket, one chunk. 1 when it wrote,
+ * 0 when there was nothing, -1 when lws failed. */
+static int tls_flush(struct lws *wsi, struct gw_up *u, unsigned char *buf)
+{
+	size_t n = gw_tls_take_out(&u->tls->t, buf + LWS_PRE, GW_UP_CHUNK_MAX);
+
+	if (!n)
+		return 0;
+	if (lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
+		return -1;
+	if (gw_tls_out_len(&u->tls->t))
+		lws_callback_on_writable(wsi);
+	return 1;
+}
+
+/* TLS WRITEABLE before the queue may flow: the connect's outcome, the
+ * handshake's bytes, plaintext left behind by a pause. 1 when this
+ * WRITEABLE is used up, 0 to go on to the queue, -1 to close. */
+static int tls_writeable(struct lws *wsi, struct gw_up *u, unsigned char *buf)
+{
+	struct sbx_err err = { 0 };
+	int rc;
+
+	if (u->tls->connecting) {
+		int e = 0;
+		socklen_t el = sizeof e;
+		if (getsockopt(lws_get_socket_fd(wsi), SOL_SOCKET, SO_ERROR, &e, &el))
+			e = errno;
+		if (e)
+			return bad(u, tls_why(u, "%s", strerror(e))), -1;
+		u->tls->connecting = 0;
+		if (gw_tls_handshake(&u->tls->t, &err) < 0)   /* the ClientHello */
+			return bad(u, tls_why(u, "%s", err.msg)), -1;
+	}
+	rc = tls_flush(wsi, u, buf);
+	if (rc > 0 && u->tls->t.established)
+		lws_callback_on_writable(wsi);   /* the queue's turn next */
+	if (rc)
+		return rc;
+	if (!u->tls->t.established)
+		return 1;   /* the runner's turn */
+	if (!u->rx_paused && gw_tls_has_input(&u->tls->t)) {
+		rc = tls_pump(wsi, u);
+		if (rc || u->wsi != wsi)
+			return -1;
+	}
+	return 0;
+}
+
+/* Put n bytes of the queue on the wire: as they are, or through TLS. */
+static int put(struct lws *wsi, struct gw_up *u, unsigned char *buf, size_t n)
+{
+	struct sbx_err err = { 0 };
+
+	if (!u->tls) {
+		memcpy(buf + LWS_PRE, sbx_buf_head(u->q), n);
+		return lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_RAW) < (int)n ? -1 : 0;
+	}
+	if (gw_tls_write(&u->tls->t, sbx_buf_head(u->q), n, &err)) {
+		bad(u, tls_why(u, "%s", err.msg));
+		return -1;
+	}
+	return tls_flush(wsi, u, buf) < 0 ? -1 : 0;
+}
+
 static int writeable(struct lws *wsi, struct gw_up *u)
 {
 	unsigned char buf[LWS_PRE + GW_UP_CHUNK_MAX];
-	size_t n = u->q->len;
+	size_t n;
+
+	if (u->tls) {
+		int rc = tls_writeable(wsi, u, buf);
+		if (rc < 0)
+			return end(u, wsi);
+		if (rc)
+			return 0;
+	}
+	n = u->q->len;
 
 	if (u->phase == GW_UP_REPLY && n > u->gate)
 		n = u->gate;
@@ -377,9 +679,8 @@ static int writeable(struct lws *wsi, struct gw_up *u)
 		n = u->chunk;
 	if (n > GW_UP_CHUNK_MAX)
 		n = GW_UP_CHUNK_MAX;
-	memcpy(buf + LWS_PRE, sbx_buf_head(u->q), n);
-	if (lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_RAW) < (int)n)
-		return -1;
+	if (put(wsi, u, buf, n))
+		return u->tls ? end(u, wsi) : -1;
 	sbx_buf_consume(u->q, n);
 	if (u->phase == GW_UP_REPLY)
 		u->gate -= n;
@@ -401,6 +702,56 @@ static int peer_lost(struct lws *wsi)
 	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
 }
 
+/* RAW_CLOSE of a TLS runner's connection before any of its plaintext
+ * came: refused or reset during the connect, GW_UP_TLS_CONNECT_S over,
+ * or closed by the runner during or right after the handshake (with TLS
+ * 1.3 the runner checks our certificate after our side is done; its
+ * alert may be lost to the reset of its close). The owner hears of it as
+ * of a failure to reach the runner. */
+static int tls_lost_early(struct gw_up *u, struct lws *wsi)
+{
+	int e = 0, in_reply = u->phase == GW_UP_REPLY;
+	socklen_t el = sizeof e;
+	const char *why;
+
+	int fd = lws_get_socket_fd(wsi);
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	long long ms = (long long)((lws_now_usecs() - u->tls->t0) / 1000);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el))
+		e = 0;
+	/* a socket whose connect failed is hung up; one still trying is not
+	 * (then a deadline, ours or the owner's, closed it) */
+	int hung_up = poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+	if (e)
+		why = tls_why(u, "%s", strerror(e));
+	else if (u->tls->timed_out)
+		why = tls_why(u, "no %s within %d s", u->tls->connecting ? "connection" :
+			      "TLS handshake", GW_UP_TLS_CONNECT_S);
+	else if (u->tls->connecting && hung_up)   /* lws took the socket's error first */
+		why = tls_why(u, "connection refused or reset");
+	else if (u->tls->connecting)
+		why = tls_why(u, "no connection after %lld ms", ms);
+	else if (!peer_lost(wsi))
+		why = tls_why(u, "no TLS %s after %lld ms", u->tls->t.established ? "answer" :
+			      "handshake", ms);
+	else
+		why = tls_why(u, "closed the connection before answering (%s)",
+			      u->tls->t.established ? "did it accept our certificate?" :
+			      "is it a runner's TLS port?");
+	tls_drop(u);
+	u->wsi = NULL;
+	u->phase = GW_UP_DONE;
+	lws_set_opaque_user_data(wsi, NULL);
+	if (in_reply)
+		u->ops->reply(u, NULL, 0, why, -1);
+	else if (u->ops->fail)
+		u->ops->fail(u, why);
+	if (u->ops->closed)
+		u->ops->closed(u, 0, 0);
+	return 0;
+}
+
 int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		   void *user, void *in, size_t len)
 {
@@ -412,6 +763,10 @@ int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_RAW_RX:
 		if (!u)
 			return -1;
+		if (u->tls) {
+			int rc = tls_rx(wsi, u, in, len);
+			return rc == -2 ? tls_peer_closed(u, wsi) : rc ? end(u, wsi) : 0;
+		}
 		return rx(wsi, u, in, len) ? end(u, wsi) : 0;
 	case LWS_CALLBACK_RAW_RX_FILE:
 		if (!u)
@@ -428,8 +783,11 @@ int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		return u ? writeable(wsi, u) : 0;
 	case LWS_CALLBACK_RAW_CLOSE:
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		if (u && u->tls && !u->tls->got_plain)
+			return tls_lost_early(u, wsi);
 		if (u) {
 			int lost = reason == LWS_CALLBACK_RAW_CLOSE_FILE || peer_lost(wsi);
+			tls_drop(u);
 			u->wsi = NULL;
 			u->phase = GW_UP_DONE;
 			lws_set_opaque_user_data(wsi, NULL);

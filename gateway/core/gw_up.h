@@ -10,7 +10,10 @@
  * may go out until the reply came (the gate: the runner reads one request
  * frame, then may become a byte stream). The reply is parsed and its "ok"
  * checked here, once, for every owner. Writes happen only in
- * RAW_WRITEABLE, u->chunk bytes at a time. */
+ * RAW_WRITEABLE, u->chunk bytes at a time. A runner on another host
+ * (GW_RUNNER_TLS) is the same behind a TLS client (gw_tls.h): a
+ * non-blocking TCP connect, the handshake, then the same queue and frames
+ * through TLS; its failures to connect are told apart (gw_up_unreachable). */
 #ifndef GW_UP_H
 #define GW_UP_H
 #include <stddef.h>
@@ -21,6 +24,7 @@
 
 struct gw_vh;
 struct gw_runner;
+struct gw_up_tls;
 
 enum gw_up_phase {
 	GW_UP_NONE,    /* never opened */
@@ -91,6 +95,9 @@ struct gw_up {
 	size_t chunk;                /* bytes per lws_write (at most GW_UP_CHUNK_MAX) */
 	int rx_paused;
 	int held_fd;                 /* a passed descriptor whose frame is not complete */
+	struct gw_up_tls *tls;       /* a runner on another host: its TLS session, else NULL */
+	int unreachable;             /* the last failure: the runner was not reached (below) */
+	char why[296];               /* the last connect or TLS failure, naming the runner */
 };
 
 #define GW_UP_CHUNK_MAX (64 * 1024)
@@ -118,6 +125,22 @@ int gw_up_adopt(struct gw_up *u, struct lws *parent, int fd, unsigned flags);
 /* Queue bytes as frames of type t (split at the frame maximum; an EOF
  * frame for t EOF). 0, or -1 out of memory. */
 int gw_up_send(struct gw_up *u, enum sbx_frame_type t, const void *p, size_t n);
+/* Whether the last failure (ops->reply with no object, ops->fail, or a
+ * GW_UP_ECONNECT result) means the runner was never reached: its TCP
+ * connect was refused, failed or took longer than GW_UP_TLS_CONNECT_S, or
+ * the TLS handshake failed either way (a certificate of another CA, a
+ * certificate not naming the runner). Nothing of the request reached the
+ * runner; u->why says why with the runner's address (logged once here).
+ * Callers answer 503 runner_unavailable. Only TLS runners set it today: a
+ * UNIX runner's connect fails at once, as GW_UP_ECONNECT. */
+int gw_up_unreachable(const struct gw_up *u);
+/* Whether the TLS runner u is connected to has a certificate naming name
+ * (X509_check_host): 1 yes; 0 no, or not a TLS connection past its
+ * handshake. For a name learned from the runner's first status reply. */
+int gw_up_peer_names(struct gw_up *u, const char *name);
+/* A TLS runner's TCP connect and handshake together get this long. */
+#define GW_UP_TLS_CONNECT_S 5
+
 /* Ask for a WRITEABLE (after the owner filled its own queue). */
 void gw_up_want_write(struct gw_up *u);
 /* Stop (1) or resume (0) reading the peer. */

@@ -13,6 +13,8 @@ static int req_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, i
 {
 	struct gw_req *r = u->owner;
 	(void)fd;   /* never asked for */
+	if (!o && gw_up_unreachable(u))
+		return gw_resp_error(r, 503, "runner_unavailable", "%s", why);
 	if (!o)
 		return gw_resp_error(r, 502, "internal", "runner reply: %s", why);
 	if (!ok) {
@@ -34,6 +36,11 @@ static int req_frame(struct gw_up *u, const struct sbx_frame *f)
 
 static void req_fail(struct gw_up *u, const char *why)
 {
+	if (gw_up_unreachable(u)) {   /* a TLS runner not reached (gw_up.h) */
+		u->vh->m.upstream_errors++;
+		gw_resp_error(u->owner, 503, "runner_unavailable", "%s", why);
+		return;
+	}
 	gw_resp_error(u->owner, 502, "internal", why == gw_up_too_much ? "upstream %s" :
 		      why == gw_up_dial_refused ? "%s" : "upstream: %s", why);
 }
@@ -105,6 +112,8 @@ int gw_req_open_error(struct gw_req *r, int rc, struct gw_runner *rn)
 	case GW_UP_ECONNECT: {
 		int e = errno;
 		r->vh->m.upstream_errors++;
+		if (gw_up_unreachable(&r->up))   /* a TLS runner; logged by gw_up.c */
+			return gw_resp_error(r, 503, "runner_unavailable", "%s", r->up.why);
 		sbx_warn("runner %s: %s", rn ? rn->addr : "?", strerror(e));
 		if (rn && rn->state == GW_RUNNER_DOWN && r->sid[0])
 			return gw_resp_error(r, 503, "runner_unavailable", "%s",

@@ -32,7 +32,11 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 {
 	cJSON *req;
 	unsigned flags = GW_UP_REPLY;
+	struct gw_runner *rn = gw_runner_for_sid(c->f->vh, c->sid);
 
+	/* a runner on another host passes no socket: it relays the bytes */
+	if (phase == GW_PU_FDWAIT && rn && rn->kind != GW_RUNNER_UNIX)
+		phase = GW_PU_CONNECT;
 	if (phase == GW_PU_GET) {
 		req = cJSON_CreateObject();
 		cJSON_AddStringToObject(req, "op", "get");
@@ -42,7 +46,6 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 		flags |= phase == GW_PU_FDWAIT ? GW_UP_PASS_FD : GW_UP_RAW;
 	}
 	c->up_phase = phase;
-	struct gw_runner *rn;
 	char msg[200];
 
 	switch (gw_runner_route(c->f->vh, c->sid, &rn)) {
@@ -208,7 +211,9 @@ static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, in
 	struct gw_pconn *c = u->owner;
 	int rc = o ? check_reply(c, o, ok) : -1;
 
-	if (!o)
+	if (!o && gw_up_unreachable(u))
+		gw_proxy_fail(c, 503, "the runner is unavailable");
+	else if (!o)
 		gw_proxy_fail(c, 502, why == gw_up_too_much ? "The runner sent too much." :
 			      "The runner sent a bad reply.");
 	if (rc < 0) {

@@ -2,6 +2,7 @@
 # Gateway suite: real sandbox-gateway (release and ASan builds) with curl.
 # REST errors, auth, healthz, metrics and limits need no runner; the
 # sandbox flow needs a working sandbox-runner and image, else SKIP.
+. "$(dirname "$0")/tls.sh"
 . "$(dirname "$0")/../lib/harness.sh"
 h_begin gw-test
 
@@ -272,6 +273,8 @@ if [ -z "$(h_services_missing)" ]; then
 	SANDBOX_API_KEYS=key-one,$longkey start_gateway $gwb $port "$T/gw.$port.log" --runner-socket "$T/r.sock"
 	node tests/gateway/access.mjs "http://127.0.0.1:$port" key-one "$longkey" >"$T/access.out" 2>&1
 	h_count "$T/access.out"
+	# a runner on another host: TCP + mutual TLS (tls.sh)
+	suite_tls $gwb
 	if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log; then fail "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40; else pass "no sanitizer report"; fi
 	# a gateway killed with -9 and started again knows its keys' sandboxes
 	# (owner tags kept by the runner) and a command's output is all there

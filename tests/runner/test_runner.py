@@ -16,6 +16,7 @@ import tempfile
 import threading
 import time
 
+import multihost
 import rnclient as rc
 
 RUNNER, AGENT = sys.argv[1], sys.argv[2]
@@ -46,7 +47,8 @@ def result(name, ok, detail=""):
 
 
 class Runner:
-    def __init__(self, name, agent):
+    def __init__(self, name, agent, extra=()):
+        self.extra = list(extra)
         self.dir = tempfile.mkdtemp(prefix="sbx-rt-")
         work_dirs.append(self.dir)
         self.sock = self.dir + "/runner.sock"
@@ -60,7 +62,8 @@ class Runner:
         env = dict(os.environ, RUNNER_SECRET=SECRET)
         self.p = subprocess.Popen([RUNNER, "--socket", self.sock, "--state-dir", self.state,
                                    "--image-dir", IMAGE_DIR, "--name", self.name,
-                                   "--agent", self.agent, "--default-isolation", ISOLATION],
+                                   "--agent", self.agent, "--default-isolation", ISOLATION]
+                                  + self.extra,
                                   env=env,
                                   stdout=self.log, stderr=self.log)
         procs.append(self.p)
@@ -123,7 +126,7 @@ def rss_kb(pid):
 # runner names carry the suite's pid: two checkouts may run it at once
 N = os.getpid()
 MY_RUNNERS = tuple("%s%d" % (n, N) for n in ("t1", "tstop", "treal", "tfail", "temf", "tunav",
-                                              "tmute"))
+                                              "tmute", "ttls"))
 
 
 def sandbox_uids_running():
@@ -1135,6 +1138,11 @@ def main():
     if not os.path.isdir(os.path.join(IMAGE_DIR, "default", "rootfs")):
         for n in ["create/exec/stop", "probes", "limits", "restart", "real agent"]:
             result(n, None, "(no image at %s/default/rootfs: run make image)" % IMAGE_DIR)
+        return
+    # status, TLS, drain, lost sandboxes (tests/runner/multihost.py);
+    # RUNNER_CHECKS=multihost runs only those
+    multihost.run(sys.modules[__name__])
+    if os.environ.get("RUNNER_CHECKS") == "multihost":
         return
     r = Runner("t1%d" % N, AGENT)
     try:

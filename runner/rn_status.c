@@ -1,0 +1,84 @@
+#include "rn_status.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "rn_sandbox.h"
+#include "sbx_log.h"
+
+int rn_status_init(struct runner *r, struct sbx_err *err)
+{
+	unsigned char rnd[16];
+	size_t got = 0;
+
+	while (got < sizeof(rnd)) {
+		ssize_t n = getrandom(rnd + got, sizeof(rnd) - got, 0);
+		if (n < 0 && errno != EINTR)
+			return sbx_err_sys(err, "getrandom");
+		if (n > 0)
+			got += (size_t)n;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(r->instance + 2 * i, 3, "%02x", rnd[i]);
+	return 0;
+}
+
+/* CPUs this process may run on (its affinity: what a container got). */
+static int cpus(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+cJSON *rn_status_json(const struct runner *r)
+{
+	cJSON *o = cJSON_CreateObject(), *a;
+	int64_t used = rn_sandbox_memory_committed(r);
+	int64_t free_mb = r->max_memory_mb > used ? r->max_memory_mb - used : 0;
+	double load[1] = { 0 };
+
+	if (getloadavg(load, 1) < 1)
+		load[0] = 0;
+	cJSON_AddStringToObject(o, "name", r->name);
+	cJSON_AddStringToObject(o, "instance", r->instance);
+	cJSON_AddBoolToObject(o, "draining", r->draining);
+	cJSON_AddNumberToObject(o, "sandboxes", r->n_live);
+	cJSON_AddNumberToObject(o, "memory_mb_cap", (double)r->max_memory_mb);
+	cJSON_AddNumberToObject(o, "memory_mb_used", (double)used);
+	cJSON_AddNumberToObject(o, "memory_mb_free", (double)free_mb);
+	cJSON_AddNumberToObject(o, "slots_free", (double)(free_mb / RN_SLOT_MB));
+	/* two decimals are all a placement needs; fewer digits in every probe */
+	cJSON_AddNumberToObject(o, "load1", (double)(long)(load[0] * 100 + 0.5) / 100);
+	cJSON_AddNumberToObject(o, "cpus", cpus());
+	a = cJSON_AddArrayToObject(o, "isolation");
+	for (int i = 0; i < r->n_drivers; i++) {
+		cJSON *it = cJSON_CreateObject();
+		cJSON_AddStringToObject(it, "name", r->drivers[i].ops->name);
+		cJSON_AddBoolToObject(it, "available", r->drivers[i].available);
+		cJSON_AddItemToArray(a, it);
+	}
+	cJSON_AddStringToObject(o, "default_isolation", r->default_drv->ops->name);
+	return o;
+}
+
+void rn_drain_set(struct runner *r, int on, const char *how)
+{
+	if (r->draining == !!on)
+		return;
+	r->draining = !!on;
+	if (on)
+		sbx_info("runner %s draining (%s): no new sandboxes; its %d sandbox(es) run out",
+			 r->name, how, r->n_live);
+	else
+		sbx_info("runner %s no longer draining (%s): creates accepted again", r->name,
+			 how);
+}
