@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include "gw.h"
 #include "gw_flags.h"
@@ -110,8 +111,15 @@ static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_f
 		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
 		return 1;
 	}
-	if (RAND_bytes(vh->token_secret, sizeof vh->token_secret) != 1) {
-		sbx_err_log("no randomness for the stream token secret");
+	/* Stream tokens are signed with a key derived from the preview
+	 * secret: gateways that share --preview-secret-file accept each
+	 * other's tokens, so a browser moved to another gateway by the load
+	 * balancer keeps its stream; without a file both are per process. */
+	unsigned int mdlen = 0;
+	if (!HMAC(EVP_sha256(), vh->preview_secret, sizeof vh->preview_secret,
+		  (const unsigned char *)"sandbox-stream-token-v1", 23, vh->token_secret, &mdlen) ||
+	    mdlen != sizeof vh->token_secret) {
+		sbx_err_log("cannot derive the stream token secret");
 		return 1;
 	}
 	return gw_web_dir_init(vh, fl->web_dir) ? 1 : 0;

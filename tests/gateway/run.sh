@@ -294,6 +294,20 @@ if [ -z "$(h_services_missing)" ]; then
 	grep -q "$(printf '%s' key-two)" "$T/gw.restart.log" && fail "gateway restart: key in log" || true
 	code -H 'Authorization: Bearer key-two' -X DELETE http://127.0.0.1:$port/v1/sandboxes/$rid >/dev/null
 
+	# stream tokens across gateways sharing --preview-secret-file
+	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/psecret.shared"; echo >>"$T/psecret.shared"
+	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/psecret.other"; echo >>"$T/psecret.other"
+	chmod 600 "$T/psecret.shared" "$T/psecret.other"
+	for g in 1 2 3; do
+		f=shared; [ $g = 3 ] && f=other
+		SANDBOX_API_KEYS=key-one start_gateway bin/sandbox-gateway $((port + g)) "$T/gw.across$g.log" \
+			--runner-socket "$T/r.sock" --preview-secret-file "$T/psecret.$f"
+	done
+	node tests/gateway/token_across.mjs http://127.0.0.1:$((port + 1)) http://127.0.0.1:$((port + 2)) \
+		http://127.0.0.1:$((port + 3)) key-one >"$T/across.out" 2>&1
+	h_count "$T/across.out"
+	port=$((port + 3))
+
 	# SIGHUP re-reads the keys: a removed key is refused at once and its open
 	# streams end; an added key works
 	port=$((port + 1))
