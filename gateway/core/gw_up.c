@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,11 @@ struct gw_up_tls {
 	struct gw_tls t;
 	int connecting;              /* TCP connect not finished */
 	int got_plain;               /* the runner's plaintext came: it was reached */
+	int timed_out;               /* the deadline below closed it */
 	lws_usec_t t0;               /* when the connect began */
+	lws_sorted_usec_list_t sul;  /* connect + handshake deadline (GW_UP_TLS_CONNECT_S);
+				      * not an lws timeout: owners set their own */
+	struct gw_up *u;
 	char addr[128];              /* the runner's address, for messages */
 };
 
@@ -140,6 +145,7 @@ static int runner_connect(const struct gw_runner *rn)
 static void tls_drop(struct gw_up *u)
 {
 	if (u->tls) {
+		lws_sul_cancel(&u->tls->sul);
 		gw_tls_free(&u->tls->t);
 		free(u->tls);
 		u->tls = NULL;
@@ -232,6 +238,17 @@ static void start(struct gw_up *u, unsigned flags)
 	u->why[0] = '\0';
 }
 
+/* The connect and handshake took too long: close; RAW_CLOSE says why. */
+static void tls_deadline(lws_sorted_usec_list_t *sul)
+{
+	struct gw_up_tls *t = lws_container_of(sul, struct gw_up_tls, sul);
+
+	if (t->u->wsi && !t->t.established) {
+		t->timed_out = 1;
+		lws_set_timeout(t->u->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+	}
+}
+
 /* A TLS runner's session for the socket fd about to be adopted. */
 static int tls_begin(struct gw_up *u, const struct gw_runner *rn)
 {
@@ -249,6 +266,7 @@ static int tls_begin(struct gw_up *u, const struct gw_runner *rn)
 		return -1;
 	}
 	u->tls->connecting = 1;
+	u->tls->u = u;
 	u->tls->t0 = lws_now_usecs();
 	snprintf(u->tls->addr, sizeof u->tls->addr, "%s", rn->addr);
 	return 0;
@@ -274,15 +292,18 @@ int gw_up_open_runner(struct gw_up *u, struct lws *parent, struct gw_runner *rn,
 	if ((flags & GW_UP_PASS_FD) && rn->kind != GW_RUNNER_UNIX)
 		flags &= ~GW_UP_PASS_FD;   /* only a runner on this host can pass one */
 	u->flags = flags;
+	if (!(flags & GW_UP_PROBE) && (rn->state == GW_RUNNER_DOWN || rn->state == GW_RUNNER_REFUSED))
+		return fail_open(GW_UP_EDOWN, first, next);   /* 503 at once, no connect */
 	fd = runner_connect(rn);
 	if (fd < 0) {
+		int e = errno;
 		if (rn->kind == GW_RUNNER_TLS) {
-			int e = errno;
 			u->unreachable = 1;
 			snprintf(u->why, sizeof u->why, "runner %.127s: %.159s", rn->addr, strerror(e));
 			sbx_warn("%s", u->why);
-			errno = e;
 		}
+		gw_runner_failed(u->vh, rn, e, NULL);   /* down at once */
+		errno = e;
 		return fail_open(GW_UP_ECONNECT, first, next);
 	}
 	if (rn->kind == GW_RUNNER_TLS && tls_begin(u, rn)) {
@@ -292,9 +313,9 @@ int gw_up_open_runner(struct gw_up *u, struct lws *parent, struct gw_runner *rn,
 	int rc = open_fd(u, parent, fd, 0, first, next, flags);
 	if (rc)
 		tls_drop(u);
-	else if (u->tls)   /* connect and handshake: RAW_CLOSE reports it */
-		lws_set_timeout(u->wsi, PENDING_TIMEOUT_AWAITING_CONNECT_RESPONSE,
-				GW_UP_TLS_CONNECT_S);
+	else if (u->tls)
+		lws_sul_schedule(u->vh->ctx, 0, &u->tls->sul, tls_deadline,
+				 GW_UP_TLS_CONNECT_S * LWS_US_PER_SEC);
 	return rc;
 }
 
@@ -304,6 +325,8 @@ int gw_up_open(struct gw_up *u, struct lws *parent, const char *sid, cJSON *firs
 	struct gw_runner *rn = gw_runner_for_sid(u->vh, sid);
 	int direct = 0, fd;
 
+	if (rn && rn->state == GW_RUNNER_DOWN)
+		return gw_up_open_runner(u, parent, rn, first, next, flags);   /* GW_UP_EDOWN */
 	if (rn && rn->kind == GW_RUNNER_UNIX) {
 		start(u, flags);
 		fd = gw_agent_connect(u->vh, sid, &direct);
@@ -544,7 +567,7 @@ static int tls_rx(struct lws *wsi, struct gw_up *u, const void *in, size_t len)
 		lws_callback_on_writable(wsi);
 		if (!rc)
 			return 0;
-		lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+		lws_sul_cancel(&u->tls->sul);
 	}
 	return tls_pump(wsi, u);
 }
@@ -691,15 +714,27 @@ static int tls_lost_early(struct gw_up *u, struct lws *wsi)
 	socklen_t el = sizeof e;
 	const char *why;
 
-	if (getsockopt(lws_get_socket_fd(wsi), SOL_SOCKET, SO_ERROR, &e, &el))
+	int fd = lws_get_socket_fd(wsi);
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	long long ms = (long long)((lws_now_usecs() - u->tls->t0) / 1000);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el))
 		e = 0;
+	/* a socket whose connect failed is hung up; one still trying is not
+	 * (then a deadline, ours or the owner's, closed it) */
+	int hung_up = poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 	if (e)
 		why = tls_why(u, "%s", strerror(e));
-	else if (u->tls->connecting &&
-		 lws_now_usecs() - u->tls->t0 >= (GW_UP_TLS_CONNECT_S * LWS_US_PER_SEC) * 9 / 10)
-		why = tls_why(u, "no connection within %d s", GW_UP_TLS_CONNECT_S);
-	else if (u->tls->connecting)   /* lws read the socket's error before us */
+	else if (u->tls->timed_out)
+		why = tls_why(u, "no %s within %d s", u->tls->connecting ? "connection" :
+			      "TLS handshake", GW_UP_TLS_CONNECT_S);
+	else if (u->tls->connecting && hung_up)   /* lws took the socket's error first */
 		why = tls_why(u, "connection refused or reset");
+	else if (u->tls->connecting)
+		why = tls_why(u, "no connection after %lld ms", ms);
+	else if (!peer_lost(wsi))
+		why = tls_why(u, "no TLS %s after %lld ms", u->tls->t.established ? "answer" :
+			      "handshake", ms);
 	else
 		why = tls_why(u, "closed the connection before answering (%s)",
 			      u->tls->t.established ? "did it accept our certificate?" :

@@ -107,7 +107,7 @@ static struct gw_sideop *side_open(struct gw_req *r, cJSON *agent_req, int keep)
 	rc = gw_up_open(&s->up, r->wsi, r->sid, gw_up_connect_req(r->sid, 1024, 0), agent_req, 0);
 	if (rc) {
 		if (rc == GW_UP_ECONNECT)
-			sbx_warn("side operation: runner %s: %s", r->vh->runner_socket, strerror(errno));
+			sbx_warn("side operation on %s: %s", r->sid, strerror(errno));
 		gw_up_release(&s->up);
 		free(s);
 		return NULL;

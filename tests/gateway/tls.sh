@@ -170,4 +170,23 @@ suite_tls() { # gateway-bin
 	check "tls: a refused connect: 503 runner_unavailable saying refused, naming the runner" \
 		"$c $(jerr "127.0.0.1:$np" "refused")" "503 runner_unavailable True"
 	stop_gateway_checked
+
+	# a port that takes the TCP connect and never answers the handshake:
+	# the 5 s deadline ends it (a 503, not a hang); the bound is the
+	# deadline itself, curl gets 20 s
+	local hp; hp=$(random_port)
+	python3 -c 'import socket,sys,time
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16); time.sleep(60)' $hp &
+	local hpid=$!
+	h_track $hpid
+	sleep 0.3
+	gp=$(random_port)
+	GW_LOG=$T/gw.tlshung.log
+	SANDBOX_API_KEYS=key-one GW_WAIT=150 start_gateway "$gwb" $gp "$GW_LOG" --runner-socket 127.0.0.1:$hp $G
+	c=$(code -H "$A" -d '{}' http://127.0.0.1:$gp/v1/sandboxes)
+	check "tls: a runner that never answers the handshake: 503 runner_unavailable after the 5 s deadline" \
+		"$c $(jerr "127.0.0.1:$hp" "no TLS handshake within 5 s")" "503 runner_unavailable True"
+	stop_gateway_checked
+	kill $hpid 2>/dev/null; wait $hpid 2>/dev/null
 }

@@ -1,0 +1,137 @@
+/* Placement of a create (docs/api.md, "Runners"): the candidates are the
+ * runners that are up, not draining, offer the isolation (the asked one,
+ * else the runner's default) and report at least the asked memory free;
+ * best first by free memory, then fewest sandboxes, then lowest load
+ * (gw_place_order). The create goes to the first; a refusal for want of
+ * room (no_capacity, draining) or a failed connect moves it to the next,
+ * GW_PLACE_TRIES at most. None left: 503 no_capacity naming each
+ * runner's reason. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/gw.h"
+#include "sbx_log.h"
+
+#define DEFAULT_MEMORY_MB 512   /* the runner's default (docs/runner.md) */
+
+static void note(struct gw_place *p, const struct gw_runner *rn, const char *why)
+{
+	size_t k = strlen(p->why);
+	if (k + 8 < sizeof p->why)
+		snprintf(p->why + k, sizeof p->why - k, "%s%s: %s", k ? "; " : "",
+			 rn->name[0] ? rn->name : rn->addr, why);
+}
+
+static void answer_none(struct gw_req *r)
+{
+	gw_resp_error(r, 503, "no_capacity", "no runner can take this sandbox (%s)",
+		      r->place->why[0] ? r->place->why : "no runner is known");
+}
+
+/* Open the create on the next candidate: 1 opened, 2 answered (none left). */
+static int try_next(struct gw_req *r)
+{
+	struct gw_place *p = r->place;
+
+	while (p->next < p->n) {
+		struct gw_runner *rn = &r->vh->runners[p->order[p->next++]];
+		int rc = gw_req_runner_on(r, rn, cJSON_Duplicate(p->req, 1), p->cb);
+		if (rc == 0) {
+			p->at = rn;
+			return 1;
+		}
+		if (rc != GW_UP_ECONNECT && rc != GW_UP_EDOWN)
+			return 2;   /* answered (no memory, adoption) */
+		note(p, rn, rc == GW_UP_EDOWN ? "down" : "connect failed");
+	}
+	answer_none(r);
+	return 2;
+}
+
+int gw_place_retry(struct gw_req *r, const cJSON *reply)
+{
+	struct gw_place *p = r->place;
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
+	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+	const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+
+	if (reply && !(code && (!strcmp(code, "no_capacity") || !strcmp(code, "draining"))))
+		return 0;   /* the runner's answer is the client's */
+	if (p->at)
+		note(p, p->at, reply ? (msg ? msg : code) : "closed before answering");
+	if (p->at && code && !strcmp(code, "draining"))
+		p->at->draining = 1;   /* until its next status says otherwise */
+	p->at = NULL;
+	return try_next(r);
+}
+
+void gw_place_taken(struct gw_req *r)
+{
+	struct gw_place *p = r->place;
+	struct gw_runner *rn = p->at;
+
+	p->answered = 1;
+	if (!rn)
+		return;
+	/* creates in a burst see each other before the next status does */
+	rn->sandboxes++;
+	if (rn->memory_mb_free >= 0) {
+		rn->memory_mb_free = rn->memory_mb_free > p->memory_mb ? rn->memory_mb_free - p->memory_mb : 0;
+		rn->slots_free = (int)(rn->memory_mb_free / DEFAULT_MEMORY_MB);
+	}
+}
+
+void gw_place_free(struct gw_place *p)
+{
+	if (p) {
+		cJSON_Delete(p->req);
+		free(p);
+	}
+}
+
+void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb)
+{
+	struct gw_vh *vh = r->vh;
+	const struct gw_runner *rs[GW_RUNNERS_MAX];
+	const char *iso = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "isolation"));
+	const cJSON *mem = cJSON_GetObjectItemCaseSensitive(req, "memory_mb");
+	int64_t memory_mb = cJSON_IsNumber(mem) && mem->valuedouble > 0 && mem->valuedouble < 1e9 ?
+		(int64_t)mem->valuedouble : DEFAULT_MEMORY_MB;
+	struct gw_place *p = calloc(1, sizeof *p);
+
+	if (!p) {
+		cJSON_Delete(req);
+		gw_resp_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	r->place = p;
+	p->req = req;
+	p->memory_mb = memory_mb;
+	p->cb = cb;
+	for (int i = 0; i < vh->nrunners; i++)
+		rs[i] = &vh->runners[i];
+	if (iso && *iso) {
+		/* the runners' own errors, as one runner gives them (the runner
+		 * still checks the name: it may know one no runner reported) */
+		int known = gw_place_iso_known(rs, vh->nrunners, iso);
+		if (known == 0) {
+			gw_resp_error(r, 422, "unknown_isolation", "no runner knows the isolation '%.32s'", iso);
+			return;
+		}
+		if (known == 1) {
+			gw_resp_error(r, 422, "isolation_unavailable", "isolation '%.32s' is not available on "
+				      "any runner that is up", iso);
+			return;
+		}
+	}
+	p->n = gw_place_order(rs, vh->nrunners, iso, memory_mb, p->order, GW_PLACE_TRIES);
+	if (!p->n) {
+		char why[64];
+		for (int i = 0; i < vh->nrunners; i++)
+			if (!vh->runners[i].gone || vh->runners[i].state == GW_RUNNER_UP)
+				note(p, rs[i], gw_place_why_not(rs[i], iso, memory_mb, why, sizeof why));
+		answer_none(r);
+		return;
+	}
+	try_next(r);
+}
