@@ -35,6 +35,7 @@ void gw_req_reset(struct gw_req *r)
 	sbx_buf_free(&r->op.err);
 	sbx_buf_free(&r->resp);
 	sbx_buf_free(&r->ws.text);
+	cJSON_Delete(r->ws.start_req);
 	if (r->op.acc)
 		cJSON_Delete(r->op.acc);
 	if (r->mcp)

@@ -150,6 +150,7 @@ struct gw_ws_session {
 	struct gw_sideop *resize_side; /* a resize in flight: input waits for it */
 	struct gw_req *next, *prev;    /* on vh->sessions */
 	int64_t pending_cols, pending_rows;
+	cJSON *start_req;           /* the agent request it opens with (gw_stream_request) */
 };
 
 /* One HTTP transaction or WebSocket session (the pss of "http", reset per
@@ -425,9 +426,14 @@ void gw_ws_side_closed(struct gw_req *r, struct gw_sideop *s);
 /* End every open session of a revoked key. */
 void gw_ws_end_key(struct gw_vh *vh, int key);
 
-/* gw_stream.c: what a session does upstream */
-void gw_stream_start(struct gw_req *r);
-void gw_pty_start(struct gw_req *r);
+/* gw_stream.c: what a session does upstream. The agent request a
+ * session opens with is made from the query when the session is
+ * established (lws keeps the upgrade's headers no longer than that), and
+ * sent when it starts, which may be later (an ownership lookup first).
+ * NULL: refused, answered already. */
+cJSON *gw_stream_request(struct gw_req *r);
+cJSON *gw_pty_request(struct gw_req *r);
+void gw_session_start(struct gw_req *r, cJSON *req);
 void gw_session_input(struct gw_req *r, const void *p, size_t n);
 void gw_session_message(struct gw_req *r, const char *type, const cJSON *o);
 

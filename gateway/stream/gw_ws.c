@@ -328,10 +328,10 @@ static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 
 static void ws_start(struct gw_req *r)
 {
-	if (r->ws.kind == GW_WS_PTY)
-		gw_pty_start(r);
-	else
-		gw_stream_start(r);
+	cJSON *req = r->ws.start_req;
+
+	r->ws.start_req = NULL;
+	gw_session_start(r, req);
 }
 
 static void ws_owner_known(struct gw_own_wait *w, enum gw_own_result res, const char *msg)
@@ -375,6 +375,11 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		sbx_buf_init(&r->ws.text, WS_TEXT_MAX);
 		sbx_info("ws open %s key=%d", r->ws.kind == GW_WS_PTY ? "pty" : "stream", r->key);
 		gw_keepalive_ws_start(r);
+		/* the query now: lws lets the upgrade's headers go after this
+		 * callback, and an ownership lookup starts the session later */
+		r->ws.start_req = r->ws.kind == GW_WS_PTY ? gw_pty_request(r) : gw_stream_request(r);
+		if (!r->ws.start_req)
+			return 0;   /* refused (422), answered */
 		if (r->owner_pending) {
 			/* nothing is read from the client until the stream starts */
 			lws_rx_flow_control(wsi, 0);
