@@ -5,7 +5,7 @@
 #  1. creates per second through one gateway with several clients at once
 #     (CLIENTS curl processes, CREATES creates in all), over three runners
 #     versus over one (the same runner, a gateway that lists only it); best
-#     of 2 each, alternating. All three runners share this host's CPUs, so
+#     of 3 each, alternating. All three runners share this host's CPUs, so
 #     this measures what spreading costs or gains in the gateway and the
 #     runners' own serial work (a create blocks its runner's loop for its
 #     setup), not what three hosts would give.
@@ -20,7 +20,7 @@
 . "$(dirname "$0")/../tests/lib/harness.sh"
 set -u
 GW=bin/sandbox-gateway
-CLIENTS=${CLIENTS:-4} CREATES=${CREATES:-24}
+CLIENTS=${CLIENTS:-8} CREATES=${CREATES:-48}
 why=$(h_services_missing)
 [ -z "$why" ] && [ ! -x "$GW" ] && why="$GW not built (make)"
 [ -z "$why" ] && ! "$RUNNER" --help 2>&1 | grep -q -- --listen-tls && why="$RUNNER has no --listen-tls"
@@ -77,7 +77,7 @@ round() { # port
 	[ "$(echo "$ids" | grep -c sbx_)" = "$CREATES" ] || echo "  (only $(echo "$ids" | grep -c sbx_) of $CREATES creates succeeded)" >&2
 }
 : >"$T/rounds"
-for r in 1 2; do
+for r in 1 2 3; do
 	echo "three $(round "$T3")" | tee -a "$T/rounds"
 	echo "one $(round "$T1")" | tee -a "$T/rounds"
 done
@@ -91,7 +91,7 @@ for line in open(sys.argv[1]):
         best[kind] = max(best.get(kind, 0), n / float(secs))
 if len(best) != 2:
     print("FAIL: creates not measured"); sys.exit(1)
-print("creates/s with %s clients, %d creates, best of 2: three runners %.1f, one runner %.1f"
+print("creates/s with %s clients, %d creates, best of 3: three runners %.1f, one runner %.1f"
       % (sys.argv[3], n, best["three"], best["one"]))
 print("figure: creates/s, three runners (one host, TLS)|%.1f|1/s|-" % best["three"])
 print("figure: creates/s, one runner (TLS)|%.1f|1/s|-" % best["one"])
