@@ -6,14 +6,16 @@
 #                      bridge cl<pid>br, runners cl<pid><a|b|c>, a /24 out of
 #                      10.210.0.0/16-10.249.255.0/24 not in use on this host
 #   cl_net_up          the bridge (host side .1) and CL_N network namespaces,
-#                      runner i at CL_ADDR[i] (.2, .3, ...) behind a veth pair
+#                      runner i at CL_ADDR[i] (.2, .3, ...) behind a veth pair,
+#                      and at CL_ADDR6[i] in an fd00::/8 /64 of this run's own
 #   cl_certs           the cluster CA (deploy/certs.sh) in T/pki: each
 #                      runner's certificate, the gateways' one (gw), and a
 #                      second, unrelated CA in T/pki-other
 #   cl_runner_start I [ARGS]   runner I in its netns (nsenter --net only: it
 #                      keeps the host's mounts and cgroups) on T/r<I>.sock,
-#                      state T/s<I>, --listen-tls CL_ADDR[I]:CL_RPORT; waits
-#                      for both sockets. RPID[I], its log T/runner.<name>.log
+#                      state T/s<I>, --listen-tls CL_LISTEN[I] (default
+#                      CL_ADDR[I]:CL_RPORT); waits for both sockets. RPID[I],
+#                      its log T/runner.<name>.log
 #   cl_runner_kill9 I  SIGKILL (its sandboxes stay behind until it starts
 #                      again: the teardown restarts it to reap them)
 #   cl_runner_stop I   SIGTERM and wait (it stops its sandboxes first)
@@ -30,7 +32,7 @@
 CL_N=3
 CL_RPORT=7443
 CL_PKI=
-CL_ADDR=() CL_NS=() CL_NAME=() RPID=() CL_DIRTY=()
+CL_ADDR=() CL_ADDR6=() CL_LISTEN=() CL_NS=() CL_NAME=() RPID=() CL_DIRTY=()
 CL_NET_MADE=0
 
 cl_init() {
@@ -45,9 +47,11 @@ cl_init() {
 		break
 	done
 	[ -n "${CL_NET:-}" ] || return 1
+	CL_NET6=$(printf 'fd5b:%x:%x:' $((p >> 16)) $((p & 65535)))
 	for i in $(seq 1 $CL_N); do
 		CL_NS[i]=${CL_TAG}n$i
 		CL_ADDR[i]=$CL_NET.$((i + 1))
+		CL_ADDR6[i]=$CL_NET6:$((i + 1))
 		CL_NAME[i]=$CL_TAG$(echo abcdefgh | cut -c"$i")
 		CL_DIRTY[i]=0
 	done
@@ -61,6 +65,7 @@ cl_net_up() {
 	CL_NET_MADE=1
 	ip link add "$CL_BR" type bridge || return 1
 	ip addr add "$CL_NET.1/24" dev "$CL_BR" && ip link set "$CL_BR" up || return 1
+	ip -6 addr add "$CL_NET6:1/64" dev "$CL_BR" nodad || return 1
 	for i in $(seq 1 $CL_N); do
 		ip netns add "${CL_NS[i]}" &&
 		ip link add "${CL_TAG}h$i" type veth peer name "${CL_TAG}p$i" &&
@@ -69,6 +74,7 @@ cl_net_up() {
 		ip link set "${CL_TAG}h$i" up &&
 		ip -n "${CL_NS[i]}" link set lo up &&
 		ip -n "${CL_NS[i]}" addr add "${CL_ADDR[i]}/24" dev "${CL_TAG}p$i" &&
+		ip -n "${CL_NS[i]}" -6 addr add "${CL_ADDR6[i]}/64" dev "${CL_TAG}p$i" nodad &&
 		ip -n "${CL_NS[i]}" link set "${CL_TAG}p$i" up &&
 		ip -n "${CL_NS[i]}" route add default via "$CL_NET.1" || return 1
 	done
@@ -112,7 +118,7 @@ cl_runner_start() { # i [extra args]
 	rm -f "$T/r$i.sock"
 	nsenter --net="/run/netns/${CL_NS[i]}" "$RUNNER" --name "$name" --socket "$T/r$i.sock" \
 		--state-dir "$T/s$i" --image-dir "$IMG" --max-memory-mb "${CL_RUNNER_MB:-4096}" \
-		--listen-tls "${CL_ADDR[i]}:$CL_RPORT" --cert "$CL_PKI/runner-$name.crt" \
+		--listen-tls "${CL_LISTEN[i]:-${CL_ADDR[i]}:$CL_RPORT}" --cert "$CL_PKI/runner-$name.crt" \
 		--key "$CL_PKI/runner-$name.key" --client-ca "$CL_PKI/ca.crt" "$@" >>"$log" 2>&1 &
 	RPID[i]=$!
 	h_track "${RPID[i]}"

@@ -29,11 +29,14 @@ MB=256   # memory_mb of every sandbox here: the runners' caps stay far away
 cl_init || h_abort "no free 10.x.y.0/24 for the bridge"
 cl_net_up || h_abort "cannot make the bridge and network namespaces"
 cl_certs || { cat "$T/certs.log"; h_abort "deploy/certs.sh failed"; }
+# the third listens on every address, IPv6 and IPv4 ([::]); gateways
+# reach it by its IPv6 address (static list, AAAA record)
+CL_LISTEN[3]="[::]:$CL_RPORT"
 for i in 1 2 3; do
 	cl_runner_start $i || h_abort "runner ${CL_NAME[i]} did not start"
 done
 RA=${CL_NAME[1]} RB=${CL_NAME[2]} RC=${CL_NAME[3]}
-echo "runners: $RA@${CL_ADDR[1]} $RB@${CL_ADDR[2]} $RC@${CL_ADDR[3]} (netns ${CL_NS[*]}, bridge $CL_BR)"
+echo "runners: $RA@${CL_ADDR[1]} $RB@${CL_ADDR[2]} $RC@[${CL_ADDR6[3]}] (netns ${CL_NS[*]}, bridge $CL_BR)"
 
 cl_dns_start || h_abort "the test DNS server did not start"
 DNSNAME=runners.$CL_TAG.test
@@ -100,7 +103,7 @@ ctl() { "$RUNNER" ctl "$@"; }
 # ---- the gateways ----
 P1=$(random_port) P2=$(random_port)
 while [ "$P2" = "$P1" ]; do P2=$(random_port); done
-STATIC="${CL_ADDR[1]}:$CL_RPORT,${CL_ADDR[2]}:$CL_RPORT,${CL_ADDR[3]}:$CL_RPORT"
+STATIC="${CL_ADDR[1]}:$CL_RPORT,${CL_ADDR[2]}:$CL_RPORT,[${CL_ADDR6[3]}]:$CL_RPORT"
 KEY="$KEY,$KEY2" cl_gateway g1 "$P1" --runners "$STATIC" --preview-secret-file "$T/psecret" ||
 	{ tail -20 "$T/gw.g1.log"; h_abort "gateway g1 did not start"; }
 G1PID=$GW_PID
@@ -111,7 +114,7 @@ G2PID=$GW_PID
 
 # ---- discovery ----
 if wait_runners "$P1" "$RA up false 0" "$RB up false 0" "$RC up false 0"; then
-	pass "static list: g1 has the three runners up, by the names they report"
+	pass "static list: g1 has the three runners up (one by IPv6), by the names they report"
 else
 	fail "static list: g1's runners: $(tr '\n' ';' <"$T/runners")"
 fi
@@ -120,9 +123,9 @@ if wait_runners "$P2" "$RA up false 0" "$RB up false 0" && ! grep -q "^$RC " "$T
 else
 	fail "DNS: g2's runners: $(tr '\n' ';' <"$T/runners")"
 fi
-cl_zone "$DNSNAME A ${CL_ADDR[1]}" "$DNSNAME A ${CL_ADDR[2]}" "$DNSNAME A ${CL_ADDR[3]}"
+cl_zone "$DNSNAME A ${CL_ADDR[1]}" "$DNSNAME A ${CL_ADDR[2]}" "$DNSNAME AAAA ${CL_ADDR6[3]}"
 if wait_runners "$P2" "$RA up false 0" "$RB up false 0" "$RC up false 0"; then
-	pass "DNS: a runner added to the name ($RC) is found and used"
+	pass "DNS: a runner added to the name ($RC, an AAAA record) is found and used"
 else
 	fail "DNS: after adding $RC, g2's runners: $(tr '\n' ';' <"$T/runners")"
 fi
@@ -350,7 +353,7 @@ kill "$G3PID" 2>/dev/null; wait "$G3PID" 2>/dev/null
 
 # ---- SRV discovery ----
 SRV=_runner._tcp.$CL_TAG.test
-cl_zone "$DNSNAME A ${CL_ADDR[1]}" "$DNSNAME A ${CL_ADDR[3]}" \
+cl_zone "$DNSNAME A ${CL_ADDR[1]}" "$DNSNAME AAAA ${CL_ADDR6[3]}" \
 	"$SRV SRV 0 0 $CL_RPORT ra.$CL_TAG.test" "$SRV SRV 0 0 $CL_RPORT rb.$CL_TAG.test" \
 	"ra.$CL_TAG.test A ${CL_ADDR[1]}" "rb.$CL_TAG.test A ${CL_ADDR[2]}"
 P4=$(random_port)
