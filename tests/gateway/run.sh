@@ -3,6 +3,7 @@
 # REST errors, auth, healthz, metrics and limits need no runner; the
 # sandbox flow needs a working sandbox-runner and image, else SKIP.
 . "$(dirname "$0")/tls.sh"
+. "$(dirname "$0")/runners.sh"
 . "$(dirname "$0")/../lib/harness.sh"
 h_begin gw-test
 
@@ -275,6 +276,8 @@ if [ -z "$(h_services_missing)" ]; then
 	h_count "$T/access.out"
 	# a runner on another host: TCP + mutual TLS (tls.sh)
 	suite_tls $gwb
+	# several runners behind one gateway, two gateways on them (runners.sh)
+	suite_runners $gwb
 	if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log; then fail "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40; else pass "no sanitizer report"; fi
 	# a gateway killed with -9 and started again knows its keys' sandboxes
 	# (owner tags kept by the runner) and a command's output is all there
