@@ -29,6 +29,7 @@ enum gw_runner_state {
 struct gw_runner_iso {
 	char name[16];
 	int available;
+	char reason[160];   /* why not available (its `capabilities`), "" unknown */
 };
 
 struct gw_up;
@@ -136,6 +137,9 @@ const char *gw_place_why_not(const struct gw_runner *rs, const char *iso, int64_
 /* Whether iso is a name some runner of rs knows (1), and available on
  * one that is up (2); 0 when none knows it. */
 int gw_place_iso_known(const struct gw_runner *const *rs, int n, const char *iso);
+/* Whether rs offers isolation iso (NULL: its default): 1 available, 0
+ * known but not available (*reason: why, "" unknown), -1 unknown to rs. */
+int gw_runner_iso_state(const struct gw_runner *rs, const char *iso, const char **reason);
 /* Discovery: have[i] are the table's discovered addresses, got[j] what
  * the name resolves to now. keep[i] = 1 when have[i] is still there;
  * add[j] = 1 when got[j] is new (not in have, not a repeat in got). */

@@ -254,6 +254,8 @@ static cJSON *iso_json(const struct gw_runner *rn)
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", rn->iso[i].name);
 		cJSON_AddBoolToObject(o, "available", rn->iso[i].available);
+		if (!rn->iso[i].available && rn->iso[i].reason[0])
+			cJSON_AddStringToObject(o, "reason", rn->iso[i].reason);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
@@ -323,10 +325,16 @@ cJSON *gw_runners_capabilities(struct gw_vh *vh)
 				hit = cJSON_CreateObject();
 				cJSON_AddStringToObject(hit, "name", rn->iso[k].name);
 				cJSON_AddFalseToObject(hit, "available");
+				if (rn->iso[k].reason[0])
+					cJSON_AddStringToObject(hit, "reason", rn->iso[k].reason);
+				else
+					cJSON_AddNullToObject(hit, "reason");
 				cJSON_AddItemToArray(a, hit);
 			}
-			if (rn->iso[k].available)
+			if (rn->iso[k].available) {   /* available somewhere: no reason */
 				cJSON_ReplaceItemInObjectCaseSensitive(hit, "available", cJSON_CreateTrue());
+				cJSON_ReplaceItemInObjectCaseSensitive(hit, "reason", cJSON_CreateNull());
+			}
 		}
 	}
 	if (out)
