@@ -89,6 +89,31 @@ void gw_place_free(struct gw_place *p)
 	}
 }
 
+/* No runner answers at all: 503 runner_unavailable, each runner and why
+ * (its address and the connect's or handshake's reason). 1 when answered. */
+static int none_up(struct gw_req *r)
+{
+	struct gw_vh *vh = r->vh;
+	char why[600] = "";
+	size_t k = 0;
+
+	for (int i = 0; i < vh->nrunners; i++) {
+		const struct gw_runner *rn = &vh->runners[i];
+		if (rn->state == GW_RUNNER_UP)
+			return 0;
+		if (rn->gone || k + 8 >= sizeof why)
+			continue;
+		k += (size_t)snprintf(why + k, sizeof why - k, "%s%s: %s", k ? "; " : "",
+				      rn->name[0] ? rn->name : rn->addr,
+				      rn->state == GW_RUNNER_UNKNOWN ? "not answered yet" : rn->why);
+		if (k >= sizeof why)
+			k = sizeof why - 1;
+	}
+	gw_resp_error(r, 503, "runner_unavailable", "no runner is answering (%s)",
+		      why[0] ? why : "none is known");
+	return 1;
+}
+
 /* The isolation names the runners that are up know, once each. */
 static void known_names(struct gw_vh *vh, char *b, size_t n)
 {
@@ -185,6 +210,8 @@ void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb)
 			return;
 	}
 	p->n = gw_place_order(rs, vh->nrunners, iso, memory_mb, p->order, GW_PLACE_TRIES);
+	if (!p->n && none_up(r))
+		return;
 	if (!p->n && iso_is_why(r, rs, vh->nrunners, iso))
 		return;
 	if (!p->n) {

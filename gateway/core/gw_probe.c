@@ -150,7 +150,10 @@ static int probe_reply(struct gw_up *u, const cJSON *o, int ok, const char *why,
 	answered(p);
 	if (!o) {
 		char b[200];
-		snprintf(b, sizeof b, "its %s reply: %s", p->op, why);
+		if (gw_up_unreachable(u))   /* why names the runner and the reason */
+			snprintf(b, sizeof b, "%s", why);
+		else
+			snprintf(b, sizeof b, "its %s reply: %s", p->op, why);
 		gw_runner_set_state(vh, rn, GW_RUNNER_DOWN, b);
 		return 1;
 	}

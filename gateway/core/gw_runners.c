@@ -190,7 +190,8 @@ const char *gw_runner_unavailable_msg(const struct gw_runner *rn, char *buf, siz
 	char when[32];
 
 	if (!rn) {
-		snprintf(buf, n, "the sandbox's runner has not answered yet; try again shortly");
+		snprintf(buf, n, "no known runner has this sandbox's name, and a runner has not said "
+			 "its name yet (not answering); try again when it does");
 		return buf;
 	}
 	rfc3339(rn->since_ms, when, sizeof when);

@@ -182,7 +182,10 @@ static const char *tls_why(struct gw_up *u, const char *fmt, ...)
 	va_end(ap);
 	u->unreachable = !u->tls->got_plain;
 	snprintf(u->why, sizeof u->why, "runner %.127s: %s", u->tls->addr, msg);
-	sbx_warn("%s", u->why);
+	/* the status probe's failures are logged as the runner's state
+	 * changes (gw_runners.c), not once a second while it is down */
+	if (!(u->flags & GW_UP_PROBE))
+		sbx_warn("%s", u->why);
 	return u->why;
 }
 
@@ -300,7 +303,8 @@ int gw_up_open_runner(struct gw_up *u, struct lws *parent, struct gw_runner *rn,
 		if (rn->kind == GW_RUNNER_TLS) {
 			u->unreachable = 1;
 			snprintf(u->why, sizeof u->why, "runner %.127s: %.159s", rn->addr, strerror(e));
-			sbx_warn("%s", u->why);
+			if (!(flags & GW_UP_PROBE))
+				sbx_warn("%s", u->why);
 		}
 		gw_runner_failed(u->vh, rn, e, NULL);   /* down at once */
 		errno = e;

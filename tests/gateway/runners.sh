@@ -62,7 +62,7 @@ suite_runners() { # gateway-bin
 	check "runners: an empty --runners exits 2" \
 		"$(rs_refused "$gwb" "no address given" --runners ,)" "2 1"
 	check "runners: a TCP runner in --runners without --runner-ca exits 2" \
-		"$(rs_refused "$gwb" "runners over TLS: give --runner-ca" --runners "unix:$T/x.sock,127.0.0.1:7443")" "2 1"
+		"$(rs_refused "$gwb" "127.0.0.1:7443 is a TLS runner: give --runner-ca" --runners "unix:$T/x.sock,127.0.0.1:7443")" "2 1"
 	check "runners: --drivers with --runners exits 2 (they belong to the runners)" \
 		"$(rs_refused "$gwb" "configure the embedded runner" --runners "unix:$T/x.sock" --drivers jail)" "2 1"
 
