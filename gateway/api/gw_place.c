@@ -22,8 +22,12 @@ static void note(struct gw_place *p, const struct gw_runner *rn, const char *why
 			 rn->name[0] ? rn->name : rn->addr, why);
 }
 
+static int none_up(struct gw_req *r);
+
 static void answer_none(struct gw_req *r)
 {
+	if (none_up(r))
+		return;   /* no runner answers at all: runner_unavailable */
 	gw_resp_error(r, 503, "no_capacity", "no runner can take this sandbox (%s)",
 		      r->place->why[0] ? r->place->why : "no runner is known");
 }
@@ -210,6 +214,12 @@ void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb)
 			return;
 	}
 	p->n = gw_place_order(rs, vh->nrunners, iso, memory_mb, p->order, GW_PLACE_TRIES);
+	/* none up: a runner on this host that refused a connect may be back
+	 * already (a connect says so at once; its status follows) */
+	for (int i = 0, none = !p->n; none && i < vh->nrunners && p->n < GW_PLACE_TRIES; i++)
+		if (vh->runners[i].state == GW_RUNNER_DOWN && gw_runner_usable(&vh->runners[i]) &&
+		    !vh->runners[i].gone)
+			p->order[p->n++] = i;
 	if (!p->n && none_up(r))
 		return;
 	if (!p->n && iso_is_why(r, rs, vh->nrunners, iso))

@@ -165,11 +165,17 @@ struct gw_runner *gw_runner_for_sid(struct gw_vh *vh, const char *sid)
 	return by_name(vh, name, NULL);
 }
 
+int gw_runner_usable(const struct gw_runner *rn)
+{
+	return rn->state == GW_RUNNER_UP ||
+	       (rn->state == GW_RUNNER_DOWN && rn->kind == GW_RUNNER_UNIX && rn->down_connect);
+}
+
 enum gw_runner_state gw_runner_route(struct gw_vh *vh, const char *sid, struct gw_runner **rn)
 {
 	*rn = gw_runner_for_sid(vh, sid);
 	if (*rn)
-		return (*rn)->state == GW_RUNNER_UP ? GW_RUNNER_UP : GW_RUNNER_DOWN;
+		return gw_runner_usable(*rn) ? GW_RUNNER_UP : GW_RUNNER_DOWN;
 	/* a runner that has not said its name may be this one */
 	for (int i = 0; i < vh->nrunners; i++)
 		if (!vh->runners[i].name[0] && vh->runners[i].state != GW_RUNNER_REFUSED)
@@ -211,6 +217,8 @@ void gw_runner_set_state(struct gw_vh *vh, struct gw_runner *rn, enum gw_runner_
 		return;
 	rn->state = st;
 	rn->since_ms = gw_now_ms();
+	if (st != GW_RUNNER_DOWN)
+		rn->down_connect = 0;
 	switch (st) {
 	case GW_RUNNER_UP:
 		sbx_info("runner %s (%s) is %s", rn->name, rn->addr,
@@ -240,6 +248,7 @@ void gw_runner_failed(struct gw_vh *vh, struct gw_runner *rn, int e, const char 
 		return;
 	snprintf(b, sizeof b, "%s", why ? why : strerror(e));
 	gw_runner_set_state(vh, rn, GW_RUNNER_DOWN, b);
+	rn->down_connect = e == ECONNREFUSED || e == ENOENT;
 	/* a UNIX runner that no longer listens has lost its sandboxes: the
 	 * streams that went straight to their agents end now */
 	if (rn->kind == GW_RUNNER_UNIX && (e == ECONNREFUSED || e == ENOENT))
