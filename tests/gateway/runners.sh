@@ -149,9 +149,24 @@ suite_runners() { # gateway-bin
 	check "runners: the same preview through A" \
 		"$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H "Host: 8000-$sp.localhost:$pa" $ua/)" 200
 
+	# an MCP tool call through B on a sandbox made through A after B last
+	# listed: looked up on its runner first, as REST calls are
+	c=$(rs_code -H "$A" -d '{"timeout_ms":300000,"memory_mb":256}' $ua/v1/sandboxes)
+	local sm; sm=$(rs_json "d['id']")
+	ids+=("$sm")
+	curl -s -m 20 -D "$T/mcp.h" -o /dev/null -H "$A" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' \
+		-d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"runners.sh","version":"1"}}}' $ub/mcp
+	local msid; msid=$(sed -n 's/^mcp-session-id: *//Ip' "$T/mcp.h" | tr -d '\r')
+	rs_code -H "$A" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+		-H "Mcp-Session-Id: $msid" -H 'MCP-Protocol-Version: 2025-06-18' \
+		-d '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"sandbox_id":"'"$sm"'","cmd":"echo","args":["via mcp"]}}}' $ub/mcp >/dev/null
+	check "runners: an MCP tool call through B on a sandbox made through A" \
+		"$(rs_json "d['result'].get('isError'), d['result']['structuredContent']['stdout']")" "(False, 'via mcp\\n')"
+
 	# list across runners, on both gateways
-	check "runners: list on A has the five sandboxes, no runner missing" \
-		"$(rs_code -H "$A" $ua/v1/sandboxes) $(rs_json "len(d['sandboxes']), d['unavailable_runners']")" "200 (5, [])"
+	check "runners: list on A has the six sandboxes, no runner missing" \
+		"$(rs_code -H "$A" $ua/v1/sandboxes) $(rs_json "len(d['sandboxes']), d['unavailable_runners']")" "200 (6, [])"
 	check "runners: list on B has them too" \
 		"$(rs_code -H "$A" $ub/v1/sandboxes) $(rs_json "sorted(s['id'] for s in d['sandboxes']) == sorted('${ids[*]}'.split())")" "200 True"
 
