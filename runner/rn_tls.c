@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,12 @@
 
 #define TLS_BUF (64u * 1024)            /* relay buffer per direction */
 #define TLS_MAX_CONNS RN_MAX_CONNS      /* handshakes and relays together */
+/* Handshakes in progress (peers not yet known to hold a certificate): at
+ * most this many at once, and a quarter of them from any one address, so
+ * a host that opens connections and stalls them cannot crowd the
+ * gateways out (each ends at the request deadline anyway). */
+#define TLS_MAX_HANDSHAKES 1024
+#define TLS_MAX_HANDSHAKES_PER_ADDR (TLS_MAX_HANDSHAKES / 4)
 #define TLS_LINGER_MS RN_REQ_TIMEOUT_MS /* flushing to a peer after rn_conn closed */
 #define REFUSED_LOG_EVERY_MS 1000
 
@@ -51,7 +58,8 @@ struct tls_conn {
 	enum tstate state;
 	int64_t accepted;               /* monotonic ms */
 	int64_t deadline;               /* 0 = none */
-	char peer[INET6_ADDRSTRLEN + 16];
+	char peer[INET6_ADDRSTRLEN + 16];   /* address:port, for the log */
+	char addr[INET6_ADDRSTRLEN];        /* the address alone */
 	struct sbx_buf to_pair;         /* decrypted, toward rn_conn */
 	struct sbx_buf to_net;          /* from rn_conn, to encrypt */
 	uint32_t rd_want, wr_want;      /* what SSL_read / SSL_write wait for on net */
@@ -207,8 +215,15 @@ static void tconn_close(struct tls_conn *c)
 	if (c->state == T_DEAD)
 		return;
 	if (c->net.fd >= 0) {
+		char junk[4096];
+
 		if (!c->net_out)
 			rn_loop_del(&c->net);
+		/* a close with unread bytes queued resets the connection, and a
+		 * reset can destroy the reply the peer has not read yet: take
+		 * what little is queued first (a peer's close_notify, say) */
+		for (int i = 0; i < 16 && recv(c->net.fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+			;
 		close(c->net.fd);
 		c->net.fd = -1;
 	}
@@ -221,7 +236,7 @@ static void tconn_close(struct tls_conn *c)
 	c->state = T_DEAD;
 }
 
-static void log_refused(const struct tls_conn *c, const char *why)
+static void log_refused(const char *peer, const char *why)
 {
 	int64_t now = rn_now_mono();
 
@@ -231,9 +246,9 @@ static void log_refused(const struct tls_conn *c, const char *why)
 	}
 	if (refused_quiet)
 		sbx_warn("tls: refused %s: %s (and %ld more refused since the last line)",
-			 c->peer, why, refused_quiet);
+			 peer, why, refused_quiet);
 	else
-		sbx_warn("tls: refused %s: %s", c->peer, why);
+		sbx_warn("tls: refused %s: %s", peer, why);
 	refused_logged_at = now;
 	refused_quiet = 0;
 }
@@ -253,7 +268,7 @@ static void refuse(struct tls_conn *c, int ssl_err)
 	else
 		snprintf(why, sizeof(why), "%s", ssl_reason());
 	ERR_clear_error();
-	log_refused(c, why);
+	log_refused(c->peer, why);
 	tconn_close(c);
 }
 
@@ -321,7 +336,8 @@ static int pump(struct tls_conn *c)
 				c->net_eof = 1;
 				moved = 1;
 			} else {
-				sbx_debug("tls: %s: read: %s", c->peer, ssl_reason());
+				sbx_debug("tls: %s: read: %s (ssl error %d, %s)", c->peer, ssl_reason(),
+					  e, strerror(errno));
 				goto fail;
 			}
 		}
@@ -366,7 +382,8 @@ static int pump(struct tls_conn *c)
 			} else if (e == SSL_ERROR_WANT_WRITE) {
 				c->wr_want = EPOLLOUT;
 			} else {
-				sbx_debug("tls: %s: write: %s", c->peer, ssl_reason());
+				sbx_debug("tls: %s: write: %s (ssl error %d, %s)", c->peer,
+					  ssl_reason(), e, strerror(errno));
 				goto fail;
 			}
 		}
@@ -447,6 +464,10 @@ static void start_relay(struct tls_conn *c)
 	c->state = T_RELAY;
 	c->deadline = 0;
 	c->rd_want = EPOLLIN;
+	/* ACK the peer's last handshake flight now: we send nothing after it
+	 * (no session tickets), and a client with Nagle on would hold its
+	 * request back for our delayed ACK (about 40 ms on every request) */
+	setsockopt(c->net.fd, IPPROTO_TCP, TCP_QUICKACK, &(int){ 1 }, sizeof(int));
 	sbx_debug("tls: %s: handshake done (%s)", c->peer, SSL_get_version(c->ssl));
 	pump(c);
 }
@@ -484,40 +505,72 @@ static void on_net(struct rn_ev *ev, uint32_t events)
 		refuse(c, e);
 }
 
-static void peer_name(int fd, char *out, size_t n)
+/* The peer's address (a) and address:port (peer), "?" if unknown. */
+static void peer_name(int fd, char a[INET6_ADDRSTRLEN], char *peer, size_t n)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
-	char a[INET6_ADDRSTRLEN] = "?";
 
-	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0) {
-		snprintf(out, n, "?");
+	snprintf(a, INET6_ADDRSTRLEN, "?");
+	snprintf(peer, n, "?");
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
 		return;
-	}
 	if (ss.ss_family == AF_INET6) {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
-		snprintf(out, n, "[%s]:%u", a, ntohs(s6->sin6_port));
-	} else {
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, INET6_ADDRSTRLEN);
+		snprintf(peer, n, "[%s]:%u", a, ntohs(s6->sin6_port));
+	} else if (ss.ss_family == AF_INET) {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
-		snprintf(out, n, "%s:%u", a, ntohs(s4->sin_port));
+		inet_ntop(AF_INET, &s4->sin_addr, a, INET6_ADDRSTRLEN);
+		snprintf(peer, n, "%s:%u", a, ntohs(s4->sin_port));
 	}
+}
+
+/* Room for one more handshake from addr; NULL, or why not. A walk of the
+ * connections (at most TLS_MAX_CONNS), once per accept. */
+static const char *handshake_room(const char *addr)
+{
+	int all = 0, same = 0;
+
+	for (const struct tls_conn *c = tconns; c; c = c->next) {
+		if (c->state != T_HANDSHAKE)
+			continue;
+		all++;
+		same += !strcmp(c->addr, addr);
+	}
+	if (same >= TLS_MAX_HANDSHAKES_PER_ADDR)
+		return "too many TLS handshakes in progress from this address";
+	if (all >= TLS_MAX_HANDSHAKES)
+		return "too many TLS handshakes in progress";
+	return NULL;
 }
 
 int rn_tls_accept(struct runner *r, int listen_fd)
 {
 	for (int i = 0; i < 64; i++) {
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		char addr[INET6_ADDRSTRLEN], peer[sizeof(((struct tls_conn *)0)->peer)];
+		const char *full;
 		struct tls_conn *c;
 
 		if (fd < 0)
 			return errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			       errno == ENOMEM ? -1 : 0;
+		peer_name(fd, addr, peer, sizeof(peer));
+		full = handshake_room(addr);
+		if (full) {
+			log_refused(peer, full);
+			close(fd);
+			continue;
+		}
 		if (n_tconns >= TLS_MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
 			close(fd);
 			continue;
 		}
+		/* every write is a whole TLS record the peer waits for (a reply,
+		 * then close_notify): Nagle would hold the second one back for
+		 * the peer's delayed ACK, some 40 ms a request */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 		c->r = r;
 		c->net.fd = fd;
 		c->net.cb = on_net;
@@ -525,7 +578,8 @@ int rn_tls_accept(struct runner *r, int listen_fd)
 		c->pair.fd = -1;
 		c->accepted = rn_now_mono();
 		c->deadline = c->accepted + RN_REQ_TIMEOUT_MS;
-		peer_name(fd, c->peer, sizeof(c->peer));
+		memcpy(c->addr, addr, sizeof(c->addr));
+		memcpy(c->peer, peer, sizeof(c->peer));
 		sbx_buf_init(&c->to_pair, TLS_BUF);
 		sbx_buf_init(&c->to_net, TLS_BUF);
 		c->ssl = SSL_new(ctx);
@@ -554,8 +608,8 @@ int rn_tls_sweep(void)
 		struct tls_conn *c = *pp;
 		if (c->state != T_DEAD && c->deadline && now >= c->deadline) {
 			if (c->state == T_HANDSHAKE)
-				log_refused(c, "no complete TLS handshake within the request "
-					    "deadline");
+				log_refused(c->peer, "no complete TLS handshake within the "
+					    "request deadline");
 			tconn_close(c);
 		}
 		if (c->state == T_DEAD) {

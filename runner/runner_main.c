@@ -1,8 +1,8 @@
 /* sandbox-runner: owns sandbox lifecycles on one host and serves the
  * control API on a UNIX socket, and with --listen-tls on TCP with mutual
- * TLS (docs/runner.md); `sandbox-runner ctl` is its command-line client. One epoll loop, no
- * threads: sandbox creation blocks the loop for its few milliseconds of
- * setup; nothing a client or a sandbox sends can block it. */
+ * TLS (docs/runner.md); `sandbox-runner ctl` is its command-line client.
+ * One epoll loop, no threads: sandbox creation blocks the loop for its few
+ * milliseconds of setup; nothing a client or a sandbox sends can block it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
