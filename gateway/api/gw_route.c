@@ -328,26 +328,48 @@ static int check(struct gw_req *r, const struct gw_route *rt, size_t cap)
 	return 0;
 }
 
-static void proceed(struct gw_req *r);
+static void after_lookup(struct gw_req *r);
 
-/* A request for a sandbox of no key here: answered now, or resumed once
- * its runner said whose it is (gw_owner_lookup.c). */
+/* The first sandbox id in the path (/v1/sandboxes/{id}/..., and the
+ * @vercel/sandbox paths /v2/sandboxes/{id}, /v2/sandboxes/sessions/{id}/...):
+ * 1 with it in sid. */
+static int uri_sid(const char *uri, char *sid, size_t n)
+{
+	char name[GW_RUNNER_NAME_MAX + 1];
+	const char *p = uri;
+
+	while (*p == '/') {
+		size_t k = 0;
+		p++;
+		while (is_id_char(p[k]))
+			k++;
+		if (k >= 5 && k < n && !strncmp(p, "sbx_", 4)) {
+			memcpy(sid, p, k);
+			sid[k] = '\0';
+			if (!gw_sid_runner_name(sid, name, sizeof name))
+				return 1;
+		}
+		p += k;
+	}
+	return 0;
+}
+
+/* The owner of a sandbox no key here has is asked of its runner
+ * (gw_owner_lookup.c) before the request goes on: a sandbox made through
+ * another gateway is then this gateway's too. */
 static void owner_known(struct gw_own_wait *w, enum gw_own_result res, const char *msg)
 {
 	struct gw_req *r = lws_container_of(w, struct gw_req, own_wait);
 	int waited = r->owner_pending;
 
 	r->owner_pending = 0;
-	if (res != GW_OWN_YES) {
+	if (res == GW_OWN_UNAVAILABLE || res == GW_OWN_BUSY) {
 		if (r->body_expected > 0 && !r->held_done)
 			r->close_after = 1;   /* the rest of the body is not read */
-		if (res == GW_OWN_NO)
-			gw_resp_error(r, 404, "not_found", "no sandbox %s", r->sid);
-		else
-			gw_resp_error(r, 503, res == GW_OWN_BUSY ? "no_capacity" : "runner_unavailable",
-				      "%s", msg);
-	} else {
-		proceed(r);
+		gw_resp_error(r, 503, res == GW_OWN_BUSY ? "no_capacity" : "runner_unavailable",
+			      "%s", msg);
+	} else {   /* adopted or not: the usual checks say what follows */
+		after_lookup(r);
 		/* what came of the body meanwhile goes the usual way */
 		if (r->held.len && !r->resp_ready)
 			gw_route_body(r, sbx_buf_head(&r->held), r->held.len);
@@ -367,7 +389,7 @@ static void owner_known(struct gw_own_wait *w, enum gw_own_result res, const cha
 
 void gw_route(struct gw_req *r)
 {
-	char allow[64];
+	char allow[64], sid[80];
 	const struct gw_route *first, *rt = find(r, &first, allow, sizeof allow);
 
 	if (!first) {
@@ -378,19 +400,28 @@ void gw_route(struct gw_req *r)
 	if (admit(r, first, rt, allow))
 		return;
 	r->rt = rt;
+	if (uri_sid(r->uri, sid, sizeof sid) && gw_owner_get(r->vh, sid) < 0) {
+		r->body_expected = content_length(r);   /* for owner_known's close */
+		sbx_buf_init(&r->held, GW_JSON_BODY_CAP);
+		r->owner_pending = 1;
+		gw_owner_lookup(r->vh, sid, r->key, &r->own_wait, owner_known);
+		return;
+	}
+	after_lookup(r);
+}
+
+static void proceed(struct gw_req *r);
+
+static void after_lookup(struct gw_req *r)
+{
+	const struct gw_route *rt = r->rt;
+
 	if (rt->body == GW_BODY_OWN) {   /* the handler checks all itself */
 		rt->start(r);
 		return;
 	}
 	if (r->sid[0] && gw_owner_get(r->vh, r->sid) != r->key) {
-		if (gw_owner_get(r->vh, r->sid) >= 0) {   /* another key's */
-			gw_resp_error(r, 404, "not_found", "no sandbox %s", r->sid);
-			return;
-		}
-		r->body_expected = content_length(r);   /* for owner_known's close */
-		sbx_buf_init(&r->held, GW_JSON_BODY_CAP);
-		r->owner_pending = 1;
-		gw_owner_lookup(r->vh, r->sid, r->key, &r->own_wait, owner_known);
+		gw_resp_error(r, 404, "not_found", "no sandbox %s", r->sid);
 		return;
 	}
 	proceed(r);

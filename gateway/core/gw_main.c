@@ -47,8 +47,15 @@ static int runner_tls_configure(struct gw_vh *vh, const struct gw_flags *fl)
 	struct sbx_err err = { 0 };
 
 	if ((gw_runners_tls(vh) || fl->runners_dns) && !fl->runner_ca) {
-		sbx_err_log("%s: runners over TLS: give --runner-ca, --runner-cert and --runner-key",
-			    fl->runners_dns ? "--runners-dns" : "a runner at HOST:PORT");
+		const char *tcp = "";
+		for (int i = 0; i < vh->nrunners && !*tcp; i++)
+			if (vh->runners[i].kind == GW_RUNNER_TLS)
+				tcp = vh->runners[i].addr;
+		if (*tcp)
+			sbx_err_log("%s is a TLS runner: give --runner-ca, --runner-cert and --runner-key", tcp);
+		else
+			sbx_err_log("--runners-dns %s gives TLS runners: give --runner-ca, --runner-cert "
+				    "and --runner-key", fl->runners_dns);
 		return -1;
 	}
 	if (!fl->runner_ca)

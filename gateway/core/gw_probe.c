@@ -28,7 +28,7 @@ static struct {
 	int started;
 	int64_t last_sent[GW_RUNNERS_MAX];
 	unsigned char tried[GW_RUNNERS_MAX];     /* has answered or failed once */
-	unsigned char need_caps[GW_RUNNERS_MAX]; /* no_status_op: capabilities to fetch */
+	unsigned char need_caps[GW_RUNNERS_MAX]; /* its capabilities to fetch (once per time up) */
 } pr;
 
 static int idx(const struct gw_runner *rn)
@@ -49,14 +49,27 @@ static void set_iso(struct gw_runner *rn, const cJSON *list, const char *def)
 	const cJSON *e;
 
 	if (cJSON_IsArray(list)) {
+		/* `status` says no reasons: those `capabilities` gave are kept */
+		struct gw_runner_iso old[GW_RUNNER_ISO_MAX];
+		int nold = rn->niso;
+		memcpy(old, rn->iso, sizeof old);
 		rn->niso = 0;
 		cJSON_ArrayForEach(e, list) {
 			const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
-			if (!n || strlen(n) >= sizeof rn->iso[0].name || rn->niso >= GW_RUNNER_ISO_MAX)
+			const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "reason"));
+			struct gw_runner_iso *it = &rn->iso[rn->niso];
+			if (!n || strlen(n) >= sizeof it->name || rn->niso >= GW_RUNNER_ISO_MAX)
 				continue;
-			snprintf(rn->iso[rn->niso].name, sizeof rn->iso[0].name, "%s", n);
-			rn->iso[rn->niso++].available =
-				cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "available"));
+			snprintf(it->name, sizeof it->name, "%s", n);
+			it->available = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "available"));
+			it->reason[0] = '\0';
+			if (why)
+				snprintf(it->reason, sizeof it->reason, "%s", why);
+			else
+				for (int k = 0; k < nold; k++)
+					if (!strcmp(old[k].name, n))
+						memcpy(it->reason, old[k].reason, sizeof it->reason);
+			rn->niso++;
 		}
 	}
 	if (def && strlen(def) < sizeof rn->default_iso)
@@ -137,7 +150,10 @@ static int probe_reply(struct gw_up *u, const cJSON *o, int ok, const char *why,
 	answered(p);
 	if (!o) {
 		char b[200];
-		snprintf(b, sizeof b, "its %s reply: %s", p->op, why);
+		if (gw_up_unreachable(u))   /* why names the runner and the reason */
+			snprintf(b, sizeof b, "%s", why);
+		else
+			snprintf(b, sizeof b, "its %s reply: %s", p->op, why);
 		gw_runner_set_state(vh, rn, GW_RUNNER_DOWN, b);
 		return 1;
 	}
@@ -174,8 +190,8 @@ static int probe_reply(struct gw_up *u, const cJSON *o, int ok, const char *why,
 		return 1;
 	}
 	if (gw_probe_apply(vh, rn, body) == 0 && rn->name[0]) {
-		if (rn->state != GW_RUNNER_UP && rn->no_status_op && strcmp(p->op, "capabilities"))
-			pr.need_caps[idx(rn)] = 1;   /* its isolation list, once per time up */
+		if (rn->state != GW_RUNNER_UP && strcmp(p->op, "capabilities"))
+			pr.need_caps[idx(rn)] = 1;   /* its isolation list and reasons, once per time up */
 		gw_runner_set_state(vh, rn, GW_RUNNER_UP, "");
 		if (pr.need_caps[idx(rn)])
 			pr.last_sent[idx(rn)] = 0;
@@ -211,7 +227,7 @@ static void send_probe(struct gw_vh *vh, struct gw_runner *rn)
 		return;
 	}
 	p->rn = rn;
-	p->op = !rn->no_status_op ? "status" : pr.need_caps[i] ? "capabilities" : "ping";
+	p->op = pr.need_caps[i] && rn->name[0] ? "capabilities" : !rn->no_status_op ? "status" : "ping";
 	cJSON_AddStringToObject(req, "op", p->op);
 	gw_up_init(&p->up, vh, &probe_ops, p);
 	int rc = gw_up_open_runner(&p->up, NULL, rn, req, NULL, GW_UP_REPLY | GW_UP_PROBE);
@@ -265,8 +281,9 @@ void gw_probe_start(struct gw_vh *vh)
 int gw_probe_first_round(struct gw_vh *vh)
 {
 	for (int i = 0; i < vh->nrunners; i++)
-		if (!pr.tried[i] && vh->runners[i].state == GW_RUNNER_UNKNOWN)
-			return 1;
+		if ((!pr.tried[i] && vh->runners[i].state == GW_RUNNER_UNKNOWN) ||
+		    (pr.need_caps[i] && vh->runners[i].state == GW_RUNNER_UP))
+			return 1;   /* its status, then its capabilities (their reasons) */
 	return 0;
 }
 

@@ -40,6 +40,19 @@ static int iso_state(const struct gw_runner *rs, const char *iso)
 	return rs->niso ? -1 : (!*iso || !strcmp(iso, rs->default_iso) ? 1 : -1);
 }
 
+int gw_runner_iso_state(const struct gw_runner *rs, const char *iso, const char **reason)
+{
+	const char *want = iso_of(rs, iso);
+
+	*reason = "";
+	for (int i = 0; i < rs->niso; i++)
+		if (!strcmp(rs->iso[i].name, want)) {
+			*reason = rs->iso[i].reason;
+			break;
+		}
+	return iso_state(rs, want);
+}
+
 const char *gw_place_why_not(const struct gw_runner *rs, const char *iso, int64_t memory_mb,
 			     char *buf, size_t n)
 {

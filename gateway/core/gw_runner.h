@@ -29,6 +29,7 @@ enum gw_runner_state {
 struct gw_runner_iso {
 	char name[16];
 	int available;
+	char reason[160];   /* why not available (its `capabilities`), "" unknown */
 };
 
 struct gw_up;
@@ -61,6 +62,7 @@ struct gw_runner {
 	int64_t probe_sent_ms;
 	int no_status_op;                   /* answers `ping` + `capabilities` instead */
 	char why[160];                      /* why it is down or refused */
+	int down_connect;                   /* down because its socket refused a connect */
 };
 
 struct gw_vh;
@@ -74,6 +76,12 @@ enum gw_runner_state gw_runner_route(struct gw_vh *vh, const char *sid, struct g
 /* The 503 runner_unavailable message for a sandbox of rn (NULL: a runner
  * not identified yet), in buf. */
 const char *gw_runner_unavailable_msg(const struct gw_runner *rn, char *buf, size_t n);
+/* Whether a request may try rn: it is up, or it is a runner on this host
+ * that went down by refusing a connect (a connect answers at once
+ * whether it is back, so it is tried rather than refused for up to a
+ * second until its next status). A runner down for not answering, or over
+ * TLS, is not tried: its requests are 503 at once, never a hang. */
+int gw_runner_usable(const struct gw_runner *rn);
 /* The runner of calls that name no sandbox: the local one, else the
  * first that is up. */
 struct gw_runner *gw_runner_local(struct gw_vh *vh);
@@ -136,6 +144,9 @@ const char *gw_place_why_not(const struct gw_runner *rs, const char *iso, int64_
 /* Whether iso is a name some runner of rs knows (1), and available on
  * one that is up (2); 0 when none knows it. */
 int gw_place_iso_known(const struct gw_runner *const *rs, int n, const char *iso);
+/* Whether rs offers isolation iso (NULL: its default): 1 available, 0
+ * known but not available (*reason: why, "" unknown), -1 unknown to rs. */
+int gw_runner_iso_state(const struct gw_runner *rs, const char *iso, const char **reason);
 /* Discovery: have[i] are the table's discovered addresses, got[j] what
  * the name resolves to now. keep[i] = 1 when have[i] is still there;
  * add[j] = 1 when got[j] is new (not in have, not a repeat in got). */

@@ -165,11 +165,17 @@ struct gw_runner *gw_runner_for_sid(struct gw_vh *vh, const char *sid)
 	return by_name(vh, name, NULL);
 }
 
+int gw_runner_usable(const struct gw_runner *rn)
+{
+	return rn->state == GW_RUNNER_UP ||
+	       (rn->state == GW_RUNNER_DOWN && rn->kind == GW_RUNNER_UNIX && rn->down_connect);
+}
+
 enum gw_runner_state gw_runner_route(struct gw_vh *vh, const char *sid, struct gw_runner **rn)
 {
 	*rn = gw_runner_for_sid(vh, sid);
 	if (*rn)
-		return (*rn)->state == GW_RUNNER_UP ? GW_RUNNER_UP : GW_RUNNER_DOWN;
+		return gw_runner_usable(*rn) ? GW_RUNNER_UP : GW_RUNNER_DOWN;
 	/* a runner that has not said its name may be this one */
 	for (int i = 0; i < vh->nrunners; i++)
 		if (!vh->runners[i].name[0] && vh->runners[i].state != GW_RUNNER_REFUSED)
@@ -190,7 +196,8 @@ const char *gw_runner_unavailable_msg(const struct gw_runner *rn, char *buf, siz
 	char when[32];
 
 	if (!rn) {
-		snprintf(buf, n, "the sandbox's runner has not answered yet; try again shortly");
+		snprintf(buf, n, "no known runner has this sandbox's name, and a runner has not said "
+			 "its name yet (not answering); try again when it does");
 		return buf;
 	}
 	rfc3339(rn->since_ms, when, sizeof when);
@@ -210,6 +217,8 @@ void gw_runner_set_state(struct gw_vh *vh, struct gw_runner *rn, enum gw_runner_
 		return;
 	rn->state = st;
 	rn->since_ms = gw_now_ms();
+	if (st != GW_RUNNER_DOWN)
+		rn->down_connect = 0;
 	switch (st) {
 	case GW_RUNNER_UP:
 		sbx_info("runner %s (%s) is %s", rn->name, rn->addr,
@@ -239,6 +248,7 @@ void gw_runner_failed(struct gw_vh *vh, struct gw_runner *rn, int e, const char 
 		return;
 	snprintf(b, sizeof b, "%s", why ? why : strerror(e));
 	gw_runner_set_state(vh, rn, GW_RUNNER_DOWN, b);
+	rn->down_connect = e == ECONNREFUSED || e == ENOENT;
 	/* a UNIX runner that no longer listens has lost its sandboxes: the
 	 * streams that went straight to their agents end now */
 	if (rn->kind == GW_RUNNER_UNIX && (e == ECONNREFUSED || e == ENOENT))
@@ -254,6 +264,8 @@ static cJSON *iso_json(const struct gw_runner *rn)
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", rn->iso[i].name);
 		cJSON_AddBoolToObject(o, "available", rn->iso[i].available);
+		if (!rn->iso[i].available && rn->iso[i].reason[0])
+			cJSON_AddStringToObject(o, "reason", rn->iso[i].reason);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
@@ -323,10 +335,16 @@ cJSON *gw_runners_capabilities(struct gw_vh *vh)
 				hit = cJSON_CreateObject();
 				cJSON_AddStringToObject(hit, "name", rn->iso[k].name);
 				cJSON_AddFalseToObject(hit, "available");
+				if (rn->iso[k].reason[0])
+					cJSON_AddStringToObject(hit, "reason", rn->iso[k].reason);
+				else
+					cJSON_AddNullToObject(hit, "reason");
 				cJSON_AddItemToArray(a, hit);
 			}
-			if (rn->iso[k].available)
+			if (rn->iso[k].available) {   /* available somewhere: no reason */
 				cJSON_ReplaceItemInObjectCaseSensitive(hit, "available", cJSON_CreateTrue());
+				cJSON_ReplaceItemInObjectCaseSensitive(hit, "reason", cJSON_CreateNull());
+			}
 		}
 	}
 	if (out)
