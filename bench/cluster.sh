@@ -15,6 +15,9 @@
 #     write CLOCK_REALTIME every 20 ms for 5 s; two bench/ws_reader clients
 #     read every command at the same time, one through each gateway, so
 #     both see the same chunks under the same load.
+#  3. how soon a lost runner's sandboxes answer 503 (goal from the issue:
+#     2 s after a kill -9), and a vanished host's (its link down: nothing
+#     answers), with when the gateway marks the runner down.
 # Needs root, bin/sandbox-gateway, bin/sandbox-runner (with --listen-tls),
 # the default image, ip, nsenter.
 . "$(dirname "$0")/../tests/lib/harness.sh"
@@ -142,3 +145,62 @@ print("figure: stream chunk latency p50, remote runner (TLS)|%.2f|ms|-" % (rem["
 print("figure: added latency per chunk, remote over local, p50|%.2f|ms|-" % ((rem["p50_us"] - loc["p50_us"]) / 1e3))
 print("figure: added latency per chunk, remote over local, p99|%.2f|ms|-" % ((rem["p99_us"] - loc["p99_us"]) / 1e3))
 PY
+
+# ---- 3. how soon a lost runner's sandboxes answer 503 ----
+# kill -9 (the host is there: its kernel resets the connections) and a
+# host that vanishes (its link down: nothing answers at all, the status
+# probe's 1.5 s deadline decides). Through the gateway of three runners.
+on_c() { # a sandbox on the third runner, made through the three-runner gateway
+	local id s
+	for _ in 1 2 3 4 5 6; do
+		id=$(api -d '{"memory_mb":128,"timeout_ms":600000}' "http://127.0.0.1:$T3/v1/sandboxes" | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4)
+		s=${id#sbx_}
+		[ "${s%_*}" = "${CL_NAME[3]}" ] && { echo "$id"; return; }
+	done
+}
+# ms until /v1/runners says the third runner is down (written to FILE)
+until_down() { # t0_ms file
+	for _ in $(seq 1000); do
+		if api "http://127.0.0.1:$T3/v1/runners" | python3 -c '
+import json, sys
+sys.exit(0 if any(r.get("name") == sys.argv[1] and r.get("state") == "down" for r in json.load(sys.stdin)["runners"]) else 1)' "${CL_NAME[3]}"; then
+			echo $(($(date +%s%3N) - $1)) >"$2"
+			return
+		fi
+		sleep 0.02
+	done
+	echo never >"$2"
+}
+# ms until a GET of the sandbox answers 503 (each GET waits for its answer:
+# a GET that hangs counts), and, watched at the same time, until the
+# gateway marks the runner down
+until_503() { # id t0_ms
+	local c t503=never dp
+	until_down "$2" "$T/down" &
+	dp=$!
+	for _ in $(seq 1000); do
+		c=$(curl -s -m 30 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $KEY" "http://127.0.0.1:$T3/v1/sandboxes/$1")
+		[ "$c" = 503 ] && { t503=$(($(date +%s%3N) - $2)); break; }
+		sleep 0.02
+	done
+	wait $dp
+	echo "$t503 $(cat "$T/down")"
+}
+S3=$(on_c)
+[ -n "$S3" ] || die "no sandbox landed on ${CL_NAME[3]}"
+t0=$(date +%s%3N); cl_runner_kill9 3
+read -r k503 kdown <<<"$(until_503 "$S3" "$t0")"
+cl_runner_start 3 || die "runner ${CL_NAME[3]} did not start again"
+for _ in $(seq 100); do
+	api "http://127.0.0.1:$T3/v1/runners" | grep -q "\"name\":\"${CL_NAME[3]}\",[^}]*\"state\":\"up\"" && break
+	sleep 0.1
+done
+S3=$(on_c)
+[ -n "$S3" ] || die "no sandbox landed on ${CL_NAME[3]} after its restart"
+t0=$(date +%s%3N); ip -n "${CL_NS[3]}" link set "${CL_TAG}p3" down
+read -r v503 vdown <<<"$(until_503 "$S3" "$t0")"
+ip -n "${CL_NS[3]}" link set "${CL_TAG}p3" up
+echo "runner killed (-9): 503 after $k503 ms, marked down after $kdown ms; host vanished (link down): 503 after $v503 ms, down after $vdown ms"
+echo "figure: 503 after a runner's kill -9|$k503|ms|< 2000"
+echo "figure: 503 after a runner's host vanished (no answer at all)|$v503|ms|-"
+echo "figure: runner marked down after its host vanished|$vdown|ms|< 2500"
