@@ -74,6 +74,9 @@ cl_net_up() {
 		ip link set "${CL_TAG}h$i" up &&
 		ip -n "${CL_NS[i]}" link set lo up &&
 		ip -n "${CL_NS[i]}" addr add "${CL_ADDR[i]}/24" dev "${CL_TAG}p$i" &&
+		# a link set down to simulate a vanished host keeps its IPv6
+		# address (by default the kernel drops it with the link)
+		nsenter --net="/run/netns/${CL_NS[i]}" sysctl -qw "net.ipv6.conf.${CL_TAG}p$i.keep_addr_on_down=1" &&
 		ip -n "${CL_NS[i]}" -6 addr add "${CL_ADDR6[i]}/64" dev "${CL_TAG}p$i" nodad &&
 		ip -n "${CL_NS[i]}" link set "${CL_TAG}p$i" up &&
 		ip -n "${CL_NS[i]}" route add default via "$CL_NET.1" || return 1

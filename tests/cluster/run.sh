@@ -275,6 +275,31 @@ grep -q "runner $RC restarted" "$T/gw.g1.log" && pass "returned runner: g1 logs 
 id=$(create "$P1")
 check "returned runner: the next create goes to it (the most room)" "$(runner_of "$id")" "$RC"
 
+# ---- a runner's host vanishes (its link down: no reset, nothing answers) ----
+# the status probe's deadline marks it down; a request already connecting
+# waits for its own connect deadline. Bound: 15 s, generous for a busy
+# machine; the time is printed.
+SC2=$id
+ip -n "${CL_NS[3]}" link set "${CL_TAG}p3" down
+t0=$(ms_now) t1= slow=0
+for _ in $(seq 300); do
+	a=$(ms_now)
+	c=$(api "$P1" GET "/sandboxes/$SC2")
+	[ $(($(ms_now) - a)) -gt $slow ] && slow=$(($(ms_now) - a))
+	[ "$c" = 503 ] && { t1=$(($(ms_now) - t0)); break; }
+	[ $(($(ms_now) - t0)) -gt 15000 ] && break
+	sleep 0.05
+done
+echo "  host of $RC vanished: 503 after ${t1:-never} ms (slowest request ${slow} ms)"
+check "vanished host: its sandbox answers 503 runner_unavailable within 15 s" \
+	"$([ -n "$t1" ] && echo yes) $(jget '["error"]["code"]')" "yes runner_unavailable"
+check "vanished host: the others work meanwhile" "$(run "$P1" "$SA" echo fine)" "fine"
+ip -n "${CL_NS[3]}" link set "${CL_TAG}p3" up
+wait_runners "$P1" "$RC up false [0-9]+" && pass "vanished host back: up again" ||
+	fail "vanished host back: $(tr '\n' ';' <"$T/runners")"
+check "vanished host back: its sandbox is still there, running" \
+	"$(api "$P1" GET "/sandboxes/$SC2") $(jget '["status"]')" "200 running"
+
 # ---- drain ----
 ctl drain --socket "$T/r1.sock" >"$T/ctl.out" 2>&1
 check "ctl drain: exit 0, the status says draining" "$? $(grep -c '"draining":true' "$T/ctl.out")" "0 1"
