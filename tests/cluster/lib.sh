@@ -227,6 +227,8 @@ cl_teardown() {
 		CL_DIRTY[i]=0
 	done
 	h_stop_all
+	# the runners' name locks (the lock is the flock; the file stays)
+	rm -f /run/sandbox-runner."$CL_TAG"[a-z].lock
 	if [ "$CL_NET_MADE" = 1 ]; then
 		for i in $(seq 1 $CL_N); do
 			[ -e "/run/netns/${CL_NS[i]}" ] && ip netns del "${CL_NS[i]}"
@@ -245,6 +247,7 @@ cl_leftovers() {
 		pgrep -f -- "--name ${CL_NAME[i]} " >/dev/null && echo "runner process ${CL_NAME[i]}"
 		find /sys/fs/cgroup -maxdepth 4 -name "sbx_${CL_NAME[i]}_*" 2>/dev/null | sed 's/^/cgroup /'
 	done
+	ls /run/sandbox-runner."$CL_TAG"[a-z].lock 2>/dev/null | sed 's/^/lock file /'
 	ip -o link show 2>/dev/null | grep -o "$CL_TAG[a-z0-9]*" | sort -u | sed 's/^/link /'
 	grep -F " $T/" /proc/mounts | awk '{print "mount " $2}'
 	pgrep -f -- "$T/" | while read -r p; do echo "process $p $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)"; done
