@@ -46,13 +46,13 @@ cl_certs || die "deploy/certs.sh failed"
 for i in 1 2 3; do cl_runner_start $i || die "runner ${CL_NAME[i]} did not start"; done
 cc -O2 -Wall -o "$T/ws_reader" bench/ws_reader.c -lcrypto || die "ws_reader does not build"
 
-port() { local p; p=$(random_port); echo "$p"; }
-T3=$(port) T1=$(port) UL=$(port)
 A3=,${CL_ADDR[2]}:$CL_RPORT,${CL_ADDR[3]}:$CL_RPORT
-cl_gateway three "$T3" --runners "${CL_ADDR[1]}:$CL_RPORT$A3" --max-sandboxes-per-key 200 || die "gateway (three runners)"
-cl_gateway one "$T1" --runners "${CL_ADDR[1]}:$CL_RPORT" --max-sandboxes-per-key 200 || die "gateway (one runner)"
-SANDBOX_API_KEYS=$KEY start_gateway "$GW" "$UL" "$T/gw.local.log" --runners "unix:$T/r1.sock" \
-	--max-sandboxes-per-key 200 || die "gateway (local runner)"
+cl_gateway three --runners "${CL_ADDR[1]}:$CL_RPORT$A3" --max-sandboxes-per-key 200 || die "gateway (three runners)"
+T3=$CL_PORT
+cl_gateway one --runners "${CL_ADDR[1]}:$CL_RPORT" --max-sandboxes-per-key 200 || die "gateway (one runner)"
+T1=$CL_PORT
+cl_start_gw local "$GW" --runners "unix:$T/r1.sock" --max-sandboxes-per-key 200 || die "gateway (local runner)"
+UL=$CL_PORT
 # every gateway has identified its runners (a create before would be refused)
 for p in $T3 $T1 $UL; do
 	for _ in $(seq 100); do

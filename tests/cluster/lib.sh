@@ -19,9 +19,11 @@
 #   cl_runner_kill9 I  SIGKILL (its sandboxes stay behind until it starts
 #                      again: the teardown restarts it to reap them)
 #   cl_runner_stop I   SIGTERM and wait (it stops its sandboxes first)
-#   cl_gateway NAME PORT ARGS...   a gateway on loopback with the cluster
-#                      TLS flags and the suite's key; its log T/gw.NAME.log
-#   cl_gateway_dns NAME PORT ARGS...   the same under `unshare -m` with
+#   cl_gateway NAME ARGS...   a gateway on a free loopback port (CL_PORT,
+#                      GW_PID) with the cluster TLS flags and the key(s) in
+#                      KEY; its log T/gw.NAME.log
+#   cl_start_gw NAME BIN ARGS...   the same for any gateway command line
+#   cl_gateway_dns NAME ARGS...   the same under `unshare -m` with
 #                      T/resolv.conf bind-mounted on /etc/resolv.conf: its
 #                      resolver asks cl_dns_start's server, nothing else
 #   cl_dns_start       tests/cluster/dns.py on CL_DNS:53 (a loopback address
@@ -153,17 +155,39 @@ cl_runner_stop() { # i
 	CL_DIRTY[$1]=0
 }
 
-cl_gateway() { # name port args...
-	local name=$1 port=$2
+# bin on a free port: up to three random ports. A taken port can look
+# free: another suite's gateway on it answers /healthz for ours, which then
+# dies on its bind; so ours is taken as started only once it said it
+# listens on that port.
+cl_start_gw() { # name bin args... -> CL_PORT, GW_PID
+	local name=$1 bin=$2 port log
 	shift 2
-	SANDBOX_API_KEYS=$KEY start_gateway "$GW" "$port" "$T/gw.$name.log" \
-		--runner-ca "$CL_PKI/ca.crt" --runner-cert "$CL_PKI/gateway-gw.crt" \
+	log=$T/gw.$name.log
+	for _ in 1 2 3; do
+		port=$(random_port)
+		if SANDBOX_API_KEYS=$KEY start_gateway "$bin" "$port" "$log" "$@"; then
+			for _ in $(seq 50); do
+				grep -q "listening on http://127.0.0.1:$port[, ]" "$log" && { CL_PORT=$port; return 0; }
+				kill -0 "$GW_PID" 2>/dev/null || break
+				sleep 0.1
+			done
+		fi
+		kill "$GW_PID" 2>/dev/null; wait "$GW_PID" 2>/dev/null
+	done
+	tail -5 "$log"
+	return 1
+}
+
+cl_gateway() { # name args...
+	local name=$1
+	shift
+	cl_start_gw "$name" "$GW" --runner-ca "$CL_PKI/ca.crt" --runner-cert "$CL_PKI/gateway-gw.crt" \
 		--runner-key "$CL_PKI/gateway-gw.key" "$@"
 }
 
-cl_gateway_dns() { # name port args...
-	local name=$1 port=$2
-	shift 2
+cl_gateway_dns() { # name args...
+	local name=$1
+	shift
 	printf 'nameserver %s\noptions timeout:1 attempts:2\n' "$CL_DNS" >"$T/resolv.conf"
 	# one pid from here to the gateway: unshare execs, sh execs
 	cat >"$T/gw-dns.sh" <<-EOF
@@ -171,9 +195,8 @@ cl_gateway_dns() { # name port args...
 	exec unshare -m --propagation private sh -c 'mount --bind "\$0" /etc/resolv.conf && exec "\$@"' "$T/resolv.conf" "$GW" "\$@"
 	EOF
 	chmod +x "$T/gw-dns.sh"
-	SANDBOX_API_KEYS=$KEY start_gateway "$T/gw-dns.sh" "$port" "$T/gw.$name.log" \
-		--runner-ca "$CL_PKI/ca.crt" --runner-cert "$CL_PKI/gateway-gw.crt" \
-		--runner-key "$CL_PKI/gateway-gw.key" "$@"
+	cl_start_gw "$name" "$T/gw-dns.sh" --runner-ca "$CL_PKI/ca.crt" \
+		--runner-cert "$CL_PKI/gateway-gw.crt" --runner-key "$CL_PKI/gateway-gw.key" "$@"
 }
 
 cl_dns_start() {

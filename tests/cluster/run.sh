@@ -101,16 +101,14 @@ ms_now() { date +%s%3N; }
 ctl() { "$RUNNER" ctl "$@"; }
 
 # ---- the gateways ----
-P1=$(random_port) P2=$(random_port)
-while [ "$P2" = "$P1" ]; do P2=$(random_port); done
 STATIC="${CL_ADDR[1]}:$CL_RPORT,${CL_ADDR[2]}:$CL_RPORT,[${CL_ADDR6[3]}]:$CL_RPORT"
-KEY="$KEY,$KEY2" cl_gateway g1 "$P1" --runners "$STATIC" --preview-secret-file "$T/psecret" ||
+KEY="$KEY,$KEY2" cl_gateway g1 --runners "$STATIC" --preview-secret-file "$T/psecret" ||
 	{ tail -20 "$T/gw.g1.log"; h_abort "gateway g1 did not start"; }
-G1PID=$GW_PID
-KEY="$KEY,$KEY2" cl_gateway_dns g2 "$P2" --runners-dns "$DNSNAME" --runner-port $CL_RPORT \
+G1PID=$GW_PID P1=$CL_PORT
+KEY="$KEY,$KEY2" cl_gateway_dns g2 --runners-dns "$DNSNAME" --runner-port $CL_RPORT \
 	--discovery-interval-ms 500 --preview-secret-file "$T/psecret" ||
 	{ tail -20 "$T/gw.g2.log"; h_abort "gateway g2 did not start"; }
-G2PID=$GW_PID
+G2PID=$GW_PID P2=$CL_PORT
 
 # ---- discovery ----
 if wait_runners "$P1" "$RA up false 0" "$RB up false 0" "$RC up false 0"; then
@@ -345,15 +343,14 @@ python3 tests/cluster/tlspeer.py fake "$T/fake.port" "$CL_PKI/runner-${CL_TAG}x.
 h_track $!
 RD=${CL_TAG}d
 deploy/certs.sh runner "$T/pki-other" "$RD" >>"$T/certs.log" 2>&1
-DPORT=$(random_port)
+DPORT=$CL_RPORT   # on the bridge's own address: nobody else's
 start_runner "$RD" "$T/rd.sock" "$T/sd" --max-memory-mb 2048 --listen-tls "$CL_NET.1:$DPORT" \
 	--cert "$T/pki-other/runner-$RD.crt" --key "$T/pki-other/runner-$RD.key" --client-ca "$CL_PKI/ca.crt" ||
 	h_abort "runner $RD did not start"
 for _ in $(seq 50); do [ -s "$T/fake.port" ] && break; sleep 0.1; done
-P3=$(random_port)
-cl_gateway g3 "$P3" --runners "127.0.0.1:$(cat "$T/fake.port"),$CL_NET.1:$DPORT,${CL_ADDR[2]}:$CL_RPORT" ||
+cl_gateway g3 --runners "127.0.0.1:$(cat "$T/fake.port"),$CL_NET.1:$DPORT,${CL_ADDR[2]}:$CL_RPORT" ||
 	h_abort "gateway g3 did not start"
-G3PID=$GW_PID
+G3PID=$GW_PID P3=$CL_PORT
 sleep 3   # a few probe rounds for the impostors
 wait_runners "$P3" "$RB up false [0-9]+" || true
 check "g3: the real $RB is up, nothing else is" "$(grep -c ' up ' "$T/runners") $(grep -c "^$RB up" "$T/runners")" "1 1"
@@ -381,9 +378,8 @@ SRV=_runner._tcp.$CL_TAG.test
 cl_zone "$DNSNAME A ${CL_ADDR[1]}" "$DNSNAME AAAA ${CL_ADDR6[3]}" \
 	"$SRV SRV 0 0 $CL_RPORT ra.$CL_TAG.test" "$SRV SRV 0 0 $CL_RPORT rb.$CL_TAG.test" \
 	"ra.$CL_TAG.test A ${CL_ADDR[1]}" "rb.$CL_TAG.test A ${CL_ADDR[2]}"
-P4=$(random_port)
-cl_gateway_dns g4 "$P4" --runners-dns "$SRV" --discovery-interval-ms 500 || h_abort "gateway g4 did not start"
-G4PID=$GW_PID
+cl_gateway_dns g4 --runners-dns "$SRV" --discovery-interval-ms 500 || h_abort "gateway g4 did not start"
+G4PID=$GW_PID P4=$CL_PORT
 if wait_runners "$P4" "$RA up false [0-9]+" "$RB up false [0-9]+" && ! grep -q "^$RC " "$T/runners"; then
 	pass "SRV: g4 finds the runners of the SRV records ($RA $RB)"
 else
