@@ -162,7 +162,7 @@ suite_runners() { # gateway-bin
 		-H "Mcp-Session-Id: $msid" -H 'MCP-Protocol-Version: 2025-06-18' \
 		-d '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"sandbox_id":"'"$sm"'","cmd":"echo","args":["via mcp"]}}}' $ub/mcp >/dev/null
 	check "runners: an MCP tool call through B on a sandbox made through A" \
-		"$(rs_json "d['result'].get('isError'), d['result']['structuredContent']['stdout']")" "(False, 'via mcp\\n')"
+		"$(rs_json "d['result'].get('isError', False), d['result']['structuredContent']['stdout']")" "(False, 'via mcp\\n')"
 
 	# list across runners, on both gateways
 	check "runners: list on A has the six sandboxes, no runner missing" \
