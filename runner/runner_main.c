@@ -320,25 +320,36 @@ static int64_t raise_nofile(void)
 /* One runner per name on a host: cgroups are named after sandbox ids, which
  * start with the runner's name, and reconciliation reaps every cgroup of
  * that name whose state is gone; a second runner of the same name would
- * kill the first one's sandboxes. The lock lives as long as the process. */
+ * kill the first one's sandboxes. The lock lives as long as the process;
+ * a clean exit removes its file (hundreds of runner names would otherwise
+ * pile up in /run), so a lock taken on a file that was unlinked meanwhile
+ * is taken again on the file now at the path. */
+static char lock_path[96];
+
 static int lock_name(const char *name)
 {
-	char path[96];
-	int fd;
+	snprintf(lock_path, sizeof(lock_path), "/run/sandbox-runner.%s.lock", name);
+	for (int tries = 0; tries < 8; tries++) {
+		struct stat held, now;
+		int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 
-	snprintf(path, sizeof(path), "/run/sandbox-runner.%s.lock", name);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		sbx_err_log("%s: %s", path, strerror(errno));
-		return -1;
+		if (fd < 0) {
+			sbx_err_log("%s: %s", lock_path, strerror(errno));
+			return -1;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			sbx_err_log("another sandbox-runner named '%s' runs on this host (%s); "
+				    "give each runner its own --name", name, lock_path);
+			close(fd);
+			return -1;
+		}
+		if (fstat(fd, &held) == 0 && stat(lock_path, &now) == 0 &&
+		    held.st_dev == now.st_dev && held.st_ino == now.st_ino)
+			return 0;   /* fd stays open: the lock lives with the process */
+		close(fd);          /* its previous holder removed it as we opened it */
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		sbx_err_log("another sandbox-runner named '%s' runs on this host (%s); "
-			    "give each runner its own --name", name, path);
-		close(fd);
-		return -1;
-	}
-	return 0;
+	sbx_err_log("%s keeps being replaced", lock_path);
+	return -1;
 }
 
 int main(int argc, char **argv)
@@ -450,6 +461,7 @@ int main(int argc, char **argv)
 	if (r.n_live)
 		sbx_warn("%d sandbox(es) still being cleaned at exit; the next start "
 			 "reconciles them", r.n_live);
+	unlink(lock_path);   /* unlinked while held: a runner of this name starting now locks a new file */
 	sbx_info("runner %s stopped", r.name);
 	return 0;
 }

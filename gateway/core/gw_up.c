@@ -634,6 +634,8 @@ static int tls_writeable(struct lws *wsi, struct gw_up *u, unsigned char *buf)
 		return 1;   /* the runner's turn */
 	if (!u->rx_paused && gw_tls_has_input(&u->tls->t)) {
 		rc = tls_pump(wsi, u);
+		if (rc == -2)
+			tls_peer_closed(u, wsi);
 		if (rc || u->wsi != wsi)
 			return -1;
 	}
