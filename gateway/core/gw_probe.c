@@ -278,6 +278,15 @@ void gw_probe_start(struct gw_vh *vh)
 	tick(&pr.sul);
 }
 
+void gw_probe_forget(struct gw_vh *vh, struct gw_runner *rn)
+{
+	int i = (int)(rn - vh->runners);
+
+	pr.last_sent[i] = 0;
+	pr.tried[i] = 0;
+	pr.need_caps[i] = 0;
+}
+
 int gw_probe_first_round(struct gw_vh *vh)
 {
 	for (int i = 0; i < vh->nrunners; i++)

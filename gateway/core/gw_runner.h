@@ -10,7 +10,8 @@
 #include <sys/socket.h>
 
 #define GW_RUNNER_NAME_MAX 16
-#define GW_RUNNERS_MAX     256   /* table entries (addresses ever seen) */
+#define GW_RUNNERS_MAX     256   /* table entries (an address that left DNS and stopped
+				      * answering gives its entry to a new one) */
 #define GW_RUNNER_ISO_MAX  8     /* isolation names a runner may report */
 #define GW_PLACE_TRIES     3     /* runners a create is tried on */
 
@@ -121,6 +122,8 @@ void gw_runner_watch_lost(struct gw_vh *vh, struct gw_runner *rn);
 #define GW_PROBE_TIMEOUT_MS 1500
 void gw_probe_start(struct gw_vh *vh);
 void gw_probe_stop(struct gw_vh *vh);
+/* rn's entry is given to another address: its probe bookkeeping restarts. */
+void gw_probe_forget(struct gw_vh *vh, struct gw_runner *rn);
 /* 1 while some runner has neither answered nor failed its first probe. */
 int gw_probe_first_round(struct gw_vh *vh);
 /* Apply a status (or ping/capabilities) reply object to rn: 0, or -1 with

@@ -43,11 +43,23 @@ struct gw_runner *gw_runners_add(struct gw_vh *vh, const char *addr, char *why, 
 			snprintf(why, whylen, "%s is listed twice", tmp.addr);
 			return NULL;
 		}
-	if (vh->nrunners >= GW_RUNNERS_MAX) {
-		snprintf(why, whylen, "more than %d runner addresses", GW_RUNNERS_MAX);
-		return NULL;
+	struct gw_runner *rn = NULL;
+	if (vh->nrunners < GW_RUNNERS_MAX) {
+		rn = &vh->runners[vh->nrunners++];
+	} else {
+		/* full: an address that left DNS and no longer answers makes room
+		 * (runner pods come back with new addresses) */
+		for (int i = 0; i < vh->nrunners && !rn; i++)
+			if (vh->runners[i].gone && vh->runners[i].state != GW_RUNNER_UP &&
+			    !vh->runners[i].probe)
+				rn = &vh->runners[i];
+		if (!rn) {
+			snprintf(why, whylen, "more than %d runner addresses", GW_RUNNERS_MAX);
+			return NULL;
+		}
+		sbx_info("runner %s (%s) forgotten: it left DNS and does not answer", rn->name, rn->addr);
+		gw_probe_forget(vh, rn);
 	}
-	struct gw_runner *rn = &vh->runners[vh->nrunners++];
 	*rn = tmp;
 	rn->state = GW_RUNNER_UNKNOWN;
 	rn->since_ms = gw_now_ms();

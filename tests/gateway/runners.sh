@@ -78,7 +78,9 @@ suite_runners() { # gateway-bin
 	SANDBOX_METRICS_KEY=metrics-key start_gateway "$gwb" $pa "$T/gw.rsa.log" --runners "$L" $K --max-sandboxes-per-key 20 ||
 		{ fail "runners: gateway A did not start"; return; }
 	local gwa=$GW_PID
-	start_gateway "$gwb" $pb "$T/gw.rsb.log" --runners "$L" $K --max-sandboxes-per-key 20 ||
+	# B also lists runner a under a second address (a symlink to its socket)
+	ln -s "$T/ra.sock" "$T/ra-alias.sock"
+	start_gateway "$gwb" $pb "$T/gw.rsb.log" --runners "$L,unix:$T/ra-alias.sock" $K --max-sandboxes-per-key 20 ||
 		{ fail "runners: gateway B did not start"; return; }
 	local gwbpid=$GW_PID
 
@@ -87,6 +89,9 @@ suite_runners() { # gateway-bin
 		"$c $(rs_json "sorted((r['name'], r['state'], r['memory_mb_free'], r['draining']) for r in d['runners'])")" \
 		"200 [('$ra', 'up', 2048, False), ('$rb', 'up', 1024, False), ('$rc', 'up', 1024, False)]"
 	check "runners: GET /v1/runners needs a key" "$(rs_code $ua/v1/runners)" 401
+	check "runners: two addresses of one runner: one of them is refused, saying whose the name is" \
+		"$(rs_code -H "$A" $ub/v1/runners) $(rs_json "sorted((r['state'], 'is already' in r.get('reason', '')) for r in d['runners'] if r['address'].startswith('unix:$T/ra'))")" \
+		"200 [('refused', True), ('up', False)]"
 	check "runners: /v1/capabilities is the union (jail available)" \
 		"$(rs_code -H "$A" $ua/v1/capabilities) $(rs_json "[x['available'] for x in d['isolation'] if x['name']=='jail']")" "200 [True]"
 	check "runners: /metrics counts the runners by state" \
@@ -162,7 +167,7 @@ suite_runners() { # gateway-bin
 		-H "Mcp-Session-Id: $msid" -H 'MCP-Protocol-Version: 2025-06-18' \
 		-d '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"sandbox_id":"'"$sm"'","cmd":"echo","args":["via mcp"]}}}' $ub/mcp >/dev/null
 	check "runners: an MCP tool call through B on a sandbox made through A" \
-		"$(rs_json "d['result'].get('isError'), d['result']['structuredContent']['stdout']")" "(False, 'via mcp\\n')"
+		"$(rs_json "d['result'].get('isError', False), d['result']['structuredContent']['stdout']")" "(False, 'via mcp\\n')"
 
 	# list across runners, on both gateways
 	check "runners: list on A has the six sandboxes, no runner missing" \
