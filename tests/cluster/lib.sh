@@ -253,7 +253,10 @@ cl_teardown() {
 	# the runners' name locks (the lock is the flock; the file stays)
 	rm -f /run/sandbox-runner."$CL_TAG"[a-z].lock
 	if [ "$CL_NET_MADE" = 1 ]; then
+		# the veth pairs first, at once (a netns' own devices go in the
+		# kernel's cleanup work, a moment after `ip netns del`)
 		for i in $(seq 1 $CL_N); do
+			ip link show "${CL_TAG}h$i" >/dev/null 2>&1 && ip link del "${CL_TAG}h$i"
 			[ -e "/run/netns/${CL_NS[i]}" ] && ip netns del "${CL_NS[i]}"
 		done
 		ip link show "$CL_BR" >/dev/null 2>&1 && ip link del "$CL_BR"
