@@ -3,7 +3,7 @@ GW_SRCS := $(wildcard gateway/*/*.c)
 
 $(BINDIR)/sandbox-gateway: $(call obj,$(GW_SRCS)) $(LIBSBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_LWS) $(LIBS_CJSON) $(LIBS_ZLIB) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_LWS) $(LIBS_CJSON) $(LIBS_ZLIB) -lresolv -pthread -lm
 
 ALL_BINS += $(BINDIR)/sandbox-gateway
 
@@ -19,6 +19,10 @@ build/fuzz/fuzz_http_head: $(GW_PURE) gateway/proxy/gw_http1.h gateway/proxy/gw_
 # cmocka test of the @vercel/sandbox fs/write archive reader (gzip + tar).
 $(OUT)/tests/test_cv_tar: $(call obj,gateway/api/compat_vercel_tar.c)
 $(OUT)/tests/test_cv_tar: LIBS_CMOCKA += $(LIBS_ZLIB)
+
+# cmocka test of the runners table's pure parts (sid names, placement
+# order, discovery merge).
+$(OUT)/tests/test_gw_rtable: $(call obj,gateway/core/gw_rtable.c)
 
 # cmocka test of the runner address parser and the memory-BIO TLS client
 # (against an in-process OpenSSL server).

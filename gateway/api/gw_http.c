@@ -86,6 +86,11 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_WSI_DESTROY:
 		gw_fd_wsi(-1);
 		break;
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		/* lws_cancel_service: a signal, or the DNS thread's result */
+		if (vh)
+			gw_discovery_collect(vh);
+		return 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
 		if (r && r->vh) {
 			gw_req_reset(r);

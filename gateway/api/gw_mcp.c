@@ -215,6 +215,34 @@ static cJSON *initialize(struct gw_req *r, const cJSON *params)
 	return res;
 }
 
+/* The call's first internal request. */
+static void call_go(struct gw_req *r)
+{
+	struct gw_mcp_call *c = r->mcp;
+
+	if (gw_mcp_tool_start(r, c) < 0) {
+		cJSON *e = rpc_error(c->id, RPC_INTERNAL, "out of memory");
+		if (c->sse) {
+			sse_event(r, e);
+			r->resp_done = 1;
+		} else {
+			answer(r, 200, e);
+		}
+	}
+}
+
+static void call_owner_known(struct gw_own_wait *w, enum gw_own_result res, const char *msg)
+{
+	struct gw_req *r = lws_container_of(w, struct gw_req, own_wait);
+
+	/* adopted or not, the tool's own owner check answers; a runner that
+	 * could not be asked is said as such, not as "no sandbox" */
+	if (res == GW_OWN_UNAVAILABLE || res == GW_OWN_BUSY)
+		snprintf(r->mcp->unavail, sizeof r->mcp->unavail, "%s", msg);
+	call_go(r);
+	gw_req_wake(r);
+}
+
 static void tools_call(struct gw_req *r, const cJSON *id, cJSON *params)
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
@@ -255,15 +283,14 @@ static void tools_call(struct gw_req *r, const cJSON *id, cJSON *params)
 		sbx_buf_init(&r->resp, 0);
 		gw_resp_start_stream(r, 200, "text/event-stream", -1);
 	}
-	if (gw_mcp_tool_start(r, c) < 0) {
-		cJSON *e = rpc_error(id, RPC_INTERNAL, "out of memory");
-		if (c->sse) {
-			sse_event(r, e);
-			r->resp_done = 1;
-		} else {
-			answer(r, 200, e);
-		}
+	/* a sandbox this gateway does not know (made through another one) is
+	 * first looked up on its runner, as a REST call's is (gw_route.c) */
+	const char *sbx = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "sandbox_id"));
+	if (sbx && strlen(sbx) < 80 && gw_owner_get(r->vh, sbx) < 0) {
+		gw_owner_lookup(r->vh, sbx, r->key, &r->own_wait, call_owner_known);
+		return;
 	}
+	call_go(r);
 }
 
 static int session_ok(struct gw_req *r, const cJSON *id)

@@ -27,6 +27,7 @@ struct gw_mcp_call {
 	cJSON *progress;                /* the client's progressToken, or NULL */
 	int sse;                        /* answering as an SSE stream */
 	double progress_bytes;          /* output notified so far */
+	char unavail[200];              /* its sandbox's runner could not be asked: why */
 };
 
 /* What a finished internal request answered: its status and whole body. */

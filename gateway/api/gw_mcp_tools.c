@@ -172,7 +172,10 @@ static struct gw_req *sandbox_sub(struct gw_req *r, struct gw_mcp_call *c)
 	if (!(s = gw_mcp_sub(r, c, "")))
 		return NULL;
 	if (!*sid || sid[n] || n >= sizeof s->sid || gw_owner_get(r->vh, sid) != r->key) {
-		gw_resp_error(s, 404, "not_found", "no sandbox %.80s", sid);
+		if (c->unavail[0] && gw_owner_get(r->vh, sid) < 0)
+			gw_resp_error(s, 503, "runner_unavailable", "%s", c->unavail);
+		else
+			gw_resp_error(s, 404, "not_found", "no sandbox %.80s", sid);
 		return NULL;
 	}
 	snprintf(s->sid, sizeof s->sid, "%s", sid);

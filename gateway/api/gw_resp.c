@@ -25,12 +25,17 @@ void gw_req_reset(struct gw_req *r)
 		vh->creating[r->key]--;
 	gw_up_release(&r->up);
 	gw_owner_wait_cancel(&r->owner_wait);
+	gw_owner_lookup_cancel(&r->own_wait);
+	gw_place_free(r->place);
+	gw_fan_cancel(r->fan);
+	sbx_buf_free(&r->held);
 	cJSON_Delete(r->held_body);
 	sbx_buf_free(&r->body);
 	sbx_buf_free(&r->op.out);
 	sbx_buf_free(&r->op.err);
 	sbx_buf_free(&r->resp);
 	sbx_buf_free(&r->ws.text);
+	cJSON_Delete(r->ws.start_req);
 	if (r->op.acc)
 		cJSON_Delete(r->op.acc);
 	if (r->mcp)
@@ -152,6 +157,7 @@ void gw_resp_runner_error(struct gw_req *r, const cJSON *reply)
 		{ "bad_request", "invalid", 422 }, { "invalid", "invalid", 422 },
 		{ "not_found", "not_found", 404 }, { "conflict", "conflict", 409 },
 		{ "no_capacity", "no_capacity", 503 }, { "internal", "internal", 500 },
+		{ "draining", "no_capacity", 503 },
 		{ "too_many_connections", "too_many_connections", 503 },
 		{ "unknown_isolation", "unknown_isolation", 422 },
 		{ "isolation_unavailable", "isolation_unavailable", 422 },

@@ -163,6 +163,7 @@ static const struct gw_route routes[] = {
 	{ NULL, "/v3/sandboxes", .prefix = 1, .body = GW_BODY_OWN, .start = vercel,
 	  .data = vercel_body, .done = vercel_body_done },
 	{ "GET", "/v1/capabilities", KEY, .args = no_args, .start = gw_sandbox_capabilities },
+	{ "GET", "/v1/runners", KEY, .args = no_args, .start = gw_runners_list },
 	{ "POST", "/v1/sandboxes", KEY, JSON, .args = no_args, .json = gw_sandbox_create },
 	{ "GET", "/v1/sandboxes", KEY, .args = no_args, .start = gw_sandbox_list },
 	{ "GET", SBX, KEY, .args = no_args, .start = gw_sandbox_get },
@@ -293,15 +294,11 @@ static int admit(struct gw_req *r, const struct gw_route *first, const struct gw
 	return 0;
 }
 
-/* Ownership, query arguments, Content-Length: 0 to go on, -1 after answering. */
+/* Query arguments, Content-Length: 0 to go on, -1 after answering. */
 static int check(struct gw_req *r, const struct gw_route *rt, size_t cap)
 {
 	char why[160];
 
-	if (r->sid[0] && gw_owner_get(r->vh, r->sid) != r->key) {
-		gw_resp_error(r, 404, "not_found", "no sandbox %s", r->sid);
-		return -1;
-	}
 	if (rt->ws) {
 		gw_resp_error(r, 426, "upgrade_required", "this endpoint is a WebSocket (send Upgrade: websocket)");
 		return -1;
@@ -331,9 +328,68 @@ static int check(struct gw_req *r, const struct gw_route *rt, size_t cap)
 	return 0;
 }
 
+static void after_lookup(struct gw_req *r);
+
+/* The first sandbox id in the path (/v1/sandboxes/{id}/..., and the
+ * @vercel/sandbox paths /v2/sandboxes/{id}, /v2/sandboxes/sessions/{id}/...):
+ * 1 with it in sid. */
+static int uri_sid(const char *uri, char *sid, size_t n)
+{
+	char name[GW_RUNNER_NAME_MAX + 1];
+	const char *p = uri;
+
+	while (*p == '/') {
+		size_t k = 0;
+		p++;
+		while (is_id_char(p[k]))
+			k++;
+		if (k >= 5 && k < n && !strncmp(p, "sbx_", 4)) {
+			memcpy(sid, p, k);
+			sid[k] = '\0';
+			if (!gw_sid_runner_name(sid, name, sizeof name))
+				return 1;
+		}
+		p += k;
+	}
+	return 0;
+}
+
+/* The owner of a sandbox no key here has is asked of its runner
+ * (gw_owner_lookup.c) before the request goes on: a sandbox made through
+ * another gateway is then this gateway's too. */
+static void owner_known(struct gw_own_wait *w, enum gw_own_result res, const char *msg)
+{
+	struct gw_req *r = lws_container_of(w, struct gw_req, own_wait);
+	int waited = r->owner_pending;
+
+	r->owner_pending = 0;
+	if (res == GW_OWN_UNAVAILABLE || res == GW_OWN_BUSY) {
+		if (r->body_expected > 0 && !r->held_done)
+			r->close_after = 1;   /* the rest of the body is not read */
+		gw_resp_error(r, 503, res == GW_OWN_BUSY ? "no_capacity" : "runner_unavailable",
+			      "%s", msg);
+	} else {   /* adopted or not: the usual checks say what follows */
+		after_lookup(r);
+		/* what came of the body meanwhile goes the usual way */
+		if (r->held.len && !r->resp_ready)
+			gw_route_body(r, sbx_buf_head(&r->held), r->held.len);
+		if (r->held_done && !r->resp_ready)
+			gw_route_body_done(r);
+	}
+	sbx_buf_free(&r->held);
+	/* reading again also when answered: lws 4.1 writes no response on a
+	 * connection whose body it may not read (the rest is discarded) */
+	if (r->held_paused && r->wsi) {
+		r->held_paused = 0;
+		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+	}
+	if (waited)
+		gw_req_wake(r);
+}
+
 void gw_route(struct gw_req *r)
 {
-	char allow[64];
+	char allow[64], sid[80];
 	const struct gw_route *first, *rt = find(r, &first, allow, sizeof allow);
 
 	if (!first) {
@@ -343,12 +399,40 @@ void gw_route(struct gw_req *r)
 	}
 	if (admit(r, first, rt, allow))
 		return;
-	size_t cap = rt->body_cap ? rt->body_cap : GW_JSON_BODY_CAP;
 	r->rt = rt;
+	if (uri_sid(r->uri, sid, sizeof sid) && gw_owner_get(r->vh, sid) < 0) {
+		r->body_expected = content_length(r);   /* for owner_known's close */
+		sbx_buf_init(&r->held, GW_JSON_BODY_CAP);
+		r->owner_pending = 1;
+		gw_owner_lookup(r->vh, sid, r->key, &r->own_wait, owner_known);
+		return;
+	}
+	after_lookup(r);
+}
+
+static void proceed(struct gw_req *r);
+
+static void after_lookup(struct gw_req *r)
+{
+	const struct gw_route *rt = r->rt;
+
 	if (rt->body == GW_BODY_OWN) {   /* the handler checks all itself */
 		rt->start(r);
 		return;
 	}
+	if (r->sid[0] && gw_owner_get(r->vh, r->sid) != r->key) {
+		gw_resp_error(r, 404, "not_found", "no sandbox %s", r->sid);
+		return;
+	}
+	proceed(r);
+}
+
+/* After the owner check: the route's checks, then its handler. */
+static void proceed(struct gw_req *r)
+{
+	const struct gw_route *rt = r->rt;
+	size_t cap = rt->body_cap ? rt->body_cap : GW_JSON_BODY_CAP;
+
 	if (check(r, rt, cap))
 		return;
 	switch (rt->body) {
@@ -387,6 +471,21 @@ void gw_route(struct gw_req *r)
 
 void gw_route_body(struct gw_req *r, const void *in, size_t len)
 {
+	if (r->owner_pending) {   /* held until the owner is known (owner_known) */
+		if (sbx_buf_append(&r->held, in, len)) {
+			r->owner_pending = 0;
+			gw_owner_lookup_cancel(&r->own_wait);
+			r->close_after = 1;
+			gw_resp_error(r, 503, "no_capacity", "the sandbox's owner is being looked up; "
+				      "send the body again");
+			return;
+		}
+		if (!r->held_paused && r->wsi) {
+			r->held_paused = 1;
+			lws_rx_flow_control(r->wsi, 0);
+		}
+		return;
+	}
 	if (r->resp_ready || r->body_done || !r->rt)
 		return;
 	if (r->rt->body == GW_BODY_OWN) {
@@ -411,6 +510,10 @@ void gw_route_body(struct gw_req *r, const void *in, size_t len)
 void gw_route_body_done(struct gw_req *r)
 {
 	struct sbx_err err = { 0 };
+	if (r->owner_pending) {
+		r->held_done = 1;
+		return;
+	}
 	if (r->resp_ready || r->body_done || !r->rt)
 		return;
 	if (r->rt->body == GW_BODY_OWN) {   /* it says itself when it is done */

@@ -82,24 +82,42 @@ static int on_one_200(struct gw_req *r, const struct sbx_frame *f)
 
 static int on_create(struct gw_req *r, const struct sbx_frame *f)
 {
+	struct sbx_err err = { 0 };
+	cJSON *o = f->type == SBX_FRAME_JSON ? sbx_json_parse_object(f->payload, f->len, &err) : NULL;
+
+	if (o && r->place && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
+		/* refused for want of room: the next runner (gw_place.c) */
+		int k = gw_place_retry(r, o);
+		cJSON_Delete(o);
+		if (k)
+			return k == 1 ? 0 : -1;   /* 1: r->up was opened again */
+	} else {
+		cJSON_Delete(o);
+		if (r->place)
+			gw_place_taken(r);
+	}
 	return one_sandbox(r, f, 201);
 }
 
-static int on_list(struct gw_req *r, const struct sbx_frame *f)
+/* Every runner's list, merged: the caller's sandboxes, and the runners
+ * that did not answer (their sandboxes are missing from it). */
+static void listed(struct gw_vh *vh, void *arg, const cJSON *sandboxes,
+		   const cJSON *unavailable, const unsigned char *answered)
 {
-	cJSON *o = gw_reply_json(r, f, 1, "runner reply");
-	if (!o)
-		return -1;
+	struct gw_req *r = arg;
 	cJSON *out = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(out, "sandboxes");
 	const cJSON *s;
-	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "sandboxes")) {
+
+	(void)answered;
+	r->fan = NULL;   /* no longer ours to cancel */
+	cJSON_ArrayForEach(s, sandboxes) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
-		if (cJSON_IsString(id) && gw_owner_get(r->vh, id->valuestring) == r->key)
-			cJSON_AddItemToArray(arr, public_sandbox(r->vh, s));
+		if (cJSON_IsString(id) && gw_owner_get(vh, id->valuestring) == r->key)
+			cJSON_AddItemToArray(arr, public_sandbox(vh, s));
 	}
-	cJSON_Delete(o);
+	cJSON_AddItemToObject(out, "unavailable_runners", cJSON_Duplicate(unavailable, 1));
 	gw_resp_json(r, 200, out);
-	return 1;
+	gw_req_wake(r);
 }
 
 static const char *const create_fields[] = {
@@ -167,36 +185,34 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	r->op.mode = GW_OP_CREATE;
 	r->vh->creating[r->key]++;
 	r->create_pending = 1;
-	gw_req_runner(r, req, on_create);
+	gw_place_create(r, req, on_create);
 }
 
-static int on_capabilities(struct gw_req *r, const struct sbx_frame *f)
-{
-	cJSON *o = gw_reply_json(r, f, 1, "runner reply");
-	if (!o)
-		return -1;
-	cJSON *c = cJSON_DetachItemFromObjectCaseSensitive(o, "capabilities");
-	cJSON_Delete(o);
-	if (!cJSON_IsObject(c)) {
-		cJSON_Delete(c);
-		return gw_resp_error(r, 502, "internal", "runner reply without capabilities");
-	}
-	gw_resp_json(r, 200, c);
-	return 1;
-}
-
+/* The union over the runners that are up: an isolation is available when
+ * some runner offers it; the default is the local runner's (else the
+ * first's). */
 void gw_sandbox_capabilities(struct gw_req *r)
 {
-	cJSON *req = cJSON_CreateObject();
-	cJSON_AddStringToObject(req, "op", "capabilities");
-	gw_req_runner(r, req, on_capabilities);
+	cJSON *c = gw_runners_capabilities(r->vh);
+
+	if (!c) {
+		gw_resp_error(r, 503, "runner_unavailable", "no runner is answering");
+		return;
+	}
+	gw_resp_json(r, 200, c);
 }
 
 void gw_sandbox_list(struct gw_req *r)
 {
-	cJSON *req = cJSON_CreateObject();
-	cJSON_AddStringToObject(req, "op", "list");
-	gw_req_runner(r, req, on_list);
+	r->fan = gw_fan_list(r->vh, listed, r);   /* listed may run first */
+	if (!r->fan && !r->resp_ready)
+		gw_resp_error(r, 500, "internal", "out of memory");
+}
+
+/* GET /v1/runners: the runners table as this gateway sees it. */
+void gw_runners_list(struct gw_req *r)
+{
+	gw_resp_json(r, 200, gw_runners_json(r->vh));
 }
 
 static cJSON *id_req(struct gw_req *r, const char *op)

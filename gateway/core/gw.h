@@ -88,6 +88,26 @@ struct gw_req;
  * closed), -1 after having replied with an error. */
 typedef int (*gw_frame_cb)(struct gw_req *r, const struct sbx_frame *f);
 
+/* A create being placed (gw_place.c). */
+struct gw_place {
+	cJSON *req;                 /* the runner's create, sent as a copy to each */
+	gw_frame_cb cb;
+	int order[GW_PLACE_TRIES], n, next;
+	struct gw_runner *at;       /* the runner it went to last */
+	int answered;               /* that runner said ok */
+	int64_t memory_mb;          /* asked (or the default) */
+	char why[512];              /* each runner that could not take it, and why */
+};
+
+/* Waiting for an ownership lookup (gw_owner_lookup.c). */
+enum gw_own_result { GW_OWN_YES, GW_OWN_NO, GW_OWN_UNAVAILABLE, GW_OWN_BUSY };
+struct gw_own_wait {
+	struct gw_own_wait *next;
+	struct gw_own_lookup *l;    /* the lookup it waits for; NULL: none */
+	int key;
+	void (*cb)(struct gw_own_wait *w, enum gw_own_result res, const char *msg);
+};
+
 /* Waiting for the owner table's refresh (gw_owner_refresh). */
 struct gw_owner_wait {
 	struct gw_owner_wait *next;
@@ -130,6 +150,7 @@ struct gw_ws_session {
 	struct gw_sideop *resize_side; /* a resize in flight: input waits for it */
 	struct gw_req *next, *prev;    /* on vh->sessions */
 	int64_t pending_cols, pending_rows;
+	cJSON *start_req;           /* the agent request it opens with (gw_stream_request) */
 };
 
 /* One HTTP transaction or WebSocket session (the pss of "http", reset per
@@ -165,6 +186,12 @@ struct gw_req {
 	struct gw_owner_wait owner_wait;   /* a create waiting for the owner refresh */
 	cJSON *held_body;           /* its body meanwhile */
 	int refreshed;              /* the owner table was refreshed for it */
+	struct gw_place *place;     /* a create being placed (gw_place.c) */
+	struct gw_fan *fan;         /* a list across runners (gw_fanout.c) */
+	struct gw_own_wait own_wait;   /* an ownership lookup (gw_owner_lookup.c) */
+	int owner_pending;          /* the route waits for it: the body is held */
+	struct sbx_buf held;        /* the body meanwhile */
+	int held_done, held_paused;
 	/* response */
 	int status;
 	const char *ctype;
@@ -308,6 +335,51 @@ int gw_req_send(struct gw_req *r, enum sbx_frame_type t, const void *p, size_t n
 cJSON *gw_reply_json(struct gw_req *r, const struct sbx_frame *f, int need_ok,
 		     const char *what);
 
+/* gw_upstream.c, for a create's placement: the runner op on rn. 0
+ * opened; GW_UP_ECONNECT or GW_UP_EDOWN not answered (rn is down now);
+ * 1 answered (an error). */
+int gw_req_runner_on(struct gw_req *r, struct gw_runner *rn, cJSON *runner_req, gw_frame_cb cb);
+/* Answer r for gw_up_open's error rc on runner rn (may be NULL): -1. */
+int gw_req_open_error(struct gw_req *r, int rc, struct gw_runner *rn);
+
+/* gw_place.c: place a create (req consumed) and send it; cb as for
+ * gw_req_runner. gw_place_retry (from the upstream: reply the runner's
+ * error, NULL when it closed without one): 0 not a refusal for want of
+ * room, 1 sent to the next runner, 2 answered. */
+void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb);
+int gw_place_retry(struct gw_req *r, const cJSON *reply);
+/* The runner said ok: counted against its room until its next status. */
+void gw_place_taken(struct gw_req *r);
+void gw_place_free(struct gw_place *p);
+
+/* gw_fanout.c: `list` to every runner that is up. done gets the merged
+ * sandboxes (every owner's; their owner tags are adopted first), the
+ * names (else addresses) of the runners that did not answer or are
+ * down, and which runners answered (answered[i] for vh->runners[i]). */
+struct gw_fan;
+typedef void (*gw_fan_done)(struct gw_vh *vh, void *arg, const cJSON *sandboxes,
+			    const cJSON *unavailable, const unsigned char *answered);
+struct gw_fan *gw_fan_list(struct gw_vh *vh, gw_fan_done done, void *arg);
+/* Stop a fan-out whose done has not run (it will not). After done ran
+ * the fan is no longer the caller's. */
+void gw_fan_cancel(struct gw_fan *f);
+void gw_fan_stop(void);   /* shutdown: no more done calls */
+/* Adopt the sandboxes of s (a runner's objects) whose owner tag is one of
+ * our keys; the number adopted. */
+int gw_owner_adopt(struct gw_vh *vh, const cJSON *sandboxes);
+
+/* gw_owner_lookup.c: sandbox sid is not in the owner table: ask its
+ * runner (`get`) and adopt it when its owner tag is one of our keys; then
+ * w->cb with GW_OWN_YES when it is key's. A short negative cache answers
+ * made-up ids without a runner call; at most GW_OWN_LOOKUPS_MAX lookups
+ * are in flight (GW_OWN_BUSY beyond). w->cb may run before this returns. */
+#define GW_OWN_LOOKUPS_MAX 64
+#define GW_OWN_NEG_MS      5000
+void gw_owner_lookup(struct gw_vh *vh, const char *sid, int key, struct gw_own_wait *w,
+		     void (*cb)(struct gw_own_wait *w, enum gw_own_result res, const char *msg));
+void gw_owner_lookup_cancel(struct gw_own_wait *w);
+void gw_owner_lookup_stop(void);
+
 /* gw_route.c */
 void gw_route(struct gw_req *r);
 void gw_route_body(struct gw_req *r, const void *in, size_t len);
@@ -319,6 +391,7 @@ void gw_sandbox_list(struct gw_req *r);
 /* GET /v1/capabilities: the runner's isolation list and default. */
 void gw_sandbox_capabilities(struct gw_req *r);
 void gw_sandbox_get(struct gw_req *r);
+void gw_runners_list(struct gw_req *r);   /* GET /v1/runners */
 void gw_sandbox_extend(struct gw_req *r, cJSON *body);
 void gw_sandbox_delete(struct gw_req *r);
 
@@ -353,9 +426,14 @@ void gw_ws_side_closed(struct gw_req *r, struct gw_sideop *s);
 /* End every open session of a revoked key. */
 void gw_ws_end_key(struct gw_vh *vh, int key);
 
-/* gw_stream.c: what a session does upstream */
-void gw_stream_start(struct gw_req *r);
-void gw_pty_start(struct gw_req *r);
+/* gw_stream.c: what a session does upstream. The agent request a
+ * session opens with is made from the query when the session is
+ * established (lws keeps the upgrade's headers no longer than that), and
+ * sent when it starts, which may be later (an ownership lookup first).
+ * NULL: refused, answered already. */
+cJSON *gw_stream_request(struct gw_req *r);
+cJSON *gw_pty_request(struct gw_req *r);
+void gw_session_start(struct gw_req *r, cJSON *req);
 void gw_session_input(struct gw_req *r, const void *p, size_t n);
 void gw_session_message(struct gw_req *r, const char *type, const cJSON *o);
 

@@ -16,7 +16,7 @@
 enum {
 	F_PORT, F_LISTEN, F_RUNNER, F_KEYS, F_PDOMAIN, F_MAXKEY, F_MAXTIMEOUT, F_WEB,
 	F_STATE, F_IMAGE, F_CERT, F_KEY, F_INSECURE, F_HEADER_TO, F_IDLE_TO, F_PSTREAM,
-	F_KEEPALIVE, F_METRICS, F_PSECRET, F_FDRES, F_PMAX_SBX, F_PMAX_CLIENT, F_DRIVERS, F_ISOLATION, F_VERBOSE,
+	F_KEEPALIVE, F_METRICS, F_PSECRET, F_FDRES, F_PMAX_SBX, F_PMAX_CLIENT, F_DRIVERS, F_ISOLATION, F_RUNNERS, F_RUNNERS_DNS, F_RUNNER_PORT, F_DISCOVERY_MS, F_VERBOSE,
 	F_RUNNER_CA, F_RUNNER_CERT, F_RUNNER_KEY,
 	F_HELP, F_COUNT
 };
@@ -38,7 +38,7 @@ struct flag {
 static const struct flag flags[F_COUNT] = {
 	[F_PORT] = { "port", "N", 0, 65535, AT(port), "TCP port of the API, the previews and the web demo (default 8080)" },
 	[F_LISTEN] = { "listen-address", "A", 0, 0, AT(addr), "address to listen on (default 127.0.0.1; others need --cert/--key or --insecure-http)" },
-	[F_RUNNER] = { "runner-socket", "PATH", 0, 0, AT(runner_socket), "the sandbox-runner's control socket, or HOST:PORT / [V6]:PORT of a runner's TLS port (default: start an embedded runner)" },
+	[F_RUNNER] = { "runner-socket", "PATH", 0, 0, AT(runner_socket), "the runner on this host: its control socket, or HOST:PORT / [V6]:PORT of a runner's TLS port (default: an embedded runner, unless --runners or --runners-dns is given)" },
 	[F_KEYS] = { "keys-file", "F", 0, 0, AT(keys_file), "API keys, one a line; SIGHUP re-reads (default none; SANDBOX_API_KEYS adds comma-separated keys)" },
 	[F_PDOMAIN] = { "preview-domain", "D", 0, 0, AT(preview_domain), "previews are <port>-<id>.D (default $PREVIEW_DOMAIN, else localhost)" },
 	[F_MAXKEY] = { "max-sandboxes-per-key", "N", 0, GW_MAX_OWNED, AT(max_per_key), "running sandboxes a key may have (default 20)" },
@@ -60,6 +60,10 @@ static const struct flag flags[F_COUNT] = {
 	[F_PMAX_CLIENT] = { "preview-max-per-client", "N", 0, 1 << 30, AT(pmax_client), "open preview connections per client address, 0 the default (default 256)" },
 	[F_DRIVERS] = { "drivers", "NAME,...", 0, 0, AT(drivers), "embedded runner: the drivers to enable (default: every driver the runner has)" },
 	[F_ISOLATION] = { "default-isolation", "NAME", 0, 0, AT(default_isolation), "embedded runner: a sandbox's driver when it names none (default jail)" },
+	[F_RUNNERS] = { "runners", "LIST", 0, 0, AT(runners), "more runners, comma-separated: unix:/path (default none)" },
+	[F_RUNNERS_DNS] = { "runners-dns", "NAME", 0, 0, AT(runners_dns), "runners from DNS: A/AAAA records of NAME, or SRV when NAME starts with _ (default none)" },
+	[F_RUNNER_PORT] = { "runner-port", "N", 1, 65535, AT(runner_port), "the runners' TLS port for --runners-dns A/AAAA records (default 7443)" },
+	[F_DISCOVERY_MS] = { "discovery-interval-ms", "N", 100, 3600000, AT(discovery_ms), "how often --runners-dns is resolved again (default 5000)" },
 	[F_VERBOSE] = { "verbose", NULL, 0, 0, AT(verbose), "debug messages (default off)" },
 	[F_RUNNER_CA] = { "runner-ca", "PEM", 0, 0, AT(runner_ca), "CA a TLS runner's certificate must chain to (required with a TLS runner)" },
 	[F_RUNNER_CERT] = { "runner-cert", "PEM", 0, 0, AT(runner_cert), "the gateway's client certificate for TLS runners (required with a TLS runner)" },
@@ -106,7 +110,9 @@ static void defaults(struct gw_flags *f)
 	f->header_timeout_s = 10;
 	f->idle_timeout_s = 300;
 	f->keepalive_s = GW_KEEPALIVE_DEFAULT_S;
-	f->fd_reserve = -1;   /* gw_fdguard.c: 256, at most a quarter of the limit */
+	f->fd_reserve = -1;
+	f->runner_port = 7443;
+	f->discovery_ms = 5000;   /* gw_fdguard.c: 256, at most a quarter of the limit */
 }
 
 int gw_flags_parse(struct gw_flags *f, int argc, char **argv)
@@ -145,6 +151,10 @@ int gw_flags_parse(struct gw_flags *f, int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "sandbox-gateway: unexpected argument %s\n", argv[optind]);
+		return 2;
+	}
+	if (f->runners_dns && (!*f->runners_dns || strlen(f->runners_dns) > 253)) {
+		fprintf(stderr, "sandbox-gateway: --runners-dns: a DNS name of 1 to 253 characters\n");
 		return 2;
 	}
 	if ((f->runner_ca || f->runner_cert || f->runner_key) &&

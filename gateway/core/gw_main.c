@@ -38,24 +38,25 @@ static const struct lws_protocols protocols[] = {
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
-/* A --runner-socket of HOST:PORT is a runner on another host, reached over
- * mutual TLS with --runner-ca/--runner-cert/--runner-key (gw_tls.c). The
- * files are read here, at start: a bad one is an exit 2 naming it. */
+/* Runners on other hosts (a --runner-socket or --runners entry of
+ * HOST:PORT, or any from --runners-dns) are reached over mutual TLS with
+ * --runner-ca/--runner-cert/--runner-key (gw_tls.c). The files are read
+ * here, at start: a bad one is an exit 2 naming it. */
 static int runner_tls_configure(struct gw_vh *vh, const struct gw_flags *fl)
 {
 	struct sbx_err err = { 0 };
-	struct gw_runner probe;
 
-	if (gw_runner_socket_is_tcp(fl->runner_socket)) {
-		if (gw_runner_parse(&probe, fl->runner_socket, &err)) {
-			sbx_err_log("--runner-socket: %s", err.msg);
-			return -1;
-		}
-		if (!fl->runner_ca) {
-			sbx_err_log("--runner-socket %s is a TLS runner: give --runner-ca, --runner-cert "
-				    "and --runner-key", fl->runner_socket);
-			return -1;
-		}
+	if ((gw_runners_tls(vh) || fl->runners_dns) && !fl->runner_ca) {
+		const char *tcp = "";
+		for (int i = 0; i < vh->nrunners && !*tcp; i++)
+			if (vh->runners[i].kind == GW_RUNNER_TLS)
+				tcp = vh->runners[i].addr;
+		if (*tcp)
+			sbx_err_log("%s is a TLS runner: give --runner-ca, --runner-cert and --runner-key", tcp);
+		else
+			sbx_err_log("--runners-dns %s gives TLS runners: give --runner-ca, --runner-cert "
+				    "and --runner-key", fl->runners_dns);
+		return -1;
 	}
 	if (!fl->runner_ca)
 		return 0;
@@ -105,13 +106,14 @@ static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_f
 		sbx_err_log("preview secret: %s", err.msg);
 		return 1;
 	}
-	if (runner_tls_configure(vh, fl))
-		return 2;
-	if (fl->runner_socket && (fl->drivers || fl->default_isolation)) {
+	if ((fl->runner_socket || fl->runners || fl->runners_dns) &&
+	    (fl->drivers || fl->default_isolation)) {
 		sbx_err_log("--drivers and --default-isolation configure the embedded runner; "
-			    "with --runner-socket give them to that runner");
+			    "with --runner-socket, --runners or --runners-dns give them to those runners");
 		return 2;
 	}
+	if (gw_runners_init(vh, fl) || runner_tls_configure(vh, fl))
+		return 2;
 	if (!vh->nkeys) {
 		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
 		return 1;
@@ -193,15 +195,15 @@ static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *
 	const char *addr = strcmp(fl->addr, "localhost") ? fl->addr : "127.0.0.1";
 	int rc = 1;
 
-	if (!vh->runner_socket &&
-	    gw_local_runner_start(fl->state_dir, fl->image_dir, fl->drivers, fl->default_isolation,
-				  &stop_flag, &vh->runner_socket, &err)) {
-		sbx_err_log("%s", err.msg);
-		goto out;
-	}
-	if (gw_runners_init(vh)) {
-		sbx_err_log("out of memory for the runners table");
-		goto out;
+	/* the embedded runner only when no runner is given at all */
+	if (!vh->runner_socket && !fl->runners && !fl->runners_dns) {
+		if (gw_local_runner_start(fl->state_dir, fl->image_dir, fl->drivers,
+					  fl->default_isolation, &stop_flag, &vh->runner_socket, &err)) {
+			sbx_err_log("%s", err.msg);
+			goto out;
+		}
+		if (gw_runners_add_local(vh, vh->runner_socket))
+			goto out;
 	}
 	/* lws sizes its fd table from this limit when the context is made
 	 * (LIBWEBSOCKETS.md §3); each preview costs two fds (client and
@@ -219,8 +221,16 @@ static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *
 		sbx_err_log("cannot create the lws vhost");
 		goto out;
 	}
-	/* the owner table before the first request: a restarted gateway
-	 * must know its keys' sandboxes */
+	/* Each runner's first status, and the owner table, before the first
+	 * request: a restarted gateway must know its runners and its keys'
+	 * sandboxes. A runner that does not answer is marked down within
+	 * GW_PROBE_TIMEOUT_MS; the owner list is bounded (gw_owner.c). */
+	gw_probe_start(vh);
+	if (fl->runners_dns &&
+	    gw_discovery_start(vh, fl->runners_dns, (int)fl->runner_port, (int)fl->discovery_ms))
+		goto out;
+	while (gw_probe_first_round(vh) && !stop_flag && lws_service(ctx, 0) >= 0)
+		;
 	gw_owner_sync(vh);
 	while (gw_owner_syncing() && !stop_flag && lws_service(ctx, 0) >= 0)
 		;
@@ -229,9 +239,10 @@ static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *
 		sbx_err_log("%s", err.msg[0] ? err.msg : "cannot set up the front door");
 		goto out;
 	}
-	sbx_info("listening on %s://%s:%d runner %s, %d keys, previews *.%s",
-		 fl->cert ? "https" : "http", addr, vh->port, vh->runner_socket, vh->nkeys,
-		 vh->preview_domain);
+	sbx_info("listening on %s://%s:%d, %d runner(s)%s%s, %d keys, previews *.%s",
+		 fl->cert ? "https" : "http", addr, vh->port, vh->nrunners,
+		 fl->runners_dns ? " and DNS " : "", fl->runners_dns ? fl->runners_dns : "",
+		 vh->nkeys, vh->preview_domain);
 	fprintf(stderr, "sandbox-gateway: port %d\n", vh->port);
 	gw_fd_init(ctx, (long)fl->fd_reserve);
 	sbx_info("file descriptors: limit %ld, %ld kept from previews for the API; previews: "
@@ -250,6 +261,8 @@ static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *
 	}
 	sbx_info("stopping");
 out:
+	gw_discovery_stop();
+	gw_probe_stop(vh);
 	gw_runner_watch_stop();
 	gw_owner_stop();
 	gw_fd_stop();

@@ -6,7 +6,7 @@ void gw_metrics_reply(struct gw_req *r)
 {
 	struct gw_vh *vh = r->vh;
 	struct gw_metrics *m = &vh->m;
-	char b[4096];
+	char b[4096 + 160 * 64];
 	int live = 0;
 	for (int i = 0; i < vh->nowned; i++)
 		live += vh->owned[i].live;
@@ -43,6 +43,8 @@ void gw_metrics_reply(struct gw_req *r)
 		(unsigned long long)m->files_get_bytes, (long long)m->ws_open,
 		(unsigned long long)m->proxy_requests,
 		(unsigned long long)m->proxy_errors);
+	if (n > 0 && (size_t)n < sizeof b)
+		n += gw_runners_metrics(vh, b + n, sizeof b - (size_t)n);
 	sbx_buf_reset(&r->resp);
 	sbx_buf_append(&r->resp, b, (size_t)n);
 	r->resp_done = 1;

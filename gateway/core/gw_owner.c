@@ -114,7 +114,8 @@ struct owner_call {
 };
 
 static struct {
-	struct owner_call *refresh;   /* the one refresh in flight */
+	int refreshing;               /* a refresh in flight */
+	struct gw_fan *fan;           /* the start-up list */
 	struct gw_owner_wait *waiters;
 	int syncing;
 	int stopping;                 /* shutdown: no more callbacks */
@@ -125,7 +126,7 @@ static int call_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, 
 	struct owner_call *c = u->owner;
 	(void)fd;
 	if (!o && !gw_up_unreachable(u))   /* that one gw_up.c logged */
-		sbx_warn("runner %s: %s", u->vh->runner_socket, why);
+		sbx_warn("runner call for %s: %s", c->id[0] ? c->id : "list", why);
 	c->answered = 1;
 	if (!own.stopping)
 		c->done(c, ok ? o : NULL);
@@ -161,7 +162,7 @@ static struct owner_call *call(struct gw_vh *vh, cJSON *req, const char *id, int
 	snprintf(c->id, sizeof c->id, "%s", id ? id : "");
 	if (gw_up_open_runner(&c->up, NULL, id ? gw_runner_for_sid(vh, id) : gw_runner_local(vh),
 			      req, NULL, GW_UP_REPLY)) {
-		sbx_warn("runner %s: %s", vh->runner_socket, strerror(errno));
+		sbx_warn("runner call for %s: %s", c->id[0] ? c->id : "list", strerror(errno));
 		done(c, NULL);
 		gw_up_release(&c->up);
 		free(c);
@@ -180,18 +181,12 @@ static cJSON *op_req(const char *op, const char *id)
 	return o;
 }
 
-static void sync_done(struct owner_call *c, const cJSON *o)
+int gw_owner_adopt(struct gw_vh *vh, const cJSON *sandboxes)
 {
-	struct gw_vh *vh = c->up.vh;
 	const cJSON *s;
 	int n = 0;
 
-	own.syncing = 0;
-	/* the start-up loop (gw_main.c) waits in lws_service for this: a
-	 * call ended by its deadline ends inside the service before its
-	 * poll, which would then sleep until the next timer */
-	lws_cancel_service(vh->ctx);
-	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "sandboxes")) {
+	cJSON_ArrayForEach(s, sandboxes) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
 		const cJSON *ow = cJSON_GetObjectItemCaseSensitive(s, "owner");
 		const cJSON *st = cJSON_GetObjectItemCaseSensitive(s, "status");
@@ -210,20 +205,37 @@ static void sync_done(struct owner_call *c, const cJSON *o)
 				break;
 			}
 	}
-	if (!o)
-		sbx_warn("runner %s: cannot list its sandboxes (ownership starts empty)", vh->runner_socket);
-	else if (n)
-		sbx_info("runner %s: %d sandbox(es) of known keys adopted", vh->runner_socket, n);
+	return n;
+}
+
+static void sync_done(struct gw_vh *vh, void *arg, const cJSON *sandboxes,
+		      const cJSON *unavailable, const unsigned char *answered)
+{
+	(void)arg;
+	(void)answered;
+	(void)sandboxes;   /* adopted on the way (gw_fanout.c) */
+	own.syncing = 0;
+	own.fan = NULL;
+	/* the start-up loop (gw_main.c) waits in lws_service for this: a
+	 * call ended by its deadline ends inside the service before its
+	 * poll, which would then sleep until the next timer */
+	lws_cancel_service(vh->ctx);
+	if (cJSON_GetArraySize(unavailable))
+		sbx_warn("runners that did not list their sandboxes at start-up (their owners are "
+			 "learned when asked): %d", cJSON_GetArraySize(unavailable));
+	sbx_info("owner table: %d sandbox(es) of known keys", vh->nowned);
 }
 
 void gw_owner_sync(struct gw_vh *vh)
 {
 	own.syncing = 1;
-	struct owner_call *c = call(vh, op_req("list", NULL), NULL, -1, sync_done);
-	/* at start-up nothing else waits: a runner that does not answer
-	 * within the old bound of 2 s leaves ownership empty */
-	if (c)
-		lws_set_timeout(c->up.wsi, PENDING_TIMEOUT_USER_OK, 2);
+	/* at start-up nothing else waits; a runner that does not answer
+	 * within the fan-out's bound leaves its part empty, learned later */
+	own.fan = gw_fan_list(vh, sync_done, NULL);
+	if (!own.fan && own.syncing) {   /* out of memory */
+		own.syncing = 0;
+		sbx_warn("cannot list the runners' sandboxes (ownership starts empty)");
+	}
 }
 
 int gw_owner_syncing(void)
@@ -231,15 +243,21 @@ int gw_owner_syncing(void)
 	return own.syncing;
 }
 
-static void refresh_done(struct owner_call *c, const cJSON *o)
+/* The runners that answered say which of our live sandboxes still run;
+ * those of a runner that did not answer stay as they are. */
+static void refresh_done(struct gw_vh *vh, void *arg, const cJSON *list,
+			 const cJSON *unavailable, const unsigned char *answered)
 {
-	struct gw_vh *vh = c->up.vh;
-	const cJSON *list = cJSON_GetObjectItemCaseSensitive(o, "sandboxes"), *s;
+	const cJSON *s;
 
-	own.refresh = NULL;
-	for (int i = 0; cJSON_IsArray(list) && i < vh->nowned; i++) {
+	(void)arg;
+	(void)unavailable;
+	own.refreshing = 0;
+	for (int i = 0; i < vh->nowned; i++) {
+		struct gw_runner *rn;
 		int running = 0;
-		if (!vh->owned[i].live)
+		if (!vh->owned[i].live || !(rn = gw_runner_for_sid(vh, vh->owned[i].id)) ||
+		    !answered[rn - vh->runners])
 			continue;
 		cJSON_ArrayForEach(s, list) {
 			const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "id"));
@@ -269,8 +287,14 @@ void gw_owner_refresh(struct gw_vh *vh, struct gw_owner_wait *w,
 	w->cb = cb;
 	w->next = own.waiters;
 	own.waiters = w;
-	if (!own.refresh)
-		own.refresh = call(vh, op_req("list", NULL), NULL, -1, refresh_done);
+	if (own.refreshing)
+		return;   /* the one in flight answers w too */
+	own.refreshing = 1;
+	/* done may run before this returns; without memory it never runs */
+	if (!gw_fan_list(vh, refresh_done, NULL) && own.refreshing) {
+		static const unsigned char none[GW_RUNNERS_MAX];
+		refresh_done(vh, NULL, NULL, NULL, none);
+	}
 }
 
 void gw_owner_wait_cancel(struct gw_owner_wait *w)
@@ -287,7 +311,7 @@ void gw_owner_stop(void)
 {
 	own.stopping = 1;
 	own.waiters = NULL;
-	own.refresh = NULL;
+	gw_fan_stop();
 }
 
 static void stop_done(struct owner_call *c, const cJSON *o)

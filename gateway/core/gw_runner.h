@@ -1,7 +1,8 @@
-/* The runners behind this gateway (gw_runners.c). Today: the one local
- * runner on its UNIX socket. A sandbox id names its runner
- * (sbx_<runner>_<random>, lib/sbx_id.h), so a request finds the runner of
- * its sandbox without any state shared between gateways. */
+/* The runners behind this gateway (gw_runners.c): a table of runners from
+ * --runner-socket, --runners and --runners-dns (gw_discovery.c), each
+ * asked for its `status` once a second (gw_probe.c). A sandbox id names
+ * its runner (sbx_<runner>_<random>, lib/sbx_id.h), so a request finds the
+ * runner of its sandbox without any state shared between gateways. */
 #ifndef GW_RUNNER_H
 #define GW_RUNNER_H
 #include <stddef.h>
@@ -9,6 +10,10 @@
 #include <sys/socket.h>
 
 #define GW_RUNNER_NAME_MAX 16
+#define GW_RUNNERS_MAX     256   /* table entries (an address that left DNS and stopped
+				      * answering gives its entry to a new one) */
+#define GW_RUNNER_ISO_MAX  8     /* isolation names a runner may report */
+#define GW_PLACE_TRIES     3     /* runners a create is tried on */
 
 enum gw_runner_kind {
 	GW_RUNNER_UNIX,     /* same host: control socket path, fd passing, direct agent path */
@@ -22,6 +27,13 @@ enum gw_runner_state {
 	GW_RUNNER_REFUSED,  /* its certificate does not name it, or its name is taken */
 };
 
+struct gw_runner_iso {
+	char name[16];
+	int available;
+	char reason[160];   /* why not available (its `capabilities`), "" unknown */
+};
+
+struct gw_up;
 struct gw_runner {
 	enum gw_runner_kind kind;
 	char path[108];                     /* UNIX: the control socket */
@@ -31,17 +43,116 @@ struct gw_runner {
 	char name[GW_RUNNER_NAME_MAX + 1];  /* its name; "" until it said */
 	enum gw_runner_state state;
 	int64_t since_ms;                   /* when state last changed */
+	/* what its last status said (gw_probe.c) */
+	char instance[33];                  /* random per runner process; "" unknown */
+	int draining;
+	int sandboxes;
+	int64_t memory_mb_free;             /* -1: not reported (a runner without `status`) */
+	int64_t memory_mb_cap;
+	int slots_free;
+	double load1;
+	int niso;
+	struct gw_runner_iso iso[GW_RUNNER_ISO_MAX];
+	char default_iso[16];
+	/* where it came from */
+	int from_dns;                       /* discovered (gw_discovery.c) */
+	int gone;                           /* no longer in DNS: no creates, routing while it answers */
+	int local;                          /* --runner-socket (or the embedded runner) */
+	/* the probe (gw_probe.c) */
+	struct gw_up *probe;                /* one in flight, or NULL */
+	int64_t probe_sent_ms;
+	int no_status_op;                   /* answers `ping` + `capabilities` instead */
+	char why[160];                      /* why it is down or refused */
+	int down_connect;                   /* down because its socket refused a connect */
 };
 
 struct gw_vh;
 /* The runner named by a sandbox id; NULL when the id names none known. */
 struct gw_runner *gw_runner_for_sid(struct gw_vh *vh, const char *sid);
-/* The runner of calls that name no sandbox (the local one). */
+/* How a sandbox id's runner stands: GW_RUNNER_UP with *rn set when it is
+ * usable; GW_RUNNER_DOWN (*rn set) when it is down; GW_RUNNER_UNKNOWN when
+ * no runner has its name yet but some runner has not said its name
+ * (503 as well); GW_RUNNER_REFUSED when no runner has that name (404). */
+enum gw_runner_state gw_runner_route(struct gw_vh *vh, const char *sid, struct gw_runner **rn);
+/* The 503 runner_unavailable message for a sandbox of rn (NULL: a runner
+ * not identified yet), in buf. */
+const char *gw_runner_unavailable_msg(const struct gw_runner *rn, char *buf, size_t n);
+/* Whether a request may try rn: it is up, or it is a runner on this host
+ * that went down by refusing a connect (a connect answers at once
+ * whether it is back, so it is tried rather than refused for up to a
+ * second until its next status). A runner down for not answering, or over
+ * TLS, is not tried: its requests are 503 at once, never a hang. */
+int gw_runner_usable(const struct gw_runner *rn);
+/* The runner of calls that name no sandbox: the local one, else the
+ * first that is up. */
 struct gw_runner *gw_runner_local(struct gw_vh *vh);
 /* The runner name inside a sandbox id (between "sbx_" and the last '_');
  * 0, or -1 when the id carries none that fits n. */
 int gw_sid_runner_name(const char *sid, char *name, size_t n);
-/* Set up the table from the flags (today: the local runner's socket). */
-int gw_runners_init(struct gw_vh *vh);
+/* Set up the table from the flags; 0, or -1 after saying why (exit 2). */
+struct gw_flags;
+int gw_runners_init(struct gw_vh *vh, const struct gw_flags *fl);
 void gw_runners_free(struct gw_vh *vh);
+/* A request could not connect to rn (errno e): down at once. */
+void gw_runner_failed(struct gw_vh *vh, struct gw_runner *rn, int e, const char *why);
+/* Add a runner by address (a --runners entry or a discovered one); the
+ * entry, or NULL with why set (a malformed address, the table full). */
+struct gw_runner *gw_runners_add(struct gw_vh *vh, const char *addr, char *why, size_t whylen);
+/* State changes (gw_probe.c): logs once per change. */
+void gw_runner_set_state(struct gw_vh *vh, struct gw_runner *rn, enum gw_runner_state st,
+			 const char *why);
+
+struct cJSON;
+const char *gw_runner_state_name(enum gw_runner_state s);
+/* 1 when some runner of the table is reached over TLS. */
+int gw_runners_tls(const struct gw_vh *vh);
+/* The embedded runner's socket, once it listens. */
+int gw_runners_add_local(struct gw_vh *vh, const char *path);
+struct gw_runner *gw_runner_by_name(struct gw_vh *vh, const char *name);
+/* GET /v1/runners's body; GET /v1/capabilities's (NULL: no runner up). */
+struct cJSON *gw_runners_json(struct gw_vh *vh);
+struct cJSON *gw_runners_capabilities(struct gw_vh *vh);
+/* /metrics lines of the table into b; their length. */
+int gw_runners_metrics(struct gw_vh *vh, char *b, size_t n);
+/* gw_runner_watch.c: a UNIX runner stopped listening: the WebSocket
+ * sessions of its sandboxes (straight to their agents) end. */
+void gw_runner_watch_lost(struct gw_vh *vh, struct gw_runner *rn);
+/* gw_probe.c: ask every runner its status, every GW_PROBE_EVERY_MS. */
+#define GW_PROBE_EVERY_MS   1000
+#define GW_PROBE_TIMEOUT_MS 1500
+void gw_probe_start(struct gw_vh *vh);
+void gw_probe_stop(struct gw_vh *vh);
+/* rn's entry is given to another address: its probe bookkeeping restarts. */
+void gw_probe_forget(struct gw_vh *vh, struct gw_runner *rn);
+/* 1 while some runner has neither answered nor failed its first probe. */
+int gw_probe_first_round(struct gw_vh *vh);
+/* Apply a status (or ping/capabilities) reply object to rn: 0, or -1 with
+ * rn refused (a bad or taken name). */
+int gw_probe_apply(struct gw_vh *vh, struct gw_runner *rn, const struct cJSON *o);
+/* gw_discovery.c: --runners-dns */
+int gw_discovery_start(struct gw_vh *vh, const char *name, int port, int interval_ms);
+void gw_discovery_collect(struct gw_vh *vh);   /* on the loop, after lws_cancel_service */
+void gw_discovery_stop(void);
+
+/* ---- pure helpers (gw_rtable.c; unit-tested) ---- */
+/* Placement: the indexes of the runners a create of memory_mb with
+ * isolation iso (NULL: each runner's default) may go to, best first
+ * (memory_mb_free desc, then sandboxes asc, then load1 asc; a runner that
+ * does not report memory after those that do), at most max. */
+int gw_place_order(const struct gw_runner *const *rs, int n, const char *iso, int64_t memory_mb,
+		   int *out, int max);
+/* Why runner rs is no candidate for that create ("" when it is one). */
+const char *gw_place_why_not(const struct gw_runner *rs, const char *iso, int64_t memory_mb,
+			     char *buf, size_t n);
+/* Whether iso is a name some runner of rs knows (1), and available on
+ * one that is up (2); 0 when none knows it. */
+int gw_place_iso_known(const struct gw_runner *const *rs, int n, const char *iso);
+/* Whether rs offers isolation iso (NULL: its default): 1 available, 0
+ * known but not available (*reason: why, "" unknown), -1 unknown to rs. */
+int gw_runner_iso_state(const struct gw_runner *rs, const char *iso, const char **reason);
+/* Discovery: have[i] are the table's discovered addresses, got[j] what
+ * the name resolves to now. keep[i] = 1 when have[i] is still there;
+ * add[j] = 1 when got[j] is new (not in have, not a repeat in got). */
+void gw_discovery_merge(const char *const *have, int nhave, const char *const *got, int ngot,
+			int *keep, int *add);
 #endif

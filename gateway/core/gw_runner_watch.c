@@ -1,62 +1,43 @@
-/* Whether the runner is there, once a second. Streams go straight to the
- * agents, so a runner that died would otherwise go unnoticed by them; but
- * a runner that starts again kills what its predecessor left (docs/
- * runner.md), so those streams are lost all the same: they end at once
- * with an error and a close 4502 rather than when their sandbox is reaped.
- * The embedded runner is also started again from here (gw_local_runner.c).
- * The probe is a connect() to the runner's socket, closed at once. */
-#include <errno.h>
+/* Once a second: the embedded runner is started again when it died
+ * (gw_local_runner.c), and the heap is trimmed after the last session.
+ * Whether each runner is there is gw_probe.c's; when a runner on this
+ * host stops listening, gw_runner_watch_lost ends the WebSocket sessions
+ * of its sandboxes: they go straight to the agents, so a runner that died
+ * would otherwise go unnoticed by them; but a runner that starts again
+ * kills what its predecessor left (docs/runner.md), so those streams are
+ * lost all the same: they end at once with an error and a close 4502
+ * rather than when their sandbox is reaped. A remote runner relays every
+ * stream itself: its streams end with its connection. */
 #include <malloc.h>
 #include <string.h>
-#include <unistd.h>
 #include "gw.h"
 #include "sbx_log.h"
-#include "sbx_net.h"
 
 static struct {
 	struct gw_vh *vh;
 	lws_sorted_usec_list_t sul;
-	int down;
 	int had_sessions;
 } w;
 
-static int runner_listening(const char *path)
+void gw_runner_watch_lost(struct gw_vh *vh, struct gw_runner *rn)
 {
-	int fd = sbx_unix_connect(path, 0);
+	int n = 0;
 
-	if (fd >= 0) {
-		close(fd);
-		return 1;
-	}
-	if (errno == ENAMETOOLONG)
-		return 0;
-	/* a full backlog (EAGAIN) is a busy runner, not a dead one; no fd
-	 * to spare says nothing about the runner */
-	return errno == EAGAIN || errno == EMFILE || errno == ENFILE ||
-	       errno == ENOBUFS || errno == ENOMEM;
+	for (struct gw_req *r = vh->sessions; r; r = r->ws.next)
+		if (!r->ws.closing && gw_runner_for_sid(vh, r->sid) == rn) {
+			gw_up_close(&r->up);
+			gw_ws_fail(r, 502, "internal", "the runner went away; its sandboxes are lost");
+			n++;
+		}
+	if (n)
+		sbx_err_log("runner %s (%s) is gone: %d stream(s) of its sandboxes ended", rn->name,
+			    rn->addr, n);
 }
 
 static void tick(lws_sorted_usec_list_t *sul)
 {
-	int up;
-
 	(void)sul;
 	gw_local_runner_check();
-	/* a runner on another host is not watched by a connect to a path
-	 * (its requests fail with 503 runner_unavailable on their own) */
-	struct gw_runner *rn = gw_runner_local(w.vh);
-	up = rn && rn->kind == GW_RUNNER_TLS ? 1 : runner_listening(w.vh->runner_socket);
-	if (!up && !w.down) {
-		sbx_err_log("runner %s is gone: ending every stream", w.vh->runner_socket);
-		for (struct gw_req *r = w.vh->sessions; r; r = r->ws.next)
-			if (!r->ws.closing) {
-				gw_up_close(&r->up);
-				gw_ws_fail(r, 502, "internal", "the runner went away; its sandboxes are lost");
-			}
-	} else if (up && w.down) {
-		sbx_info("runner %s is back", w.vh->runner_socket);
-	}
-	w.down = !up;
 	/* Streams' queues (up to a few hundred KiB each) come and go in
 	 * bursts and leave the heap at its high-water mark; with no session
 	 * open, give the memory back (the soak's idle-to-idle bound). */

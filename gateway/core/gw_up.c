@@ -182,7 +182,10 @@ static const char *tls_why(struct gw_up *u, const char *fmt, ...)
 	va_end(ap);
 	u->unreachable = !u->tls->got_plain;
 	snprintf(u->why, sizeof u->why, "runner %.127s: %s", u->tls->addr, msg);
-	sbx_warn("%s", u->why);
+	/* the status probe's failures are logged as the runner's state
+	 * changes (gw_runners.c), not once a second while it is down */
+	if (!(u->flags & GW_UP_PROBE))
+		sbx_warn("%s", u->why);
 	return u->why;
 }
 
@@ -292,15 +295,19 @@ int gw_up_open_runner(struct gw_up *u, struct lws *parent, struct gw_runner *rn,
 	if ((flags & GW_UP_PASS_FD) && rn->kind != GW_RUNNER_UNIX)
 		flags &= ~GW_UP_PASS_FD;   /* only a runner on this host can pass one */
 	u->flags = flags;
+	if (!(flags & GW_UP_PROBE) && !gw_runner_usable(rn) && rn->state != GW_RUNNER_UNKNOWN)
+		return fail_open(GW_UP_EDOWN, first, next);   /* 503 at once, no connect */
 	fd = runner_connect(rn);
 	if (fd < 0) {
+		int e = errno;
 		if (rn->kind == GW_RUNNER_TLS) {
-			int e = errno;
 			u->unreachable = 1;
 			snprintf(u->why, sizeof u->why, "runner %.127s: %.159s", rn->addr, strerror(e));
-			sbx_warn("%s", u->why);
-			errno = e;
+			if (!(flags & GW_UP_PROBE))
+				sbx_warn("%s", u->why);
 		}
+		gw_runner_failed(u->vh, rn, e, NULL);   /* down at once */
+		errno = e;
 		return fail_open(GW_UP_ECONNECT, first, next);
 	}
 	if (rn->kind == GW_RUNNER_TLS && tls_begin(u, rn)) {
@@ -322,6 +329,8 @@ int gw_up_open(struct gw_up *u, struct lws *parent, const char *sid, cJSON *firs
 	struct gw_runner *rn = gw_runner_for_sid(u->vh, sid);
 	int direct = 0, fd;
 
+	if (rn && rn->state == GW_RUNNER_DOWN)   /* GW_UP_EDOWN, or a connect to try */
+		return gw_up_open_runner(u, parent, rn, first, next, flags);
 	if (rn && rn->kind == GW_RUNNER_UNIX) {
 		start(u, flags);
 		fd = gw_agent_connect(u->vh, sid, &direct);

@@ -37,10 +37,12 @@ enum gw_up_phase {
 #define GW_UP_REPLY    1u   /* the first request's reply goes to ops->reply */
 #define GW_UP_RAW      2u   /* after the reply the connection is a byte stream */
 #define GW_UP_PASS_FD  4u   /* the reply may carry a descriptor (SCM_RIGHTS) */
+#define GW_UP_PROBE    8u   /* the status probe: goes to a runner marked down too */
 
 /* gw_up_open results other than 0 */
 enum gw_up_err { GW_UP_ECONNECT = -1, GW_UP_EADOPT = -2, GW_UP_ENOMEM = -3, GW_UP_ESEND = -4,
-		 GW_UP_ENORUNNER = -5 /* no runner of that name (gw_runner_for_sid) */ };
+		 GW_UP_ENORUNNER = -5 /* no runner of that name (gw_runner_for_sid) */,
+		 GW_UP_EDOWN = -6     /* the runner is down (gw_runner_unavailable_msg) */ };
 
 /* `why` for a reply bigger than a frame may be (the proxy says so apart),
  * and for an agent that did not answer the dial's CONNECT with its OK */

@@ -86,6 +86,9 @@ static void req_closed(struct gw_up *u, int by_peer, int lost)
 			r->ws.closing = r->ws.drop = 1;
 		if (r->wsi)
 			lws_callback_on_writable(r->wsi);
+	} else if (!r->resp_ready && r->place && !r->place->answered &&
+		   gw_place_retry(r, NULL)) {
+		/* a create whose runner went away before answering: the next */
 	} else if (!r->resp_ready) {
 		gw_resp_error(r, 502, "internal", "upstream closed early");
 	} else if (!r->resp_done) {
@@ -101,36 +104,67 @@ static const struct gw_up_ops req_ops = {
 	.drained = req_drained, .sent = req_sent, .closed = req_closed,
 };
 
-static int open_up(struct gw_req *r, const char *sid, cJSON *first, cJSON *next, gw_frame_cb cb)
+int gw_req_open_error(struct gw_req *r, int rc, struct gw_runner *rn)
 {
-	int rc;
+	char msg[200];
 
-	if (r->up.ops != &req_ops)
-		gw_up_init(&r->up, r->vh, &req_ops, r);
-	r->on_frame = cb;
-	if (sid)
-		rc = gw_up_open(&r->up, r->wsi, sid, first, next, 0);
-	else   /* a runner op: its sandbox's runner, or the local one */
-		rc = gw_up_open_runner(&r->up, r->wsi, r->sid[0] ? gw_runner_for_sid(r->vh, r->sid) :
-				       gw_runner_local(r->vh), first, next, 0);
 	switch (rc) {
-	case 0:
-		return 0;
 	case GW_UP_ECONNECT: {
 		int e = errno;
 		r->vh->m.upstream_errors++;
 		if (gw_up_unreachable(&r->up))   /* a TLS runner; logged by gw_up.c */
 			return gw_resp_error(r, 503, "runner_unavailable", "%s", r->up.why);
-		sbx_warn("runner %s: %s", r->vh->runner_socket, strerror(e));
+		sbx_warn("runner %s: %s", rn ? rn->addr : "?", strerror(e));
+		if (rn && rn->state == GW_RUNNER_DOWN && r->sid[0])
+			return gw_resp_error(r, 503, "runner_unavailable", "%s",
+					     gw_runner_unavailable_msg(rn, msg, sizeof msg));
 		return gw_resp_error(r, 503, "no_capacity", "runner unavailable: %s", strerror(e));
 	}
+	case GW_UP_EDOWN:
+		return gw_resp_error(r, 503, "runner_unavailable", "%s",
+				     gw_runner_unavailable_msg(rn, msg, sizeof msg));
 	case GW_UP_ENORUNNER:
+		if (r->sid[0] && gw_runner_route(r->vh, r->sid, &rn) == GW_RUNNER_UNKNOWN)
+			return gw_resp_error(r, 503, "runner_unavailable", "%s",
+					     gw_runner_unavailable_msg(NULL, msg, sizeof msg));
 		return gw_resp_error(r, 404, "not_found", "no such sandbox");
 	case GW_UP_EADOPT:
 		return gw_resp_error(r, 500, "internal", "cannot adopt runner socket");
 	default:
 		return gw_resp_error(r, 500, "internal", "out of memory");
 	}
+}
+
+int gw_req_runner_on(struct gw_req *r, struct gw_runner *rn, cJSON *runner_req, gw_frame_cb cb)
+{
+	int rc;
+
+	if (r->up.ops != &req_ops)
+		gw_up_init(&r->up, r->vh, &req_ops, r);
+	r->on_frame = cb;
+	rc = gw_up_open_runner(&r->up, r->wsi, rn, runner_req, NULL, 0);
+	if (rc && rc != GW_UP_ECONNECT && rc != GW_UP_EDOWN) {
+		gw_req_open_error(r, rc, rn);
+		return 1;
+	}
+	return rc;
+}
+
+static int open_up(struct gw_req *r, const char *sid, cJSON *first, cJSON *next, gw_frame_cb cb)
+{
+	struct gw_runner *rn;
+	int rc;
+
+	if (r->up.ops != &req_ops)
+		gw_up_init(&r->up, r->vh, &req_ops, r);
+	r->on_frame = cb;
+	/* a runner op: its sandbox's runner, or the local one */
+	rn = r->sid[0] ? gw_runner_for_sid(r->vh, r->sid) : gw_runner_local(r->vh);
+	if (sid)
+		rc = gw_up_open(&r->up, r->wsi, sid, first, next, 0);
+	else
+		rc = gw_up_open_runner(&r->up, r->wsi, rn, first, next, 0);
+	return rc ? gw_req_open_error(r, rc, rn) : 0;
 }
 
 int gw_req_runner(struct gw_req *r, cJSON *runner_req, gw_frame_cb cb)

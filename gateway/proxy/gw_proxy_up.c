@@ -46,6 +46,18 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 		flags |= phase == GW_PU_FDWAIT ? GW_UP_PASS_FD : GW_UP_RAW;
 	}
 	c->up_phase = phase;
+	char msg[200];
+
+	switch (gw_runner_route(c->f->vh, c->sid, &rn)) {
+	case GW_RUNNER_DOWN:
+		cJSON_Delete(req);
+		return gw_proxy_fail(c, 503, gw_runner_unavailable_msg(rn, msg, sizeof msg)), -1;
+	case GW_RUNNER_UNKNOWN:
+		cJSON_Delete(req);
+		return gw_proxy_fail(c, 503, gw_runner_unavailable_msg(NULL, msg, sizeof msg)), -1;
+	default:
+		break;
+	}
 	switch (gw_up_open_runner(&c->up, c->wsi, rn, req, NULL, flags)) {
 	case 0:
 		return 0;
@@ -57,11 +69,13 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 		}
 		if (errno == ENAMETOOLONG)
 			return gw_proxy_fail(c, 502, "runner socket path too long"), -1;
-		sbx_warn("runner %s: %s", c->f->vh->runner_socket, strerror(errno));
+		sbx_warn("runner %s: %s", rn ? rn->addr : "?", strerror(errno));
 		c->f->vh->m.upstream_errors++;
 		return gw_proxy_fail(c, 503, "the runner is unavailable"), -1;
 	case GW_UP_ENORUNNER:
 		return gw_proxy_fail(c, 404, "no such sandbox"), -1;
+	case GW_UP_EDOWN:
+		return gw_proxy_fail(c, 503, gw_runner_unavailable_msg(rn, msg, sizeof msg)), -1;
 	case GW_UP_EADOPT:
 		gw_fd_exhausted(GW_FDX_ADOPT, ENOMEM);
 		return gw_plimit_refuse(c, "no_capacity", GW_PLIMIT_BUSY_MSG), -1;

@@ -107,7 +107,7 @@ static struct gw_sideop *side_open(struct gw_req *r, cJSON *agent_req, int keep)
 	rc = gw_up_open(&s->up, r->wsi, r->sid, gw_up_connect_req(r->sid, 1024, 0), agent_req, 0);
 	if (rc) {
 		if (rc == GW_UP_ECONNECT)
-			sbx_warn("side operation: runner %s: %s", r->vh->runner_socket, strerror(errno));
+			sbx_warn("side operation on %s: %s", r->sid, strerror(errno));
 		gw_up_release(&s->up);
 		free(s);
 		return NULL;
@@ -193,21 +193,26 @@ static int on_frame(struct gw_req *r, const struct sbx_frame *f)
 	return 0;
 }
 
-void gw_stream_start(struct gw_req *r)
+cJSON *gw_stream_request(struct gw_req *r)
 {
 	int64_t since = 0;
 	cJSON *a;
 
 	if (gw_query_i64(r, "since", 0, INT64_MAX / 2, &since) < 0)
-		return;
+		return NULL;
 	a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "attach");
 	cJSON_AddStringToObject(a, "id", r->cid);
 	cJSON_AddNumberToObject(a, "offset", (double)since);
-	gw_req_agent(r, a, on_frame);
+	return a;
 }
 
-void gw_pty_start(struct gw_req *r)
+void gw_session_start(struct gw_req *r, cJSON *req)
+{
+	gw_req_agent(r, req, on_frame);
+}
+
+cJSON *gw_pty_request(struct gw_req *r)
 {
 	char c[GW_QUERY_CMD_MAX + 1] = "";
 	int64_t cols = 80, rows = 24;
@@ -216,7 +221,7 @@ void gw_pty_start(struct gw_req *r)
 	if (gw_query_i64(r, "cols", 1, 1000, &cols) < 0 ||
 	    gw_query_i64(r, "rows", 1, 1000, &rows) < 0 ||
 	    gw_query_str(r, "cmd", c, sizeof c) < 0)
-		return;
+		return NULL;
 	a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "exec");
 	cJSON_AddStringToObject(a, "cmd", *c ? c : "bash");
@@ -231,7 +236,7 @@ void gw_pty_start(struct gw_req *r)
 	cJSON_AddBoolToObject(a, "hangup_on_detach", 1);
 	cJSON_AddNumberToObject(a, "cols", (double)cols);
 	cJSON_AddNumberToObject(a, "rows", (double)rows);
-	gw_req_agent(r, a, on_frame);
+	return a;
 }
 
 /* A stream opened with a read-only token may not drive the command:

@@ -301,8 +301,17 @@ static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 		return reject(wsi, 422, "invalid", "query argument access_token is longer than 255 bytes or given twice");
 	if (key < 0)
 		return reject(wsi, 401, "unauthorized", "missing or unknown API key (access_token=)");
-	if (gw_owner_get(vh, r->sid) != key)
-		return reject(wsi, 404, "not_found", "no such sandbox");
+	if (gw_owner_get(vh, r->sid) != key) {
+		struct gw_runner *rn;
+		/* A sandbox of no key here may be one made through another
+		 * gateway: the upgrade is accepted and the stream starts once
+		 * its runner said whose it is (ws_owner_known); one whose id
+		 * names no runner, or another key's, is refused now. */
+		if (gw_owner_get(vh, r->sid) >= 0 ||
+		    gw_runner_route(vh, r->sid, &rn) == GW_RUNNER_REFUSED)
+			return reject(wsi, 404, "not_found", "no such sandbox");
+		r->owner_pending = 1;
+	}
 	/* a stream token opens only what its scope names */
 	if (!(r->scope & rt->ws_scope))
 		return reject(wsi, 403, "forbidden", rt->ws == GW_WS_PTY ?
@@ -315,6 +324,31 @@ static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 	r->rt = rt;
 	snprintf(r->uri, sizeof r->uri, "%s", uri);
 	return 0;
+}
+
+static void ws_start(struct gw_req *r)
+{
+	cJSON *req = r->ws.start_req;
+
+	r->ws.start_req = NULL;
+	gw_session_start(r, req);
+}
+
+static void ws_owner_known(struct gw_own_wait *w, enum gw_own_result res, const char *msg)
+{
+	struct gw_req *r = lws_container_of(w, struct gw_req, own_wait);
+
+	r->owner_pending = 0;
+	if (r->ws.closing)
+		return;
+	if (res == GW_OWN_YES) {
+		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+		ws_start(r);
+	} else if (res == GW_OWN_NO) {
+		gw_ws_fail(r, 404, "not_found", "no such sandbox");
+	} else {
+		gw_ws_fail(r, 503, res == GW_OWN_BUSY ? "no_capacity" : "runner_unavailable", msg);
+	}
 }
 
 int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
@@ -341,10 +375,18 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		sbx_buf_init(&r->ws.text, WS_TEXT_MAX);
 		sbx_info("ws open %s key=%d", r->ws.kind == GW_WS_PTY ? "pty" : "stream", r->key);
 		gw_keepalive_ws_start(r);
-		if (r->ws.kind == GW_WS_PTY)
-			gw_pty_start(r);
-		else
-			gw_stream_start(r);
+		/* the query now: lws lets the upgrade's headers go after this
+		 * callback, and an ownership lookup starts the session later */
+		r->ws.start_req = r->ws.kind == GW_WS_PTY ? gw_pty_request(r) : gw_stream_request(r);
+		if (!r->ws.start_req)
+			return 0;   /* refused (422), answered */
+		if (r->owner_pending) {
+			/* nothing is read from the client until the stream starts */
+			lws_rx_flow_control(wsi, 0);
+			gw_owner_lookup(r->vh, r->sid, r->key, &r->own_wait, ws_owner_known);
+			return 0;
+		}
+		ws_start(r);
 		return 0;
 	case LWS_CALLBACK_RECEIVE:
 		return r && r->ws.kind ? receive(r, in, len) : -1;

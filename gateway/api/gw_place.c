@@ -1,0 +1,236 @@
+/* Placement of a create (docs/api.md, "Runners"): the candidates are the
+ * runners that are up, not draining, offer the isolation (the asked one,
+ * else the runner's default) and report at least the asked memory free;
+ * best first by free memory, then fewest sandboxes, then lowest load
+ * (gw_place_order). The create goes to the first; a refusal for want of
+ * room (no_capacity, draining) or a failed connect moves it to the next,
+ * GW_PLACE_TRIES at most. None left: 503 no_capacity naming each
+ * runner's reason. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/gw.h"
+#include "sbx_log.h"
+
+#define DEFAULT_MEMORY_MB 512   /* the runner's default (docs/runner.md) */
+
+static void note(struct gw_place *p, const struct gw_runner *rn, const char *why)
+{
+	size_t k = strlen(p->why);
+	if (k + 8 < sizeof p->why)
+		snprintf(p->why + k, sizeof p->why - k, "%s%s: %s", k ? "; " : "",
+			 rn->name[0] ? rn->name : rn->addr, why);
+}
+
+static int none_up(struct gw_req *r);
+
+static void answer_none(struct gw_req *r)
+{
+	if (none_up(r))
+		return;   /* no runner answers at all: runner_unavailable */
+	gw_resp_error(r, 503, "no_capacity", "no runner can take this sandbox (%s)",
+		      r->place->why[0] ? r->place->why : "no runner is known");
+}
+
+/* Open the create on the next candidate: 1 opened, 2 answered (none left). */
+static int try_next(struct gw_req *r)
+{
+	struct gw_place *p = r->place;
+
+	while (p->next < p->n) {
+		struct gw_runner *rn = &r->vh->runners[p->order[p->next++]];
+		int rc = gw_req_runner_on(r, rn, cJSON_Duplicate(p->req, 1), p->cb);
+		if (rc == 0) {
+			p->at = rn;
+			return 1;
+		}
+		if (rc != GW_UP_ECONNECT && rc != GW_UP_EDOWN)
+			return 2;   /* answered (no memory, adoption) */
+		note(p, rn, rc == GW_UP_EDOWN ? "down" : "connect failed");
+	}
+	answer_none(r);
+	return 2;
+}
+
+int gw_place_retry(struct gw_req *r, const cJSON *reply)
+{
+	struct gw_place *p = r->place;
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
+	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+	const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+
+	if (reply && !(code && (!strcmp(code, "no_capacity") || !strcmp(code, "draining"))))
+		return 0;   /* the runner's answer is the client's */
+	if (p->at)
+		note(p, p->at, reply ? (msg ? msg : code) : "closed before answering");
+	if (p->at && code && !strcmp(code, "draining"))
+		p->at->draining = 1;   /* until its next status says otherwise */
+	p->at = NULL;
+	return try_next(r);
+}
+
+void gw_place_taken(struct gw_req *r)
+{
+	struct gw_place *p = r->place;
+	struct gw_runner *rn = p->at;
+
+	p->answered = 1;
+	if (!rn)
+		return;
+	/* creates in a burst see each other before the next status does */
+	rn->sandboxes++;
+	if (rn->memory_mb_free >= 0) {
+		rn->memory_mb_free = rn->memory_mb_free > p->memory_mb ? rn->memory_mb_free - p->memory_mb : 0;
+		rn->slots_free = (int)(rn->memory_mb_free / DEFAULT_MEMORY_MB);
+	}
+}
+
+void gw_place_free(struct gw_place *p)
+{
+	if (p) {
+		cJSON_Delete(p->req);
+		free(p);
+	}
+}
+
+/* No runner answers at all: 503 runner_unavailable, each runner and why
+ * (its address and the connect's or handshake's reason). 1 when answered. */
+static int none_up(struct gw_req *r)
+{
+	struct gw_vh *vh = r->vh;
+	char why[600] = "";
+	size_t k = 0;
+
+	for (int i = 0; i < vh->nrunners; i++) {
+		const struct gw_runner *rn = &vh->runners[i];
+		if (rn->state == GW_RUNNER_UP)
+			return 0;
+		if (rn->gone || k + 8 >= sizeof why)
+			continue;
+		k += (size_t)snprintf(why + k, sizeof why - k, "%s%s: %s", k ? "; " : "",
+				      rn->name[0] ? rn->name : rn->addr,
+				      rn->state == GW_RUNNER_UNKNOWN ? "not answered yet" : rn->why);
+		if (k >= sizeof why)
+			k = sizeof why - 1;
+	}
+	gw_resp_error(r, 503, "runner_unavailable", "no runner is answering (%s)",
+		      why[0] ? why : "none is known");
+	return 1;
+}
+
+/* The isolation names the runners that are up know, once each. */
+static void known_names(struct gw_vh *vh, char *b, size_t n)
+{
+	size_t k = 0;
+
+	for (int i = 0; i < vh->nrunners; i++) {
+		const struct gw_runner *rn = &vh->runners[i];
+		if (rn->state != GW_RUNNER_UP)
+			continue;
+		for (int j = 0; j < rn->niso; j++) {
+			const char *name = rn->iso[j].name;
+			size_t len = strlen(name);
+			const char *at = strstr(b, name);
+			if (at && (at == b || at[-1] == ' ') && (at[len] == ',' || !at[len]))
+				continue;   /* listed already */
+			if (k + len + 3 >= n)
+				return;
+			k += (size_t)snprintf(b + k, n - k, "%s%s", k ? ", " : "", name);
+		}
+	}
+}
+
+/* No candidate because the isolation (asked, or each runner's default)
+ * is available on no runner that could otherwise take it: 422
+ * isolation_unavailable with the runner's own reason, as one runner
+ * answers. 1 when answered. */
+static int iso_is_why(struct gw_req *r, const struct gw_runner *const *rs, int n, const char *iso)
+{
+	const char *reason = "", *why, *name = iso, *who = "";
+	int up = 0, blocked = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (rs[i]->state != GW_RUNNER_UP || rs[i]->gone || rs[i]->draining)
+			continue;
+		up++;
+		if (gw_runner_iso_state(rs[i], iso, &why) != 1) {
+			blocked++;
+			if (!reason[0]) {
+				reason = why;
+				name = iso && *iso ? iso : rs[i]->default_iso;
+				who = rs[i]->name;
+			}
+		}
+	}
+	if (!up || blocked < up)
+		return 0;
+	if (reason[0])   /* with the runner's own reason */
+		gw_resp_error(r, 422, "isolation_unavailable", "isolation: %s is not available on any "
+			      "runner (%s: %s)", name, who, reason);
+	else
+		gw_resp_error(r, 422, "isolation_unavailable", "isolation %.32s is not available on any "
+			      "runner", iso && *iso ? iso : rs[0]->default_iso);
+	return 1;
+}
+
+void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb)
+{
+	struct gw_vh *vh = r->vh;
+	const struct gw_runner *rs[GW_RUNNERS_MAX];
+	const char *iso = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "isolation"));
+	const cJSON *mem = cJSON_GetObjectItemCaseSensitive(req, "memory_mb");
+	int64_t memory_mb = cJSON_IsNumber(mem) && mem->valuedouble > 0 && mem->valuedouble < 1e9 ?
+		(int64_t)mem->valuedouble : DEFAULT_MEMORY_MB;
+	struct gw_place *p = calloc(1, sizeof *p);
+
+	if (!p) {
+		cJSON_Delete(req);
+		gw_resp_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	r->place = p;
+	p->req = req;
+	p->memory_mb = memory_mb;
+	p->cb = cb;
+	for (int i = 0; i < vh->nrunners; i++)
+		rs[i] = &vh->runners[i];
+	if (iso && *iso) {
+		/* the runners' own errors, as one runner gives them (the runner
+		 * still checks the name: it may know one no runner reported) */
+		int known = gw_place_iso_known(rs, vh->nrunners, iso);
+		if (known == 0) {
+			char names[200] = "";
+			known_names(vh, names, sizeof names);
+			gw_resp_error(r, 422, "unknown_isolation", "isolation: no isolation \"%.32s\" "
+				      "(known: %s)", iso, names[0] ? names : "none: no runner is up");
+			return;
+		}
+		if (known == 1 && !iso_is_why(r, rs, vh->nrunners, iso)) {
+			gw_resp_error(r, 422, "isolation_unavailable", "isolation %.32s is not available on "
+				      "any runner that is up", iso);
+			return;
+		}
+		if (known == 1)
+			return;
+	}
+	p->n = gw_place_order(rs, vh->nrunners, iso, memory_mb, p->order, GW_PLACE_TRIES);
+	/* none up: a runner on this host that refused a connect may be back
+	 * already (a connect says so at once; its status follows) */
+	for (int i = 0, none = !p->n; none && i < vh->nrunners && p->n < GW_PLACE_TRIES; i++)
+		if (vh->runners[i].state == GW_RUNNER_DOWN && gw_runner_usable(&vh->runners[i]) &&
+		    !vh->runners[i].gone)
+			p->order[p->n++] = i;
+	if (!p->n && none_up(r))
+		return;
+	if (!p->n && iso_is_why(r, rs, vh->nrunners, iso))
+		return;
+	if (!p->n) {
+		char why[64];
+		for (int i = 0; i < vh->nrunners; i++)
+			if (!vh->runners[i].gone || vh->runners[i].state == GW_RUNNER_UP)
+				note(p, rs[i], gw_place_why_not(rs[i], iso, memory_mb, why, sizeof why));
+		answer_none(r);
+		return;
+	}
+	try_next(r);
+}
