@@ -93,6 +93,21 @@ void gw_place_free(struct gw_place *p)
 	}
 }
 
+/* None reports the room: the free memory seen is up to a second old (a
+ * sandbox stopped meanwhile gave its memory back), so the runners whose
+ * cap could hold it are asked anyway, most free first; each one's own
+ * answer decides (no_capacity moves the create on). */
+static int stale_room(const struct gw_runner *const *rs, int n, const char *iso, int64_t memory_mb,
+		      int *order)
+{
+	int all[GW_RUNNERS_MAX], k = gw_place_order(rs, n, iso, 0, all, GW_RUNNERS_MAX), m = 0;
+
+	for (int i = 0; i < k && m < GW_PLACE_TRIES; i++)
+		if (rs[all[i]]->memory_mb_cap < 0 || rs[all[i]]->memory_mb_cap >= memory_mb)
+			order[m++] = all[i];
+	return m;
+}
+
 /* No runner answers at all: 503 runner_unavailable, each runner and why
  * (its address and the connect's or handshake's reason). 1 when answered. */
 static int none_up(struct gw_req *r)
@@ -214,6 +229,8 @@ void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb)
 			return;
 	}
 	p->n = gw_place_order(rs, vh->nrunners, iso, memory_mb, p->order, GW_PLACE_TRIES);
+	if (!p->n)
+		p->n = stale_room(rs, vh->nrunners, iso, memory_mb, p->order);
 	/* none up: a runner on this host that refused a connect may be back
 	 * already (a connect says so at once; its status follows) */
 	for (int i = 0, none = !p->n; none && i < vh->nrunners && p->n < GW_PLACE_TRIES; i++)
