@@ -14,6 +14,15 @@
 
 #define DEFAULT_MEMORY_MB 512   /* the runner's default (docs/runner.md) */
 
+/* The create on p->counted failed (refused, closed): it leaves the
+ * runner's count at once. */
+static void settle(struct gw_place *p)
+{
+	if (p->counted && !p->answered)
+		gw_runner_create_failed(p->counted, p->seq);
+	p->counted = NULL;
+}
+
 static void note(struct gw_place *p, const struct gw_runner *rn, const char *why)
 {
 	size_t k = strlen(p->why);
@@ -42,6 +51,9 @@ static int try_next(struct gw_req *r)
 		int rc = gw_req_runner_on(r, rn, cJSON_Duplicate(p->req, 1), p->cb);
 		if (rc == 0) {
 			p->at = rn;
+			p->counted = rn;
+			p->seq = gw_runner_seq_next();
+			gw_runner_create_sent(rn, p->seq, p->memory_mb);
 			return 1;
 		}
 		if (rc != GW_UP_ECONNECT && rc != GW_UP_EDOWN)
@@ -61,6 +73,7 @@ int gw_place_retry(struct gw_req *r, const cJSON *reply)
 
 	if (reply && !(code && (!strcmp(code, "no_capacity") || !strcmp(code, "draining"))))
 		return 0;   /* the runner's answer is the client's */
+	settle(p);
 	if (p->at)
 		note(p, p->at, reply ? (msg ? msg : code) : "closed before answering");
 	if (p->at && code && !strcmp(code, "draining"))
@@ -71,26 +84,32 @@ int gw_place_retry(struct gw_req *r, const cJSON *reply)
 
 void gw_place_taken(struct gw_req *r)
 {
-	struct gw_place *p = r->place;
-	struct gw_runner *rn = p->at;
-
-	p->answered = 1;
-	if (!rn)
-		return;
-	/* creates in a burst see each other before the next status does */
-	rn->sandboxes++;
-	if (rn->memory_mb_free >= 0) {
-		rn->memory_mb_free = rn->memory_mb_free > p->memory_mb ? rn->memory_mb_free - p->memory_mb : 0;
-		rn->slots_free = (int)(rn->memory_mb_free / DEFAULT_MEMORY_MB);
-	}
+	/* it stays counted until a status requested after it was sent */
+	r->place->answered = 1;
 }
 
 void gw_place_free(struct gw_place *p)
 {
 	if (p) {
+		settle(p);
 		cJSON_Delete(p->req);
 		free(p);
 	}
+}
+
+/* None reports the room: the free memory seen is up to a second old (a
+ * sandbox stopped meanwhile gave its memory back), so the runners whose
+ * cap could hold it are asked anyway, most free first; each one's own
+ * answer decides (no_capacity moves the create on). */
+static int stale_room(const struct gw_runner *const *rs, int n, const char *iso, int64_t memory_mb,
+		      int *order)
+{
+	int all[GW_RUNNERS_MAX], k = gw_place_order(rs, n, iso, 0, all, GW_RUNNERS_MAX), m = 0;
+
+	for (int i = 0; i < k && m < GW_PLACE_TRIES; i++)
+		if (rs[all[i]]->memory_mb_cap < 0 || rs[all[i]]->memory_mb_cap >= memory_mb)
+			order[m++] = all[i];
+	return m;
 }
 
 /* No runner answers at all: 503 runner_unavailable, each runner and why
@@ -214,6 +233,8 @@ void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb)
 			return;
 	}
 	p->n = gw_place_order(rs, vh->nrunners, iso, memory_mb, p->order, GW_PLACE_TRIES);
+	if (!p->n)
+		p->n = stale_room(rs, vh->nrunners, iso, memory_mb, p->order);
 	/* none up: a runner on this host that refused a connect may be back
 	 * already (a connect says so at once; its status follows) */
 	for (int i = 0, none = !p->n; none && i < vh->nrunners && p->n < GW_PLACE_TRIES; i++)

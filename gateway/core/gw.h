@@ -96,6 +96,8 @@ struct gw_place {
 	struct gw_runner *at;       /* the runner it went to last */
 	int answered;               /* that runner said ok */
 	int64_t memory_mb;          /* asked (or the default) */
+	struct gw_runner *counted;  /* where it is counted as sent (gw_runner_create_sent) */
+	uint64_t seq;
 	char why[512];              /* each runner that could not take it, and why */
 };
 

@@ -18,6 +18,7 @@
 struct probe {
 	struct gw_up up;
 	struct gw_runner *rn;
+	uint64_t seq;                /* gw_runner_seq_next() when sent */
 	const char *op;
 	int answered;
 };
@@ -83,7 +84,7 @@ static int64_t num(const cJSON *o, const char *k, int64_t dflt)
 		(int64_t)v->valuedouble : dflt;
 }
 
-int gw_probe_apply(struct gw_vh *vh, struct gw_runner *rn, const cJSON *o)
+int gw_probe_apply(struct gw_vh *vh, struct gw_runner *rn, const cJSON *o, uint64_t seq)
 {
 	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "name"));
 	const char *inst = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "instance"));
@@ -119,6 +120,7 @@ int gw_probe_apply(struct gw_vh *vh, struct gw_runner *rn, const cJSON *o)
 		rn->draining = d;
 		rn->sandboxes = (int)num(o, "sandboxes", 0);
 		rn->memory_mb_free = num(o, "memory_mb_free", 0);
+		gw_runner_status_seen(rn, seq);
 		rn->memory_mb_cap = num(o, "memory_mb_cap", -1);
 		rn->slots_free = (int)num(o, "slots_free", 0);
 		rn->load1 = cJSON_IsNumber(load) ? load->valuedouble : 0;
@@ -189,7 +191,7 @@ static int probe_reply(struct gw_up *u, const cJSON *o, int ok, const char *why,
 		gw_runner_set_state(vh, rn, GW_RUNNER_REFUSED, b);
 		return 1;
 	}
-	if (gw_probe_apply(vh, rn, body) == 0 && rn->name[0]) {
+	if (gw_probe_apply(vh, rn, body, p->seq) == 0 && rn->name[0]) {
 		if (rn->state != GW_RUNNER_UP && strcmp(p->op, "capabilities"))
 			pr.need_caps[idx(rn)] = 1;   /* its isolation list and reasons, once per time up */
 		gw_runner_set_state(vh, rn, GW_RUNNER_UP, "");
@@ -242,6 +244,7 @@ static void send_probe(struct gw_vh *vh, struct gw_runner *rn)
 	}
 	rn->probe = &p->up;
 	rn->probe_sent_ms = pr.last_sent[i];
+	p->seq = gw_runner_seq_next();
 }
 
 static void tick(lws_sorted_usec_list_t *sul)

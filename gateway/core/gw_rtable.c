@@ -24,6 +24,70 @@ int gw_sid_runner_name(const char *sid, char *name, size_t n)
 	return 0;
 }
 
+static uint64_t seq_counter;
+
+uint64_t gw_runner_seq_next(void)
+{
+	return ++seq_counter;
+}
+
+static void resum(struct gw_runner *rn)
+{
+	rn->pending_mb = 0;
+	rn->pending = rn->nrecent;
+	for (int i = 0; i < rn->nrecent; i++)
+		rn->pending_mb += rn->recent[i].mb;
+}
+
+void gw_runner_create_sent(struct gw_runner *rn, uint64_t seq, int64_t mb)
+{
+	int cap = (int)(sizeof rn->recent / sizeof rn->recent[0]);
+
+	if (rn->nrecent == cap) {   /* the oldest: its runner's next status has it */
+		memmove(rn->recent, rn->recent + 1, (size_t)(cap - 1) * sizeof rn->recent[0]);
+		rn->nrecent--;
+	}
+	rn->recent[rn->nrecent].seq = seq;
+	rn->recent[rn->nrecent++].mb = mb;
+	resum(rn);
+}
+
+void gw_runner_create_failed(struct gw_runner *rn, uint64_t seq)
+{
+	for (int i = 0; i < rn->nrecent; i++)
+		if (rn->recent[i].seq == seq) {
+			memmove(rn->recent + i, rn->recent + i + 1,
+				(size_t)(rn->nrecent - i - 1) * sizeof rn->recent[0]);
+			rn->nrecent--;
+			break;
+		}
+	resum(rn);
+}
+
+void gw_runner_status_seen(struct gw_runner *rn, uint64_t seq)
+{
+	int k = 0;
+
+	for (int i = 0; i < rn->nrecent; i++)
+		if (rn->recent[i].seq > seq)   /* sent after that status's request */
+			rn->recent[k++] = rn->recent[i];
+	rn->nrecent = k;
+	resum(rn);
+}
+
+/* Free memory and sandboxes with the creates its status does not count yet. */
+static int64_t eff_free(const struct gw_runner *rs)
+{
+	if (rs->memory_mb_free < 0)
+		return -1;
+	return rs->memory_mb_free > rs->pending_mb ? rs->memory_mb_free - rs->pending_mb : 0;
+}
+
+static int eff_sandboxes(const struct gw_runner *rs)
+{
+	return rs->sandboxes + rs->pending;
+}
+
 /* The isolation a create on rs gets: the asked one, else rs's default. */
 static const char *iso_of(const struct gw_runner *rs, const char *iso)
 {
@@ -71,8 +135,8 @@ const char *gw_place_why_not(const struct gw_runner *rs, const char *iso, int64_
 		snprintf(buf, n, "draining");
 	else if (iso_state(rs, want) != 1)
 		snprintf(buf, n, "no %s isolation", want);
-	else if (rs->memory_mb_free >= 0 && rs->memory_mb_free < memory_mb)
-		snprintf(buf, n, "%lld MB free, %lld asked", (long long)rs->memory_mb_free,
+	else if (eff_free(rs) >= 0 && eff_free(rs) < memory_mb)
+		snprintf(buf, n, "%lld MB free, %lld asked", (long long)eff_free(rs),
 			 (long long)memory_mb);
 	return buf;
 }
@@ -85,14 +149,15 @@ struct cand {
 static int cmp_cand(const void *a, const void *b)
 {
 	const struct gw_runner *x = ((const struct cand *)a)->rs, *y = ((const struct cand *)b)->rs;
-	int kx = x->memory_mb_free >= 0, ky = y->memory_mb_free >= 0;
+	int64_t fx = eff_free(x), fy = eff_free(y);
+	int kx = fx >= 0, ky = fy >= 0;
 
 	if (kx != ky)
 		return ky - kx;   /* reported before unreported */
-	if (kx && x->memory_mb_free != y->memory_mb_free)
-		return x->memory_mb_free > y->memory_mb_free ? -1 : 1;
-	if (x->sandboxes != y->sandboxes)
-		return x->sandboxes < y->sandboxes ? -1 : 1;
+	if (kx && fx != fy)
+		return fx > fy ? -1 : 1;
+	if (eff_sandboxes(x) != eff_sandboxes(y))
+		return eff_sandboxes(x) < eff_sandboxes(y) ? -1 : 1;
 	if (x->load1 != y->load1)
 		return x->load1 < y->load1 ? -1 : 1;
 	/* stable: table order */

@@ -55,6 +55,14 @@ struct gw_runner {
 	struct gw_runner_iso iso[GW_RUNNER_ISO_MAX];
 	char default_iso[16];
 	/* where it came from */
+	/* Creates sent to it after the request of its last status (in flight
+	 * or answered ok): its status does not count them yet, so placement
+	 * counts them on top (pending_mb, pending: their sums). A newer status
+	 * takes them over; a create that failed leaves at once. */
+	struct gw_runner_create { uint64_t seq; int64_t mb; } recent[32];
+	int nrecent;
+	int64_t pending_mb;
+	int pending;
 	int from_dns;                       /* discovered (gw_discovery.c) */
 	int gone;                           /* no longer in DNS: no creates, routing while it answers */
 	int local;                          /* --runner-socket (or the embedded runner) */
@@ -128,17 +136,25 @@ void gw_probe_forget(struct gw_vh *vh, struct gw_runner *rn);
 int gw_probe_first_round(struct gw_vh *vh);
 /* Apply a status (or ping/capabilities) reply object to rn: 0, or -1 with
  * rn refused (a bad or taken name). */
-int gw_probe_apply(struct gw_vh *vh, struct gw_runner *rn, const struct cJSON *o);
+int gw_probe_apply(struct gw_vh *vh, struct gw_runner *rn, const struct cJSON *o, uint64_t seq);
 /* gw_discovery.c: --runners-dns */
 int gw_discovery_start(struct gw_vh *vh, const char *name, int port, int interval_ms);
 void gw_discovery_collect(struct gw_vh *vh);   /* on the loop, after lws_cancel_service */
 void gw_discovery_stop(void);
 
 /* ---- pure helpers (gw_rtable.c; unit-tested) ---- */
+/* The order of requests sent to runners (creates and status requests). */
+uint64_t gw_runner_seq_next(void);
+/* A create (of mb) sent as request seq; its end (failed: it leaves); a
+ * status whose request was seq: the creates sent before it are in it. */
+void gw_runner_create_sent(struct gw_runner *rn, uint64_t seq, int64_t mb);
+void gw_runner_create_failed(struct gw_runner *rn, uint64_t seq);
+void gw_runner_status_seen(struct gw_runner *rn, uint64_t seq);
 /* Placement: the indexes of the runners a create of memory_mb with
  * isolation iso (NULL: each runner's default) may go to, best first
- * (memory_mb_free desc, then sandboxes asc, then load1 asc; a runner that
- * does not report memory after those that do), at most max. */
+ * (memory_mb_free desc, then sandboxes asc, then load1 asc, each with the
+ * creates still pending there counted; a runner that does not report
+ * memory after those that do), at most max. */
 int gw_place_order(const struct gw_runner *const *rs, int n, const char *iso, int64_t memory_mb,
 		   int *out, int max);
 /* Why runner rs is no candidate for that create ("" when it is one). */

@@ -22,6 +22,22 @@ rs_wait_runner() { # url name python-expr-on-r tries
 	return 1
 }
 
+rs_free_port() {
+	local p; p=$(random_port)
+	while ss -ltnH "sport = :$p" | grep -q .; do p=$(random_port); done
+	echo "$p"
+}
+
+# our gateway itself listens (not another one on a port taken meanwhile)
+rs_listening() { # log pid
+	for _ in $(seq 100); do
+		grep -q "listening on" "$1" && kill -0 "$2" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # a gateway that must refuse to start: "exit-code matched-message"
 rs_refused() { # bin want-text args...
 	local bin=$1 want=$2 rc
@@ -73,16 +89,21 @@ suite_runners() { # gateway-bin
 	local rbpid=$RUNNER_PID
 	start_runner "$rc" "$T/rc.sock" "$T/rcstate" --max-memory-mb 1024 || { fail "runners: runner c did not start"; return; }
 	local L="unix:$T/ra.sock,unix:$T/rb.sock,$T/rc.sock"
-	pa=$(random_port); pb=$((pa + 1))
+	# two free ports (other suites run beside this one: a port taken by
+	# another gateway would answer its /healthz for ours)
+	pa=$(rs_free_port); pb=$(rs_free_port)
+	while [ "$pb" = "$pa" ]; do pb=$(rs_free_port); done
 	ua=http://127.0.0.1:$pa ub=http://127.0.0.1:$pb
 	SANDBOX_METRICS_KEY=metrics-key start_gateway "$gwb" $pa "$T/gw.rsa.log" --runners "$L" $K --max-sandboxes-per-key 20 ||
 		{ fail "runners: gateway A did not start"; return; }
 	local gwa=$GW_PID
+	rs_listening "$T/gw.rsa.log" $gwa || { fail "runners: gateway A did not listen: $(tail -3 "$T/gw.rsa.log")"; return; }
 	# B also lists runner a under a second address (a symlink to its socket)
 	ln -s "$T/ra.sock" "$T/ra-alias.sock"
 	start_gateway "$gwb" $pb "$T/gw.rsb.log" --runners "$L,unix:$T/ra-alias.sock" $K --max-sandboxes-per-key 20 ||
 		{ fail "runners: gateway B did not start"; return; }
 	local gwbpid=$GW_PID
+	rs_listening "$T/gw.rsb.log" $gwbpid || { fail "runners: gateway B did not listen: $(tail -3 "$T/gw.rsb.log")"; return; }
 
 	c=$(rs_code -H "$A" $ua/v1/runners)
 	check "runners: GET /v1/runners lists the three, up, with their free memory" \
@@ -102,6 +123,7 @@ suite_runners() { # gateway-bin
 	got=
 	ids=()
 	for i in 1 2 3 4; do
+		curl -s -m 5 -H "$A" $ua/v1/runners >>"$T/rs.placement" 2>&1; echo >>"$T/rs.placement"
 		c=$(rs_code -H "$A" -d '{"timeout_ms":300000}' $ua/v1/sandboxes)
 		id=$(rs_json "d['id']")
 		[ "$c" = 201 ] && [ -n "$id" ] || { fail "runners: create $i: $c $(cat "$T/body")"; return; }
@@ -109,9 +131,19 @@ suite_runners() { # gateway-bin
 		got="$got $(rs_runner_of "$id")"
 	done
 	check "runners: creates go to the runner with the most free memory (a a b c)" "$got" " $ra $ra $rb $rc"
-	local sa=${ids[0]}
-	local sb=${ids[2]}
-	local sc=${ids[3]}
+	[ "$got" = " $ra $ra $rb $rc" ] ||
+		python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    l = l.strip()
+    if l: print("  runners seen:", [(r["name"], r["state"], r["memory_mb_free"], r["sandboxes"]) for r in json.loads(l)["runners"]])' "$T/rs.placement"
+	# one sandbox on each runner, whatever the placement check above said
+	local sa= sb= sc=
+	for id in "${ids[@]}"; do
+		case $(rs_runner_of "$id") in
+		"$ra") sa=${sa:-$id} ;; "$rb") sb=${sb:-$id} ;; "$rc") sc=${sc:-$id} ;;
+		esac
+	done
+	[ -n "$sa" ] && [ -n "$sb" ] && [ -n "$sc" ] || { fail "runners: the creates did not reach all three runners"; return; }
 
 	# routing by id: each sandbox is reached on its own runner
 	for id in "$sa" "$sb" "$sc"; do

@@ -127,6 +127,39 @@ static void test_place_isolation(void **state)
 	assert_string_equal(gw_place_why_not(&b, "jail", 512, why, sizeof why), "down");
 }
 
+static void test_pending_creates(void **state)
+{
+	/* creates sent after the last status's request count on top of it */
+	struct gw_runner a = mk("a", 2048, 0, 0), b = mk("b", 1024, 0, 0);
+	const struct gw_runner *rs[] = { &a, &b };
+	int out[2];
+	(void)state;
+
+	uint64_t s1 = gw_runner_seq_next(), c1 = gw_runner_seq_next(), c2 = gw_runner_seq_next();
+	gw_runner_create_sent(&a, c1, 512);
+	gw_runner_create_sent(&a, c2, 512);
+	assert_int_equal(a.pending, 2);
+	assert_int_equal(a.pending_mb, 1024);
+	/* a (2048 - 1024, 2 sandboxes) ties b on memory: b has fewer */
+	assert_int_equal(gw_place_order(rs, 2, NULL, 512, out, 2), 2);
+	assert_int_equal(out[0], 1);
+	/* a status requested before them does not take them over */
+	gw_runner_status_seen(&a, s1);
+	assert_int_equal(a.pending, 2);
+	/* one failed: it leaves at once */
+	gw_runner_create_failed(&a, c2);
+	assert_int_equal(a.pending, 1);
+	assert_int_equal(a.pending_mb, 512);
+	/* a status requested after it counts it itself */
+	uint64_t s2 = gw_runner_seq_next();
+	a.memory_mb_free = 1536;
+	a.sandboxes = 1;
+	gw_runner_status_seen(&a, s2);
+	assert_int_equal(a.pending, 0);
+	assert_int_equal(gw_place_order(rs, 2, NULL, 512, out, 2), 2);
+	assert_int_equal(out[0], 0);
+}
+
 static void test_discovery_merge(void **state)
 {
 	const char *have[] = { "10.0.0.1:7443", "10.0.0.2:7443", "unix:/run/r.sock" };
@@ -154,6 +187,7 @@ int main(void)
 		cmocka_unit_test(test_place_order),
 		cmocka_unit_test(test_place_unreported_memory),
 		cmocka_unit_test(test_place_isolation),
+		cmocka_unit_test(test_pending_creates),
 		cmocka_unit_test(test_discovery_merge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
