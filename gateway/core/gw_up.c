@@ -31,6 +31,8 @@ struct gw_up_tls {
 	int connecting;              /* TCP connect not finished */
 	int got_plain;               /* the runner's plaintext came: it was reached */
 	int timed_out;               /* the deadline below closed it */
+	int runner_down;             /* closed because its runner was marked down meanwhile */
+	struct gw_runner *rn;        /* the table's entry (entries never move) */
 	lws_usec_t t0;               /* when the connect began */
 	lws_sorted_usec_list_t sul;  /* connect + handshake deadline (GW_UP_TLS_CONNECT_S);
 				      * not an lws timeout: owners set their own */
@@ -241,19 +243,33 @@ static void start(struct gw_up *u, unsigned flags)
 	u->why[0] = '\0';
 }
 
-/* The connect and handshake took too long: close; RAW_CLOSE says why. */
+#define GW_UP_TLS_TICK_US (250 * 1000)
+
+/* Until the handshake is done: the connect and handshake took too long,
+ * or the runner was marked down meanwhile (its status probe found it
+ * gone: a request need not wait out the connect deadline of a host that
+ * vanished). Close; RAW_CLOSE says why. Checked every 250 ms. A request
+ * the runner has (after the handshake) is never cut this way: a create
+ * cut short would leave a sandbox nobody was told of. */
 static void tls_deadline(lws_sorted_usec_list_t *sul)
 {
 	struct gw_up_tls *t = lws_container_of(sul, struct gw_up_tls, sul);
+	struct gw_up *u = t->u;
+	lws_usec_t used = lws_now_usecs() - t->t0;
 
-	if (t->u->wsi && !t->t.established) {
-		t->timed_out = 1;
-		lws_set_timeout(t->u->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
-	}
+	if (!u->wsi || t->t.established)
+		return;
+	t->timed_out = used >= GW_UP_TLS_CONNECT_S * LWS_US_PER_SEC;
+	t->runner_down = !(u->flags & GW_UP_PROBE) && t->rn->state == GW_RUNNER_DOWN &&
+			 !strcmp(t->rn->addr, t->addr);
+	if (t->timed_out || t->runner_down)
+		lws_set_timeout(u->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+	else
+		lws_sul_schedule(u->vh->ctx, 0, &t->sul, tls_deadline, GW_UP_TLS_TICK_US);
 }
 
 /* A TLS runner's session for the socket fd about to be adopted. */
-static int tls_begin(struct gw_up *u, const struct gw_runner *rn)
+static int tls_begin(struct gw_up *u, struct gw_runner *rn)
 {
 	struct sbx_err err = { 0 };
 
@@ -270,6 +286,7 @@ static int tls_begin(struct gw_up *u, const struct gw_runner *rn)
 	}
 	u->tls->connecting = 1;
 	u->tls->u = u;
+	u->tls->rn = rn;
 	u->tls->t0 = lws_now_usecs();
 	snprintf(u->tls->addr, sizeof u->tls->addr, "%s", rn->addr);
 	return 0;
@@ -318,8 +335,7 @@ int gw_up_open_runner(struct gw_up *u, struct lws *parent, struct gw_runner *rn,
 	if (rc)
 		tls_drop(u);
 	else if (u->tls)
-		lws_sul_schedule(u->vh->ctx, 0, &u->tls->sul, tls_deadline,
-				 GW_UP_TLS_CONNECT_S * LWS_US_PER_SEC);
+		lws_sul_schedule(u->vh->ctx, 0, &u->tls->sul, tls_deadline, GW_UP_TLS_TICK_US);
 	return rc;
 }
 
@@ -731,6 +747,8 @@ static int tls_lost_early(struct gw_up *u, struct lws *wsi)
 	int hung_up = poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 	if (e)
 		why = tls_why(u, "%s", strerror(e));
+	else if (u->tls->runner_down)
+		why = tls_why(u, "marked down while this request waited (%.100s)", u->tls->rn->why);
 	else if (u->tls->timed_out)
 		why = tls_why(u, "no %s within %d s", u->tls->connecting ? "connection" :
 			      "TLS handshake", GW_UP_TLS_CONNECT_S);
@@ -745,6 +763,13 @@ static int tls_lost_early(struct gw_up *u, struct lws *wsi)
 		why = tls_why(u, "closed the connection before answering (%s)",
 			      u->tls->t.established ? "did it accept our certificate?" :
 			      "is it a runner's TLS port?");
+	/* a refused, reset or unanswered connect: the runner is down for
+	 * every request now, not only after its next status (the probe's
+	 * own failures are gw_probe.c's) */
+	if (u->tls->connecting && !u->tls->runner_down && !(u->flags & GW_UP_PROBE) &&
+	    (e || hung_up || u->tls->timed_out) && !strcmp(u->tls->rn->addr, u->tls->addr))
+		gw_runner_failed(u->vh, u->tls->rn, e ? e : u->tls->timed_out ? ETIMEDOUT :
+				 ECONNREFUSED, why);
 	tls_drop(u);
 	u->wsi = NULL;
 	u->phase = GW_UP_DONE;
