@@ -290,6 +290,12 @@ void gw_probe_forget(struct gw_vh *vh, struct gw_runner *rn)
 	pr.need_caps[i] = 0;
 }
 
+void gw_probe_soon(struct gw_vh *vh, struct gw_runner *rn)
+{
+	if (!rn->probe)
+		pr.last_sent[rn - vh->runners] = 0;   /* the next tick asks it */
+}
+
 int gw_probe_first_round(struct gw_vh *vh)
 {
 	for (int i = 0; i < vh->nrunners; i++)

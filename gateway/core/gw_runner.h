@@ -134,6 +134,8 @@ void gw_probe_stop(struct gw_vh *vh);
 void gw_probe_forget(struct gw_vh *vh, struct gw_runner *rn);
 /* 1 while some runner has neither answered nor failed its first probe. */
 int gw_probe_first_round(struct gw_vh *vh);
+/* Ask rn its status at the next tick (a request saw a sign it is gone). */
+void gw_probe_soon(struct gw_vh *vh, struct gw_runner *rn);
 /* Apply a status (or ping/capabilities) reply object to rn: 0, or -1 with
  * rn refused (a bad or taken name). */
 int gw_probe_apply(struct gw_vh *vh, struct gw_runner *rn, const struct cJSON *o, uint64_t seq);

@@ -763,13 +763,18 @@ static int tls_lost_early(struct gw_up *u, struct lws *wsi)
 		why = tls_why(u, "closed the connection before answering (%s)",
 			      u->tls->t.established ? "did it accept our certificate?" :
 			      "is it a runner's TLS port?");
-	/* a refused, reset or unanswered connect: the runner is down for
+	/* A refused, reset or unanswered connect: the runner is down for
 	 * every request now, not only after its next status (the probe's
-	 * own failures are gw_probe.c's) */
+	 * own failures are gw_probe.c's). A hang-up without the socket's
+	 * error may also be lws closing it for an owner's deadline: then
+	 * the runner is asked at once instead. */
 	if (u->tls->connecting && !u->tls->runner_down && !(u->flags & GW_UP_PROBE) &&
-	    (e || hung_up || u->tls->timed_out) && !strcmp(u->tls->rn->addr, u->tls->addr))
-		gw_runner_failed(u->vh, u->tls->rn, e ? e : u->tls->timed_out ? ETIMEDOUT :
-				 ECONNREFUSED, why);
+	    !strcmp(u->tls->rn->addr, u->tls->addr)) {
+		if (e || u->tls->timed_out)
+			gw_runner_failed(u->vh, u->tls->rn, e ? e : ETIMEDOUT, why);
+		else if (hung_up)
+			gw_probe_soon(u->vh, u->tls->rn);
+	}
 	tls_drop(u);
 	u->wsi = NULL;
 	u->phase = GW_UP_DONE;

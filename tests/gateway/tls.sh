@@ -184,7 +184,9 @@ s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16); time.sleep(60)' $hp &
 	local hpid=$!
 	h_track $hpid
-	sleep 0.3
+	# listening before the gateway starts: a refused first probe would be
+	# another check (on a busy machine python takes its time)
+	for _ in $(seq 100); do ss -ltnH "sport = :$hp" | grep -q . && break; sleep 0.1; done
 	gp=$(random_port)
 	GW_LOG=$T/gw.tlshung.log
 	SANDBOX_API_KEYS=key-one GW_WAIT=150 start_gateway "$gwb" $gp "$GW_LOG" --runner-socket 127.0.0.1:$hp $G
