@@ -396,12 +396,7 @@ cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
 		cJSON_AddStringToObject(o, "error", sb->error);
 	cJSON_AddNumberToObject(o, "created_at", (double)sb->created_wall);
 	cJSON_AddNumberToObject(o, "expires_at", (double)expires);
-	cJSON_AddNumberToObject(o, "timeout_ms", (double)sb->spec.timeout_ms);
-	cJSON_AddNumberToObject(o, "vcpus", (double)sb->spec.vcpus);
-	cJSON_AddNumberToObject(o, "memory_mb", (double)sb->spec.memory_mb);
-	cJSON_AddNumberToObject(o, "pids", (double)sb->spec.pids);
-	cJSON_AddNumberToObject(o, "disk_mb", (double)sb->spec.disk_mb);
-	cJSON_AddNumberToObject(o, "nofile", (double)sb->spec.nofile);
+	rn_spec_limits_json(o, &sb->spec);
 	cJSON_AddNumberToObject(o, "idle_timeout_ms", (double)sb->spec.idle_timeout_ms);
 	a = cJSON_AddArrayToObject(o, "ports");
 	for (int i = 0; i < sb->spec.n_ports; i++)

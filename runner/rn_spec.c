@@ -197,3 +197,13 @@ int rn_spec_parse(const cJSON *req, struct rn_spec *spec, struct sbx_err *err)
 	}
 	return 0;
 }
+
+void rn_spec_limits_json(cJSON *o, const struct rn_spec *spec)
+{
+	cJSON_AddNumberToObject(o, "timeout_ms", (double)spec->timeout_ms);
+	cJSON_AddNumberToObject(o, "vcpus", (double)spec->vcpus);
+	cJSON_AddNumberToObject(o, "memory_mb", (double)spec->memory_mb);
+	cJSON_AddNumberToObject(o, "pids", (double)spec->pids);
+	cJSON_AddNumberToObject(o, "disk_mb", (double)spec->disk_mb);
+	cJSON_AddNumberToObject(o, "nofile", (double)spec->nofile);
+}

@@ -48,5 +48,8 @@ void rn_spec_free(struct rn_spec *spec);
 /* Wipe and free only the env values (names stay for display). */
 void rn_spec_wipe_values(struct rn_spec *spec);
 const char *rn_network_name(enum rn_network n);
+/* Add the limits (timeout_ms, vcpus, memory_mb, pids, disk_mb, nofile) to
+ * o: the sandbox object and state.json carry them alike. */
+void rn_spec_limits_json(cJSON *o, const struct rn_spec *spec);
 
 #endif

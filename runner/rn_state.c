@@ -66,12 +66,7 @@ int rn_state_save(const struct rn_sandbox *sb, const char *driver, int slot,
 	cJSON_AddNumberToObject(o, "created_at", (double)sb->created_wall);
 	cJSON_AddStringToObject(o, "image", sb->spec.image);
 	cJSON_AddStringToObject(o, "network", rn_network_name(sb->spec.network));
-	cJSON_AddNumberToObject(o, "timeout_ms", (double)sb->spec.timeout_ms);
-	cJSON_AddNumberToObject(o, "vcpus", (double)sb->spec.vcpus);
-	cJSON_AddNumberToObject(o, "memory_mb", (double)sb->spec.memory_mb);
-	cJSON_AddNumberToObject(o, "pids", (double)sb->spec.pids);
-	cJSON_AddNumberToObject(o, "disk_mb", (double)sb->spec.disk_mb);
-	cJSON_AddNumberToObject(o, "nofile", (double)sb->spec.nofile);
+	rn_spec_limits_json(o, &sb->spec);
 	cJSON_AddBoolToObject(o, "preview_auth", sb->spec.preview_auth);
 	txt = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
