@@ -431,9 +431,9 @@ void gw_up_release(struct gw_up *u)
 	sbx_buf_free(&u->in);
 }
 
-/* The connection ends from our side (a callback finished or failed):
- * detach it, tell the owner, and have lws close it. */
-static int end(struct gw_up *u, struct lws *wsi)
+/* Detach the connection (our close_notify first), tell the owner how it
+ * ended, and have lws close it (-1). */
+static int detach(struct gw_up *u, struct lws *wsi, int by_peer, int lost)
 {
 	if (u->wsi == wsi) {
 		tls_bye(u, wsi);
@@ -442,9 +442,15 @@ static int end(struct gw_up *u, struct lws *wsi)
 		u->phase = GW_UP_DONE;
 		lws_set_opaque_user_data(wsi, NULL);
 		if (u->ops->closed)
-			u->ops->closed(u, 0, 0);
+			u->ops->closed(u, by_peer, lost);
 	}
 	return -1;
+}
+
+/* The connection ends from our side (a callback finished or failed). */
+static int end(struct gw_up *u, struct lws *wsi)
+{
+	return detach(u, wsi, 0, 0);
 }
 
 /* The runner's reply, parsed and checked here for every owner. */
@@ -595,16 +601,7 @@ static int tls_rx(struct lws *wsi, struct gw_up *u, const void *in, size_t len)
 /* The runner ended its TLS (close_notify): as a close by the peer. */
 static int tls_peer_closed(struct gw_up *u, struct lws *wsi)
 {
-	if (u->wsi != wsi)
-		return -1;
-	tls_bye(u, wsi);
-	tls_drop(u);
-	u->wsi = NULL;
-	u->phase = GW_UP_DONE;
-	lws_set_opaque_user_data(wsi, NULL);
-	if (u->ops->closed)
-		u->ops->closed(u, 1, 1);
-	return -1;
+	return detach(u, wsi, 1, 1);
 }
 
 /* TLS: what the session has for the socket, one chunk. 1 when it wrote,
