@@ -123,18 +123,15 @@ void gw_owner_lookup(struct gw_vh *vh, const char *sid, int key, struct gw_own_w
 	w->key = key;
 	w->next = NULL;
 	w->l = NULL;
-	switch (gw_runner_route(vh, sid, &rn)) {
-	case GW_RUNNER_REFUSED:   /* no runner of that name */
+	switch (gw_runner_route_error(vh, sid, &rn, msg, sizeof msg)) {
+	case 0:
+		break;
+	case 503:
+		cb(w, GW_OWN_UNAVAILABLE, msg);
+		return;
+	default:   /* no runner of that name */
 		cb(w, GW_OWN_NO, NULL);
 		return;
-	case GW_RUNNER_DOWN:
-		cb(w, GW_OWN_UNAVAILABLE, gw_runner_unavailable_msg(rn, msg, sizeof msg));
-		return;
-	case GW_RUNNER_UNKNOWN:
-		cb(w, GW_OWN_UNAVAILABLE, gw_runner_unavailable_msg(NULL, msg, sizeof msg));
-		return;
-	default:
-		break;
 	}
 	if (negative(sid)) {
 		cb(w, GW_OWN_NO, NULL);

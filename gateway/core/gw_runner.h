@@ -85,6 +85,13 @@ enum gw_runner_state gw_runner_route(struct gw_vh *vh, const char *sid, struct g
 /* The 503 runner_unavailable message for a sandbox of rn (NULL: a runner
  * not identified yet), in buf. */
 const char *gw_runner_unavailable_msg(const struct gw_runner *rn, char *buf, size_t n);
+/* What a request for sandbox sid gets when its runner cannot serve it,
+ * the one answer of REST, streams, previews and lookups: 503 with the
+ * runner_unavailable message in msg (its runner is down, or a runner
+ * that has not said its name may be it), 404 (no runner has its name),
+ * or 0 with *rn usable. */
+int gw_runner_route_error(struct gw_vh *vh, const char *sid, struct gw_runner **rn, char *msg,
+			  size_t n);
 /* Whether a request may try rn: it is up, or it is a runner on this host
  * that went down by refusing a connect (a connect answers at once
  * whether it is back, so it is tried rather than refused for up to a

@@ -218,6 +218,23 @@ const char *gw_runner_unavailable_msg(const struct gw_runner *rn, char *buf, siz
 	return buf;
 }
 
+int gw_runner_route_error(struct gw_vh *vh, const char *sid, struct gw_runner **rn, char *msg,
+			  size_t n)
+{
+	switch (gw_runner_route(vh, sid, rn)) {
+	case GW_RUNNER_UP:
+		return 0;
+	case GW_RUNNER_DOWN:
+		gw_runner_unavailable_msg(*rn, msg, n);
+		return 503;
+	case GW_RUNNER_UNKNOWN:
+		gw_runner_unavailable_msg(NULL, msg, n);
+		return 503;
+	default:
+		return 404;
+	}
+}
+
 void gw_runner_set_state(struct gw_vh *vh, struct gw_runner *rn, enum gw_runner_state st,
 			 const char *why)
 {

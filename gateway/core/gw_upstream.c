@@ -124,9 +124,8 @@ int gw_req_open_error(struct gw_req *r, int rc, struct gw_runner *rn)
 		return gw_resp_error(r, 503, "runner_unavailable", "%s",
 				     gw_runner_unavailable_msg(rn, msg, sizeof msg));
 	case GW_UP_ENORUNNER:
-		if (r->sid[0] && gw_runner_route(r->vh, r->sid, &rn) == GW_RUNNER_UNKNOWN)
-			return gw_resp_error(r, 503, "runner_unavailable", "%s",
-					     gw_runner_unavailable_msg(NULL, msg, sizeof msg));
+		if (r->sid[0] && gw_runner_route_error(r->vh, r->sid, &rn, msg, sizeof msg) == 503)
+			return gw_resp_error(r, 503, "runner_unavailable", "%s", msg);
 		return gw_resp_error(r, 404, "not_found", "no such sandbox");
 	case GW_UP_EADOPT:
 		return gw_resp_error(r, 500, "internal", "cannot adopt runner socket");

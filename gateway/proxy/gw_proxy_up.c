@@ -47,17 +47,13 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 	}
 	c->up_phase = phase;
 	char msg[200];
+	int status = gw_runner_route_error(c->f->vh, c->sid, &rn, msg, sizeof msg);
 
-	switch (gw_runner_route(c->f->vh, c->sid, &rn)) {
-	case GW_RUNNER_DOWN:
+	if (status) {
 		cJSON_Delete(req);
-		return gw_proxy_fail(c, 503, gw_runner_unavailable_msg(rn, msg, sizeof msg)), -1;
-	case GW_RUNNER_UNKNOWN:
-		cJSON_Delete(req);
-		return gw_proxy_fail(c, 503, gw_runner_unavailable_msg(NULL, msg, sizeof msg)), -1;
-	default:
-		break;
+		return gw_proxy_fail(c, status, status == 404 ? "no such sandbox" : msg), -1;
 	}
+	/* rn is usable: neither GW_UP_ENORUNNER nor GW_UP_EDOWN comes back */
 	switch (gw_up_open_runner(&c->up, c->wsi, rn, req, NULL, flags)) {
 	case 0:
 		return 0;
@@ -72,10 +68,6 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 		sbx_warn("runner %s: %s", rn ? rn->addr : "?", strerror(errno));
 		c->f->vh->m.upstream_errors++;
 		return gw_proxy_fail(c, 503, "the runner is unavailable"), -1;
-	case GW_UP_ENORUNNER:
-		return gw_proxy_fail(c, 404, "no such sandbox"), -1;
-	case GW_UP_EDOWN:
-		return gw_proxy_fail(c, 503, gw_runner_unavailable_msg(rn, msg, sizeof msg)), -1;
 	case GW_UP_EADOPT:
 		gw_fd_exhausted(GW_FDX_ADOPT, ENOMEM);
 		return gw_plimit_refuse(c, "no_capacity", GW_PLIMIT_BUSY_MSG), -1;
