@@ -332,11 +332,14 @@ def t_finished_eviction():
 
 
 def t_status_commands():
-    cid = exec_bg(cmd="sleep", args=["0.2"], id="my-cmd-1")
+    # running until the test ends its stdin (a `sleep 0.2` had exited
+    # before the status call when the client was held up that long)
+    cid = exec_bg(cmd="cat", stdin=True, id="my-cmd-1")
     st = call(SOCK, {"op": "status", "id": cid})["command"]
     check(st["status"] == "running" and st["exit_code"] is None and st["id"] == "my-cmd-1")
     r = call(SOCK, {"op": "exec", "cmd": "true", "id": "my-cmd-1"})
     check(r["error"]["code"] == "conflict", repr(r))
+    check(call(SOCK, {"op": "stdin_eof", "id": cid})["ok"])
     st = wait(cid)
     check(st["status"] == "exited" and st["exit_code"] == 0 and st["ended_at"] >= st["started_at"])
     ids = [c["id"] for c in call(SOCK, {"op": "commands"})["commands"]]
