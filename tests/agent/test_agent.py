@@ -532,7 +532,9 @@ def t_pty():
 
 def t_attach_no_follow():
     cid = exec_bg(cmd="sh", args=["-c", "printf abc; printf de >&2; read x; exit 0"], stdin=True)
-    for _ in range(100):
+    # (2 s was once too short for sh to start on a loaded machine)
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
         if call(SOCK, {"op": "status", "id": cid})["command"]["output_bytes"] == 5:
             break
         time.sleep(0.02)
