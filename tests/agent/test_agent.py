@@ -570,11 +570,17 @@ def t_pty_paced():
     r = c.json()
     check(r["ok"])
     c.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-    time.sleep(1.0)
-    n1 = call(SOCK, {"op": "status", "id": r["id"]})["command"]["output_bytes"]
-    time.sleep(0.5)
-    n2 = call(SOCK, {"op": "status", "id": r["id"]})["command"]["output_bytes"]
-    check(n1 == n2 and n1 < RETENTION, "a stalled reader did not stop the PTY: %d -> %d" % (n1, n2))
+    # wait for the output to stop growing (after a fixed 1 s, a starved
+    # `yes` or agent had not yet filled the buffers: still growing); an
+    # agent that keeps reading the PTY grows past the retention instead
+    n1, n2, same, end = -1, 0, 0, time.monotonic() + 30
+    while same < 2 and n2 < RETENTION and time.monotonic() < end:
+        n1 = n2
+        time.sleep(0.5)
+        n2 = call(SOCK, {"op": "status", "id": r["id"]})["command"]["output_bytes"]
+        same = same + 1 if n1 == n2 and n2 > 0 else 0
+    check(same == 2 and n1 == n2 and n1 < RETENTION,
+          "a stalled reader did not stop the PTY: %d -> %d" % (n1, n2))
     got = 0
     while got < 3 * n1:
         f = c.frame()
