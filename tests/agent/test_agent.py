@@ -610,12 +610,23 @@ def t_pty_hangup_on_detach():
 
 
 def t_idle():
-    cid = exec_bg(cmd="sleep", args=["1"])
+    # (a command that runs until its stdin ends: a `sleep 1` had ended
+    # before the probe on a client held up that long)
+    cid = exec_bg(cmd="cat", stdin=True)
     r = call(SOCK, {"op": "idle"})
     check(r["ok"] and r["idle_ms"] == 0, "a running command is activity: %r" % r)
+    call(SOCK, {"op": "stdin_eof", "id": cid})
     wait(cid)
-    time.sleep(0.3)
-    a = call(SOCK, {"op": "idle"})
+    # the agent sees the close of wait's connection (activity) when it
+    # gets to it: a stalled agent saw it in the same wake-up as the probe
+    # below and answered 0. Wait for the idle time to grow, then check
+    # that the probes themselves do not reset it.
+    end = time.monotonic() + 30
+    while True:
+        a = call(SOCK, {"op": "idle"})
+        if a["idle_ms"] >= 200 or time.monotonic() > end:
+            break
+        time.sleep(0.05)
     time.sleep(0.3)
     b = call(SOCK, {"op": "idle"})
     # the probes themselves are no activity: idle time keeps growing
