@@ -376,11 +376,13 @@ def t_limits(r):
         r.req({"op": "get", "id": sid})["sandbox"]), 20)
     result("while-true past timeout_ms is killed, stop_reason timeout",
            g and g.get("stop_reason") == "timeout" and not leftovers(r, sid), str(g))
-    # extend
-    rep = r.create(timeout_ms=2000)
+    # extend (4 s, as above: a 2 s deadline passed during a slow start and
+    # the create failed); checked once the first deadline is past
+    rep = r.create(timeout_ms=4000)
     sid = rep["sandbox"]["id"]
     e = r.req({"op": "extend", "id": sid, "duration_ms": 60000})
-    time.sleep(2.5)
+    while time.time() * 1000 < rep["sandbox"]["expires_at"] + 500:
+        time.sleep(0.1)
     g = r.req({"op": "get", "id": sid})["sandbox"]
     result("extend moves expires_at and keeps it running",
            e.get("ok") and e["sandbox"]["expires_at"] >= rep["sandbox"]["expires_at"] + 60000
