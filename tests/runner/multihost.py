@@ -7,6 +7,7 @@ wait_until, ...)."""
 import hashlib
 import json
 import os
+import random
 import select
 import signal
 import socket
@@ -86,12 +87,11 @@ def certs(d, runner_name):
     return "openssl commands"
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+def random_port():
+    """A port below the ephemeral range (as tests/lib/harness.sh's): a
+    port the kernel handed out for a moment (bind to 0) could be any
+    outgoing connection's by the time the runner binds it."""
+    return random.randint(20000, 31999)
 
 
 class Tls:
@@ -577,10 +577,17 @@ def run(t):
     t.work_dirs.append(d)
     print("multihost: certificates by %s" % certs(d, name))
     t_flags(t, d, name)
-    port = free_port()
-    r = t.Runner(name, t.AGENT, extra=["--listen-tls", "127.0.0.1:%d" % port,
-                                        "--cert", d + "/runner.crt", "--key", d + "/runner.key",
-                                        "--client-ca", d + "/ca.crt"])
+    # the port may be another program's: then another, as start_services does
+    for attempt in range(3):
+        port = random_port()
+        try:
+            r = t.Runner(name, t.AGENT, extra=["--listen-tls", "127.0.0.1:%d" % port,
+                                                "--cert", d + "/runner.crt", "--key",
+                                                d + "/runner.key", "--client-ca", d + "/ca.crt"])
+            break
+        except RuntimeError as e:
+            if "Address already in use" not in str(e) or attempt == 2:
+                raise
     try:
         cli = Tls(d, port, name)
         inst = t_status(t, r)

@@ -72,8 +72,10 @@ class Runner:
                 try:
                     if self.req({"op": "ping"}).get("ok"):
                         return
-                except OSError:
+                except (OSError, EOFError):
                     pass
+            if self.p.poll() is not None:
+                break
             time.sleep(0.02)
         raise RuntimeError("runner did not start: " + self.logtext())
 
