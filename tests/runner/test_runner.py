@@ -696,8 +696,10 @@ def t_real_agent():
                           "uid": 1000, "gid": 1000, "attach": False})
         rc.recv_frame(s)
         s.close()
-        body = b""
-        for _ in range(100):
+        # (up to 30 s for python to start inside and listen: the 100 tries
+        # of 0.05 s before were short for a loaded machine)
+        body, end = b"", time.time() + 30
+        while time.time() < end:
             s, rep = rc.connect(r.sock, sid, 8000)
             if rep.get("ok"):
                 s.sendall(b"GET / HTTP/1.0\r\n\r\n")
