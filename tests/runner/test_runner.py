@@ -1127,8 +1127,13 @@ def t_accept_emfile():
                 break
             socks.append(s)
         time.sleep(3)   # the runner sits at EMFILE with connections queued
+
+        def accept_lines():
+            return [ln for ln in r.logtext().splitlines() if "accept:" in ln]
+        # (a starved runner may not have reached EMFILE in those 3 s: its
+        # first line is waited for; the bound below counts the wait too)
+        lines = wait_until(accept_lines, 30)
         held = time.time() - t0
-        lines = [ln for ln in r.logtext().splitlines() if "accept:" in ln]
         for s in socks:
             s.close()
         socks = []
