@@ -379,14 +379,22 @@ def t_tls_refused(t, r, d, port, name):
     t0 = time.time()
     for _ in range(40):
         refused(Tls(d, port, name, cert=None).sock, probe)
+    # then a refused peer more than a second after the burst carries the
+    # count; the runner writes a line after sending its alert, so a runner
+    # held up there wrote the burst's last line late, and the next refused
+    # peer could come less than a second after it: its count then goes to
+    # the one after
+    def counted(ls):
+        return any("more refused since the last line" in ln for ln in ls)
+    for _ in range(5):
+        time.sleep(1.2)
+        refused(Tls(d, port, name, cert=None).sock, probe)
+        lines = refused_lines(r, log0, counted, timeout=3)
+        if counted(lines):
+            break
     took = time.time() - t0
-    time.sleep(1.2)
-    refused(Tls(d, port, name, cert=None).sock, probe)   # carries the count
-    lines = refused_lines(r, log0, lambda ls: any("more refused since the last line" in ln
-                                                  for ln in ls))
     t.result("tls-auth: refused peers are logged rate-limited (once a second, with a count)",
-             1 <= len(lines) <= took + 3 and any("more refused since the last line" in ln
-                                                 for ln in lines),
+             1 <= len(lines) <= took + 2 and counted(lines),
              "%d lines in %.1f s: %s" % (len(lines), took, lines[-2:]))
 
 
