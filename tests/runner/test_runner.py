@@ -1202,6 +1202,11 @@ def main():
 
 try:
     main()
+except Exception as e:  # noqa
+    # (the exit below would swallow it: the suite would end "passed")
+    import traceback
+    traceback.print_exc()
+    result("runner suite ran to its end", False, repr(e))
 finally:
     for p in procs:
         if p.poll() is None:
