@@ -93,8 +93,9 @@ leak_check() { # label name state [slots...]
 	local out
 	if out=$(leaks "${@:2}" 2>&1); then pass "$1: leak check finds nothing"; else fail "$1: leak check"; echo "$out"; fi
 }
-gone() { # pid...: all dead within 5 s
-	for _ in $(seq 50); do
+gone() { # pid...: all dead within 30 s (a bound against a hang: SIGKILLed
+	# processes die when next scheduled, and init reaps them in its time)
+	for _ in $(seq 300); do
 		local alive=0
 		for p in "$@"; do [ -n "$p" ] && kill -0 "$p" 2>/dev/null && alive=1; done
 		[ $alive = 0 ] && return 0
