@@ -145,7 +145,7 @@ else
 	start_gw $P --runner-socket "$SOCK" || fail "a: the gateway did not start again"
 	check "a: the restarted gateway knows the sandbox" "$(api GET $B "/v1/sandboxes/$sid")" 200
 	sub a2 $B "$sid" "$cid" "$have"
-	wait_end a2 15 >/dev/null
+	wait_end a2 60 >/dev/null   # (the rest of a 4 s loop of sleeps: a bound against a hang)
 	if cat "$T/a1.data" "$T/a2.data" | cmp -s - <(expect_loop); then
 		pass "a: old stream ($have bytes) + new stream with since=$have = the whole output, no gap or duplicate"
 	else
@@ -295,7 +295,7 @@ else
 	done
 	check "c: the sandbox is failed with stop_reason error" "$st" "failed error"
 	sub c2 $B "$sid" "$cid" 0 10000
-	wait_end c2 10 >/dev/null
+	wait_end c2 30 >/dev/null   # (the client's own start counts too)
 	r=$(jget "$T/c2.json" code)
 	case "$r" in 4*) pass "c: a new stream of the dead sandbox's command is refused (close $r)" ;;
 	*) fail "c: a new stream of the dead sandbox: $(cat "$T/c2.json")" ;; esac
