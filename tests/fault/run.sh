@@ -287,7 +287,7 @@ else
 	[ "$r" = yes ] && [ "$ms" -lt 30000 ] && pass "c: the stream got an error and close $(jget "$T/c1.json" code) after $ms ms" ||
 		fail "c: stream after the agent died: $r after $ms ms"
 	st=
-	for _ in $(seq 50); do
+	for _ in $(seq 300); do   # (30 s: only against a hang)
 		api GET $B "/v1/sandboxes/$sid" >/dev/null
 		st="$(jget "$T/body" status) $(jget "$T/body" stop_reason)"
 		case "$st" in failed*|stopped*) break ;; esac
