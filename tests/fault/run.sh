@@ -249,13 +249,15 @@ else
 		r=$(ended_with_error e1)
 		[ "$r" = yes ] && [ "$ms" -lt 30000 ] && pass "b': the stream got an error and close $(jget "$T/e1.json" code) after $ms ms" ||
 			fail "b': stream after the embedded runner died: $r after $ms ms"
+		# (the gateway looks once a second, and the new runner reconciles
+		# the killed one's sandbox before it listens: 30 s, as a bound)
 		r2=
-		for _ in $(seq 100); do
+		for _ in $(seq 300); do
 			r2=$(pgrep -P $egw -f sandbox-runner | head -1)
 			[ -n "$r2" ] && [ "$r2" != "$r1" ] && curl -s -m 1 "$EB/healthz" >/dev/null && break
 			r2=; sleep 0.1
 		done
-		[ -n "$r2" ] && pass "b': the gateway started a new runner ($r1 -> $r2)" || fail "b': no new runner within 10 s"
+		[ -n "$r2" ] && pass "b': the gateway started a new runner ($r1 -> $r2)" || fail "b': no new runner within 30 s"
 		esid2=$(create $EB)
 		c=$(api POST $EB "/v1/sandboxes/$esid2/commands" '{"cmd":"echo","args":["again"]}')
 		check "b': a new sandbox works on the new runner" "$c $(jget "$T/body" stdout)" "200 again"
