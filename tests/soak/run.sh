@@ -25,6 +25,6 @@ node tests/soak/soak.mjs "http://127.0.0.1:$port" "$KEY" "$SECS" $gw $runner | t
 h_count -q "$T/out"
 if kill -0 $gw 2>/dev/null && kill -0 $runner 2>/dev/null; then pass "gateway and runner alive at the end"
 else fail "gateway or runner died"; tail -20 "$T/gw.log" "$RUNNER_LOG"; fi
-if out=$(tests/fault/leaks.sh soak "$T/state" 2>&1); then pass "leak check after the soak finds nothing"
+if out=$(tests/fault/leaks.sh "soak$$" "$T/state" 2>&1); then pass "leak check after the soak finds nothing"
 else fail "leak check after the soak"; echo "$out" | head -20; fi
 h_finish
