@@ -34,6 +34,14 @@ start_gw() { # port [args...]: GW_PID (30 s: an embedded runner starts first)
 	SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=fault-metrics SANDBOX_IMAGE_DIR=$IMG GW_WAIT=300 \
 		start_gateway $GW "$port" "$T/gw.$port.log" --max-sandboxes-per-key 14 "$@"
 }
+start_gw_any() { # [args...]: start_gw on a random port, another if it was
+	# taken (another program may hold any port we pick); GW_PORT
+	for _ in 1 2 3; do
+		GW_PORT=$(random_port)
+		start_gw "$GW_PORT" "$@" && return 0
+	done
+	return 1
+}
 create() { # base -> sandbox id (empty on failure)
 	local c; c=$(api POST "$1" /v1/sandboxes '{"timeout_ms":600000}')
 	[ "$c" = 201 ] && jget "$T/body" id
@@ -112,15 +120,14 @@ LONG='i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'
 NAME=flt$$
 STATE=$T/state
 SOCK=$T/r.sock
-port=$(random_port)
 if ! start_runner $NAME "$SOCK" "$STATE"; then
 	fail "runner $NAME did not start (another runner named $NAME on this host?)"
 	tail -5 "$T/runner.$NAME.log"
 	h_finish
 fi
-P=$port
+start_gw_any --runner-socket "$SOCK" || h_abort "gateway did not start"
+P=$GW_PORT
 B=http://127.0.0.1:$P
-start_gw $P --runner-socket "$SOCK" || h_abort "gateway did not start"
 
 # --- (a) kill -9 of the gateway mid-stream -----------------------------------
 echo "-- (a) gateway killed mid-stream"
@@ -239,10 +246,10 @@ echo "-- (b') embedded runner killed mid-stream"
 if [ -e /run/sandbox-runner.local.lock ] && ! flock -n /run/sandbox-runner.local.lock true; then
 	skip "b': a runner named 'local' already runs on this host (the embedded runner needs that name)"
 else
-	EP=$((port + 1)) EB=http://127.0.0.1:$((port + 1))
-	if ! start_gw $EP; then
-		fail "b': the gateway with its embedded runner did not start"; tail -5 "$T/gw.$EP.log"
+	if ! start_gw_any; then
+		fail "b': the gateway with its embedded runner did not start"; tail -5 "$T/gw.$GW_PORT.log"
 	else
+		EB=http://127.0.0.1:$GW_PORT
 		egw=$GW_PID
 		r1=$(pgrep -P $egw -f sandbox-runner | head -1)
 		estate=$(tr '\0' '\n' </proc/$r1/cmdline 2>/dev/null | sed -n '/^--state-dir$/{n;p}')
@@ -359,10 +366,11 @@ mkdir -p "$SMALL"
 if ! mount -t tmpfs -o size=64m,mode=0755 flt-small "$SMALL"; then
 	skip "d: cannot mount a tmpfs"
 else
-	DN=fltd$$ DSTATE=$SMALL/state DSOCK=$T/d.sock DP=$((port + 2)) DB=http://127.0.0.1:$((port + 2))
-	if ! start_runner $DN "$DSOCK" "$DSTATE" || ! start_gw $DP --runner-socket "$DSOCK"; then
+	DN=fltd$$ DSTATE=$SMALL/state DSOCK=$T/d.sock
+	if ! start_runner $DN "$DSOCK" "$DSTATE" || ! start_gw_any --runner-socket "$DSOCK"; then
 		fail "d: runner or gateway did not start"; tail -5 "$T/runner.$DN.log"
 	else
+		DB=http://127.0.0.1:$GW_PORT
 		drunner=$RUNNER_PID
 		dsid=$(create $DB)
 		[ -n "$dsid" ] && pass "d: create before the disk fills" || fail "d: create before fill: $(cat "$T/body")"
