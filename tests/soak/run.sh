@@ -12,9 +12,12 @@ h_begin soak
 KEY=soak-key-$RANDOM$RANDOM
 start_runner "soak$$" "$T/r.sock" "$T/state"
 runner=$RUNNER_PID
-port=$(random_port)
-SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=soak-metrics start_gateway $GW $port "$T/gw.log" \
-	--runner-socket "$T/r.sock" --max-sandboxes-per-key 200
+# (another port if the one picked was taken: another program may hold it)
+for _ in 1 2 3; do
+	port=$(random_port)
+	SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=soak-metrics start_gateway $GW $port "$T/gw.log" \
+		--runner-socket "$T/r.sock" --max-sandboxes-per-key 200 && break
+done
 gw=$GW_PID
 if ! kill -0 $gw 2>/dev/null || ! kill -0 $runner 2>/dev/null; then
 	tail -5 "$RUNNER_LOG" "$T/gw.log"
