@@ -216,6 +216,9 @@ def net_leftovers(r, net):
     return left
 
 
+# A sandbox is failed or stopped only once its cleanup is done, and the
+# runner gives a busy cgroup up to 10 s there: a wait for that state is
+# bounded at 30 s, past the runner's own bound.
 def wait_until(fn, seconds):
     end = time.time() + seconds
     while time.time() < end:
@@ -348,7 +351,7 @@ def t_limits(r):
     if GVISOR:
         # the host's OOM killer meets the sentry: the whole sandbox ends
         g = wait_until(lambda: (lambda x: x if x["status"] == "failed" else None)(
-            r.req({"op": "get", "id": sid})["sandbox"]), 10)
+            r.req({"op": "get", "id": sid})["sandbox"]), 30)
         result("memory bomb (memory_mb=64) under gvisor: the sandbox is killed, "
                "stop_reason out_of_memory, nothing left, a second sandbox works",
                g and g.get("stop_reason") == "out_of_memory" and g.get("oom_kills", 0) >= 1
@@ -375,7 +378,7 @@ def t_limits(r):
     sid = rep["sandbox"]["id"]
     r.sh(sid, "nohup sh -c 'while true; do :; done' </dev/null >/dev/null 2>&1 & echo started")
     g = wait_until(lambda: (lambda s: s if s["status"] == "stopped" else None)(
-        r.req({"op": "get", "id": sid})["sandbox"]), 20)
+        r.req({"op": "get", "id": sid})["sandbox"]), 30)
     result("while-true past timeout_ms is killed, stop_reason timeout",
            g and g.get("stop_reason") == "timeout" and not leftovers(r, sid), str(g))
     # extend (4 s, as above: a 2 s deadline passed during a slow start and
@@ -458,7 +461,7 @@ def t_agent_crash(r):
         pid = json.load(f)["pid"]
     os.kill(pid, signal.SIGKILL)
     g = wait_until(lambda: (lambda s: s if s["status"] in ("failed", "stopped") else None)(
-        r.req({"op": "get", "id": sid})["sandbox"]), 10)
+        r.req({"op": "get", "id": sid})["sandbox"]), 30)
     # (under gvisor the pid is the watcher's: the sandbox's tasks outlive
     # it and the runner's cleanup must kill and remove them)
     result("killed agent (gvisor: kill -9 of its watcher, runsc's parent): sandbox failed (stop_reason error), cleaned",
@@ -475,7 +478,7 @@ def t_agent_crash(r):
     if sentry > 1:
         os.kill(sentry, signal.SIGKILL)
     g = wait_until(lambda: (lambda s: s if s["status"] in ("failed", "stopped") else None)(
-        r.req({"op": "get", "id": sid})["sandbox"]), 10)
+        r.req({"op": "get", "id": sid})["sandbox"]), 30)
     result("gvisor: kill -9 of the sentry: sandbox failed, no runsc state, cgroups, "
            "mounts or processes left",
            sentry > 1 and g and g["status"] == "failed" and
@@ -1033,7 +1036,7 @@ def t_allow_all_leftovers(r):
     PID 1), kill -9 of the runner (then the restarted runner's reconcile)."""
     def ended(sid):
         return wait_until(lambda: (lambda s: s if s["status"] in ("failed", "stopped")
-                                   else None)(r.req({"op": "get", "id": sid})["sandbox"]), 20)
+                                   else None)(r.req({"op": "get", "id": sid})["sandbox"]), 30)
 
     def gone(sid, net):
         return wait_until(lambda: not leftovers(r, sid) and not net_leftovers(r, net), 10)
