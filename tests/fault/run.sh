@@ -34,6 +34,14 @@ start_gw() { # port [args...]: GW_PID (30 s: an embedded runner starts first)
 	SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=fault-metrics SANDBOX_IMAGE_DIR=$IMG GW_WAIT=300 \
 		start_gateway $GW "$port" "$T/gw.$port.log" --max-sandboxes-per-key 14 "$@"
 }
+start_gw_any() { # [args...]: start_gw on a random port, another if it was
+	# taken (another program may hold any port we pick); GW_PORT
+	for _ in 1 2 3; do
+		GW_PORT=$(random_port)
+		start_gw "$GW_PORT" "$@" && return 0
+	done
+	return 1
+}
 create() { # base -> sandbox id (empty on failure)
 	local c; c=$(api POST "$1" /v1/sandboxes '{"timeout_ms":600000}')
 	[ "$c" = 201 ] && jget "$T/body" id
@@ -50,6 +58,8 @@ sub() { # name base sid cid since [timeout_ms]: a stream client in the backgroun
 	h_track $!
 	eval "sub_$1=$!"
 }
+# (each client is a node process: its start alone can take seconds on a
+# busy machine, so a first output is given 30 s)
 wait_bytes() { # name min-bytes secs: wait until the client has that much
 	for _ in $(seq $(($3 * 20))); do
 		[ "$(stat -c %s "$T/$1.data" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
@@ -93,8 +103,9 @@ leak_check() { # label name state [slots...]
 	local out
 	if out=$(leaks "${@:2}" 2>&1); then pass "$1: leak check finds nothing"; else fail "$1: leak check"; echo "$out"; fi
 }
-gone() { # pid...: all dead within 5 s
-	for _ in $(seq 50); do
+gone() { # pid...: all dead within 30 s (a bound against a hang: SIGKILLed
+	# processes die when next scheduled, and init reaps them in its time)
+	for _ in $(seq 300); do
 		local alive=0
 		for p in "$@"; do [ -n "$p" ] && kill -0 "$p" 2>/dev/null && alive=1; done
 		[ $alive = 0 ] && return 0
@@ -109,15 +120,14 @@ LONG='i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'
 NAME=flt$$
 STATE=$T/state
 SOCK=$T/r.sock
-port=$(random_port)
 if ! start_runner $NAME "$SOCK" "$STATE"; then
 	fail "runner $NAME did not start (another runner named $NAME on this host?)"
 	tail -5 "$T/runner.$NAME.log"
 	h_finish
 fi
-P=$port
+start_gw_any --runner-socket "$SOCK" || h_abort "gateway did not start"
+P=$GW_PORT
 B=http://127.0.0.1:$P
-start_gw $P --runner-socket "$SOCK" || h_abort "gateway did not start"
 
 # --- (a) kill -9 of the gateway mid-stream -----------------------------------
 echo "-- (a) gateway killed mid-stream"
@@ -142,7 +152,7 @@ else
 	start_gw $P --runner-socket "$SOCK" || fail "a: the gateway did not start again"
 	check "a: the restarted gateway knows the sandbox" "$(api GET $B "/v1/sandboxes/$sid")" 200
 	sub a2 $B "$sid" "$cid" "$have"
-	wait_end a2 15 >/dev/null
+	wait_end a2 60 >/dev/null   # (the rest of a 4 s loop of sleeps: a bound against a hang)
 	if cat "$T/a1.data" "$T/a2.data" | cmp -s - <(expect_loop); then
 		pass "a: old stream ($have bytes) + new stream with since=$have = the whole output, no gap or duplicate"
 	else
@@ -153,7 +163,13 @@ else
 	leaks $NAME "$STATE" >/dev/null 2>&1 && fail "a: the leak check does not see a live sandbox" ||
 		pass "a: the leak check sees a live sandbox (self-test)"
 	check "a: delete" "$(api DELETE $B "/v1/sandboxes/$sid")" 200
-	rfd1=$(ls /proc/$RUNNER_PID/fd | wc -l)
+	# (the runner closes a request's connection when it sees the gateway
+	# close it, which may be after curl has the reply: waited for)
+	for _ in $(seq 100); do
+		rfd1=$(ls /proc/$RUNNER_PID/fd | wc -l)
+		[ "$rfd1" -le "$rfd0" ] && break
+		sleep 0.1
+	done
 	[ "$rfd1" -le "$rfd0" ] && pass "a: the runner holds no more fds than before ($rfd0 -> $rfd1)" ||
 		fail "a: runner fds $rfd0 -> $rfd1 after the gateway died"
 fi
@@ -170,7 +186,7 @@ else
 	apid1=$(state_field "$STATE" "$sid1" pid) apid2=$(state_field "$STATE" "$sid2" pid)
 	sub b1 $B "$sid1" "$cid1" 0
 	sub b2 $B "$sid2" "$cid2" 0
-	wait_bytes b1 20 5 && wait_bytes b2 20 5 || fail "b: no output before the kill"
+	wait_bytes b1 20 30 && wait_bytes b2 20 30 || fail "b: no output before the kill"
 	kill -9 $RUNNER_PID; wait $RUNNER_PID 2>/dev/null
 	ms1=$(wait_end b1 30) ms2=$(wait_end b2 30)
 	for s in b1 b2; do
@@ -210,7 +226,8 @@ check "b2: 10 sandboxes running" "${#agents[@]}" 10
 cpid=$!
 sleep 0.02
 kill -9 $RUNNER_PID; wait $RUNNER_PID 2>/dev/null
-for _ in $(seq 100); do kill -0 $cpid 2>/dev/null || break; sleep 0.1; done
+# (as long as curl's own -m 30: an answer still on its way read as none)
+for _ in $(seq 310); do kill -0 $cpid 2>/dev/null || break; sleep 0.1; done
 c=$(cat "$T/b2.code" 2>/dev/null)
 case "$c" in
 201) pass "b2: the create in flight finished before the kill (201)" ;;
@@ -230,10 +247,10 @@ echo "-- (b') embedded runner killed mid-stream"
 if [ -e /run/sandbox-runner.local.lock ] && ! flock -n /run/sandbox-runner.local.lock true; then
 	skip "b': a runner named 'local' already runs on this host (the embedded runner needs that name)"
 else
-	EP=$((port + 1)) EB=http://127.0.0.1:$((port + 1))
-	if ! start_gw $EP; then
-		fail "b': the gateway with its embedded runner did not start"; tail -5 "$T/gw.$EP.log"
+	if ! start_gw_any; then
+		fail "b': the gateway with its embedded runner did not start"; tail -5 "$T/gw.$GW_PORT.log"
 	else
+		EB=http://127.0.0.1:$GW_PORT
 		egw=$GW_PID
 		r1=$(pgrep -P $egw -f sandbox-runner | head -1)
 		estate=$(tr '\0' '\n' </proc/$r1/cmdline 2>/dev/null | sed -n '/^--state-dir$/{n;p}')
@@ -246,13 +263,15 @@ else
 		r=$(ended_with_error e1)
 		[ "$r" = yes ] && [ "$ms" -lt 30000 ] && pass "b': the stream got an error and close $(jget "$T/e1.json" code) after $ms ms" ||
 			fail "b': stream after the embedded runner died: $r after $ms ms"
+		# (the gateway looks once a second, and the new runner reconciles
+		# the killed one's sandbox before it listens: 30 s, as a bound)
 		r2=
-		for _ in $(seq 100); do
+		for _ in $(seq 300); do
 			r2=$(pgrep -P $egw -f sandbox-runner | head -1)
 			[ -n "$r2" ] && [ "$r2" != "$r1" ] && curl -s -m 1 "$EB/healthz" >/dev/null && break
 			r2=; sleep 0.1
 		done
-		[ -n "$r2" ] && pass "b': the gateway started a new runner ($r1 -> $r2)" || fail "b': no new runner within 10 s"
+		[ -n "$r2" ] && pass "b': the gateway started a new runner ($r1 -> $r2)" || fail "b': no new runner within 30 s"
 		esid2=$(create $EB)
 		c=$(api POST $EB "/v1/sandboxes/$esid2/commands" '{"cmd":"echo","args":["again"]}')
 		check "b': a new sandbox works on the new runner" "$c $(jget "$T/body" stdout)" "200 again"
@@ -284,7 +303,7 @@ else
 	[ "$r" = yes ] && [ "$ms" -lt 30000 ] && pass "c: the stream got an error and close $(jget "$T/c1.json" code) after $ms ms" ||
 		fail "c: stream after the agent died: $r after $ms ms"
 	st=
-	for _ in $(seq 50); do
+	for _ in $(seq 300); do   # (30 s: only against a hang)
 		api GET $B "/v1/sandboxes/$sid" >/dev/null
 		st="$(jget "$T/body" status) $(jget "$T/body" stop_reason)"
 		case "$st" in failed*|stopped*) break ;; esac
@@ -292,7 +311,7 @@ else
 	done
 	check "c: the sandbox is failed with stop_reason error" "$st" "failed error"
 	sub c2 $B "$sid" "$cid" 0 10000
-	wait_end c2 10 >/dev/null
+	wait_end c2 30 >/dev/null   # (the client's own start counts too)
 	r=$(jget "$T/c2.json" code)
 	case "$r" in 4*) pass "c: a new stream of the dead sandbox's command is refused (close $r)" ;;
 	*) fail "c: a new stream of the dead sandbox: $(cat "$T/c2.json")" ;; esac
@@ -348,10 +367,11 @@ mkdir -p "$SMALL"
 if ! mount -t tmpfs -o size=64m,mode=0755 flt-small "$SMALL"; then
 	skip "d: cannot mount a tmpfs"
 else
-	DN=fltd$$ DSTATE=$SMALL/state DSOCK=$T/d.sock DP=$((port + 2)) DB=http://127.0.0.1:$((port + 2))
-	if ! start_runner $DN "$DSOCK" "$DSTATE" || ! start_gw $DP --runner-socket "$DSOCK"; then
+	DN=fltd$$ DSTATE=$SMALL/state DSOCK=$T/d.sock
+	if ! start_runner $DN "$DSOCK" "$DSTATE" || ! start_gw_any --runner-socket "$DSOCK"; then
 		fail "d: runner or gateway did not start"; tail -5 "$T/runner.$DN.log"
 	else
+		DB=http://127.0.0.1:$GW_PORT
 		drunner=$RUNNER_PID
 		dsid=$(create $DB)
 		[ -n "$dsid" ] && pass "d: create before the disk fills" || fail "d: create before fill: $(cat "$T/body")"
@@ -368,7 +388,7 @@ else
 		c=$(curl -s -m 10 -o "$T/body" -w '%{http_code}' -X PUT -H "$A" --data-binary 'file body' "$DB/v1/sandboxes/$dsid/files?path=x.txt")
 		check "d: the running sandbox still takes a file" "$c" 200
 		sub d1 $DB "$dsid" "$dcid" 0
-		wait_bytes d1 22 5 && pass "d: the running sandbox still streams" || fail "d: no stream on a full disk"
+		wait_bytes d1 22 30 && pass "d: the running sandbox still streams" || fail "d: no stream on a full disk"
 		check "d: its state.json is intact" "$(state_field "$DSTATE" "$dsid" id)" "$dsid"
 		check "d: the failed create left no state dir" "$(ls "$DSTATE/sandboxes" | grep -vc "^$dsid\$")" 0
 		rm -f "$SMALL/fill"

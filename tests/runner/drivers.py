@@ -25,12 +25,16 @@ def main():
                           "--name", "drv%d" % os.getpid(), "--agent", agent],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(300):
+        # (30 s: the runner probes its drivers and reconciles before it
+        # listens; 300 tries of 0.02 s were some 6 s, and a miss left the
+        # other drivers' suite runs out)
+        end = time.time() + 30
+        while time.time() < end and p.poll() is None:
             if os.path.exists(sock):
                 try:
                     cap = rc.request(sock, {"op": "capabilities"}, 10)
                     break
-                except OSError:
+                except (OSError, EOFError):
                     pass
             time.sleep(0.02)
         else:

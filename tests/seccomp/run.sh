@@ -34,8 +34,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # The run with a bounded time: `timeout` kills the namespace's init, and
-# with it the whole pid namespace.
-TMO=${SECCOMP_TEST_TIMEOUT:-120}
+# with it the whole pid namespace. A bound against a hang, not a speed: on
+# a loaded 2-core machine pip_build has taken 57 s and pip_wheel 39 s
+# (venv and pip starts), so 120 s was a margin of two.
+TMO=${SECCOMP_TEST_TIMEOUT:-300}
 # Extra flags for sandbox-seccomp-exec in the image, e.g. --log to list
 # (in the kernel log) the syscalls the corpus makes outside the allowlist.
 export SECCOMP_EXEC_ARGS=${SECCOMP_EXEC_ARGS:-}

@@ -9,10 +9,12 @@ export HOME=${HOME:-/root}
 W=$(mktemp -d /tmp/wl.XXXXXX)
 cd "$W"
 
-# Poll url until it answers (at most ~5 s), then print the body.
+# Poll url until it answers (at most ~30 s, a bound against a hang: the
+# server's start is python's, which a busy machine can stretch past the
+# former 5 s), then print the body.
 fetch() { # url
 	local _
-	for _ in $(seq 1 50); do
+	for _ in $(seq 1 300); do
 		if curl -fsS --max-time 2 "$1"; then return 0; fi
 		sleep 0.1
 	done

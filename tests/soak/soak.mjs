@@ -242,8 +242,15 @@ async function main() {
   clearInterval(ticker); clearInterval(sampler);
   for (const s of sandboxes) if (!s.dying) { s.dying = true; await api('DELETE', `/v1/sandboxes/${s.id}`); }
   await sleep(1500);
-  const m = await (await fetch(`${BASE}/metrics`, { headers: { Authorization: 'Bearer soak-metrics' } })).text();
-  const wsOpen = Number((m.match(/sandbox_gateway_websockets_open (\d+)/) || [])[1]);
+  // the gateway counts a WebSocket closed when it is done with it, which
+  // may be after its client saw the close: waited for (30 s, a bound)
+  let wsOpen = NaN;
+  for (const end = Date.now() + 30000; ;) {
+    const m = await (await fetch(`${BASE}/metrics`, { headers: { Authorization: 'Bearer soak-metrics' } })).text();
+    wsOpen = Number((m.match(/sandbox_gateway_websockets_open (\d+)/) || [])[1]);
+    if (wsOpen === 0 || Date.now() > end) break;
+    await sleep(100);
+  }
   const gw1 = procKb(GWPID), rn1 = procKb(RUNPID), fd1 = fds(GWPID), rfd1 = fds(RUNPID);
   const secs = (Date.now() - t0) / 1000;
   const leakGw = idle[1].gw - idle[0].gw, leakRn = idle[1].rn - idle[0].rn;
