@@ -423,6 +423,21 @@ int rn_conn_waiting_on(const struct rn_sandbox *sb)
 	return 0;
 }
 
+/* Why a sandbox ended before it was ready: what the driver said, else
+ * how it was stopped (a timeout_ms shorter than a busy host's start). */
+static const char *start_failure(const struct rn_sandbox *sb, char *buf, size_t n)
+{
+	if (sb->error[0])
+		return sb->error;
+	if (sb->reason == RN_REASON_TIMEOUT)
+		return "its timeout_ms ran out before it was ready (a busy host starts slowly; "
+		       "give it more time)";
+	if (sb->reason == RN_REASON_NONE)
+		return "it ended before it was ready";
+	snprintf(buf, n, "it was stopped (%s) before it was ready", rn_reason_name(sb->reason));
+	return buf;
+}
+
 void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb)
 {
 	for (struct rn_conn *c = conns; c; c = c->next) {
@@ -434,9 +449,9 @@ void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb)
 		} else if (rn_sandbox_final(sb)) {
 			c->wait_sb = NULL;
 			if (c->wait_kind == RN_WAIT_READY) {
-				char msg[400];
+				char msg[400], why[64];
 				snprintf(msg, sizeof(msg), "sandbox %s failed to start: %s",
-					 sb->id, sb->error[0] ? sb->error : "unknown");
+					 sb->id, start_failure(sb, why, sizeof why));
 				rn_conn_reply_err(c, "internal", msg);
 			} else {
 				rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));

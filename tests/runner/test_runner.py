@@ -626,6 +626,11 @@ def t_ready_handshake():
         result("readiness: the failed sandbox leaves nothing behind",
                sid and wait_until(lambda: not leftovers(r, sid), 5) is True,
                str(sid and leftovers(r, sid)))
+        # a sandbox whose own timeout_ms ends before it is ready says so
+        rep = r.create(timeout_ms=2000)
+        msg = rep.get("error", {}).get("message", "")
+        result("readiness: a sandbox whose timeout_ms runs out while it starts: create fails "
+               "naming the timeout", not rep.get("ok") and "timeout_ms ran out" in msg, str(rep))
     finally:
         r.kill()
         subprocess.run(["rm", "-rf", d])
