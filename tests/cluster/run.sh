@@ -321,12 +321,23 @@ probe() { python3 tests/cluster/tlspeer.py probe "${CL_ADDR[1]}" $CL_RPORT "$RA"
 deploy/certs.sh gateway "$T/pki-other" gw >>"$T/certs.log" 2>&1
 check "runner answers a client with the CA's certificate (control)" \
 	"$(probe "$CL_PKI/gateway-gw.crt" "$CL_PKI/gateway-gw.key" | grep -o "\"name\":\"$RA\"")" "\"name\":\"$RA\""
-# one refused peer a second: the runner logs one line a second at most
+# one refused peer a second: the runner logs one line a second at most,
+# a second from its last line. Each refused peer's line is waited for
+# (OpenSSL sends the alert from inside the failed handshake, so the client
+# can see the close before the runner has written the line; a probe 1.1 s
+# after the client's close could come within the runner's second and be
+# only counted), then the next peer comes more than a second later.
+refused_logged() { # regex: 0 once the runner's log has a line of it (15 s at most)
+	for _ in $(seq 150); do grep -q "tls: refused .*$1" "$T/runner.$RA.log" && return 0; sleep 0.1; done
+	return 1
+}
 sleep 1.1
 check "runner refuses a client with no certificate" "$(probe | cut -d' ' -f1)" refused
+refused_logged 'peer did not return a certificate'
 sleep 1.1
 check "runner refuses a client whose certificate another CA signed" \
 	"$(probe "$T/pki-other/gateway-gw.crt" "$T/pki-other/gateway-gw.key" | cut -d' ' -f1)" refused
+refused_logged 'unable to get local issuer'
 sleep 1.1
 check "runner answers nothing in clear text on its TLS port" \
 	"$(python3 tests/cluster/tlspeer.py plain "${CL_ADDR[1]}" $CL_RPORT | cut -d' ' -f1)" refused

@@ -34,14 +34,13 @@ async function api(method, path, body, { key = KEY, raw } = {}) {
 
 // A WebSocket to path: resolves with its HTTP refusal status or its close
 // code, the text messages and the binary bytes (tag byte kept).
-function socket(path, { onOpen, lingerMs } = {}) {
+function socket(path, { onOpen } = {}) {
   const ws = new WebSocket(WSBASE + path);
   const s = { ws, status: null, code: null, texts: [], bin: Buffer.alloc(0), body: '', opened: false };
   s.done = new Promise((resolve) => {
     ws.on('open', () => {
       s.opened = true;
       if (onOpen) onOpen(ws, s);
-      if (lingerMs) setTimeout(() => ws.close(), lingerMs);
     });
     ws.on('message', (d, isBin) => {
       if (isBin) s.bin = Buffer.concat([s.bin, d]);
@@ -171,9 +170,16 @@ async function queryArgs(sid) {
   {
     const p = `/v1/sandboxes/${sid}/pty`;
     const cmd255 = '/'.repeat(248) + 'bin/cat';
+    // open until the terminal has echoed the line (15 s at most: the
+    // socket's own limit), not a fixed time a loaded machine can miss
     const ok = socket(`${p}?cols=${zeros(18)}77&rows=${zeros(18)}33&cmd=${cmd255}&access_token=${KEY}`, {
-      onOpen: (ws) => ws.send(Buffer.from('stty size </dev/tty >/dev/tty 2>&1 || true\n')),
-      lingerMs: 1500,
+      onOpen: (ws, s) => {
+        ws.send(Buffer.from('stty size </dev/tty >/dev/tty 2>&1 || true\n'));
+        const t = setInterval(() => {
+          if (s.bin.includes('stty size')) { clearInterval(t); ws.close(); }
+        }, 20);
+        ws.on('close', () => clearInterval(t));
+      },
     });
     const okRes = await ok.done;
     const o1 = await socket(`${p}?cols=${zeros(21)}&access_token=${KEY}`).done;
@@ -215,7 +221,7 @@ async function tokenScope(sid) {
         ws.send(Buffer.from('echo $((6*7))\n'));
       },
     });
-    for (let i = 0; i < 250 && !/[\r\n]42\r\n/.test(screen) && s.code === null; i++) await sleep(20);
+    for (let i = 0; i < 750 && !/[\r\n]42\r\n/.test(screen) && s.code === null; i++) await sleep(20);
     s.ws.close();
     await s.done;
     result('token-scope: a terminal token opens /pty and types into it', /[\r\n]42\r\n/.test(screen),

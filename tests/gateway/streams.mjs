@@ -29,7 +29,7 @@ async function run(sid, cmd, args = [], extra = {}) {
 
 // One stream subscription: collects binary chunks (with arrival times),
 // text messages and the close code.
-function subscribe(sid, cid, { since = 0, key = KEY, onOpen, maxChunks } = {}) {
+function subscribe(sid, cid, { since = 0, key = KEY, onOpen, onChunk, maxChunks } = {}) {
   const url = `${WSBASE}/v1/sandboxes/${sid}/commands/${cid}/stream?since=${since}&access_token=${key}`;
   const ws = new WebSocket(url);
   const s = { ws, chunks: [], texts: [], bytes: 0, code: null, status: null, t0: Date.now() };
@@ -39,6 +39,7 @@ function subscribe(sid, cid, { since = 0, key = KEY, onOpen, maxChunks } = {}) {
       if (bin) {
         s.chunks.push({ tag: d[0], data: Buffer.from(d.subarray(1)), t: Date.now() });
         s.bytes += d.length - 1;
+        if (onChunk) onChunk(s);
         if (maxChunks && s.chunks.length >= maxChunks) ws.terminate();
       } else {
         s.texts.push(JSON.parse(d.toString()));
@@ -49,6 +50,19 @@ function subscribe(sid, cid, { since = 0, key = KEY, onOpen, maxChunks } = {}) {
     ws.on('error', () => resolve(s));
   });
   return s;
+}
+// Output in lockstep with its client: the command writes its next piece
+// only once the client holds as many chunks as the piece's number (a file
+// /tmp/NAME-N the client makes), so which bytes arrive as which message,
+// and in which order, does not depend on how the machine schedules the
+// agent and the client. After a minute without (the stream is broken) the
+// client makes /tmp/NAME-all and the command runs to its end.
+const stepWait = (name, n) => `while [ ! -e /tmp/${name}-${n} ] && [ ! -e /tmp/${name}-all ]; do sleep 0.05; done`;
+function stepper(sid, name) {
+  const touch = (what) => api('POST', `/v1/sandboxes/${sid}/commands`, { cmd: 'touch', args: [`/tmp/${name}-${what}`] })
+    .catch(() => {});
+  const fallback = setTimeout(() => touch('all'), 60000);
+  return { onChunk: (s) => touch(s.chunks.length), done: () => clearTimeout(fallback) };
 }
 const joined = (s) => Buffer.concat(s.chunks.map((c) => c.data));
 const exitOf = (s) => s.texts.find((t) => t.type === 'exit');
@@ -73,24 +87,27 @@ async function main() {
   if (c.status !== 201) { result('create sandbox', false, c.text); return; }
   const sid = c.json.id;
 
-  // 1. chunk by chunk: a line every 300 ms arrives as its own message, in time
+  // 1. chunk by chunk: each line arrives as its own message while the
+  //    command runs (the next line is written only once it has come)
   {
-    const cid = await run(sid, 'sh', ['-c', 'for i in 1 2 3 4 5; do echo line $i; sleep 0.3; done']);
-    const s = await subscribe(sid, cid).done;
-    const times = s.chunks.map((x) => x.t);
-    const spread = times.length ? times[times.length - 1] - times[0] : 0;
-    result('a line every 300 ms arrives as separate messages spaced in time',
-      // on a loaded machine two lines may arrive merged (the client was
-      // busy): what must hold is that they come spread out, not at the end
-      s.chunks.length >= 3 && spread >= 500 && joined(s).toString() === [1, 2, 3, 4, 5].map((i) => `line ${i}\n`).join('') &&
+    const cid = await run(sid, 'sh', ['-c', `for i in 1 2 3 4; do echo line $i; ${stepWait('l', '$i')}; done; echo line 5`]);
+    const step = stepper(sid, 'l');
+    const s = await subscribe(sid, cid, { onChunk: step.onChunk }).done;
+    step.done();
+    const lines = s.chunks.map((x) => x.data.toString());
+    result('each line arrives as its own message while the command runs',
+      lines.join('|') === [1, 2, 3, 4, 5].map((i) => `line ${i}\n`).join('|') &&
       exitOf(s)?.exit_code === 0 && s.code === 1000,
-      JSON.stringify({ n: s.chunks.length, spread, code: s.code, texts: s.texts }));
+      JSON.stringify({ lines, code: s.code, texts: s.texts }));
   }
 
-  // 2. stdout and stderr tags, in order
+  // 2. stdout and stderr tags, in order (each written once the one before
+  //    has come: two pipes read by the agent have no order of their own)
   {
-    const cid = await run(sid, 'sh', ['-c', 'echo out; sleep 0.1; echo err >&2; sleep 0.1; echo out2; exit 7']);
-    const s = await subscribe(sid, cid).done;
+    const cid = await run(sid, 'sh', ['-c', `echo out; ${stepWait('t', 1)}; echo err >&2; ${stepWait('t', 2)}; echo out2; exit 7`]);
+    const step = stepper(sid, 't');
+    const s = await subscribe(sid, cid, { onChunk: step.onChunk }).done;
+    step.done();
     const tags = s.chunks.map((x) => x.tag).join('');
     result('stdout and stderr tagged 1 and 2, in order, exit code 7',
       tags === '121' && joined(s).toString() === 'out\nerr\nout2\n' && exitOf(s)?.exit_code === 7,
@@ -216,11 +233,19 @@ async function main() {
     const b64 = await full(sid, cid);
     result('logs encoding=base64 keeps exact bytes', b64.equals(Buffer.from('a\0b\n\xffx', 'latin1')));
     const k = await run(sid, 'sh', ['-c', 'echo first; sleep 30']);
-    await sleep(300);
-    const t1 = Date.now();
-    const nf = await api('GET', `/v1/sandboxes/${sid}/commands/${k}/logs`);
+    // asked until the line is there (the command writes it a moment after
+    // it started); each answer must come at once: following would take the
+    // 30 s of the sleep
+    let nf, slowest = 0;
+    for (const t0 = Date.now(); Date.now() - t0 < 20000; await sleep(100)) {
+      const t1 = Date.now();
+      nf = await api('GET', `/v1/sandboxes/${sid}/commands/${k}/logs`);
+      slowest = Math.max(slowest, Date.now() - t1);
+      if (nf.status !== 200 || nf.text !== '') break;
+    }
     result('logs without follow: what exists now, at once',
-      nf.status === 200 && nf.text === '{"stream":"stdout","data":"first\\n","offset":0}\n' && Date.now() - t1 < 15000, nf.text); // following would take the 30 s of the sleep
+      nf.status === 200 && nf.text === '{"stream":"stdout","data":"first\\n","offset":0}\n' && slowest < 15000,
+      `${nf.text} (slowest answer ${slowest} ms)`);
     const bad = await api('GET', `/v1/sandboxes/${sid}/commands/${k}/logs?since=-1`);
     result('logs since=-1: 422', bad.status === 422, `${bad.status}`);
     await api('POST', `/v1/sandboxes/${sid}/commands/${k}/kill`, { signal: 'SIGKILL' });
@@ -257,20 +282,30 @@ async function main() {
     key('yes\n');
     await until(/y\r\ny\r\n/);
     ws.send(JSON.stringify({ type: 'pause' }));
-    await sleep(500);
+    // what was under way when the pause took effect drains first: waited
+    // for until nothing came for 500 ms (a minute at most: output that
+    // never stops is the failure)
+    let quiet = false;
+    for (const t0 = Date.now(); !quiet && Date.now() - t0 < 60000;) {
+      const n = screen.length;
+      await sleep(500);
+      quiet = screen.length === n;
+    }
     const a = screen.length;
     await sleep(1000);
     const b = screen.length;
     ws.send(JSON.stringify({ type: 'resume' }));
-    await sleep(300);
+    // resumed, the output comes again (waited for: a loaded machine may take a while)
+    const t2 = Date.now();
+    while (screen.length === b && Date.now() - t2 < 30000) await sleep(20);
     const c2 = screen.length;
     key('\x03');
     // gVisor's line discipline does not echo ^C (no ECHOCTL); the prompt
     // coming back (readline may ring the bell behind it) is what counts
     const gvisor = process.env.SANDBOX_TEST_ISOLATION === 'gvisor';
-    const stopped = await until(gvisor ? /\r\n[^\r\n]*\$ \x07?$/ : /\^C\r\n[^\r\n]*\$ $/, 5000);
+    const stopped = await until(gvisor ? /\r\n[^\r\n]*\$ \x07?$/ : /\^C\r\n[^\r\n]*\$ $/);
     result('terminal: paused output stops, resume continues, ^C stops yes',
-      b - a < 2 * 1024 * 1024 && c2 > b && stopped, JSON.stringify({ a, b, c2, stopped, tail: screen.slice(-80) }));
+      quiet && b - a < 2 * 1024 * 1024 && c2 > b && stopped, JSON.stringify({ quiet, a, b, c2, stopped, tail: screen.slice(-80) }));
     key('exit 5\n');
     const code = await closed;
     result('terminal: exit message with the code, close 1000',
@@ -280,9 +315,13 @@ async function main() {
     await new Promise((r) => ws2.on('open', r));
     await sleep(300);
     ws2.terminate();
-    await sleep(500);
-    const list = await api('GET', `/v1/sandboxes/${sid}/commands`);
-    const sl = list.json.commands.filter((x) => x.pty && x.status === 'exited' && x.signal === 'SIGHUP');
+    // the gateway sees the close, the agent hangs up, cat exits: asked
+    // until the list shows it (30 s at most)
+    let list, sl = [];
+    for (const t0 = Date.now(); sl.length < 1 && Date.now() - t0 < 30000; await sleep(100)) {
+      list = await api('GET', `/v1/sandboxes/${sid}/commands`);
+      sl = list.json.commands.filter((x) => x.pty && x.status === 'exited' && x.signal === 'SIGHUP');
+    }
     result('terminal: closing the WebSocket hangs up its program', sl.length >= 1, list.text.slice(0, 400));
   }
 
@@ -293,7 +332,14 @@ async function main() {
       let screen = '';
       ws.on('message', (d, bin) => { if (bin) screen += d.toString(); });
       ws.on('open', () => ws.send(Buffer.from(`echo term-$((${n}*1000+$$%1000*0))-$$\n`)));
-      setTimeout(() => { ws.close(); resolve(screen); }, 2500);
+      // until its shell has answered (30 s at most on a loaded machine)
+      const t0 = Date.now();
+      const t = setInterval(() => {
+        if (!/term-\d+000-\d+\r?\n/.test(screen) && Date.now() - t0 < 30000) return;
+        clearInterval(t);
+        ws.close();
+        resolve(screen);
+      }, 20);
     });
     const screens = await Promise.all([open(1), open(2), open(3)]);
     const pids = screens.map((sc) => (sc.match(/term-\d+000-(\d+)/) || [])[1]);
@@ -312,8 +358,13 @@ async function main() {
       });
       c.on('error', resolve);
     });
-    await sleep(500);
-    const ls = await api('GET', `/v1/sandboxes/${sid}/files/list?path=/home/sandbox`);
+    // the upload's end (the gateway sees the close, the agent removes its
+    // temp file) comes a moment after: asked until nothing is left (30 s)
+    let ls;
+    for (const t0 = Date.now(); Date.now() - t0 < 30000; await sleep(100)) {
+      ls = await api('GET', `/v1/sandboxes/${sid}/files/list?path=/home/sandbox`);
+      if (ls.status === 200 && !ls.json.entries.some((e) => e.name.includes('half'))) break;
+    }
     result('a client gone mid-upload: no file or temp file left',
       ls.status === 200 && !ls.json.entries.some((e) => e.name.includes('half')), ls.text.slice(0, 300));
   }

@@ -28,7 +28,7 @@
 #                         bin/sandbox-runner (RUNNER to change) named NAME
 #                         (carry the suite's pid: one runner per name per host)
 #                         on SOCK; its log is RUNNER_LOG (T/runner.NAME.log); RUNNER_PID;
-#                         1 if it died or its socket did not come in 10 s
+#                         1 if it died or its socket did not take a connection in 10 s
 #   start_gateway BIN PORT LOG [ARGS...]
 #                         BIN --port PORT ARGS (the environment gives keys),
 #                         output appended to LOG; GW_PID; waits for healthz;
@@ -142,6 +142,10 @@ wait_healthz() { # port [tries] [pid]
 	return 1
 }
 
+h_unix_accepts() { # path: 0 once a connection to the UNIX socket is taken
+	python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null
+}
+
 start_runner() { # name sock state [args...]
 	local name=$1 sock=$2 state=$3
 	shift 3
@@ -150,8 +154,10 @@ start_runner() { # name sock state [args...]
 		>>"$RUNNER_LOG" 2>&1 &
 	RUNNER_PID=$!
 	h_track $RUNNER_PID
+	# the socket file exists from bind(), a moment before listen(): a
+	# client then (a gateway's first status probe) is refused
 	for _ in $(seq 100); do
-		[ -S "$sock" ] && return 0
+		[ -S "$sock" ] && h_unix_accepts "$sock" && return 0
 		kill -0 $RUNNER_PID 2>/dev/null || break
 		sleep 0.1
 	done
