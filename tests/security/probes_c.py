@@ -458,16 +458,25 @@ def p51(ctx):
     # each subshell starts a short sleep in the background and exits at once:
     # 1000 sleeps orphaned to PID 1 (bash forks are cheap, python's are not)
     ctx.a.sh(sid, "for i in $(seq 1000); do (sleep 0.3 </dev/null >/dev/null 2>&1 &); done; echo forked", timeout=240)
+    # the last sleeps end 0.3 s after they got to run, which on a busy machine
+    # is when it is: wait (60 s at most) until nothing but PID 1 and this
+    # program is left; an orphan the agent does not reap stays as a zombie
     code = r"""
 import time
-time.sleep(1.5)
 R['orphans'] = 1000
-z = 0
-for p in os.listdir('/proc'):
-    try:
-        if p.isdigit() and open('/proc/%s/stat' % p).read().rsplit(')', 1)[1].split()[0] == 'Z': z += 1
-    except OSError: pass
+end = time.time() + 60
+while True:
+    z = left = 0
+    for p in os.listdir('/proc'):
+        try:
+            if p.isdigit() and int(p) not in (1, os.getpid()):
+                left += 1
+                z += open('/proc/%s/stat' % p).read().rsplit(')', 1)[1].split()[0] == 'Z'
+        except OSError: pass
+    if not left or time.time() > end: break
+    time.sleep(0.1)
 R['zombies'] = z
+R['left'] = left
 out()
 """
     res = ctx.a.py(sid, code, timeout=90)
