@@ -224,8 +224,9 @@ def p45(ctx):
 def p46(ctx):
     # The sandbox's own TTL, the last resort, comes well after the command's timeout, so
     # what is left of the command is looked at while the sandbox still runs (a generous
-    # margin: how soon the answer comes depends on this machine's load).
-    sid = ctx.own(timeout_ms=20000)
+    # margin: how soon the answer comes depends on this machine's load; the create, the
+    # upload, the 2 s timeout and the 20 s wait below must all fit before it).
+    sid = ctx.own(timeout_ms=40000)
     line = ("trap '' TERM; (trap '' TERM; exec -a spin-child python3 -c 'while True: pass') & "
             "setsid bash -c 'exec -a spin-daemon sleep 300' </dev/null >/dev/null 2>&1 & "
             "nohup bash -c 'exec -a spin-nohup sleep 300' </dev/null >/dev/null 2>&1 & "
@@ -256,16 +257,16 @@ def p46(ctx):
     def group_gone():
         seen["left"] = still_there()
         return seen["left"] is None
-    lib.wait_until(group_gone, 10, 0.3)
+    lib.wait_until(group_gone, 20, 0.3)
     left = seen["left"] or ""
     quota = open("/sys/fs/cgroup/cpu/%s/cpu.cfs_quota_us" % lib.cg_dir(sid)).read().strip() \
         if os.path.exists("/sys/fs/cgroup/cpu/%s" % lib.cg_dir(sid)) else "?"
     st = lib.wait_until(lambda: get(ctx, sid)["status"] in ("stopped", "failed") and
-                        not lib.host_pids_of(sid), 60, 0.3)
+                        not lib.host_pids_of(sid), 90, 0.3)
     g = get(ctx, sid)
     say("command with timeout_ms=2000: %s after %.1fs" % (str(box.get("d"))[:120], box.get("took", -1)))
     say("after its answer, left inside: %s" % (left.strip().replace("\n", " | ") or "nothing"))
-    say("cpu.cfs_quota_us %s; sandbox TTL 20 s: status %s (%s), host processes left %s"
+    say("cpu.cfs_quota_us %s; sandbox TTL 40 s: status %s (%s), host processes left %s"
         % (quota, g["status"], g.get("stop_reason"), lib.host_pids_of(sid)))
     ttl_ok = bool(st) and g.get("stop_reason") == "timeout" and quota == "100000"
     # the command's process group (main, the child ignoring SIGTERM, the
