@@ -493,11 +493,25 @@ def p19(ctx):
 def p20(ctx):
     sid = ctx.sandbox()
     ctx.a.exec(sid, "python3", ["-c", "import threading,time\n"
-                                "[threading.Thread(target=time.sleep,args=(20,)).start() for _ in range(3)]"],
+                                "[threading.Thread(target=time.sleep,args=(300,)).start() for _ in range(3)]"],
                detached=True)
-    ctx.a.sh(sid, "(setsid sh -c 'sleep 20 & exec sleep 21' </dev/null >/dev/null 2>&1 &) ; "
-                  "nohup sleep 22 </dev/null >/dev/null 2>&1 & echo started", sudo=True)
-    time.sleep(0.5)
+    ctx.a.sh(sid, "(setsid sh -c 'sleep 300 & exec sleep 301' </dev/null >/dev/null 2>&1 &) ; "
+                  "nohup sleep 302 </dev/null >/dev/null 2>&1 & echo started", sudo=True)
+
+    def started():
+        """Every task the probe made is there: the detached python with its 3
+        threads and the 3 sleeps start in their own time on a busy machine."""
+        tasks = {}
+        for pid in lib.host_pids_of(sid):
+            try:
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+                tasks[cmd] = len(os.listdir("/proc/%d/task" % pid))
+            except OSError:
+                pass
+        return all("sleep %d" % n in tasks for n in (300, 301, 302)) and \
+            any("threading" in c and n >= 4 for c, n in tasks.items())
+    lib.wait_until(started, 60, 0.2)
     inside = ctx.a.sh(sid, "grep -H Seccomp: /proc/[0-9]*/task/*/status", sudo=True)
     vals = re.findall(r"Seccomp:\s+(\d)", inside)
     # the host's view covers every task of the sandbox's cgroup
@@ -511,6 +525,8 @@ def p20(ctx):
             pass
     say("inside: %d tasks %s; host: %d tasks %s" % (len(vals), sorted(set(vals)), len(host),
                                                      sorted(set(host.values()))))
+    # the shared sandbox goes on: its long sleeps end here
+    ctx.a.sh(sid, "pkill -f 'sleep 30[0-2]$'; pkill -f 'args=[(]300,'; true", sudo=True)
     ok = vals and set(vals) == {"2"} and len(host) >= 8 and set(host.values()) == {"2"}
     return ok, "inside %s host %s" % (inside, host)
 
@@ -918,8 +934,20 @@ def p33(ctx):
     sid = ctx.own()
     other = ctx.sandbox()
     r0, g0 = lib.rss_kb(ctx.runner_pid), lib.rss_kb(ctx.gw_pid)
+    sock = os.path.join(ctx.state, "sandboxes", sid, "sock", "agent.sock")
+
+    def sock_id():
+        try:
+            st = os.lstat(sock)
+            return st.st_ino, st.st_ctime_ns
+        except OSError:
+            return None
+    id0 = sock_id()
     ctx.a.exec(sid, "python3", ["-c", HOSTILE], sudo=True, detached=True)
-    time.sleep(0.5)
+    # the hostile program takes the socket over in its own time (a python
+    # start): the requests below go to it once its socket replaced the agent's
+    took_over = lib.wait_until(lambda: sock_id() not in (None, id0), 30, 0.1)
+    say("the hostile program holds the agent socket: %s" % bool(took_over))
     outcomes = []
     for i in range(5):
         t = time.time()

@@ -55,7 +55,9 @@ def upstream(ctx):
                           os.path.join(lib.HERE, "upstream.py"), log, "600"],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     ctx.cache["up_proc"] = p
-    lib.wait_until(lambda: os.path.exists(log) and "ready" in open(log).read(), 10)
+    # generous: a python start on a busy machine; the wait ends when it is ready
+    if not lib.wait_until(lambda: os.path.exists(log) and "ready" in open(log).read(), 60):
+        raise RuntimeError("the test upstream (upstream.py) did not start")
     ctx.cache["up"] = log
     firewall_guard(ctx)
     return log
@@ -236,9 +238,11 @@ def p37(ctx):
     ctx.a.exec(b, "python3", ["-c", "import socket\ns=socket.socket()\n"
                               "s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
                               "s.bind(('0.0.0.0',8000)); s.listen(64)\n"
+                              "open('/tmp/listening','w').close()\n"
                               "while True:\n c,_=s.accept(); open('/tmp/hits','a').write('x'); c.close()"],
                detached=True)
-    time.sleep(0.5)
+    # the detached listener starts in its own time: B's control connect waits for it
+    lib.wait_until(lambda: ctx.a.sh(b, "test -e /tmp/listening && echo yes").strip() == "yes", 60, 0.3)
     rb = ctx.a.py(b, "R['ip']=my_ip(); R['self']=tcp('127.0.0.1',8000); out()")
     code = r"""
 import time, socket
@@ -267,7 +271,14 @@ R['packet socket'] = tryf(__import__('socket').socket, 17, 3, 0)
 out()
 """
     ra = ctx.a.py(a, code, args=[rb["ip"]], sudo=True, timeout=60)
-    hits = ctx.a.sh(b, "cat /tmp/hits 2>/dev/null | wc -c").strip()
+
+    def counted():
+        h = ctx.a.sh(b, "cat /tmp/hits 2>/dev/null | wc -c").strip()
+        return h if h != "0" else None
+    # B counts a connection after its accept(), which may come after the
+    # connecting side saw it open: wait for B's own control connect to be
+    # counted, then see that nothing else was
+    hits = lib.wait_until(counted, 30, 0.3) or "0"
     say("B at %s (self-connect %s); from A %s: %s" % (rb["ip"], rb["self"], ra["me"], ra))
     say("connections B received: %s (1 is B's own control connect)" % hits)
     ok = (rb["self"] == "OPEN" and ra["B:8000"] != "OPEN" and not ra["open"] and
@@ -386,7 +397,10 @@ R['control'] = udp('203.0.113.1', 9999)
 out()
 """
     res = ctx.a.py(net, code, sudo=True)
-    time.sleep(0.5)
+    # the fake host logs a datagram when it gets to it: wait for the control
+    # datagram (sent last) to be logged; a spoofed one let through would be
+    # queued before it on the same socket
+    lib.wait_until(lambda: [l for l in up_log(ctx)[n0:] if l[:2] == ["udp", "9999"]], 30)
     srcs = [l[3] for l in up_log(ctx)[n0:] if l[0] == "udp"]
     # the host end of the sandbox's veth filters source addresses (strict
     # reverse path): its slot is in the runner's state.json of the sandbox

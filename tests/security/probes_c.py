@@ -224,8 +224,9 @@ def p45(ctx):
 def p46(ctx):
     # The sandbox's own TTL, the last resort, comes well after the command's timeout, so
     # what is left of the command is looked at while the sandbox still runs (a generous
-    # margin: how soon the answer comes depends on this machine's load).
-    sid = ctx.own(timeout_ms=20000)
+    # margin: how soon the answer comes depends on this machine's load; the create, the
+    # upload, the 2 s timeout and the 20 s wait below must all fit before it).
+    sid = ctx.own(timeout_ms=40000)
     line = ("trap '' TERM; (trap '' TERM; exec -a spin-child python3 -c 'while True: pass') & "
             "setsid bash -c 'exec -a spin-daemon sleep 300' </dev/null >/dev/null 2>&1 & "
             "nohup bash -c 'exec -a spin-nohup sleep 300' </dev/null >/dev/null 2>&1 & "
@@ -256,16 +257,16 @@ def p46(ctx):
     def group_gone():
         seen["left"] = still_there()
         return seen["left"] is None
-    lib.wait_until(group_gone, 10, 0.3)
+    lib.wait_until(group_gone, 20, 0.3)
     left = seen["left"] or ""
     quota = open("/sys/fs/cgroup/cpu/%s/cpu.cfs_quota_us" % lib.cg_dir(sid)).read().strip() \
         if os.path.exists("/sys/fs/cgroup/cpu/%s" % lib.cg_dir(sid)) else "?"
     st = lib.wait_until(lambda: get(ctx, sid)["status"] in ("stopped", "failed") and
-                        not lib.host_pids_of(sid), 60, 0.3)
+                        not lib.host_pids_of(sid), 90, 0.3)
     g = get(ctx, sid)
     say("command with timeout_ms=2000: %s after %.1fs" % (str(box.get("d"))[:120], box.get("took", -1)))
     say("after its answer, left inside: %s" % (left.strip().replace("\n", " | ") or "nothing"))
-    say("cpu.cfs_quota_us %s; sandbox TTL 20 s: status %s (%s), host processes left %s"
+    say("cpu.cfs_quota_us %s; sandbox TTL 40 s: status %s (%s), host processes left %s"
         % (quota, g["status"], g.get("stop_reason"), lib.host_pids_of(sid)))
     ttl_ok = bool(st) and g.get("stop_reason") == "timeout" and quota == "100000"
     # the command's process group (main, the child ignoring SIGTERM, the
@@ -292,9 +293,14 @@ def p47(ctx):
                                 "except OSError as e: err=e.errno\n"
                                 "os.close(fs.pop())\n"
                                 "open('/tmp/fds','w').write('%d %d %d' % (len(fs), err, resource.getrlimit(resource.RLIMIT_NOFILE)[0]))\n"
-                                "time.sleep(6)"], detached=True)
-    r = lib.wait_until(lambda: ctx.a.sh(sid, "cat /tmp/fds 2>/dev/null").strip(), 10, 0.3)
+                                "end=time.time()+120\n"
+                                "while time.time()<end and not os.path.exists('/tmp/fds-done'): time.sleep(0.1)"],
+               detached=True)
+    # the descriptors are held until the agent was tried (however long that
+    # takes on a busy machine), then let go: the sandbox is shared
+    r = lib.wait_until(lambda: ctx.a.sh(sid, "cat /tmp/fds 2>/dev/null").strip(), 60, 0.3)
     works = ctx.a.sh(sid, "echo works").strip()
+    ctx.a.sh(sid, "touch /tmp/fds-done")
     n, err, lim = (int(x) for x in r.split())
     say("opened %d files, errno %d, RLIMIT_NOFILE %d; agent while they are held: %s" % (n, err, lim, works))
     return err == 24 and n <= lim and lim <= 65536 and works == "works", r
@@ -458,16 +464,25 @@ def p51(ctx):
     # each subshell starts a short sleep in the background and exits at once:
     # 1000 sleeps orphaned to PID 1 (bash forks are cheap, python's are not)
     ctx.a.sh(sid, "for i in $(seq 1000); do (sleep 0.3 </dev/null >/dev/null 2>&1 &); done; echo forked", timeout=240)
+    # the last sleeps end 0.3 s after they got to run, which on a busy machine
+    # is when it is: wait (60 s at most) until nothing but PID 1 and this
+    # program is left; an orphan the agent does not reap stays as a zombie
     code = r"""
 import time
-time.sleep(1.5)
 R['orphans'] = 1000
-z = 0
-for p in os.listdir('/proc'):
-    try:
-        if p.isdigit() and open('/proc/%s/stat' % p).read().rsplit(')', 1)[1].split()[0] == 'Z': z += 1
-    except OSError: pass
+end = time.time() + 60
+while True:
+    z = left = 0
+    for p in os.listdir('/proc'):
+        try:
+            if p.isdigit() and int(p) not in (1, os.getpid()):
+                left += 1
+                z += open('/proc/%s/stat' % p).read().rsplit(')', 1)[1].split()[0] == 'Z'
+        except OSError: pass
+    if not left or time.time() > end: break
+    time.sleep(0.1)
 R['zombies'] = z
+R['left'] = left
 out()
 """
     res = ctx.a.py(sid, code, timeout=90)
@@ -487,9 +502,10 @@ def p52(ctx):
     b = ctx.sandbox()
     ctx.a.exec(a, "python3", ["-c", "import ctypes,os,time\nl=ctypes.CDLL(None,use_errno=True)\nfds=[]\n"
                               "while len(fds)<5000:\n fd=l.inotify_init1(0)\n if fd<0: break\n fds.append(fd)\n"
-                              "open('/tmp/ino','w').write('%d %d'%(len(fds),ctypes.get_errno()))\ntime.sleep(8)"],
+                              "open('/tmp/ino','w').write('%d %d'%(len(fds),ctypes.get_errno()))\ntime.sleep(300)"],
                detached=True)
-    r = lib.wait_until(lambda: ctx.a.sh(a, "cat /tmp/ino 2>/dev/null").strip(), 10, 0.3)
+    # A holds its instances until it is dropped below, however long B's check takes
+    r = lib.wait_until(lambda: ctx.a.sh(a, "cat /tmp/ino 2>/dev/null").strip(), 60, 0.3)
     res = ctx.a.py(b, "fd=libc.inotify_init1(0)\nR['init']=fd>=0 or errno.errorcode[ctypes.get_errno()]\n"
                       "R['watch']=libc.inotify_add_watch(fd,b'/tmp',2)>=0 if fd>=0 else None\n"
                       "R['node fs.watch']=os.popen(\"node -e \\\"const w=require('fs').watch('/tmp');w.close();console.log('ok')\\\"\").read().strip()\n"
@@ -530,9 +546,11 @@ while len(ps) < 200 and time.time() - t0 < 15:
 shm = libc.shmget(0x5ec, 1 << 20, 0o1600)
 msg = libc.msgget(0x5ec, 0o1600)
 open('/tmp/k', 'w').write('%d %d %s %d %d' % (len(ps), filled, err, shm, msg))
-time.sleep(8)
+time.sleep(300)
 """], detached=True)
-    r = lib.wait_until(lambda: ctx.a.sh(a, "cat /tmp/k 2>/dev/null").strip(), 25, 0.5)
+    # the pipes stay full until A is dropped below: its memcg usage is read
+    # while they are, however long the wait for /tmp/k took
+    r = lib.wait_until(lambda: ctx.a.sh(a, "cat /tmp/k 2>/dev/null").strip(), 60, 0.5)
     u1 = int(open(mem).read())
     k1 = int(open(kmem).read()) if os.path.exists(kmem) else -1
     ipc_b = ctx.a.sh(b, "tail -n +2 /proc/sysvipc/shm | wc -l; tail -n +2 /proc/sysvipc/msg | wc -l").split()
@@ -569,12 +587,14 @@ def p54(ctx):
     lat = latencies()
     ctx.drop(a)
     calm = latencies()
-    say("B's exec latency under A's I/O hog: max %.2fs, median %.2fs; after it: max %.2fs"
-        % (max(lat), sorted(lat)[4], max(calm)))
+    say("B's exec latency under A's I/O hog: max %.2fs, median %.2fs; after it: max %.2fs, "
+        "median %.2fs" % (max(lat), sorted(lat)[4], max(calm), sorted(calm)[4]))
     say("(the writable layer is a tmpfs charged to the sandbox's memory: no host block I/O at all)")
     # A latency, so a generous bound, and one relative to the same machine without the hog
-    # (a loaded machine slows both): an I/O hog that stalled B would cost it many seconds.
-    return max(lat) < max(3.0, 3 * max(calm) + 2), \
+    # (a loaded machine slows both): an I/O hog that stalled B would cost most of its
+    # commands many seconds, so the median is bounded; one slow command alone is this
+    # machine's scheduler (a busy one can hold any request for seconds), not a stall.
+    return sorted(lat)[4] < max(3.0, 3 * sorted(calm)[4] + 2), \
         "latencies %s, without the hog %s" % ([round(x, 2) for x in lat], [round(x, 2) for x in calm])
 
 

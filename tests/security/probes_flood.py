@@ -53,7 +53,8 @@ def guest_sandbox(ctx, api=None):
             return st == 200 and body == b"ok\n"
         except OSError:
             return False
-    if not lib.wait_until(up, 20, 0.3):
+    # generous: a python start on a busy machine; the wait ends when it answers
+    if not lib.wait_until(up, 60, 0.3):
         raise Skip("the guest server did not answer through the preview proxy")
     return sid, host
 

@@ -73,7 +73,8 @@ def p81(ctx):
     sid = ctx.sandbox()
     mark = "sbxmark%d" % int(time.time() * 1000)
     ctx.a.exec(sid, "bash", ["-c", "exec -a %s sleep 60" % mark], detached=True)
-    seen_inside = lib.wait_until(lambda: mark in ctx.a.sh(sid, "ps -eo args"), 10)
+    # (generous: a process start on a busy machine; the wait ends when it is seen)
+    seen_inside = lib.wait_until(lambda: mark in ctx.a.sh(sid, "ps -eo args"), 30)
     on_host = [c for c in host_cmdlines() if mark in c and "bash -c" not in c]
     ctx.a.sh(sid, "pkill -f %s; true" % mark)
     say("inside: %s; host tasks with the mark: %d" % (bool(seen_inside), len(on_host)))
@@ -88,9 +89,11 @@ def p82(ctx):
     sid = ctx.sandbox()
     port = 40000 + int(time.time()) % 20000
     ctx.a.exec(sid, "python3", ["-c", "import socket,time\ns=socket.socket()\n"
-                                "s.bind(('127.0.0.1',%d))\ns.listen()\ntime.sleep(30)" % port],
+                                "s.bind(('127.0.0.1',%d))\ns.listen()\ntime.sleep(300)" % port],
                detached=True)
-    inside = lib.wait_until(lambda: ("%X" % port) in ctx.a.sh(sid, "cat /proc/net/tcp"), 10)
+    # a python start on a busy machine takes its time: wait for the listener
+    # (it stays until the pkill below, however long that took)
+    inside = lib.wait_until(lambda: ("%X" % port) in ctx.a.sh(sid, "cat /proc/net/tcp"), 60)
     hexport = ":%04X" % port
     host = []
     for pid in lib.host_pids_of(sid):

@@ -6,7 +6,6 @@ and every documented nofile works whatever the runner was started with.
 The probes that need a runner or gateway started with other flags start
 their own pair (Pair) next to the suite's and stop it at the end."""
 import os
-import socket
 import subprocess
 import time
 
@@ -123,18 +122,29 @@ class Pair:
             raise RuntimeError("runner %s did not start" % self.name)
         if self.runner.poll() is not None:
             raise RuntimeError("runner %s exited: %s" % (self.name, self.log()))
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        self.port = s.getsockname()[1]
-        s.close()
+        # port 0: the gateway binds a free port itself and logs it (a port
+        # picked here and bound by the gateway later could be taken between)
         env = dict(os.environ, SANDBOX_API_KEYS=self.key)
         self.glog = open(os.path.join(self.dir, "gw.log"), "wb")
         self.gw = subprocess.Popen([os.path.join(ctx.root, "build/asan/bin/sandbox-gateway"),
-                                    "--port", str(self.port), "--runner-socket", self.sock] +
+                                    "--port", "0", "--runner-socket", self.sock] +
                                    list(gw_args), stdout=self.glog, stderr=self.glog, env=env)
+        self.port = lib.wait_until(lambda: self.logged_port() or self.gw.poll() is not None, 30)
+        if self.port is True or not self.port:
+            raise RuntimeError("gateway of %s did not start: %s" % (self.name, self.gw_log()[-600:]))
         self.api = Api(self.port, self.key)
         if not lib.wait_until(lambda: self.healthz() == 200, 10):
-            raise RuntimeError("gateway of %s did not start" % self.name)
+            raise RuntimeError("gateway of %s did not answer" % self.name)
+
+    def logged_port(self):
+        for line in self.gw_log().splitlines():
+            if line.startswith("sandbox-gateway: port "):
+                return int(line.split()[-1])
+        return None
+
+    def gw_log(self):
+        with open(os.path.join(self.dir, "gw.log"), "rb") as f:
+            return f.read().decode(errors="replace")
 
     def healthz(self):
         try:

@@ -43,12 +43,18 @@ SEC_RUNNER_SECRET="$CANARY" start_runner "$NAME" "$T/r.sock" "$T/state" \
 	--default-isolation "${SANDBOX_TEST_ISOLATION:-jail}" || h_abort "runner did not start"
 umask "$umask_was"
 rpid=$RUNNER_PID
-PORT=$(random_port)
-# a small ASan quarantine, so RSS figures measure the gateway, not ASan
-SANDBOX_API_KEYS="$KA,$KB" SEC_GW_SECRET="$CANARY" \
-	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=16} \
-	start_gateway "$GW" $PORT "$T/gw.log" --runner-socket "$T/r.sock" --max-sandboxes-per-key 20 \
-	--keys-file "$T/keys"
+# a random port may be taken by the time the gateway binds it: up to three
+# ports, as start_services does; without a gateway no probe can run
+gw_up=
+for _ in 1 2 3; do
+	PORT=$(random_port)
+	# a small ASan quarantine, so RSS figures measure the gateway, not ASan
+	SANDBOX_API_KEYS="$KA,$KB" SEC_GW_SECRET="$CANARY" \
+		ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:quarantine_size_mb=16} \
+		start_gateway "$GW" $PORT "$T/gw.log" --runner-socket "$T/r.sock" --max-sandboxes-per-key 20 \
+		--keys-file "$T/keys" && { gw_up=1; break; }
+done
+[ -n "$gw_up" ] || { tail -5 "$T/gw.log"; h_abort "gateway did not start"; }
 gpid=$GW_PID
 
 export PYTHONDONTWRITEBYTECODE=1   # no __pycache__ in the checkout
