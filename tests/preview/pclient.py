@@ -169,7 +169,10 @@ def idle(port, host, n):
     dt = time.monotonic() - t0
     for x in conns:
         x.close()
-    print('answered' if ok and dt < 1.0 else f'slow {dt:.2f}s ok={ok}')
+    # a gateway held up by idle connections would serve this one only after
+    # theirs (each waits for its 2 s header timeout at least): 5 s leaves a
+    # busy machine room (a gateway stopped for a moment answers late)
+    print('answered' if ok and dt < 5.0 else f'slow {dt:.2f}s ok={ok}')
 
 def reset(port, host):
     """the client resets the connection mid-download"""
