@@ -97,7 +97,7 @@ if [ -d /work/main/node_modules/ws ] || [ -d node_modules/ws ]; then
 else
 	skip "ws package not installed (npm install)"
 fi
-check "SSE events arrive spaced" "$($PC sse $P $H3)" "spaced"
+check "SSE events arrive one by one (each before the next is sent)" "$($PC sse $P $H3)" "one by one"
 
 # smuggling and bad heads: 400 and nothing reaches the guest
 before=$(guestlog | grep -c '^REQ')
