@@ -63,7 +63,7 @@ static int name_ok(const char *s)
 
 static int listen_on(const char *path, struct sbx_err *err)
 {
-	char dir[PATH_MAX], *slash;
+	char dir[PATH_MAX], staged[sizeof(((struct sockaddr_un *)0)->sun_path)], *slash;
 	int fd;
 
 	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
@@ -76,10 +76,22 @@ static int listen_on(const char *path, struct sbx_err *err)
 			return sbx_err_sys(err, "mkdir %s", dir);
 	}
 	/* born 0600; a gateway opens one connection per request and
-	 * stream, in bursts */
-	fd = sbx_unix_listen(path, SOMAXCONN);
+	 * stream, in bursts. It listens under a name of its own first and is
+	 * then renamed over path: whoever waits for the socket to appear (a
+	 * supervisor, the test harness starting a gateway) is never refused
+	 * between the bind and the listen (a runner held up there had the
+	 * gateway's first probe mark it down, and a create at once got 503). */
+	if (snprintf(staged, sizeof(staged), "%s.%d~", path, (int)getpid()) >= (int)sizeof(staged))
+		memcpy(staged, path, strlen(path) + 1);   /* no room: in place (it fits, see above) */
+	fd = sbx_unix_listen(staged, SOMAXCONN);
 	if (fd < 0)
 		return sbx_err_sys(err, "listen on %s", path);
+	if (strcmp(staged, path) && rename(staged, path) < 0) {
+		sbx_err_sys(err, "listen on %s: rename from %s", path, staged);
+		unlink(staged);
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 

@@ -145,7 +145,13 @@ check "cp: to stdout" "$(sbx cp "$id:r2" - | md5sum)" "$(md5sum <"$T/r2")"
 # logs
 cid=$(sbx exec "$id" -d -- sh -c 'printf abcdef; printf XYZ >&2; read x; printf ghi')
 [[ $cid =~ ^cmd_ ]] && pass "exec -d: prints the command id" || fail "exec -d: '$cid'"
-sbx logs "$id" "$cid" >"$T/o" 2>"$T/e"
+# exec -d answers once the command started, not once it printed: ask
+# until both streams hold their first output (bounded), then compare
+for _ in $(seq 300); do
+	sbx logs "$id" "$cid" >"$T/o" 2>"$T/e"
+	[ "$(cat "$T/o")|$(cat "$T/e")" = "abcdef|XYZ" ] && break
+	sleep 0.1
+done
 check "logs: what is there so far" "$(cat "$T/o")|$(cat "$T/e")" "abcdef|XYZ"
 sbx logs "$id" "$cid" -f >"$T/o" 2>"$T/e" &
 p=$!

@@ -151,6 +151,10 @@ handshake() { # name want(ok|refused) why server-crt server-key client-args...
 	done
 	printf 'ping\nCLOSE\n' | timeout 20 openssl s_client -connect "127.0.0.1:$port" -tls1_3 -CAfile "$C/ca.crt" \
 		-verify_return_error -purpose sslserver -quiet -ign_eof "$@" >"$T/cli.out" 2>"$T/cli.err"
+	# s_server ends after its one connection (-naccept 1), and writes why it
+	# refused a client only after it sent the alert: the client can be gone
+	# before that line is written. Wait for its end (bounded), do not kill it.
+	for _ in $(seq 100); do kill -0 $spid 2>/dev/null || break; sleep 0.1; done
 	kill $spid 2>/dev/null
 	wait $spid 2>/dev/null
 	got=refused

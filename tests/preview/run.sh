@@ -97,7 +97,7 @@ if [ -d /work/main/node_modules/ws ] || [ -d node_modules/ws ]; then
 else
 	skip "ws package not installed (npm install)"
 fi
-check "SSE events arrive spaced" "$($PC sse $P $H3)" "spaced"
+check "SSE events arrive one by one (each before the next is sent)" "$($PC sse $P $H3)" "one by one"
 
 # smuggling and bad heads: 400 and nothing reaches the guest
 before=$(guestlog | grep -c '^REQ')
@@ -124,10 +124,17 @@ check "only the pinned-host requests reached the guest" "$(( $(guestlog | grep -
 check "garbage from the guest is passed through, gateway fine" "$($PC raw $P "GET /garbage HTTP/1.1\r\nHost: $H3\r\n\r\n")" closed
 ( curl -s -m 3 $R3 $U3/hang >/dev/null; echo done >"$T/hang" ) &
 check "a hanging guest request does not stall others" "$(code $R3 $U3/)" 200
+# closed after the 2 s header timeout (never before it) and long before the
+# 15 s the client keeps the head going: lws checks its timeouts once a
+# second and the client sees the close on its next write, so 2-3.5 s on an
+# idle machine, and a gateway kept off the CPU for a moment closes later
+# (4 s, 3 probes in 8 with the gateway stopped for 1.5 s)
+closed_in_time() { case "$1" in "closed after "[2-9]"s"*|"closed after 1"[01]"s"*) return 0;; esac; return 1; }
 out=$($PC slowloris $P $H3 early)
-case "$out" in "closed after "[23]"s"*) pass "slowloris head times out in the proxy ($out)";; *) fail "slowloris in the proxy: $out";; esac
+closed_in_time "$out" && pass "slowloris head times out in the proxy ($out)" || fail "slowloris in the proxy: $out"
 out=$($PC slowloris $P $H3)
-case "$out" in "closed after "[23]"s -") pass "slowloris Host times out at the front door ($out)";; *) fail "slowloris at the front door: $out";; esac
+closed_in_time "$out" && [ "${out##* }" = - ] && pass "slowloris Host times out at the front door ($out)" ||
+	fail "slowloris at the front door: $out"
 
 check "slow reader: gateway memory flat, download whole" "$($PC slowread $P $H3 $GWPID)" "flat whole"
 check "client reset mid-download" "$($PC reset $P $H3)" reset

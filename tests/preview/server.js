@@ -10,6 +10,7 @@ const fs = require('node:fs');
 const PORT = Number(process.env.PORT || 3000);
 const LOG = process.env.LOG || '/tmp/node-requests.log';
 const log = (line) => fs.appendFileSync(LOG, line + '\n');
+let sseNext = null;   // sends the open /sse stream's next event
 
 // The download pattern: byte i of every 64 KiB block is (i * 7) % 251.
 const block = Buffer.alloc(65536);
@@ -53,12 +54,20 @@ const server = http.createServer((req, res) => {
     };
     more();
   } else if (url.pathname === '/sse') {
+    // four events, each sent only once the client asked for it (/sse-next)
+    // having received the one before: a proxy that held the stream back
+    // would never be asked
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     let i = 0;
-    const t = setInterval(() => {
+    sseNext = () => {
       res.write(`data: ${i} ${Date.now()}\n\n`);
-      if (++i === 4) { clearInterval(t); res.end(); }
-    }, 300);
+      if (++i === 4) { sseNext = null; res.end(); }
+    };
+    sseNext();
+  } else if (url.pathname === '/sse-next') {
+    const next = sseNext;
+    res.end(next ? 'sent\n' : 'no stream\n');
+    if (next) next();
   } else if (url.pathname === '/hang') {
     // never answers
   } else if (url.pathname === '/garbage') {
