@@ -428,16 +428,22 @@ async function main() {
   //     nobody attached; a running command or an open stream keeps it
   {
     const a = await api('POST', '/v1/sandboxes', { idle_timeout_ms: 1500 });
-    const b = await api('POST', '/v1/sandboxes', { idle_timeout_ms: 1500 });
+    // b's idle time is long enough for its command to arrive on a loaded
+    // machine (with 1.5 s, a create and an exec 1.5 s apart lost it)
+    const b = await api('POST', '/v1/sandboxes', { idle_timeout_ms: 10000 });
     // a busy command far longer than the wait below; a is polled (the idle
     // probe runs once a second, and a loaded machine may take longer)
     const busy = await run(b.json.id, 'sleep', ['120']);
+    const busySince = Date.now();
     const watch = subscribe(b.json.id, busy);
     let ga;
     for (const t0 = Date.now(); Date.now() - t0 < 60000; await sleep(250)) {
       ga = await api('GET', `/v1/sandboxes/${a.json.id}`);
       if (ga.json.status === 'stopped') break;
     }
+    // past b's idle timeout and a probe or two since its command began:
+    // idle, it would be stopped by now
+    await sleep(Math.max(0, busySince + 12000 - Date.now()));
     const gb = await api('GET', `/v1/sandboxes/${b.json.id}`);
     await api('POST', `/v1/sandboxes/${b.json.id}/commands/${busy}/kill`, { signal: 'SIGKILL' });
     result('idle_timeout_ms: an idle sandbox is stopped (timeout), a busy one is not',
