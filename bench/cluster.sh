@@ -174,7 +174,8 @@ PY
 # ---- 3. how soon a lost runner's sandboxes answer 503 ----
 # kill -9 (the host is there: its kernel resets the connections) and a
 # host that vanishes (its link down: nothing answers at all, the status
-# probe's 1.5 s deadline decides). Through the gateway of three runners.
+# probe decides: no reply in 1.5 s, twice running). Through the gateway of
+# three runners.
 on_c() { # a sandbox on the third runner, made through the three-runner gateway
 	local id s
 	for _ in 1 2 3 4 5 6; do

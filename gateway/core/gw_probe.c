@@ -1,9 +1,13 @@
 /* Each runner is asked its `status` once a second, one request in flight
  * per runner: its name, instance, draining flag, sandboxes, free memory,
  * load and isolation list, which placement, /v1/runners and /metrics use.
- * No reply in GW_PROBE_TIMEOUT_MS, a refused or reset connection, or a
- * request's failed connect (gw_runner_failed) mark it down at once; the
- * next good status marks it up. A runner that does not know `status`
+ * A refused or reset connection, or a request's failed connect
+ * (gw_runner_failed), mark it down at once. No reply in
+ * GW_PROBE_TIMEOUT_MS marks a runner that is up down only the second time
+ * running (the first miss asks again at once), and not while it answers
+ * other requests (a runner busy with a burst of them answers its status
+ * late, in turn): a runner or a gateway busy for a moment is not every
+ * sandbox's 503. The next good status marks it up. A runner that does not know `status`
  * (older runners) is asked `ping` (its name) and, once per time up,
  * `capabilities` (its isolation list); its free memory is then unknown. */
 #include <errno.h>
@@ -28,6 +32,7 @@ static struct {
 	lws_sorted_usec_list_t sul;
 	int started;
 	int64_t last_sent[GW_RUNNERS_MAX];
+	unsigned char missed[GW_RUNNERS_MAX];    /* status replies missed in a row */
 	unsigned char tried[GW_RUNNERS_MAX];     /* has answered or failed once */
 	unsigned char need_caps[GW_RUNNERS_MAX]; /* its capabilities to fetch (once per time up) */
 } pr;
@@ -138,6 +143,7 @@ int gw_probe_apply(struct gw_vh *vh, struct gw_runner *rn, const cJSON *o, uint6
 static void answered(struct probe *p)
 {
 	p->answered = 1;
+	pr.missed[idx(p->rn)] = 0;
 	p->rn->probe = NULL;
 	pr.tried[idx(p->rn)] = 1;
 }
@@ -247,6 +253,32 @@ static void send_probe(struct gw_vh *vh, struct gw_runner *rn)
 	p->seq = gw_runner_seq_next();
 }
 
+/* rn's status went unanswered for GW_PROBE_TIMEOUT_MS. */
+static void missed(struct gw_vh *vh, struct gw_runner *rn)
+{
+	struct probe *p = rn->probe->owner;
+	int i = idx(rn), n = pr.missed[i] + 1;
+	char b[80];
+
+	answered(p);
+	gw_up_release(&p->up);
+	free(p);
+	if (rn->replied_ms >= rn->probe_sent_ms) {
+		pr.last_sent[i] = 0;   /* busy, not gone: asked again at once */
+		return;
+	}
+	if (rn->state == GW_RUNNER_UP && n < 2) {
+		pr.missed[i] = (unsigned char)n;
+		pr.last_sent[i] = 0;   /* asked again at once */
+		sbx_warn("runner %s: no status reply in %d ms; asking again", rn->name,
+			 GW_PROBE_TIMEOUT_MS);
+		return;
+	}
+	snprintf(b, sizeof b, "no status reply in %d ms%s", GW_PROBE_TIMEOUT_MS,
+		 rn->state == GW_RUNNER_UP ? ", twice running" : "");
+	gw_runner_set_state(vh, rn, GW_RUNNER_DOWN, b);
+}
+
 static void tick(lws_sorted_usec_list_t *sul)
 {
 	struct gw_vh *vh = pr.vh;
@@ -259,15 +291,8 @@ static void tick(lws_sorted_usec_list_t *sul)
 			continue;   /* never used again (its name is taken, or not its own) */
 		if (rn->gone && rn->state == GW_RUNNER_DOWN)
 			continue;   /* left DNS and stopped answering */
-		if (rn->probe && now - rn->probe_sent_ms >= GW_PROBE_TIMEOUT_MS) {
-			struct probe *p = rn->probe->owner;
-			char b[80];
-			answered(p);
-			gw_up_release(&p->up);
-			free(p);
-			snprintf(b, sizeof b, "no status reply in %d ms", GW_PROBE_TIMEOUT_MS);
-			gw_runner_set_state(vh, rn, GW_RUNNER_DOWN, b);
-		}
+		if (rn->probe && now - rn->probe_sent_ms >= GW_PROBE_TIMEOUT_MS)
+			missed(vh, rn);
 		if (!rn->probe && now - pr.last_sent[i] >= GW_PROBE_EVERY_MS)
 			send_probe(vh, rn);
 	}
@@ -288,6 +313,7 @@ void gw_probe_forget(struct gw_vh *vh, struct gw_runner *rn)
 	pr.last_sent[i] = 0;
 	pr.tried[i] = 0;
 	pr.need_caps[i] = 0;
+	pr.missed[i] = 0;
 }
 
 void gw_probe_soon(struct gw_vh *vh, struct gw_runner *rn)

@@ -69,6 +69,7 @@ struct gw_runner {
 	/* the probe (gw_probe.c) */
 	struct gw_up *probe;                /* one in flight, or NULL */
 	int64_t probe_sent_ms;
+	int64_t replied_ms;                 /* its last reply to any request (gw_up.c) */
 	int no_status_op;                   /* answers `ping` + `capabilities` instead */
 	char why[160];                      /* why it is down or refused */
 	int down_connect;                   /* down because its socket refused a connect */

@@ -241,6 +241,7 @@ static void start(struct gw_up *u, unsigned flags)
 	u->flags = flags;
 	u->unreachable = 0;
 	u->why[0] = '\0';
+	u->rn = NULL;
 }
 
 #define GW_UP_TLS_TICK_US (250 * 1000)
@@ -309,6 +310,7 @@ int gw_up_open_runner(struct gw_up *u, struct lws *parent, struct gw_runner *rn,
 	start(u, flags);
 	if (!rn)
 		return fail_open(GW_UP_ENORUNNER, first, next);
+	u->rn = rn;
 	if ((flags & GW_UP_PASS_FD) && rn->kind != GW_RUNNER_UNIX)
 		flags &= ~GW_UP_PASS_FD;   /* only a runner on this host can pass one */
 	u->flags = flags;
@@ -461,6 +463,8 @@ static int reply(struct gw_up *u, const struct sbx_frame *f, const char *why)
 	int fd = u->held_fd;
 
 	u->held_fd = -1;   /* the callee's now */
+	if (f && u->rn)
+		u->rn->replied_ms = gw_now_ms();   /* alive, however late its status */
 	if (f && f->type != SBX_FRAME_JSON)
 		why = "a reply that is not JSON";
 	else if (f && !(o = sbx_json_parse_object(f->payload, f->len, &err)))

@@ -280,6 +280,7 @@ if [ -z "$(h_services_missing)" ]; then
 	suite_tls $gwb
 	# several runners behind one gateway, two gateways on them (runners.sh)
 	suite_runners $gwb
+	suite_runner_busy $gwb
 	if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log; then fail "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40; else pass "no sanitizer report"; fi
 	# a gateway killed with -9 and started again knows its keys' sandboxes
 	# (owner tags kept by the runner) and a command's output is all there

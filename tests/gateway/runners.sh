@@ -285,6 +285,48 @@ for l in open(sys.argv[1]):
 	GW_PID=$gwa GW_LOG=$T/gw.rsa.log stop_gateway_checked
 }
 
+# The status probe tells a busy runner from a dead one: a runner that
+# answers other requests but not its status stays up (a burst of 1000
+# stream connects had a real runner answer its status late, and every
+# sandbox of it answered 503 for a while); one that answers nothing is
+# down after two statuses unanswered. The runner is a mock
+# (mock_busy_runner.py): a real one cannot be made to answer its status
+# late on demand.
+suite_runner_busy() { # gateway-bin
+	local gwb=$1 name="busy$$" port ops=$T/busy.ops held i end down=0
+	local A='Authorization: Bearer key-one'
+	RS_A=$A
+	python3 tests/gateway/mock_busy_runner.py "$T/busy.sock" "$name" "$ops" >"$T/busy.out" 2>&1 &
+	local mpid=$!
+	h_track $mpid
+	for _ in $(seq 100); do grep -q listening "$T/busy.out" && break; sleep 0.1; done
+	port=$(rs_free_port)
+	SANDBOX_API_KEYS=key-one start_gateway "$gwb" "$port" "$T/gw.busy.log" --runners "unix:$T/busy.sock"
+	local gw=$GW_PID u=http://127.0.0.1:$port
+	rs_wait_runner "$u" "$name" "r[0]['state'] == 'up'" 100 ||
+		fail "busy runner: up at first: $(cat "$T/runners.json")"
+	# lists back to back (each one a `list` the mock answers) while the
+	# probe's statuses go unanswered: at least two of them time out
+	end=$((SECONDS + 7))
+	while [ $SECONDS -lt $end ]; do
+		curl -s -m 10 -H "$A" "$u/v1/sandboxes" >"$T/busy.list"
+		grep -q "\"$name\"" "$T/busy.list" && down=$((down + 1))
+	done
+	held=$(grep -c '^status held$' "$ops")
+	check "busy runner: while it answers lists, its unanswered statuses ($held) leave it up" \
+		"$([ "$held" -ge 2 ] && echo many) $down $(grep -c "runner $name .* is down" "$T/gw.busy.log")" "many 0 0"
+	# nothing more to answer: down after two unanswered statuses in a row
+	rs_wait_runner "$u" "$name" "r[0]['state'] == 'down'" 200 &&
+		pass "busy runner: answering nothing, it is marked down" ||
+		fail "busy runner: answering nothing, it is marked down: $(cat "$T/runners.json")"
+	grep -q "runner $name .* is down: no status reply in 1500 ms, twice running" "$T/gw.busy.log" &&
+		pass "busy runner: the log says why (no status reply, twice running)" ||
+		fail "busy runner: the log says why: $(grep "$name" "$T/gw.busy.log" | tail -3)"
+	GW_PID=$gw GW_LOG=$T/gw.busy.log stop_gateway_checked
+	kill $mpid 2>/dev/null; wait $mpid 2>/dev/null
+	rm -f "$T/busy.sock"
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then   # on its own
 	. "$(dirname "$0")/../lib/harness.sh"
 	h_begin gw-runners
@@ -292,5 +334,6 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then   # on its own
 	[ -z "$why" ] || h_skip_suite "runners: $why"
 	gwb=${GWB:-build/asan/bin/sandbox-gateway}; [ -x $gwb ] || gwb=bin/sandbox-gateway
 	suite_runners $gwb
+	suite_runner_busy $gwb
 	h_finish
 fi
