@@ -7,7 +7,10 @@
  * running (the first miss asks again at once), and not while it answers
  * other requests (a runner busy with a burst of them answers its status
  * late, in turn): a runner or a gateway busy for a moment is not every
- * sandbox's 503. The next good status marks it up. A runner that does not know `status`
+ * sandbox's 503. A remote runner whose host has not answered the TCP
+ * connect in that time (a live process's kernel does, however busy the
+ * process) is down at the first miss: its host is gone or cut off. The
+ * next good status marks it up. A runner that does not know `status`
  * (older runners) is asked `ping` (its name) and, once per time up,
  * `capabilities` (its isolation list); its free memory is then unknown. */
 #include <errno.h>
@@ -258,11 +261,17 @@ static void missed(struct gw_vh *vh, struct gw_runner *rn)
 {
 	struct probe *p = rn->probe->owner;
 	int i = idx(rn), n = pr.missed[i] + 1;
+	int unreached = gw_up_connect_unanswered(&p->up);
 	char b[80];
 
 	answered(p);
 	gw_up_release(&p->up);
 	free(p);
+	if (unreached) {
+		snprintf(b, sizeof b, "no answer to a TCP connect in %d ms", GW_PROBE_TIMEOUT_MS);
+		gw_runner_set_state(vh, rn, GW_RUNNER_DOWN, b);
+		return;
+	}
 	if (rn->replied_ms >= rn->probe_sent_ms) {
 		pr.last_sent[i] = 0;   /* busy, not gone: asked again at once */
 		return;

@@ -196,6 +196,17 @@ int gw_up_unreachable(const struct gw_up *u)
 	return u->unreachable;
 }
 
+int gw_up_connect_unanswered(const struct gw_up *u)
+{
+	struct pollfd p = { .events = POLLOUT };
+
+	if (!u->tls || !u->tls->connecting || !u->wsi)
+		return 0;
+	/* writable: it completed (or failed) and lws has not seen it yet */
+	p.fd = lws_get_socket_fd(u->wsi);
+	return p.fd >= 0 && poll(&p, 1, 0) == 0;
+}
+
 int gw_up_peer_names(struct gw_up *u, const char *name)
 {
 	return u->tls && u->tls->t.established && gw_tls_peer_names(&u->tls->t, name);

@@ -135,6 +135,10 @@ int gw_up_send(struct gw_up *u, enum sbx_frame_type t, const void *p, size_t n);
  * Callers answer 503 runner_unavailable. Only TLS runners set it today: a
  * UNIX runner's connect fails at once, as GW_UP_ECONNECT. */
 int gw_up_unreachable(const struct gw_up *u);
+/* Whether u's TCP connect to its runner (TLS) is still unanswered: the
+ * runner's host has not even completed the handshake its kernel makes
+ * for a live process, however busy. 0 for UNIX connections. */
+int gw_up_connect_unanswered(const struct gw_up *u);
 /* Whether the TLS runner u is connected to has a certificate naming name
  * (X509_check_host): 1 yes; 0 no, or not a TLS connection past its
  * handshake. For a name learned from the runner's first status reply. */

@@ -274,8 +274,8 @@ id=$(create "$P1")
 check "returned runner: the next create goes to it (the most room)" "$(runner_of "$id")" "$RC"
 
 # ---- a runner's host vanishes (its link down: no reset, nothing answers) ----
-# the status probe's deadline marks it down; a request already connecting
-# waits for its own connect deadline. Bound: 15 s, generous for a busy
+# the status probe marks it down when its TCP connect goes unanswered for
+# 1.5 s; a request already connecting ends then. Bound: 15 s, generous for a busy
 # machine; the time is printed.
 SC2=$id
 ip -n "${CL_NS[3]}" link set "${CL_TAG}p3" down
@@ -292,6 +292,11 @@ echo "  host of $RC vanished: 503 after ${t1:-never} ms (slowest request ${slow}
 check "vanished host: its sandbox answers 503 runner_unavailable within 15 s" \
 	"$([ -n "$t1" ] && echo yes) $(jget '["error"]["code"]')" "yes runner_unavailable"
 check "vanished host: the others work meanwhile" "$(run "$P1" "$SA" echo fine)" "fine"
+# its kernel no longer answers a TCP connect: down at the first status
+# that could not connect (a busy runner's host still completes it)
+grep -q "runner $RC .* is down: no answer to a TCP connect in 1500 ms" "$T/gw.g1.log" &&
+	pass "vanished host: g1 says its host did not answer a TCP connect" ||
+	fail "vanished host: g1's log: $(grep "runner $RC .* is down" "$T/gw.g1.log" | tail -2)"
 ip -n "${CL_NS[3]}" link set "${CL_TAG}p3" up
 wait_runners "$P1" "$RC up false [0-9]+" && pass "vanished host back: up again" ||
 	fail "vanished host back: $(tr '\n' ';' <"$T/runners")"
