@@ -16,24 +16,11 @@ other requests were served. Prints "listening" once it accepts."""
 import json
 import os
 import socket
-import struct
 import sys
 import threading
 
-
-def frame(obj):
-    body = json.dumps(obj).encode()
-    return struct.pack("!IB", len(body), 3) + body
-
-
-def read_exact(s, n):
-    data = b""
-    while len(data) < n:
-        chunk = s.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runner"))
+import rnclient  # noqa: E402  (the runner protocol's framing)
 
 
 def main():
@@ -50,8 +37,7 @@ def main():
 
     def serve(conn):
         try:
-            n, t = struct.unpack("!IB", read_exact(conn, 5))
-            op = json.loads(read_exact(conn, n)).get("op")
+            op = json.loads(rnclient.recv_frame(conn)[1]).get("op")
             with lock:
                 if op == "status":
                     state["statuses"] += 1
@@ -70,9 +56,9 @@ def main():
                 reply = {"ok": True, "capabilities": {"isolation": iso, "default": "jail"}}
             else:
                 reply = {"ok": False, "error": {"code": "bad_request", "message": "mock"}}
-            conn.sendall(frame(reply))
+            rnclient.send_frame(conn, reply)
             conn.close()
-        except (OSError, ValueError, ConnectionError):
+        except (OSError, ValueError, EOFError):
             conn.close()
 
     ls = socket.socket(socket.AF_UNIX)
