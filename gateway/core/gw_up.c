@@ -32,7 +32,6 @@ struct gw_up_tls {
 	int got_plain;               /* the runner's plaintext came: it was reached */
 	int timed_out;               /* the deadline below closed it */
 	int runner_down;             /* closed because its runner was marked down meanwhile */
-	struct gw_runner *rn;        /* the table's entry (entries never move) */
 	lws_usec_t t0;               /* when the connect began */
 	lws_sorted_usec_list_t sul;  /* connect + handshake deadline (GW_UP_TLS_CONNECT_S);
 				      * not an lws timeout: owners set their own */
@@ -272,8 +271,8 @@ static void tls_deadline(lws_sorted_usec_list_t *sul)
 	if (!u->wsi || t->t.established)
 		return;
 	t->timed_out = used >= GW_UP_TLS_CONNECT_S * LWS_US_PER_SEC;
-	t->runner_down = !(u->flags & GW_UP_PROBE) && t->rn->state == GW_RUNNER_DOWN &&
-			 !strcmp(t->rn->addr, t->addr);
+	t->runner_down = !(u->flags & GW_UP_PROBE) && u->rn->state == GW_RUNNER_DOWN &&
+			 !strcmp(u->rn->addr, t->addr);
 	if (t->timed_out || t->runner_down)
 		lws_set_timeout(u->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 	else
@@ -298,7 +297,6 @@ static int tls_begin(struct gw_up *u, struct gw_runner *rn)
 	}
 	u->tls->connecting = 1;
 	u->tls->u = u;
-	u->tls->rn = rn;
 	u->tls->t0 = lws_now_usecs();
 	snprintf(u->tls->addr, sizeof u->tls->addr, "%s", rn->addr);
 	return 0;
@@ -760,7 +758,7 @@ static int tls_lost_early(struct gw_up *u, struct lws *wsi)
 	if (e)
 		why = tls_why(u, "%s", strerror(e));
 	else if (u->tls->runner_down)
-		why = tls_why(u, "marked down while this request waited (%.100s)", u->tls->rn->why);
+		why = tls_why(u, "marked down while this request waited (%.100s)", u->rn->why);
 	else if (u->tls->timed_out)
 		why = tls_why(u, "no %s within %d s", u->tls->connecting ? "connection" :
 			      "TLS handshake", GW_UP_TLS_CONNECT_S);
@@ -781,11 +779,11 @@ static int tls_lost_early(struct gw_up *u, struct lws *wsi)
 	 * error may also be lws closing it for an owner's deadline: then
 	 * the runner is asked at once instead. */
 	if (u->tls->connecting && !u->tls->runner_down && !(u->flags & GW_UP_PROBE) &&
-	    !strcmp(u->tls->rn->addr, u->tls->addr)) {
+	    !strcmp(u->rn->addr, u->tls->addr)) {
 		if (e || u->tls->timed_out)
-			gw_runner_failed(u->vh, u->tls->rn, e ? e : ETIMEDOUT, why);
+			gw_runner_failed(u->vh, u->rn, e ? e : ETIMEDOUT, why);
 		else if (hung_up)
-			gw_probe_soon(u->vh, u->tls->rn);
+			gw_probe_soon(u->vh, u->rn);
 	}
 	tls_drop(u);
 	u->wsi = NULL;

@@ -98,7 +98,8 @@ struct gw_up {
 	struct gw_up_tls *tls;       /* a runner on another host: its TLS session, else NULL */
 	int unreachable;             /* the last failure: the runner was not reached (below) */
 	char why[296];               /* the last connect or TLS failure, naming the runner */
-	struct gw_runner *rn;        /* the runner asked (its replies show it alive), or NULL */
+	struct gw_runner *rn;        /* the runner asked (its replies show it alive; a TLS
+				      * session's runner), or NULL (an agent's socket) */
 };
 
 #define GW_UP_CHUNK_MAX (64 * 1024)
