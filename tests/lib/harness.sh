@@ -142,10 +142,6 @@ wait_healthz() { # port [tries] [pid]
 	return 1
 }
 
-h_unix_accepts() { # path: 0 once a connection to the UNIX socket is taken
-	python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$1" 2>/dev/null
-}
-
 start_runner() { # name sock state [args...]
 	local name=$1 sock=$2 state=$3
 	shift 3
@@ -154,10 +150,10 @@ start_runner() { # name sock state [args...]
 		>>"$RUNNER_LOG" 2>&1 &
 	RUNNER_PID=$!
 	h_track $RUNNER_PID
-	# the socket file exists from bind(), a moment before listen(): a
-	# client then (a gateway's first status probe) is refused
+	# the runner renames its socket into place once it listens: a
+	# socket there takes connections (docs/runner.md, --socket)
 	for _ in $(seq 100); do
-		[ -S "$sock" ] && h_unix_accepts "$sock" && return 0
+		[ -S "$sock" ] && return 0
 		kill -0 $RUNNER_PID 2>/dev/null || break
 		sleep 0.1
 	done
