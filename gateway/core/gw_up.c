@@ -280,7 +280,7 @@ static void tls_deadline(lws_sorted_usec_list_t *sul)
 }
 
 /* A TLS runner's session for the socket fd about to be adopted. */
-static int tls_begin(struct gw_up *u, struct gw_runner *rn)
+static int tls_begin(struct gw_up *u, const struct gw_runner *rn)
 {
 	struct sbx_err err = { 0 };
 
