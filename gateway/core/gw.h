@@ -16,6 +16,7 @@
 #include "gw_runner.h"
 #include "gw_up.h"
 #include "../api/gw_route.h"
+#include "../api/gw_pipeline.h"
 #include <stdlib.h>
 
 #define GW_MAX_KEYS      64
