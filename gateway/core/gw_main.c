@@ -107,6 +107,10 @@ static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_f
 		sbx_err_log("%s", err.msg);
 		return 2;
 	}
+	if (gw_mcp_sessions_configure((int)fl->mcp_sessions_per_key)) {
+		sbx_err_log("MCP sessions: out of memory");
+		return 1;
+	}
 	if (gw_psecret_load(vh, fl->psecret_file, &err)) {
 		sbx_err_log("preview secret: %s", err.msg);
 		return 1;
