@@ -70,4 +70,10 @@ flag_refused "--mcp-allowed-origins with an empty entry" "--mcp-allowed-origins:
 	--mcp-allowed-origins http://app.example:3000,
 flag_refused "--public-url without a scheme" "--public-url: 'sandbox.example.test'" --public-url sandbox.example.test
 flag_refused "--mcp-sessions-per-key 0" "--mcp-sessions-per-key: '0'" --mcp-sessions-per-key 0
+"$GW" --help >"$T/help.out" 2>&1
+missing=
+for f in public-url mcp-allowed-origins mcp-sessions-per-key; do
+	grep -q -- "^  --$f[ ].*(default" "$T/help.out" || missing="$missing $f"
+done
+check "--help lists the MCP flags with their defaults" "$missing" ""
 h_finish
