@@ -495,6 +495,11 @@ void gw_mcp_body_done(struct gw_req *r);
 /* From the connection's WRITEABLE: collect a finished internal request */
 void gw_mcp_writeable(struct gw_req *r);
 void gw_mcp_call_free(struct gw_mcp_call *c);
+/* gw_mcp_session.c: at most max_per_key sessions per key, each key's least
+ * recently used one replaced (--mcp-sessions-per-key); 0, or -1 */
+#define GW_MCP_SESSIONS_PER_KEY      64
+#define GW_MCP_SESSIONS_PER_KEY_MAX  1024
+int gw_mcp_sessions_configure(int max_per_key);
 
 /* gw_metrics.c */
 void gw_metrics_reply(struct gw_req *r);
