@@ -139,6 +139,8 @@ struct gw_op {
 	int out_trunc, err_trunc;
 	cJSON *acc;                 /* an accumulated reply object */
 	uint64_t logs_off;          /* ndjson logs: the next chunk's offset */
+	int64_t file_size;          /* a file read: the size stat gave (0: says nothing) */
+	int64_t file_got;           /* ... and the bytes of it taken so far */
 	char wrap[16];              /* the member of the agent's reply to answer with */
 };
 
