@@ -32,6 +32,11 @@
  * its runner and agent sockets. */
 #define ACCEPT_KEEP_FDS 16
 
+static const char too_many_empty_lines[] =
+	"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 47\r\n"
+	"Cache-Control: no-store\r\nConnection: close\r\n\r\n"
+	"more empty lines than allowed before a request\n";
+
 static struct gw_front *front_of(struct lws *wsi)
 {
 	struct gw_front **pf = lws_protocol_vh_priv_get(lws_get_vhost(wsi),
@@ -52,37 +57,6 @@ int gw_front_bind_protocols(struct gw_front *f, const struct lws_protocols *prot
 		if (!pf)
 			return -1;
 		*pf = f;
-	}
-	return 0;
-}
-
-/* The Host header of a plain request, from the first bytes: 1 found (out
- * set), 0 not yet (head incomplete), -1 the head ended without one. Only
- * a routing hint: the proxy parses the head strictly again. */
-static int sniff_host(const char *p, size_t n, char *out, size_t outsz)
-{
-	const char *e = p + n, *l = memchr(p, '\n', n);   /* skip the request line */
-	while (l && l + 1 < e) {
-		l++;
-		const char *nl = memchr(l, '\n', (size_t)(e - l));
-		if (!nl)
-			return 0;
-		size_t len = (size_t)(nl - l);
-		if (len <= 1)
-			return -1;                      /* end of the head */
-		if (len > 5 && !strncasecmp(l, "host:", 5)) {
-			const char *v = l + 5, *ve = nl;
-			while (v < ve && (*v == ' ' || *v == '\t'))
-				v++;
-			while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t'))
-				ve--;
-			if ((size_t)(ve - v) >= outsz)
-				return -1;
-			memcpy(out, v, (size_t)(ve - v));
-			out[ve - v] = '\0';
-			return 1;
-		}
-		l = nl;
 	}
 	return 0;
 }
@@ -152,12 +126,26 @@ static void repeek(lws_sorted_usec_list_t *sul)
 	lws_rx_flow_control(s->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
 }
 
+/* A plain request with more empty lines before it than RFC 9112 2.2's
+ * leniency covers: answered 400 (what arrived is read first, so that the
+ * close does not reset the answer away) and closed. */
+static int refuse_lead(struct gw_front *f, int fd)
+{
+	if (recv(fd, f->peek, sizeof f->peek, MSG_DONTWAIT) >= 0 &&
+	    send(fd, too_many_empty_lines, sizeof too_many_empty_lines - 1,
+		 MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof too_many_empty_lines - 1)
+		shutdown(fd, SHUT_WR);
+	return -1;
+}
+
 static int sniff(struct gw_sniff *s, struct lws *wsi)
 {
 	char host[256];
 	struct gw_front *f = s->f;
 	char *buf = f->peek;
-	ssize_t n = recv(lws_get_socket_fd(wsi), buf, sizeof f->peek, MSG_PEEK | MSG_DONTWAIT);
+	int fd = lws_get_socket_fd(wsi);
+	ssize_t n = recv(fd, buf, sizeof f->peek, MSG_PEEK | MSG_DONTWAIT);
+	long lead = 0;
 	if (n == 0)
 		return -1;
 	if (n < 0)
@@ -171,7 +159,9 @@ static int sniff(struct gw_sniff *s, struct lws *wsi)
 	} else {
 		if (f->tls)
 			return -1;                     /* plain bytes on the TLS port */
-		rc = sniff_host(buf, (size_t)n, host, sizeof host);
+		if ((lead = gw_h1_lead(buf, (size_t)n)) < 0)
+			return refuse_lead(f, fd);
+		rc = gw_h1_sniff_host(buf, (size_t)n, host, sizeof host);
 		if (rc == 0 && (size_t)n >= sizeof f->peek - 5)
 			rc = -1;                       /* no Host in 16 KiB: the API says 431 */
 	}
@@ -180,6 +170,12 @@ static int sniff(struct gw_sniff *s, struct lws *wsi)
 			gw_phost_claim(host, strlen(host), f->vh->preview_domain);
 		if (preview && !gw_fd_preview_ok())
 			return shed(f, wsi, (size_t)n);
+		/* RFC 9112 2.2's empty lines before the request go here: lws's
+		 * parser (the API's) closes a connection that starts with one,
+		 * without an answer. They are in the kernel's buffer (peeked), so
+		 * the read takes exactly them. */
+		if (lead > 0 && recv(fd, buf, (size_t)lead, MSG_DONTWAIT) != (ssize_t)lead)
+			return -1;
 		if (hand_over(f, wsi, preview) < 0)
 			return -1;
 	}
