@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -182,6 +183,13 @@ static int sniff(struct gw_sniff *s, struct lws *wsi)
 	/* Slowloris: closed without an answer, as lws's own header timeout
 	 * does for the API (a client cannot tell which side it would reach). */
 	if ((int64_t)lws_now_usecs() - s->t0_us > (int64_t)f->head_timeout_s * LWS_US_PER_SEC)
+		return -1;
+	/* A client that closed after part of a head: the peek keeps seeing
+	 * those bytes, never the end of the stream, so ask the socket; its
+	 * head will never be whole, and its descriptor comes back now rather
+	 * than at the header timeout. */
+	struct pollfd pf = { .fd = fd, .events = POLLRDHUP };
+	if (poll(&pf, 1, 0) == 1 && pf.revents & (POLLRDHUP | POLLHUP | POLLERR))
 		return -1;
 	/* Incomplete (or no descriptor free to hand it over): the unread
 	 * bytes keep the fd readable, so stop polling it and look again
