@@ -368,6 +368,10 @@ def held_flood(ctx, flags, kinds, n, api_ok, log_wants, inflight=None):
     text = log_text(log)
     if "Assertion" in text:
         bad.append("an assertion in the gateway's stderr")
+    for w in ("ERROR: AddressSanitizer", "runtime error:"):
+        if w in text:
+            bad.append("a sanitizer report in the gateway's stderr: %s" %
+                       text[text.index(w):][:600])
     ex = [l for l in text.splitlines() if "out of file descriptors" in l]
     say("log: %d lines about running out of descriptors: %s" %
         (len(ex), " | ".join(l.split(": ", 2)[-1][:200] for l in ex[:2] + ex[2:][-1:])))
