@@ -8,14 +8,12 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
-#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -206,21 +204,6 @@ static void setup_files(const struct jail_plan *p)
 	      "remount the agent socket dir");
 }
 
-static void loopback_up(void)
-{
-	struct ifreq ifr;
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (s < 0)
-		fail(errno, "socket for lo");
-	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
-	CHECK(ioctl(s, SIOCGIFFLAGS, &ifr), "get lo flags");
-	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-	CHECK(ioctl(s, SIOCSIFFLAGS, &ifr), "bring lo up");
-	close(s);
-}
-
 /* Docker's default capability set minus MKNOD and NET_RAW: what the agent
  * (root in the sandbox) needs to switch users, own files and bind low
  * ports. Commands as uid 1000 lose all of them on setuid. */
@@ -326,7 +309,11 @@ void jail_child_run(const struct jail_plan *p, int fd)
 	if (read(3, &go, 1) != 1)
 		fail(0, "the parent did not finish the cgroup setup");
 	CHECK(unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
-	loopback_up();
+	{
+		struct sbx_err err = { 0, "" };
+		if (jail_link_loopback(&err) < 0)
+			fail(0, "%s", err.msg);   /* the message has the errno */
+	}
 
 	/* pivot_root(".", "."): the old root ends up on top of the new one
 	 * and is then detached, so nothing of the host stays reachable. */
