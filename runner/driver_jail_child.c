@@ -113,7 +113,8 @@ static void setup_rootfs(const struct jail_plan *p)
 }
 
 static const char *const proc_ro[] = {
-	"proc/sys", "proc/irq", "proc/bus", "proc/fs", NULL
+	/* proc/bus is masked instead (driver_jail_mask.c) */
+	"proc/sys", "proc/irq", "proc/fs", NULL
 };
 
 static void setup_proc(const struct jail_plan *p)
