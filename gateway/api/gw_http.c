@@ -2,6 +2,7 @@
  * request (gw_route.c) and its response writer (gw_resp.c). */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "../core/gw.h"
 #include "compat_vercel.h"
 #include "../core/gw_fdguard.h"
@@ -56,6 +57,13 @@ static int body_follows(struct lws *wsi)
 			return post;
 	}
 	return n > 0 ? 2 : 0;
+}
+
+static int upgrade_ok(struct lws *wsi)
+{
+	char up[16];
+	return lws_hdr_copy(wsi, up, sizeof up, WSI_TOKEN_UPGRADE) > 0 &&
+	       !strcasecmp(up, "websocket");
 }
 
 /* LWS_CALLBACK_HTTP: a request's head is in. */
@@ -131,6 +139,21 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			return -1;
 		gw_pipe_idle(wsi);
 		return 0;
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		/* lws 4.1.6 answers an Upgrade other than websocket or h2c
+		 * with 403 and ends the transaction, which frees the header
+		 * table, then goes on reading the Upgrade value from it
+		 * (in is that freed value): read it again from the table,
+		 * and hang up on anything but websocket (h2c included) */
+		return upgrade_ok(wsi) ? 0 : -1;
+	case LWS_CALLBACK_RAW_ADOPT:
+	case LWS_CALLBACK_RAW_RX:
+		/* a CONNECT request: lws turns the connection into a raw one
+		 * bound to this protocol, which nobody would ever close */
+		return -1;
+	case LWS_CALLBACK_HTTP_BIND_PROTOCOL:
+		gw_pipe_mark(wsi);
+		break;   /* and lws's own handling */
 	case LWS_CALLBACK_TIMER:   /* only gw_keepalive.c sets one */
 		return r ? gw_keepalive_http_timer(r) : 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:

@@ -20,9 +20,10 @@
  * no WRITEABLE callback either, so the hold is lifted whenever the
  * response has something to write, and put back when it waits again.
  * To tell read-ahead from a fresh read, the bytes lws has taken from the
- * connection are counted when a transaction completes: a request parsed
- * while that count stands still came from lws's own buffer, because lws
- * reads the socket only once its buffer is empty. */
+ * connection are counted when lws starts it and whenever a transaction
+ * ends (lws binds the connection's protocol again then, whoever ended
+ * it): a request parsed while that count stands still came from lws's
+ * own buffer, because lws reads the socket only once its buffer is empty. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,15 +91,28 @@ void gw_pipe_free(struct lws *wsi)
 	lws_set_opaque_user_data(wsi, NULL);
 }
 
+void gw_pipe_mark(struct lws *wsi)
+{
+	struct gw_pipe *p = gw_pipe_begin(wsi);
+	if (!p)
+		return;
+	p->prev = p->cur;
+	p->prev_ok = p->cur_ok;
+	p->cur_ok = !taken(wsi, &p->cur);
+	p->binds++;
+}
+
 int gw_pipe_read_ahead(const struct gw_pipe *p, struct lws *wsi)
 {
 	uint64_t now;
 
-	if (!p->served)
-		return 0;   /* a connection's first request is always read fresh */
-	if (!p->marked || taken(wsi, &now))
+	/* the last bind was this request's own; the one before it ended
+	 * the previous transaction (or started the connection) */
+	if (p->binds < 2)
+		return 0;   /* nothing came before on this connection */
+	if (!p->prev_ok || taken(wsi, &now))
 		return 1;   /* unknown: the safe answer */
-	return now == p->taken;
+	return now == p->prev;
 }
 
 static void hold(struct gw_pipe *p, struct lws *wsi, int on)
@@ -158,11 +172,11 @@ int gw_pipe_complete(struct lws *wsi)
 	struct gw_pipe *p = lws_get_opaque_user_data(wsi);
 
 	/* answered before lws read the whole body: lws would discard the
-	 * rest and then parse what follows unseen by us; close instead */
-	if (!p || p->in_body || lws_http_transaction_completed(wsi))
+	 * rest and then parse what follows unseen by us; close instead. With
+	 * output still buffered lws defers the completion, and would read on
+	 * before it (the writer waits for that: gw_resp.c); never guess */
+	if (!p || p->in_body || lws_partial_buffered(wsi) || lws_http_transaction_completed(wsi))
 		return -1;
-	p->served++;
-	p->marked = !taken(wsi, &p->taken);
 	p->all_in = p->want = p->held = 0;
 	/* the handlers' own pause ends with their transaction too */
 	lws_rx_flow_control(wsi, LWS_RXFLOW_REASON_APPLIES_ENABLE | PIPE_RXFLOW_BIT |

@@ -8,17 +8,25 @@
 /* Per connection, across its transactions (lws frees a transaction's
  * gw_req when the next begins): the wsi's opaque user data. */
 struct gw_pipe {
-	int served;        /* transactions completed on this connection */
-	int marked;        /* taken is the count at the last completion */
-	uint64_t taken;    /* bytes lws had read from the connection then */
+	/* bytes lws had read from the connection at its last two protocol
+	 * binds (lws binds at the connection's start, right before each
+	 * request's LWS_CALLBACK_HTTP, and at each transaction's end) */
+	unsigned binds;
+	int prev_ok, cur_ok;
+	uint64_t prev, cur;
 	int in_body;       /* lws is still reading this request's body */
 	int all_in;        /* the request is all in; its response is due */
 	int held;          /* lws reads nothing (and writes nothing) now */
 	int want;          /* a WRITEABLE callback was asked for */
 };
 
-/* At LWS_CALLBACK_HTTP: the connection's state, made at its first
- * request (NULL out of memory). */
+/* At LWS_CALLBACK_HTTP_BIND_PROTOCOL: lws binds the connection when it
+ * adopts it, right before each request it hands us, and at the end of
+ * each transaction, its own included (a 403 to an unknown Upgrade, a
+ * completion it deferred until buffered output drained): the count of
+ * bytes read is taken each time. */
+void gw_pipe_mark(struct lws *wsi);
+/* At LWS_CALLBACK_HTTP: the connection's state (NULL out of memory). */
 struct gw_pipe *gw_pipe_begin(struct lws *wsi);
 /* At LWS_CALLBACK_WSI_DESTROY of an API connection. */
 void gw_pipe_free(struct lws *wsi);

@@ -253,6 +253,13 @@ int gw_resp_writeable(struct gw_req *r)
 		return 0;
 	}
 complete:
+	/* lws keeps what the kernel did not take and would complete the
+	 * transaction only once that drained, reading on meanwhile unseen
+	 * (gw_pipeline.c counts what it read at the completion): wait */
+	if (lws_partial_buffered(r->wsi)) {
+		gw_pipe_want_write(r->wsi);
+		return 0;
+	}
 	access_log(r);
 	int close = r->close_after;
 	gw_req_reset(r);

@@ -80,11 +80,13 @@ void gw_keepalive_lines_sent(struct gw_req *r)
  * (reset: ka_long 0) does nothing. */
 int gw_keepalive_http_timer(struct gw_req *r)
 {
+	/* a tick may outlive its transaction: lws gives the next one on the
+	 * connection a fresh gw_req, not yet started (vh NULL) */
+	if (!r->active || !r->vh || !r->ka_long || r->resp_done)
+		return 0;
 	int64_t period = (int64_t)r->vh->keepalive_s * LWS_US_PER_SEC;
 	int64_t now = (int64_t)lws_now_usecs();
 
-	if (!r->active || !r->ka_long || r->resp_done)
-		return 0;
 	if (!r->ka_no_deadline) {
 		if (r->ka_stall_s)
 			lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, r->ka_stall_s);

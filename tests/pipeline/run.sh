@@ -27,6 +27,27 @@ python3 tests/pipeline/pipeline.py --random "${PIPE_RANDOM_SEED:-28}" "${PIPE_RA
 	"$GW_PORT" "$KEY" "$sid" "$cid" "$GW_PID" >"$T/random.out" 2>&1
 h_count "$T/random.out"
 
+# the same over TLS (lws reads through OpenSSL there): a second gateway on
+# the same runner, with a certificate of its own
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/tls.key" -out "$T/tls.crt" -days 2 \
+	-subj /CN=localhost >/dev/null 2>&1 || h_abort "no certificate"
+plain_pid=$GW_PID plain_log=$GW_LOG
+tls_up=
+for _ in 1 2 3; do
+	TLS_PORT=$(random_port)
+	SANDBOX_API_KEYS=$KEY start_gateway "$GW" "$TLS_PORT" "$T/gw-tls.log" --runner-socket "$T/runner.sock" \
+		--cert "$T/tls.crt" --key "$T/tls.key" && { tls_up=1; break; }
+done
+if [ -n "$tls_up" ]; then
+	python3 tests/pipeline/pipeline.py --tls --random "${PIPE_RANDOM_SEED:-28}" "${PIPE_TLS_RANDOM_N:-100}" \
+		"$TLS_PORT" "$KEY" "$sid" "$cid" "$GW_PID" >"$T/tls.out" 2>&1
+	h_count "$T/tls.out"
+	GW_LOG=$T/gw-tls.log stop_gateway_checked
+else
+	fail "the TLS gateway did not start"
+fi
+GW_PID=$plain_pid GW_LOG=$plain_log
+
 # what the pipelines created goes, and the gateway is whole
 for s in $(curl -s -m 30 -H "$A" "$GW_URL/v1/sandboxes" | python3 -c 'import json,sys;[print(x["id"]) for x in json.load(sys.stdin)["sandboxes"]]'); do
 	curl -s -m 60 -o /dev/null -X DELETE -H "$A" "$GW_URL/v1/sandboxes/$s"
