@@ -16,6 +16,9 @@ SANDBOX_API_KEYS=$GW_KEY,$GW_KEY2 start_services "mcp$$" || h_abort "gateway did
 node tests/mcp/mcp.test.mjs >"$T/out" 2>&1
 cat "$T/out"
 h_count -q "$T/out"
+# whole strings: a NUL refused in every argument but write_files' contents
+node tests/mcp/nul.test.mjs >"$T/nul.out" 2>&1
+h_count "$T/nul.out"
 grep -qF "$GW_KEY" "$GW_LOG" && fail "the API key is in the gateway log"
 # audit: each tool's operation has its access line, as a REST request does
 if grep -qE 'access mcp run_command sandbox=sbx_[a-z0-9_]+ 200 ' "$GW_LOG" &&
