@@ -20,10 +20,17 @@ static int utf8_prefix(const char *s, int max)
 	return n;
 }
 
-/* JSON forbids raw bytes below 0x20 inside strings, but cJSON takes them,
- * and a NUL then silently ends the C string: {"env\0x":..} would be read
- * as "env". Offset of the first such byte, or (size_t)-1. */
-static size_t raw_control_in_string(const unsigned char *p, size_t n)
+static int is_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* Bytes in strings that cJSON takes but JSON forbids, and that would make a
+ * NUL of their own: a raw byte below 0x20 (a raw NUL ends the C string:
+ * {"env\0x":..} would be read as "env"), and a \u escape without four hex
+ * digits (cJSON decodes "\uZZZZ" as U+0000, which no check of "\u0000"
+ * would see). Offset of the first one with *why, or (size_t)-1. */
+static size_t bad_byte_in_string(const unsigned char *p, size_t n, const char **why)
 {
 	int in = 0;
 
@@ -32,10 +39,17 @@ static size_t raw_control_in_string(const unsigned char *p, size_t n)
 			if (p[i] == '"')
 				in = 1;
 		} else if (p[i] == '\\') {
-			i++;   /* the escaped byte is checked by cJSON */
+			if (i + 1 < n && p[i + 1] == 'u' &&
+			    !(i + 5 < n && is_hex(p[i + 2]) && is_hex(p[i + 3]) &&
+			      is_hex(p[i + 4]) && is_hex(p[i + 5]))) {
+				*why = "\\u needs four hex digits";
+				return i;
+			}
+			i++;   /* any other escaped byte is checked by cJSON */
 		} else if (p[i] == '"') {
 			in = 0;
 		} else if (p[i] < 0x20) {
+			*why = "control character in a string (escape it)";
 			return i;
 		}
 	}
@@ -317,10 +331,10 @@ cJSON *sbx_json_parse(const void *p, size_t n, struct sbx_err *err)
 		return NULL;
 	}
 	{
-		size_t bad = raw_control_in_string(p, n);
+		const char *why = "";
+		size_t bad = bad_byte_in_string(p, n, &why);
 		if (bad != (size_t)-1) {
-			sbx_err_set(err, EINVAL, "invalid JSON at byte %zu: control character "
-				    "in a string (escape it)", bad);
+			sbx_err_set(err, EINVAL, "invalid JSON at byte %zu: %s", bad, why);
 			return NULL;
 		}
 	}

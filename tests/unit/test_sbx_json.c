@@ -134,6 +134,25 @@ static void nul_in_a_key_is_a_parse_error(void **state)
 	}
 }
 
+/* cJSON decodes a \u escape without four hex digits as U+0000, which is not
+ * JSON: refused at the parse, so "\u0000" is the one way to a NUL. */
+static void bad_unicode_escape_is_a_parse_error(void **state)
+{
+	static const char *const t[] = {
+		"{\"isolation\":\"gvisor\\uZZZZ\"}",
+		"{\"isolation\":\"gvisor\\u00zz\"}",
+		"{\"a\":[\"x\\u%00e9\"]}",
+		"{\"k\\u00g0\":1}",
+		"{\"a\":\"\\u12\"}",
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		struct sbx_err err = { 0 };
+		assert_null(sbx_json_parse_object(t[i], strlen(t[i]), &err));
+		assert_non_null(strstr(err.msg, "u needs four hex digits"));
+	}
+}
+
 /* Data: the bytes, NUL included, with their count. */
 static void data_decodes_whole(void **state)
 {
@@ -253,6 +272,7 @@ int main(void)
 		cmocka_unit_test(other_strings_stay_strings),
 		cmocka_unit_test(strings_stay_in_step),
 		cmocka_unit_test(nul_in_a_key_is_a_parse_error),
+		cmocka_unit_test(bad_unicode_escape_is_a_parse_error),
 		cmocka_unit_test(data_decodes_whole),
 		cmocka_unit_test(data_getter_contract),
 		cmocka_unit_test(printed_back_the_same),
