@@ -121,8 +121,9 @@ async function main() {
 
   // nothing changed: no sandbox, no file or directory, no command
   check('nothing created: as many sandboxes as before',
-    (await call('list_sandboxes', {})).result.structuredContent.sandboxes.length, before);
-  const ls = (await call('list_files', { sandbox_id: id, path: '/tmp' })).result.structuredContent.entries.map((e) => e.name).sort();
+    (await call('list_sandboxes', {})).result?.structuredContent?.sandboxes?.length, before);
+  const ls = ((await call('list_files', { sandbox_id: id, path: '/tmp' })).result?.structuredContent?.entries || [])
+    .map((e) => e.name).sort();
   check('nothing written but the data files: /tmp', ls.filter((n) => n.startsWith('nul-')), ['nul-data', 'nul-only']);
   const cmds = await request('GET', new URL(`/v1/sandboxes/${id}/commands`, GW_URL));
   check('nothing run: no command in the sandbox', [cmds.status, cmds.body?.commands?.length], [200, 0]);
