@@ -82,6 +82,11 @@ def main():
     result("rest: a key holding NUL is bad JSON (400) saying so",
            st == 400 and d["error"]["code"] == "bad_request" and "a key holds NUL" in d["error"]["message"],
            "%s %s" % (st, d))
+    # cJSON reads "\uZZZZ" as U+0000 too: not JSON, refused where it is
+    st, d = api.req("POST", "/v1/sandboxes", b'{"isolation":"jail\\uZZZZgvisor"}')
+    result("rest: a \\u escape without four hex digits is bad JSON (400) saying where",
+           st == 400 and d["error"]["message"] == "invalid JSON at byte 18: \\u needs four hex digits",
+           "%s %s" % (st, d))
 
     # WebSocket stream messages: an error message, the session goes on
     ws = WS(PORT, "%s/stream?access_token=%s" % (C, KEY))

@@ -118,6 +118,9 @@ async function main() {
   r = await request('POST', MCP, '{"jsonrpc":"2.0","id":3,"method\\u0000":"ping"}', H);
   check('a key holding NUL: 400 -32700 saying so', [r.status, r.body?.error?.code, /a key holds NUL/.test(r.body?.error?.message)],
     [400, -32700, true]);
+  r = await request('POST', MCP, '{"jsonrpc":"2.0","id":4,"method":"ping\\uZZZZ"}', H);
+  check('"\\uZZZZ" (cJSON reads a NUL): 400 -32700 saying where', [r.status, r.body?.error?.code, r.body?.error?.message],
+    [400, -32700, 'parse error: invalid JSON at byte 38: \\u needs four hex digits']);
 
   // nothing changed: no sandbox, no file or directory, no command
   check('nothing created: as many sandboxes as before',

@@ -54,6 +54,16 @@ def run(r, result):
     err = json.loads(p).get("error", {})
     result("nul: a key holding NUL is bad_request saying so",
            err.get("code") == "bad_request" and "a key holds NUL" in err.get("message", ""), str(p))
+    # cJSON reads "\uZZZZ" as U+0000 too: not JSON
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(r.sock)
+    body = b'{"op":"create","isolation":"gvisor\\uZZZZ"}'
+    s.sendall(struct.pack(">IB", len(body), 3) + body)
+    t, p = rc.recv_frame(s)
+    s.close()
+    err = json.loads(p).get("error", {})
+    result("nul: a \\u escape without four hex digits is bad_request saying where",
+           err == {"code": "bad_request", "message": "invalid JSON at byte 34: \\u needs four hex digits"}, str(p))
     now = r.req({"op": "list"})["sandboxes"]
     after = sorted(x["id"] for x in now)
     mine = [x for x in now if x["id"] == sid]
