@@ -28,3 +28,6 @@ $(OUT)/tests/test_gw_rtable: $(call obj,gateway/core/gw_rtable.c)
 # (against an in-process OpenSSL server).
 $(OUT)/tests/test_gw_tls: $(call obj,gateway/core/gw_runner_addr.c gateway/core/gw_tls.c)
 UNIT_LIBS_test_gw_tls = $(LIBS_LWS)
+
+# cmocka test of the Origins /mcp accepts.
+$(OUT)/tests/test_gw_mcp_origin: $(call obj,gateway/api/gw_mcp_origin.c)

@@ -11,7 +11,12 @@
  *    agent does anyway; and the agent's tests, which run it on the host).
  * Anyone else (uid 1000 inside, whatever the socket's mode) is closed
  * unserved. Refusals are logged once, then counted at most once a minute,
- * so a loop of them cannot flood the log. */
+ * so a loop of them cannot flood the log.
+ *
+ * Under gVisor this check admits everyone: SO_PEERCRED there reports the
+ * caller's own credentials, not the peer's. The gvisor driver therefore
+ * moves the socket out of every sandbox process's reach once the agent
+ * listens (runner/driver_gvisor_sock.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

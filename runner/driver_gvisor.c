@@ -3,9 +3,13 @@
  * the loop never waits for runsc). The runner makes the sandbox's memory/pids/cpu cgroups with
  * their limits first (runsc joins them and leaves them alone), so the
  * counters survive until cleanup reads them; stop kills `runsc run` and
- * every task in the cgroup, and cleanup removes what runsc leaves. The agent's socket dir is a tiny per-sandbox tmpfs bound rw into
+ * every task in the cgroup, and cleanup removes what runsc leaves. The
+ * agent's socket dir is a dir of a tiny per-sandbox tmpfs, bound rw into
  * the sandbox; with --host-uds=create the socket the agent binds there is
- * a real host socket, so the transport is the jail's, unchanged. */
+ * a real host socket, so the transport is the jail's, unchanged, once the
+ * watcher has moved the socket out of the sandbox's reach
+ * (driver_gvisor_sock.c: SO_PEERCRED cannot tell who connects under
+ * gVisor). */
 #include "driver_gvisor.h"
 
 #include <dirent.h>
@@ -151,14 +155,18 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 	if (mkdir(p, 0755) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
 	/* The agent's socket dir is writable by root inside and visible on
-	 * the host: a tiny tmpfs of its own (the guest gets ENOSPC after
-	 * 64 KiB or 16 files). */
+	 * the host: a dir of a tiny tmpfs of its own (the guest gets ENOSPC
+	 * after 64 KiB or 13 files), whose root holds the socket once the
+	 * watcher moved it there. */
 	sub(p, sb, "sock");
 	if (mkdir(p, 0700) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
 	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  "size=64k,nr_inodes=16,mode=0700") < 0)
 		return sbx_err_sys(err, "mount tmpfs on %s", p);
+	sub(p, sb, "sock/" GV_GUEST_DIR);
+	if (mkdir(p, 0700) < 0)
+		return sbx_err_sys(err, "mkdir %s", p);
 	/* The overlay's upper layer (runsc's file store) on a tmpfs of
 	 * disk_mb: writes to / cannot fill the host's disk. */
 	sub(p, sb, "upper");
@@ -213,9 +221,15 @@ static int loopback_up(void)
  * watcher and the sentry; its end takes the veth with it. The mount
  * namespace's copies of other sandboxes' mounts do not keep them: removing
  * a sandbox's dir on the host detaches its mount points in every
- * namespace (checked). */
+ * namespace (checked).
+ *
+ * Once runsc returned, it moves the agent's socket out of the sandbox's
+ * reach as soon as the agent listens (gv_sock_hide); should that fail,
+ * it kills the sentry: a sandbox whose socket the runner cannot dial, or
+ * its own processes can, must not run. */
 static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const char *pidfile,
-						    int agent_stderr, int net_fd)
+						    const char *sockdir, int agent_stderr,
+						    int net_fd)
 {
 	sigset_t none;
 	int nul, st, sentry_st = -1;
@@ -285,6 +299,8 @@ static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const ch
 			sentry = (pid_t)strtol(buf, NULL, 10);
 		}
 	}
+	if (gv_sock_hide(sockdir, sentry, &sentry_st) < 0 && sentry > 0)
+		kill(sentry, SIGKILL);
 	/* the sentry and the gofer are ours now; the sandbox is over when
 	 * the sentry is (the gofer follows it) */
 	while ((p = waitpid(-1, &st, 0)) != 0) {
@@ -307,7 +323,8 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct runner *r = sb->drv->r;
 	struct gv_state *gs = state_of(sb->drv);
-	char rootfs[PATH_MAX + 64], sockdir[PATH_MAX], etcdir[PATH_MAX], upper[PATH_MAX];
+	char rootfs[PATH_MAX + 64], sockdir[PATH_MAX], guestdir[PATH_MAX], etcdir[PATH_MAX];
+	char upper[PATH_MAX];
 	char cgpath[RN_ID_MAX + 98], rootflag[PATH_MAX + 16], overlay[PATH_MAX + 32];
 	char logflag[PATH_MAX + 16], bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16];
 	char pidfile[PATH_MAX];
@@ -343,6 +360,7 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 
 	sb->pid = 0;
 	sub(sockdir, sb, "sock");
+	sub(guestdir, sb, "sock/" GV_GUEST_DIR);
 	sub(etcdir, sb, "etc");
 	sub(upper, sb, "upper");
 	snprintf(cgpath, sizeof(cgpath), "/%s", gb->cg);
@@ -364,7 +382,7 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 	b.rootfs = rootfs;
 	b.runtime_dir = r->runtime_dir;
 	b.loader = gs->loader;
-	b.sockdir = sockdir;
+	b.sockdir = guestdir;
 	b.etcdir = etcdir;
 	b.cgroup_path = cgpath;
 	b.netns_path = netns;
@@ -386,6 +404,9 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 		char *const argv[] = {
 			gs->runsc, rootflag, logflag,
 			allow_all ? "--network=sandbox" : "--network=none", "--host-uds=create",
+			/* (runsc's default for bind mounts, stated: the agent's
+			 * socket must vanish inside when the watcher moves it) */
+			"--file-access-mounts=shared",
 			"--platform=systrap", overlay, "run", "--detach", pidflag, "--bundle",
 			bundle, sb->id, NULL
 		};
@@ -398,7 +419,7 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 		if (pid == 0) {
 			if (sv[0] >= 0)
 				close(sv[0]);
-			watch_sandbox(argv, pidfile, sb->drv->agent_stderr, sv[1]);
+			watch_sandbox(argv, pidfile, sockdir, sb->drv->agent_stderr, sv[1]);
 		}
 	}
 	sb->pid = pid;

@@ -11,7 +11,12 @@
 
 #define GV_RUNTIME_MOUNT "/.sandbox"
 #define GV_AGENT_SOCK_DIR "/run/sbx"
-#define GV_AGENT_SOCK GV_AGENT_SOCK_DIR "/agent.sock"
+#define GV_AGENT_SOCK_NAME "agent.sock"
+#define GV_AGENT_SOCK GV_AGENT_SOCK_DIR "/" GV_AGENT_SOCK_NAME
+/* The dir of the sandbox's socket tmpfs that is bound at GV_AGENT_SOCK_DIR;
+ * the tmpfs's root, where the runner dials the agent, is not bound
+ * anywhere inside (driver_gvisor_sock.c). */
+#define GV_GUEST_DIR "guest"
 #define GV_MIN_VERSION 20240729L   /* statx fix, systrap, --overlay2 dir media */
 
 /* What config.json is made from (driver_gvisor_spec.c). */
@@ -20,7 +25,7 @@ struct gv_bundle {
 	const char *rootfs;          /* the image's rootfs (read-only lower) */
 	const char *runtime_dir;     /* agent + libs, bound read-only */
 	const char *loader;          /* basename of ld.so in runtime_dir/lib */
-	const char *sockdir;         /* host tmpfs bound rw at GV_AGENT_SOCK_DIR */
+	const char *sockdir;         /* host dir bound rw at GV_AGENT_SOCK_DIR */
 	const char *etcdir;          /* generated hosts, hostname, resolv.conf */
 	const char *cgroup_path;     /* linux.cgroupsPath */
 	const char *netns_path;      /* "" = a new empty netns */
@@ -31,6 +36,15 @@ struct gv_bundle {
 char *gv_spec_json(const struct gv_bundle *b);
 /* Write the /etc files into b->etcdir and config.json into bundle_dir. */
 int gv_spec_write(const struct gv_bundle *b, const char *bundle_dir, struct sbx_err *err);
+
+/* Under gVisor, after runsc started the sandbox: wait until the agent
+ * listens at sockdir/GV_GUEST_DIR/agent.sock, then move the socket to
+ * sockdir/agent.sock, out of every process of the sandbox's reach
+ * (driver_gvisor_sock.c). Returns 0 once moved; 1 when the sandbox ended
+ * first (every child of the caller did, or the sentry, whose wait status
+ * is then in *sentry_st; other children reaped meanwhile are dropped);
+ * -1 with errno when the move failed. */
+int gv_sock_hide(const char *sockdir, pid_t sentry, int *sentry_st);
 
 /* runsc's version as YYYYMMDD from `runsc --version` output, or -1. */
 long gv_parse_version(const char *text);

@@ -8,14 +8,12 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
-#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -115,7 +113,8 @@ static void setup_rootfs(const struct jail_plan *p)
 }
 
 static const char *const proc_ro[] = {
-	"proc/sys", "proc/irq", "proc/bus", "proc/fs", NULL
+	/* proc/bus is masked instead (driver_jail_mask.c) */
+	"proc/sys", "proc/irq", "proc/fs", NULL
 };
 
 static void setup_proc(const struct jail_plan *p)
@@ -204,21 +203,6 @@ static void setup_files(const struct jail_plan *p)
 	CHECK(mount(NULL, JAIL_AGENT_SOCK_DIR + 1, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID |
 		    MS_NODEV | MS_NOEXEC | locked_flags(JAIL_AGENT_SOCK_DIR + 1), NULL),
 	      "remount the agent socket dir");
-}
-
-static void loopback_up(void)
-{
-	struct ifreq ifr;
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (s < 0)
-		fail(errno, "socket for lo");
-	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
-	CHECK(ioctl(s, SIOCGIFFLAGS, &ifr), "get lo flags");
-	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-	CHECK(ioctl(s, SIOCSIFFLAGS, &ifr), "bring lo up");
-	close(s);
 }
 
 /* Docker's default capability set minus MKNOD and NET_RAW: what the agent
@@ -326,7 +310,11 @@ void jail_child_run(const struct jail_plan *p, int fd)
 	if (read(3, &go, 1) != 1)
 		fail(0, "the parent did not finish the cgroup setup");
 	CHECK(unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
-	loopback_up();
+	{
+		struct sbx_err err = { 0, "" };
+		if (jail_link_loopback(&err) < 0)
+			fail(0, "%s", err.msg);   /* the message has the errno */
+	}
 
 	/* pivot_root(".", "."): the old root ends up on top of the new one
 	 * and is then detached, so nothing of the host stays reachable. */

@@ -3,12 +3,14 @@
  * command line and config, load, memory, disk and scheduler statistics,
  * kernel addresses. As container runtimes do, the child covers them before
  * anything of the user's runs: files that no ordinary tool needs with
- * /dev/null (empty to read, writes go nowhere), directories with an empty
+ * /dev/null (empty to read, writes go nowhere), the host's helper commands
+ * in /proc/sys with an empty read-only file, directories with an empty
  * read-only tmpfs, and /proc/meminfo and /proc/loadavg, which free, top,
  * uptime and language runtimes read, with a static read-only text of the
  * sandbox's own: its memory limit, a load of zero. What stays visible is
- * listed in docs/security.md. The caps the sandbox keeps include no
- * CAP_SYS_ADMIN (and seccomp denies mount/umount), so the covers stay. */
+ * listed in docs/security.md. The agent's own entries (/proc/1) are
+ * read-only. The caps the sandbox keeps include no CAP_SYS_ADMIN (and
+ * seccomp denies mount/umount), so the covers stay. */
 #include "driver_jail.h"
 #include "sbx_fs.h"
 
@@ -35,34 +37,49 @@ static const char *const proc_null[] = {
 	"proc/kpagecount", "proc/kpageflags", "proc/kpagecgroup",
 	NULL
 };
+/* Host settings under /proc/sys, covered with an empty read-only file (a
+ * write is EROFS, as everywhere else in the read-only /proc/sys): the
+ * host's crash handler and module loader, commands the kernel runs as
+ * host root. */
+static const char *const proc_blank[] = {
+	"proc/sys/kernel/core_pattern", "proc/sys/kernel/modprobe", NULL
+};
 static const char *const proc_empty[] = {
-	"proc/acpi", "proc/asound", "proc/scsi", "proc/pressure", "proc/driver", NULL
+	"proc/acpi", "proc/asound", "proc/scsi", "proc/pressure", "proc/driver",
+	/* the host's PCI and input devices */
+	"proc/bus",
+	NULL
 };
 
 #define MASK_DIR "mask"          /* under the writable layer's tmpfs, unseen inside */
 #define RO_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
-/* Bind the text as a read-only file over dst (a file of /proc). */
+/* Bind the text, as a read-only file dir/name, over each of dsts (files
+ * of /proc) that exists. */
 static int cover_with_text(const char *dir, const char *name, const char *text,
-			   const char *dst, struct sbx_err *err)
+			   const char *const *dsts, struct sbx_err *err)
 {
 	char src[PATH_MAX];
 
-	if (access(dst, F_OK) < 0)
-		return 0;
 	if (snprintf(src, sizeof(src), "%s/%s", dir, name) >= (int)sizeof(src))
-		return sbx_err_set(err, ENAMETOOLONG, "mask path for %s", dst);
+		return sbx_err_set(err, ENAMETOOLONG, "mask path for %s", name);
 	if (sbx_write_file(src, text, O_CREAT | O_EXCL | O_NOFOLLOW, 0444) < 0)
 		return sbx_err_sys(err, "create %s", src);
-	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
-		return sbx_err_sys(err, "mask %s", dst);
-	if (mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | RO_FLAGS, NULL) < 0)
-		return sbx_err_sys(err, "make the mask of %s read-only", dst);
+	for (int i = 0; dsts[i]; i++) {
+		if (access(dsts[i], F_OK) < 0)
+			continue;
+		if (mount(src, dsts[i], NULL, MS_BIND, NULL) < 0)
+			return sbx_err_sys(err, "mask %s", dsts[i]);
+		if (mount(NULL, dsts[i], NULL, MS_BIND | MS_REMOUNT | RO_FLAGS, NULL) < 0)
+			return sbx_err_sys(err, "make the mask of %s read-only", dsts[i]);
+	}
 	return 0;
 }
 
 static int cover_with_own_texts(const struct jail_plan *p, struct sbx_err *err)
 {
+	static const char *const meminfo_dst[] = { "proc/meminfo", NULL };
+	static const char *const loadavg_dst[] = { "proc/loadavg", NULL };
 	char dir[PATH_MAX], meminfo[512];
 	long long kb = (long long)p->spec->memory_mb * 1024;
 
@@ -89,9 +106,24 @@ static int cover_with_own_texts(const struct jail_plan *p, struct sbx_err *err)
 		 "Shmem:                 0 kB\n"
 		 "SwapTotal:             0 kB\n"
 		 "SwapFree:              0 kB\n", kb, kb, kb);
-	if (cover_with_text(dir, "meminfo", meminfo, "proc/meminfo", err) < 0 ||
-	    cover_with_text(dir, "loadavg", "0.00 0.00 0.00 1/1 1\n", "proc/loadavg", err) < 0)
+	if (cover_with_text(dir, "meminfo", meminfo, meminfo_dst, err) < 0 ||
+	    cover_with_text(dir, "loadavg", "0.00 0.00 0.00 1/1 1\n", loadavg_dst, err) < 0 ||
+	    cover_with_text(dir, "blank", "", proc_blank, err) < 0)
 		return -1;
+	return 0;
+}
+
+/* /proc/1 is the agent (the child is PID 1 here, and execs it). Root
+ * inside owns its entries, and some act on it when written:
+ * coredump_filter, clear_refs (resets its page bits and peak RSS),
+ * oom_score_adj. Nothing inside needs to change the agent, so the whole
+ * directory, task/1 included, is a read-only bind of itself (EROFS). */
+static int agent_proc_read_only(struct sbx_err *err)
+{
+	if (mount("proc/1", "proc/1", NULL, MS_BIND, NULL) < 0)
+		return sbx_err_sys(err, "bind /proc/1");
+	if (mount(NULL, "proc/1", NULL, MS_BIND | MS_REMOUNT | RO_FLAGS, NULL) < 0)
+		return sbx_err_sys(err, "make /proc/1 read-only");
 	return 0;
 }
 
@@ -105,5 +137,7 @@ int jail_mask_proc(const struct jail_plan *p, struct sbx_err *err)
 		if (access(proc_empty[i], F_OK) == 0 &&
 		    mount("tmpfs", proc_empty[i], "tmpfs", RO_FLAGS, "size=4k,mode=0555") < 0)
 			return sbx_err_sys(err, "mask %s", proc_empty[i]);
+	if (agent_proc_read_only(err) < 0)
+		return -1;
 	return cover_with_own_texts(p, err);
 }

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "driver_jail.h"
 #include "sbx_log.h"
 
 extern char **environ;
@@ -118,17 +119,24 @@ int jail_net_allow_all(pid_t pid, int slot, struct sbx_err *err)
 	 * reverse-path filtering on the host end: a packet from the sandbox
 	 * whose source address is not its own /30 is dropped (a second layer
 	 * behind "no raw sockets, no CAP_NET_ADMIN"; security probe 40). The
-	 * veth goes away with the sandbox's network namespace. */
+	 * veth goes away with the sandbox's network namespace. Both ends
+	 * carry segments of at most JAIL_LINK_SEGMENT bytes, as the loopback
+	 * does (driver_jail_link.c): the sandbox's sends are built that size,
+	 * and a larger (GRO-merged) packet forwarded to it is split on the
+	 * host end. */
 	snprintf(line, sizeof(line),
 		 "exec >/dev/null 2>&1; ip link del sbxh%d; "
 		 "ip link add sbxh%d type veth peer name eth0 netns %d && "
 		 "sysctl -qw net.ipv6.conf.sbxh%d.disable_ipv6=1 && "
 		 "sysctl -qw net.ipv4.conf.sbxh%d.rp_filter=1 && "
+		 "ip link set sbxh%d gso_max_size %d && "
 		 "ip addr add %s/30 dev sbxh%d && ip link set sbxh%d up && "
 		 "nsenter -t %d -n sh -c 'sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1 && "
+		 "ip link set eth0 gso_max_size %d && "
 		 "ip addr add %s/30 dev eth0 && ip link set eth0 up && "
 		 "ip route add default via %s'",
-		 slot, slot, (int)pid, slot, slot, host, slot, slot, (int)pid, guest, host);
+		 slot, slot, (int)pid, slot, slot, slot, JAIL_LINK_SEGMENT, host, slot, slot,
+		 (int)pid, JAIL_LINK_SEGMENT, guest, host);
 	return run(line, err);
 }
 

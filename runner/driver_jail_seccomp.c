@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 /* Docker's default profile, unconditional names (x86_64 and aarch64),
- * minus ptrace, process_vm_readv, process_vm_writev, name_to_handle_at and
- * modify_ldt. Names of other architectures (the 32-bit variants) are kept
+ * minus ptrace, process_vm_readv, process_vm_writev, name_to_handle_at,
+ * modify_ldt and memfd_secret. Names of other architectures (the 32-bit variants) are kept
  * so that the list reads like the profile; the resolver skips them. */
 static const char *const allow_names[] = {
 	"accept", "accept4", "access", "adjtimex", "alarm", "bind", "brk",
@@ -60,7 +60,7 @@ static const char *const allow_names[] = {
 	"lchown32", "lgetxattr", "link", "linkat", "listen", "listxattr",
 	"llistxattr", "_llseek", "lremovexattr", "lseek", "lsetxattr", "lstat",
 	"lstat64", "madvise", "map_shadow_stack", "membarrier", "memfd_create",
-	"memfd_secret", "mincore", "mkdir", "mkdirat", "mknod", "mknodat",
+	"mincore", "mkdir", "mkdirat", "mknod", "mknodat",
 	"mlock", "mlock2", "mlockall", "mmap", "mmap2", "mprotect",
 	"mq_getsetattr", "mq_notify", "mq_open", "mq_timedreceive",
 	"mq_timedreceive_time64", "mq_timedsend", "mq_timedsend_time64",
@@ -145,7 +145,10 @@ static const char *const trace_names[] = {
  * flatpak does):
  *   clone3, io_uring_setup, io_uring_enter, io_uring_register,
  *   open_tree, move_mount, fsopen, fsconfig, fsmount, fspick,
- *   mount_setattr, name_to_handle_at, modify_ldt.
+ *   mount_setattr, name_to_handle_at, modify_ldt,
+ *   memfd_secret (ENOSYS is also what a kernel booted without secretmem
+ *   says; its pages leave the kernel's direct map, which splits the host's
+ *   large pages for every tenant, and are locked memory).
  * (libseccomp refuses a rule whose action equals the default action, so
  * they cannot be listed as explicit rules.) */
 

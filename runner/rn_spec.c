@@ -153,6 +153,11 @@ static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *er
 				     v, err) < 0)
 			return -1;
 	}
+	if (spec->nofile > spec->memory_mb * RN_NOFILE_PER_MB)
+		return sbx_err_set(err, EINVAL, "nofile: at most %lld with memory_mb %lld "
+				   "(%d per MB: each descriptor may hold a socket's kernel buffers)",
+				   (long long)(spec->memory_mb * RN_NOFILE_PER_MB),
+				   (long long)spec->memory_mb, RN_NOFILE_PER_MB);
 	r = sbx_json_get_str(req, "network", &s, err);
 	if (r < 0)
 		return -1;

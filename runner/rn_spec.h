@@ -38,6 +38,12 @@ struct rn_spec {
 #define RN_TIMEOUT_MAX_MS (24LL * 3600 * 1000)
 #define RN_EXTEND_MAX_MS RN_TIMEOUT_MAX_MS
 #define RN_NOFILE_MAX 65536
+/* nofile may be at most memory_mb times this. Past a sandbox's socket
+ * budget the kernel still forces about two segments into each socket
+ * (about 18 KiB with the jail's 8 KiB loopback segments): 32 descriptors
+ * per MB keep that within memory_mb however many are sockets. The default
+ * nofile (1024) fits the smallest memory_mb (32). */
+#define RN_NOFILE_PER_MB 32
 /* Default admission cap: memory_mb of live sandboxes <= this share of RAM. */
 #define RN_MEMORY_SHARE_DEFAULT 0.5
 

@@ -22,5 +22,8 @@ $(OUT)/tests/test_rn_cgroup: $(call obj,runner/rn_cgroup.c)
 # cmocka test of the gvisor driver's pure parts: config.json, the version.
 $(OUT)/tests/test_gvisor_spec: $(call obj,runner/driver_gvisor_spec.c runner/driver_gvisor_version.c runner/rn_spec.c)
 
+# cmocka test of the gvisor watcher's move of the agent's socket.
+$(OUT)/tests/test_gvisor_sock: $(call obj,runner/driver_gvisor_sock.c)
+
 # cmocka test of the --listen-tls address parser.
 $(OUT)/tests/test_rn_addr: $(call obj,runner/rn_addr.c)

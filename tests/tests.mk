@@ -33,3 +33,5 @@ build/fuzz/%: tests/fuzz/%.c $(LIBSBX_SRCS) $(wildcard lib/*.h tests/fuzz/*.h)
 FUZZ_TIME ?= 300
 fuzz: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_TIME)
+	PIPE_RANDOM_SEED=$$(od -An -N2 -tu2 /dev/urandom | tr -d ' ') PIPE_RANDOM_N=$$(( $(FUZZ_TIME) * 20 )) \
+		tests/pipeline/run.sh

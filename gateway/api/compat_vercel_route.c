@@ -255,7 +255,7 @@ static void woken(lws_sorted_usec_list_t *sul)
 
 	compat_vercel_writeable(r);   /* may answer r, never frees it */
 	if (r->resp_ready && r->wsi)
-		lws_callback_on_writable(r->wsi);
+		gw_pipe_want_write(r->wsi);
 }
 
 void compat_vercel_wake(struct gw_req *r)

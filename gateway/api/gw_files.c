@@ -81,6 +81,64 @@ void gw_files_put_done(struct gw_req *r)
 		gw_resp_error(r, 500, "internal", "out of memory");
 }
 
+/* GET: the agent streams the file to its EOF, but the size it gave at the
+ * start (stat's, what a Content-Length promises) may be wrong both ways:
+ * a file that grows while read goes on past it, one that shrinks ends
+ * short, and a procfs file says 0 and has content (/proc/self/pagemap,
+ * without end). So a read stops at the size it promised (the bytes past
+ * it are not sent: the response stays framed), ends the connection when
+ * the file ended short, and when the size said 0 streams to EOF without a
+ * Content-Length (the connection then closes). A bounded read (an
+ * internal one, r->resp_cap) is answered whole at its end: 413 when it
+ * passes the bound. Every way out answers and wakes the reader. */
+
+/* The read ended (EOF, or the size promised reached): 1. */
+static int get_done(struct gw_req *r)
+{
+	if (!r->resp_ready)   /* bounded, or nothing came of a size 0: all here */
+		gw_resp_start_stream(r, 200, "application/octet-stream", (int64_t)r->resp.len);
+	else if (r->op.file_got < r->op.file_size)
+		r->close_after = 1;   /* shorter than promised: the client must see it cut */
+	r->resp_done = 1;
+	gw_req_wake(r);
+	return 1;
+}
+
+/* The read failed midway (why: the agent's error frame, or NULL): an error
+ * answer while nothing was promised, else the response ends cut. */
+static int get_failed(struct gw_req *r, const struct sbx_frame *f)
+{
+	if (!r->resp_ready) {
+		cJSON_Delete(f ? gw_reply_json(r, f, 1, "agent frame") : NULL);
+		gw_resp_error(r, 500, "internal", "the read failed midway");   /* when not answered above */
+		return -1;
+	}
+	r->close_after = 1;
+	r->resp_done = 1;
+	gw_req_wake(r);
+	return 1;
+}
+
+static int get_data(struct gw_req *r, const unsigned char *p, size_t n)
+{
+	if (r->op.file_size > 0 && (int64_t)n > r->op.file_size - r->op.file_got)
+		n = (size_t)(r->op.file_size - r->op.file_got);   /* grew while read */
+	if (r->resp_cap && (uint64_t)r->op.file_got + n > r->resp_cap)
+		return gw_resp_error(r, 413, "too_large",
+				     "file over %zu bytes (its size said %lld: it grew, or says nothing)",
+				     r->resp_cap, (long long)r->op.file_size);
+	if (!r->resp_ready && !r->resp_cap)   /* the size said 0: a stream of unknown length */
+		gw_resp_start_stream(r, 200, "application/octet-stream", -1);
+	if (sbx_buf_append(&r->resp, p, n))
+		return get_failed(r, NULL);
+	r->op.file_got += (int64_t)n;
+	r->vh->m.files_get_bytes += n;
+	if (r->op.file_size > 0 && r->op.file_got == r->op.file_size)
+		return get_done(r);
+	gw_req_wake(r);
+	return 0;
+}
+
 static int on_get(struct gw_req *r, const struct sbx_frame *f)
 {
 	if (r->op.phase == GW_OP_FIRST) {
@@ -88,36 +146,23 @@ static int on_get(struct gw_req *r, const struct sbx_frame *f)
 		if (!o)
 			return -1;
 		const cJSON *sz = cJSON_GetObjectItemCaseSensitive(o, "size");
-		int64_t n = cJSON_IsNumber(sz) ? (int64_t)sz->valuedouble : -1;
+		int64_t n = cJSON_IsNumber(sz) && sz->valuedouble > 0 ? (int64_t)sz->valuedouble : 0;
 		cJSON_Delete(o);
 		if (r->resp_cap && n > (int64_t)r->resp_cap)
 			return gw_resp_error(r, 413, "too_large", "file of %lld bytes, over %zu",
 					     (long long)n, r->resp_cap);
 		r->op.phase = GW_OP_STREAMING;
+		r->op.file_size = n;
 		sbx_buf_init(&r->resp, r->resp_cap);
-		gw_resp_start_stream(r, 200, "application/octet-stream", n);
+		if (n && !r->resp_cap)
+			gw_resp_start_stream(r, 200, "application/octet-stream", n);
 		return 0;
 	}
-	if (f->type == SBX_FRAME_DATA) {
-		if (sbx_buf_append(&r->resp, f->payload, f->len)) {
-			r->close_after = 1;
-			r->resp_done = 1;
-			return 1;
-		}
-		r->vh->m.files_get_bytes += f->len;
-		gw_req_wake(r);
-		return 0;
-	}
-	if (f->type == SBX_FRAME_EOF) {
-		r->resp_done = 1;
-		gw_req_wake(r);
-		return 1;
-	}
-	/* an error in mid-stream: the length is wrong now, so close */
-	r->close_after = 1;
-	r->resp_done = 1;
-	gw_req_wake(r);
-	return 1;
+	if (f->type == SBX_FRAME_DATA)
+		return get_data(r, f->payload, f->len);
+	if (f->type == SBX_FRAME_EOF)
+		return get_done(r);
+	return get_failed(r, f);
 }
 
 void gw_files_get(struct gw_req *r)

@@ -1,5 +1,6 @@
 /* The "http" protocol callback: thin, it turns lws events into calls on the
  * request (gw_route.c) and its response writer (gw_resp.c). */
+#include <stdlib.h>
 #include <string.h>
 #include "../core/gw.h"
 #include "compat_vercel.h"
@@ -37,6 +38,50 @@ static void start(struct gw_req *r, struct gw_vh *vh, struct lws *wsi,
 	gw_route(r);
 }
 
+/* What lws does after the head, as lws_http_action decides it: 2 it
+ * reads a body (a Content-Length above 0; a POST, PUT or PATCH without
+ * a readable one counts as 100 MiB), 1 it calls BODY and BODY_COMPLETION
+ * with nothing (a POST's Content-Length that reads as 0), 0 neither. */
+static int body_follows(struct lws *wsi)
+{
+	char cl[31];   /* lws's own copy: 32 bytes less one */
+	int post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
+	long long n = post || lws_hdr_total_length(wsi, WSI_TOKEN_PUT_URI) > 0 ||
+		      lws_hdr_total_length(wsi, WSI_TOKEN_PATCH_URI) > 0;
+
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH) &&
+	    lws_hdr_copy(wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {
+		n = atoll(cl);
+		if (!n)
+			return post;
+	}
+	return n > 0 ? 2 : 0;
+}
+
+/* LWS_CALLBACK_HTTP: a request's head is in. */
+static int begin(struct gw_req *r, struct gw_vh *vh, struct lws *wsi, const char *uri)
+{
+	int body = body_follows(wsi);
+	struct gw_pipe *p = gw_pipe_begin(wsi);
+
+	if (!p)
+		return gw_pipe_refuse(wsi, 503, "no_capacity", "out of memory");
+	/* lws would read such a request's own head again as its body, and
+	 * then loop (gw_pipeline.c): refuse it before lws gets there */
+	if (body == 2 && gw_pipe_read_ahead(p, wsi)) {
+		vh->m.http_requests++;
+		vh->m.http_4xx++;
+		return gw_pipe_refuse(wsi, 400, "bad_request",
+				      "a request with a body must wait for the response before it "
+				      "(pipelined requests with bodies are not served)");
+	}
+	p->in_body = body > 0;
+	start(r, vh, wsi, uri, uri ? strlen(uri) : 0);
+	if (!body)
+		gw_pipe_all_in(wsi);
+	return 0;
+}
+
 int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		     void *user, void *in, size_t len)
 {
@@ -44,20 +89,31 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	struct gw_vh **pvh = lws_protocol_vh_priv_get(lws_get_vhost(wsi),
 						      lws_get_protocol(wsi));
 	struct gw_vh *vh = pvh ? *pvh : NULL;
+	struct gw_pipe *p;
 
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
 		if (!vh || !r)
 			return -1;
-		start(r, vh, wsi, in, in ? strlen(in) : 0);
-		return 0;
+		return begin(r, vh, wsi, in);
 	case LWS_CALLBACK_HTTP_BODY:
-		if (r && r->active)
-			gw_route_body(r, in, len);
+		/* lws delivers a body only to a transaction in progress */
+		if (!r || !r->active || !(p = lws_get_opaque_user_data(wsi)) || !p->in_body)
+			return -1;
+		gw_route_body(r, in, len);
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		if (r && r->active)
-			gw_route_body_done(r);
+		if (!r || !r->active || !(p = lws_get_opaque_user_data(wsi)))
+			return -1;
+		if (!p->in_body) {
+			/* lws handing back the bytes behind the request, which
+			 * it will parse once the response has gone: nothing to
+			 * do here until there is something to write */
+			gw_pipe_idle(wsi);
+			return 0;
+		}
+		gw_pipe_all_in(wsi);
+		gw_route_body_done(r);
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		if (!r)
@@ -66,11 +122,15 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		 * free r with the connection */
 		if (r->active)
 			gw_keepalive_http_progress(r);
+		gw_pipe_writeable(wsi);
 		if (r->active && r->mcp)
 			gw_mcp_writeable(r);
 		if (r->active && r->vercel)
 			compat_vercel_writeable(r);
-		return gw_resp_writeable(r);
+		if (gw_resp_writeable(r))
+			return -1;
+		gw_pipe_idle(wsi);
+		return 0;
 	case LWS_CALLBACK_TIMER:   /* only gw_keepalive.c sets one */
 		return r ? gw_keepalive_http_timer(r) : 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
@@ -85,6 +145,10 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		break;
 	case LWS_CALLBACK_WSI_DESTROY:
 		gw_fd_wsi(-1);
+		/* lws sends it to this protocol for every wsi: only an API
+		 * connection's opaque data is ours here */
+		if (lws_get_protocol(wsi) && lws_get_protocol(wsi)->callback == gw_http_callback)
+			gw_pipe_free(wsi);
 		break;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		/* lws_cancel_service: a signal, or the DNS thread's result */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include "gw_mcp.h"
+#include "gw_mcp_origin.h"
 #include "sbx_log.h"
 
 static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
@@ -70,20 +71,17 @@ struct gw_req *gw_mcp_sub(struct gw_req *r, struct gw_mcp_call *c, const char *s
 }
 
 /* The spec asks servers to check Origin against DNS rebinding: a browser
- * page may only call /mcp from the gateway's own origin (a cross-origin
- * call with an Authorization header needs a CORS preflight, which the
- * gateway does not answer anyway). Clients that are not browsers send no
+ * page may call /mcp only from one of the gateway's own origins
+ * (gw_mcp_origin.c), never from one that merely equals the Host header,
+ * which a rebinding page sends too. Clients that are not browsers send no
  * Origin. 1 when acceptable. */
 static int origin_ok(struct gw_req *r)
 {
-	char origin[300], host[300];
-	const char *o;
-	if (lws_hdr_copy(r->wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) <= 0)
+	char origin[300];
+	int n = lws_hdr_copy(r->wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN);
+	if (n <= 0)
 		return lws_hdr_total_length(r->wsi, WSI_TOKEN_ORIGIN) <= 0;
-	if (lws_hdr_copy(r->wsi, host, sizeof host, WSI_TOKEN_HOST) <= 0)
-		return 0;
-	o = strstr(origin, "://");
-	return o && !strcasecmp(o + 3, host);
+	return gw_mcp_origin_ok(origin, (size_t)n, r->vh->tls, r->vh->port);
 }
 
 /* What POST and DELETE check after the key (the route table's): the
@@ -93,7 +91,7 @@ static int admit(struct gw_req *r)
 	char v[64];
 
 	if (!origin_ok(r)) {
-		gw_resp_error(r, 403, "forbidden", "Origin is not this server's");
+		gw_resp_error(r, 403, "forbidden", "Origin is not one of this gateway's origins (its own URL, --public-url, --mcp-allowed-origins)");
 		return -1;
 	}
 	if (header(r, "mcp-protocol-version:", v, sizeof v)) {

@@ -5,7 +5,6 @@
 #include "../core/gw.h"
 
 #define GW_MCP_BODY_CAP      (1024 * 1024)   /* a POST /mcp body */
-#define GW_MCP_MAX_SESSIONS  1024            /* in memory; the oldest unused goes */
 #define GW_MCP_READ_CAP      (1024 * 1024)   /* read_file, command_output */
 #define GW_MCP_MAX_FILES     64              /* write_files in one call */
 #define GW_MCP_PROGRESS_CAP  (2 * 1024 * 1024) /* output sent as progress */

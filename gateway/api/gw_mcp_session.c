@@ -1,30 +1,56 @@
 /* MCP sessions (Streamable HTTP, Mcp-Session-Id): issued at initialize,
  * required on every later request. They live in the gateway's memory only
- * (a restarted gateway answers 404 and the client initializes again) and
- * are bounded: when the table is full the least recently used one goes,
- * and its client, likewise, gets 404 and starts a new one. A session
- * belongs to the key that opened it; another key sees 404. */
+ * (a restarted gateway answers 404 and the client initializes again). A
+ * session belongs to the key that opened it; another key sees 404.
+ *
+ * Each key has its own row of at most --mcp-sessions-per-key sessions: a
+ * key at its cap replaces its own least recently used session, and never
+ * touches another key's (one shared table let a key that opened 1100
+ * sessions evict everyone else's). The whole table is GW_MAX_KEYS rows. */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include "gw_mcp.h"
 
 struct session {
-	char id[33];
-	int key;
-	int64_t used_ms;
+	char id[33];                /* "" when free */
+	uint64_t used;              /* last use, on the counter below */
 };
 
-static struct session table[GW_MCP_MAX_SESSIONS];
+static struct session *table;   /* GW_MAX_KEYS rows of per_key */
+static int per_key;
+/* Use order as a counter, not a clock: sessions opened within one
+ * millisecond still have an oldest. */
+static uint64_t uses;
+
+int gw_mcp_sessions_configure(int max_per_key)
+{
+	if (max_per_key < 1)
+		return -1;
+	free(table);
+	table = calloc((size_t)GW_MAX_KEYS * (size_t)max_per_key, sizeof *table);
+	per_key = table ? max_per_key : 0;
+	return table ? 0 : -1;
+}
+
+static struct session *row(int key)
+{
+	if (!table || key < 0 || key >= GW_MAX_KEYS)
+		return NULL;
+	return table + (size_t)key * (size_t)per_key;
+}
 
 static struct session *find(const char *id, int key)
 {
-	if (strlen(id) != 32)
+	struct session *s = row(key);
+	if (!s || strlen(id) != 32)
 		return NULL;
-	for (int i = 0; i < GW_MCP_MAX_SESSIONS; i++)
-		if (table[i].id[0] && !CRYPTO_memcmp(table[i].id, id, 32))
-			return table[i].key == key ? &table[i] : NULL;
+	for (int i = 0; i < per_key; i++)
+		if (s[i].id[0] && !CRYPTO_memcmp(s[i].id, id, 32))
+			return &s[i];
 	return NULL;
 }
 
@@ -32,27 +58,27 @@ int gw_mcp_session_new(int key, const char *proto, char id[33])
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[16];
-	struct session *s = &table[0];
+	struct session *s = row(key), *slot;
 	(void)proto;
 
-	if (RAND_bytes(raw, sizeof raw) != 1)
+	if (!s || RAND_bytes(raw, sizeof raw) != 1)
 		return -1;
-	for (int i = 0; i < GW_MCP_MAX_SESSIONS; i++) {
-		if (!table[i].id[0]) {
-			s = &table[i];
+	slot = &s[0];
+	for (int i = 0; i < per_key; i++) {
+		if (!s[i].id[0]) {
+			slot = &s[i];
 			break;
 		}
-		if (table[i].used_ms < s->used_ms)
-			s = &table[i];
+		if (s[i].used < slot->used)
+			slot = &s[i];
 	}
 	for (size_t i = 0; i < sizeof raw; i++) {
-		s->id[2 * i] = hex[raw[i] >> 4];
-		s->id[2 * i + 1] = hex[raw[i] & 15];
+		slot->id[2 * i] = hex[raw[i] >> 4];
+		slot->id[2 * i + 1] = hex[raw[i] & 15];
 	}
-	s->id[32] = '\0';
-	s->key = key;
-	s->used_ms = gw_now_ms();
-	memcpy(id, s->id, 33);
+	slot->id[32] = '\0';
+	slot->used = ++uses;
+	memcpy(id, slot->id, 33);
 	return 0;
 }
 
@@ -61,7 +87,7 @@ int gw_mcp_session_check(const char *id, int key)
 	struct session *s = find(id, key);
 	if (!s)
 		return 0;
-	s->used_ms = gw_now_ms();
+	s->used = ++uses;
 	return 1;
 }
 

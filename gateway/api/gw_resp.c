@@ -66,9 +66,9 @@ struct gw_req *gw_req_internal(struct gw_req *parent, const char *tag, const cha
 void gw_req_wake(struct gw_req *r)
 {
 	if (r->wsi)
-		lws_callback_on_writable(r->wsi);
+		gw_pipe_want_write(r->wsi);
 	else if (r->parent && r->parent->wsi) {
-		lws_callback_on_writable(r->parent->wsi);
+		gw_pipe_want_write(r->parent->wsi);
 		if (r->parent->vercel)
 			compat_vercel_wake(r->parent);
 	}
@@ -229,7 +229,7 @@ int gw_resp_writeable(struct gw_req *r)
 			return -1;
 		r->hdr_sent = 1;
 		if (r->resp.len || !r->resp_done)
-			lws_callback_on_writable(r->wsi);
+			gw_pipe_want_write(r->wsi);
 		else
 			goto complete;
 		return 0;
@@ -246,7 +246,7 @@ int gw_resp_writeable(struct gw_req *r)
 			gw_up_pause(&r->up, 0);
 		if (!fin) {
 			if (r->resp.len)
-				lws_callback_on_writable(r->wsi);
+				gw_pipe_want_write(r->wsi);
 			return 0;
 		}
 	} else if (!r->resp_done) {
@@ -258,5 +258,5 @@ complete:
 	gw_req_reset(r);
 	if (close)
 		return -1;
-	return lws_http_transaction_completed(r->wsi) ? -1 : 0;
+	return gw_pipe_complete(r->wsi);
 }

@@ -168,7 +168,7 @@ static const struct gw_route routes[] = {
 	{ NULL, "/v3/sandboxes", .prefix = 1, .body = GW_BODY_OWN, .start = vercel,
 	  .data = vercel_body, .done = vercel_body_done },
 	{ "GET", "/v1/capabilities", KEY, .args = no_args, .start = gw_sandbox_capabilities },
-	{ "GET", "/v1/runners", KEY, .args = no_args, .start = gw_runners_list },
+	{ "GET", "/v1/runners", .auth = GW_AUTH_KEY_OR_OPERATOR, .args = no_args, .start = gw_runners_list },
 	{ "POST", "/v1/sandboxes", KEY, JSON, .args = no_args, .json = gw_sandbox_create },
 	{ "GET", "/v1/sandboxes", KEY, .args = no_args, .start = gw_sandbox_list },
 	{ "GET", SBX, KEY, .args = no_args, .start = gw_sandbox_get },
@@ -279,7 +279,9 @@ static int64_t content_length(struct gw_req *r)
 static int admit(struct gw_req *r, const struct gw_route *first, const struct gw_route *rt,
 		 const char *allow)
 {
-	if (first->auth != GW_AUTH_NONE) {
+	if (first->auth == GW_AUTH_KEY_OR_OPERATOR && gw_auth_metrics(r->vh, r->wsi)) {
+		/* the operator: no key of its own (r->key stays -1) */
+	} else if (first->auth != GW_AUTH_NONE) {
 		r->key = gw_auth_check(r->vh, r->wsi, 0, NULL, &r->scope);
 		if (r->key < 0) {
 			if (first->auth == GW_AUTH_KEY_CHALLENGE) {

@@ -15,6 +15,7 @@ enum gw_rt_auth {
 	GW_AUTH_NONE,            /* anyone (the handler may check more) */
 	GW_AUTH_KEY,             /* an API key (Authorization: Bearer), else 401 */
 	GW_AUTH_KEY_CHALLENGE,   /* the same, and a 401 says WWW-Authenticate: Bearer */
+	GW_AUTH_KEY_OR_OPERATOR, /* an API key or the metrics key (the handler tells them apart) */
 };
 
 enum gw_rt_body {

@@ -213,10 +213,11 @@ void gw_sandbox_list(struct gw_req *r)
 		gw_resp_error(r, 500, "internal", "out of memory");
 }
 
-/* GET /v1/runners: the runners table as this gateway sees it. */
+/* GET /v1/runners: the runners table as this gateway sees it; the whole
+ * of it for the metrics key, names and states for an API key. */
 void gw_runners_list(struct gw_req *r)
 {
-	gw_resp_json(r, 200, gw_runners_json(r->vh));
+	gw_resp_json(r, 200, gw_runners_json(r->vh, gw_auth_metrics(r->vh, r->wsi)));
 }
 
 static cJSON *id_req(struct gw_req *r, const char *op)

@@ -1,8 +1,11 @@
 /* The web demo's files (--web-dir) for GET/HEAD of paths outside /v1:
  * "/" is index.html; nothing outside the directory is reachable (no ".."
- * segment, and the resolved path must stay under the directory's). lws
- * sends the file and ends the transaction itself. */
+ * segment, and the resolved path must stay under the directory's). The
+ * file goes out through the usual response writer (lws's own file sender
+ * keeps writing while the connection is held: gw_pipeline.c), read whole:
+ * the demo's files are small, and one over GW_STATIC_CAP is refused. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,8 @@
 #include "../core/gw.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
+
+#define GW_STATIC_CAP (16u << 20)
 
 static const char *mime(const char *path)
 {
@@ -29,6 +34,26 @@ static const char *mime(const char *path)
 		if (!strcmp(dot, types[i].ext))
 			return types[i].type;
 	return "application/octet-stream";
+}
+
+/* The first n bytes of path into r->resp: 0, or -1. */
+static int read_whole(struct gw_req *r, const char *path, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int rc = fd < 0 ? -1 : 0;
+
+	sbx_buf_init(&r->resp, n ? n : 1);
+	while (!rc && r->resp.len < n) {
+		unsigned char *p = sbx_buf_reserve(&r->resp, n - r->resp.len);
+		ssize_t k = p ? read(fd, p, n - r->resp.len) : -1;
+		if (k <= 0 && !(k < 0 && errno == EINTR))
+			rc = -1;   /* the file shrank or failed: no half answer */
+		else if (k > 0)
+			sbx_buf_commit(&r->resp, (size_t)k);
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 /* 1 when the request was for a static file (answered one way or another). */
@@ -55,11 +80,22 @@ int gw_static_try(struct gw_req *r)
 		gw_resp_error(r, 404, "not_found", "no such file");
 		return 1;
 	}
-	r->active = 0;   /* lws owns the rest of this transaction */
-	r->vh->m.http_requests++;
-	n = lws_serve_http_file(r->wsi, real, mime(real), NULL, 0);
-	if (n < 0 || (n > 0 && lws_http_transaction_completed(r->wsi)))
-		lws_set_timeout(r->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+	if (st.st_size > (off_t)GW_STATIC_CAP) {
+		gw_resp_error(r, 413, "too_large", "file over %u bytes", GW_STATIC_CAP);
+		return 1;
+	}
+	if (read_whole(r, real, strcmp(r->method, "HEAD") ? (size_t)st.st_size : 0)) {
+		gw_resp_error(r, 500, "internal", "cannot read the file");
+		return 1;
+	}
+	r->xhdr_name = "cache-control:";
+	snprintf(r->xhdr_val, sizeof r->xhdr_val, "no-store");
+	r->status = 200;
+	r->ctype = mime(real);
+	r->content_len = (int64_t)st.st_size;
+	r->resp_done = 1;
+	r->resp_ready = 1;
+	gw_req_wake(r);
 	return 1;
 }
 

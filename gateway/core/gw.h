@@ -16,6 +16,7 @@
 #include "gw_runner.h"
 #include "gw_up.h"
 #include "../api/gw_route.h"
+#include "../api/gw_pipeline.h"
 #include <stdlib.h>
 
 #define GW_MAX_KEYS      64
@@ -138,6 +139,8 @@ struct gw_op {
 	int out_trunc, err_trunc;
 	cJSON *acc;                 /* an accumulated reply object */
 	uint64_t logs_off;          /* ndjson logs: the next chunk's offset */
+	int64_t file_size;          /* a file read: the size stat gave (0: says nothing) */
+	int64_t file_got;           /* ... and the bytes of it taken so far */
 	char wrap[16];              /* the member of the agent's reply to answer with */
 };
 
@@ -494,6 +497,11 @@ void gw_mcp_body_done(struct gw_req *r);
 /* From the connection's WRITEABLE: collect a finished internal request */
 void gw_mcp_writeable(struct gw_req *r);
 void gw_mcp_call_free(struct gw_mcp_call *c);
+/* gw_mcp_session.c: at most max_per_key sessions per key, each key's least
+ * recently used one replaced (--mcp-sessions-per-key); 0, or -1 */
+#define GW_MCP_SESSIONS_PER_KEY      64
+#define GW_MCP_SESSIONS_PER_KEY_MAX  1024
+int gw_mcp_sessions_configure(int max_per_key);
 
 /* gw_metrics.c */
 void gw_metrics_reply(struct gw_req *r);

@@ -56,7 +56,8 @@ static long count_open(void)
 }
 
 static const char *const fdx_names[GW_FDX_N] = {
-	"accept (paused)", "hand-over (retried)", "previews refused for the reserve",
+	"accept", "idle connections closed for new ones", "connections refused at accept",
+	"hand-over", "previews refused for the reserve",
 	"preview runner sockets", "lws adoption",
 };
 
@@ -111,8 +112,10 @@ void gw_fd_init(struct lws_context *ctx, long reserve)
 
 void gw_fd_stop(void)
 {
-	if (g.ctx)
+	if (g.ctx) {
 		lws_sul_cancel(&g.sul);
+		flush_log((int64_t)lws_now_usecs());   /* the last second's counts too */
+	}
 	g.ctx = NULL;
 }
 

@@ -31,8 +31,10 @@ int gw_fd_preview_ok(void);
 int gw_fd_exhausted_errno(int e);
 /* Where a descriptor was lacking. */
 enum gw_fdx {
-	GW_FDX_ACCEPT,          /* accept(): the listener pauses */
-	GW_FDX_HANDOVER,        /* moving a sniffed connection to lws: retried */
+	GW_FDX_ACCEPT,          /* accept() failed: an idle one closed, a 503, or a pause */
+	GW_FDX_EVICT,           /* an idle sniffed connection closed (503) for a new one */
+	GW_FDX_REFUSED,         /* a new connection answered 503 at once */
+	GW_FDX_HANDOVER,        /* moving a sniffed connection to lws: 503 */
 	GW_FDX_RESERVE,         /* a preview refused 503: the reserve is the API's */
 	GW_FDX_RUNNER_SOCKET,   /* a preview's runner socket: 503 */
 	GW_FDX_ADOPT,           /* lws had no slot: 503 or closed */

@@ -18,6 +18,7 @@ enum {
 	F_STATE, F_IMAGE, F_CERT, F_KEY, F_INSECURE, F_HEADER_TO, F_IDLE_TO, F_PSTREAM,
 	F_KEEPALIVE, F_METRICS, F_PSECRET, F_FDRES, F_PMAX_SBX, F_PMAX_CLIENT, F_DRIVERS, F_ISOLATION, F_RUNNERS, F_RUNNERS_DNS, F_RUNNER_PORT, F_DISCOVERY_MS, F_VERBOSE,
 	F_RUNNER_CA, F_RUNNER_CERT, F_RUNNER_KEY,
+	F_PUBLIC_URL, F_MCP_ORIGINS, F_MCP_SESSIONS,
 	F_HELP, F_COUNT
 };
 
@@ -53,7 +54,7 @@ static const struct flag flags[F_COUNT] = {
 	[F_IDLE_TO] = { "idle-timeout", "S", 1, 86400, AT(idle_timeout_s), "seconds a preview connection may stay quiet (default 300)" },
 	[F_PSTREAM] = { "preview-stream", NULL, 0, 0, AT(preview_stream), "previews through the runner's stream, never a passed socket (default off)" },
 	[F_KEEPALIVE] = { "keepalive-s", "S", 0, GW_KEEPALIVE_MAX_S, AT(keepalive_s), "WebSocket pings and ndjson keepalive lines every S seconds, 0 off (default 25)" },
-	[F_METRICS] = { "metrics-key-file", "F", 0, 0, AT(metrics_key_file), "the key /metrics wants, its first line (default $SANDBOX_METRICS_KEY, else /metrics is closed)" },
+	[F_METRICS] = { "metrics-key-file", "F", 0, 0, AT(metrics_key_file), "the key /metrics and the whole of /v1/runners want, its first line (default $SANDBOX_METRICS_KEY, else /metrics is closed)" },
 	[F_PSECRET] = { "preview-secret-file", "F", 0, 0, AT(psecret_file), "preview tokens' secret, made once when missing (default none: random per start)" },
 	[F_FDRES] = { "fd-reserve", "N", 0, 1 << 30, AT(fd_reserve), "descriptors previews may not take (default 256, at most a quarter of the limit)" },
 	[F_PMAX_SBX] = { "preview-max-per-sandbox", "N", 0, 1 << 30, AT(pmax_sandbox), "open preview connections per sandbox, 0 the default (default 1024)" },
@@ -68,6 +69,9 @@ static const struct flag flags[F_COUNT] = {
 	[F_RUNNER_CA] = { "runner-ca", "PEM", 0, 0, AT(runner_ca), "CA a TLS runner's certificate must chain to (required with a TLS runner)" },
 	[F_RUNNER_CERT] = { "runner-cert", "PEM", 0, 0, AT(runner_cert), "the gateway's client certificate for TLS runners (required with a TLS runner)" },
 	[F_RUNNER_KEY] = { "runner-key", "PEM", 0, 0, AT(runner_key), "its private key (required with a TLS runner)" },
+	[F_PUBLIC_URL] = { "public-url", "URL", 0, 0, AT(public_url), "scheme://host[:port] people reach the gateway at (a name, a TLS proxy); /mcp accepts it as an Origin (default none)" },
+	[F_MCP_ORIGINS] = { "mcp-allowed-origins", "LIST", 0, 0, AT(mcp_origins), "more Origins /mcp accepts, comma-separated scheme://host[:port] (default none: only the gateway's own URL and --public-url)" },
+	[F_MCP_SESSIONS] = { "mcp-sessions-per-key", "N", 1, GW_MCP_SESSIONS_PER_KEY_MAX, AT(mcp_sessions_per_key), "MCP sessions a key may hold; a key's new one past this replaces its own least recently used (default 64)" },
 	[F_HELP] = { "help", NULL, 0, 0, NOWHERE, "this text" },
 };
 
@@ -113,6 +117,7 @@ static void defaults(struct gw_flags *f)
 	f->fd_reserve = -1;
 	f->runner_port = 7443;
 	f->discovery_ms = 5000;   /* gw_fdguard.c: 256, at most a quarter of the limit */
+	f->mcp_sessions_per_key = GW_MCP_SESSIONS_PER_KEY;
 }
 
 int gw_flags_parse(struct gw_flags *f, int argc, char **argv)

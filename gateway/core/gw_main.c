@@ -12,6 +12,7 @@
 #include "gw_flags.h"
 #include "gw_runner_addr.h"
 #include "gw_tls.h"
+#include "../api/gw_mcp_origin.h"
 #include "../proxy/gw_front.h"
 #include "../proxy/gw_proxy.h"
 #include "gw_fdguard.h"
@@ -102,6 +103,14 @@ static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_f
 		return 2;
 	}
 	front->tls = vh->tls = fl->cert != NULL;
+	if (gw_mcp_origins_configure(fl->addr, fl->public_url, fl->mcp_origins, &err)) {
+		sbx_err_log("%s", err.msg);
+		return 2;
+	}
+	if (gw_mcp_sessions_configure((int)fl->mcp_sessions_per_key)) {
+		sbx_err_log("MCP sessions: out of memory");
+		return 1;
+	}
 	if (gw_psecret_load(vh, fl->psecret_file, &err)) {
 		sbx_err_log("preview secret: %s", err.msg);
 		return 1;

@@ -125,8 +125,10 @@ int gw_runners_tls(const struct gw_vh *vh);
 /* The embedded runner's socket, once it listens. */
 int gw_runners_add_local(struct gw_vh *vh, const char *path);
 struct gw_runner *gw_runner_by_name(struct gw_vh *vh, const char *name);
-/* GET /v1/runners's body; GET /v1/capabilities's (NULL: no runner up). */
-struct cJSON *gw_runners_json(struct gw_vh *vh);
+/* GET /v1/runners's body: names and states, and with full (the metrics
+ * key) addresses, counts, memory and reasons; GET /v1/capabilities's
+ * (NULL: no runner up). */
+struct cJSON *gw_runners_json(struct gw_vh *vh, int full);
 struct cJSON *gw_runners_capabilities(struct gw_vh *vh);
 /* /metrics lines of the table into b; their length. */
 int gw_runners_metrics(struct gw_vh *vh, char *b, size_t n);

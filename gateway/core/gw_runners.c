@@ -300,23 +300,30 @@ static cJSON *iso_json(const struct gw_runner *rn)
 	return a;
 }
 
-cJSON *gw_runners_json(struct gw_vh *vh)
+/* An API key sees what placement errors tell it (each runner's name, state
+ * and draining flag); where a runner is, what it holds and its free memory
+ * are every tenant's business, so only the operator's metrics key (full)
+ * sees them, as /metrics does. */
+cJSON *gw_runners_json(struct gw_vh *vh, int full)
 {
 	cJSON *out = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(out, "runners");
 	char when[32];
 
 	for (int i = 0; i < vh->nrunners; i++) {
 		const struct gw_runner *rn = &vh->runners[i];
-		cJSON *o = cJSON_CreateObject();
 		if (rn->gone && rn->state != GW_RUNNER_UP)
 			continue;   /* left DNS and stopped answering: of no use to anyone */
+		cJSON *o = cJSON_CreateObject();
 		if (rn->name[0])
 			cJSON_AddStringToObject(o, "name", rn->name);
 		else
 			cJSON_AddNullToObject(o, "name");
-		cJSON_AddStringToObject(o, "address", rn->addr);
 		cJSON_AddStringToObject(o, "state", state_name(rn->state));
 		cJSON_AddBoolToObject(o, "draining", rn->draining);
+		cJSON_AddItemToArray(a, o);
+		if (!full)
+			continue;
+		cJSON_AddStringToObject(o, "address", rn->addr);
 		cJSON_AddNumberToObject(o, "sandboxes", rn->sandboxes);
 		if (rn->memory_mb_free >= 0) {
 			cJSON_AddNumberToObject(o, "memory_mb_free", (double)rn->memory_mb_free);
@@ -333,7 +340,6 @@ cJSON *gw_runners_json(struct gw_vh *vh)
 			cJSON_AddTrueToObject(o, "undiscovered");
 		if (rn->state == GW_RUNNER_DOWN || rn->state == GW_RUNNER_REFUSED)
 			cJSON_AddStringToObject(o, "reason", rn->why);
-		cJSON_AddItemToArray(a, o);
 	}
 	return out;
 }

@@ -2,8 +2,12 @@
  * RFC 9112 with the leniencies removed that let a front and a back end
  * disagree about where a request ends: no obs-fold, no bare CR or LF, no
  * whitespace before the colon, exactly one Content-Length or exactly one
- * "Transfer-Encoding: chunked", never both. */
+ * "Transfer-Encoding: chunked", never both. The one leniency kept is the
+ * one RFC 9112 2.2 asks for, a few empty lines before the request line
+ * (bare LF ones too): they are never forwarded, so no later parser can
+ * read them differently. */
 #include <string.h>
+#include <strings.h>
 #include "gw_http1.h"
 
 static int is_tchar(unsigned char c)
@@ -173,9 +177,21 @@ static int semantics(const char *buf, struct gw_h1_head *h)
 	return 0;
 }
 
+long gw_h1_lead(const char *p, size_t n)
+{
+	size_t i = 0;
+	for (int lines = 0;; lines++) {
+		size_t k = i < n && p[i] == '\r' ? i + 1 : i;
+		if (k >= n || p[k] != '\n')
+			return (long)i;
+		if (lines == GW_H1_LEAD_MAX)
+			return -1;
+		i = k + 1;
+	}
+}
+
 int gw_h1_parse(const char *p, size_t n, struct gw_h1_head *h)
 {
-	size_t off = 0;
 	int have_rl = 0;
 	memset(h, 0, offsetof(struct gw_h1_head, hdr));
 	h->host = -1;
@@ -183,6 +199,10 @@ int gw_h1_parse(const char *p, size_t n, struct gw_h1_head *h)
 	h->nhdr = 0;
 	if (n > GW_H1_HEAD_MAX)
 		n = GW_H1_HEAD_MAX;
+	long lead = gw_h1_lead(p, n);
+	if (lead < 0)
+		return -400;
+	size_t off = (size_t)lead;
 	for (;;) {
 		long len = line_len(p + off, n - off);
 		if (len < 0)
@@ -191,10 +211,6 @@ int gw_h1_parse(const char *p, size_t n, struct gw_h1_head *h)
 			return n >= GW_H1_HEAD_MAX ? -431 : 0;
 		int rc;
 		if (!have_rl) {
-			if (len == 2) {        /* RFC 9112 2.2: ignore leading empty lines */
-				off += 2;
-				continue;
-			}
 			rc = request_line(p + off, (size_t)len, (uint32_t)off, h);
 			have_rl = 1;
 		} else if (len == 2) {
@@ -208,6 +224,37 @@ int gw_h1_parse(const char *p, size_t n, struct gw_h1_head *h)
 			return rc;
 		off += (size_t)len;
 	}
+}
+
+int gw_h1_sniff_host(const char *p, size_t n, char *out, size_t outsz)
+{
+	long lead = gw_h1_lead(p, n);
+	if (lead < 0)
+		return -1;
+	const char *e = p + n, *l = memchr(p + lead, '\n', n - (size_t)lead);   /* the request line */
+	while (l && l + 1 < e) {
+		l++;
+		const char *nl = memchr(l, '\n', (size_t)(e - l));
+		if (!nl)
+			return 0;
+		size_t len = (size_t)(nl - l);
+		if (len <= 1)
+			return -1;                      /* end of the head */
+		if (len > 5 && !strncasecmp(l, "host:", 5)) {
+			const char *v = l + 5, *ve = nl;
+			while (v < ve && (*v == ' ' || *v == '\t'))
+				v++;
+			while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t'))
+				ve--;
+			if ((size_t)(ve - v) >= outsz)
+				return -1;
+			memcpy(out, v, (size_t)(ve - v));
+			out[ve - v] = '\0';
+			return 1;
+		}
+		l = nl;
+	}
+	return 0;
 }
 
 enum { C_SIZE, C_SIZE_MORE, C_EXT, C_SIZE_LF, C_DATA, C_DATA_CR, C_DATA_LF,

@@ -11,6 +11,7 @@
 #define GW_H1_HEAD_MAX  (16 * 1024)   /* request line + headers + CRLF CRLF */
 #define GW_H1_HDR_MAX   100           /* header lines */
 #define GW_H1_TRAILER_MAX (16 * 1024) /* chunked trailer section */
+#define GW_H1_LEAD_MAX  8             /* empty lines ignored before a request line */
 
 struct gw_h1_span {
 	uint32_t off, len;               /* into the parsed buffer */
@@ -33,7 +34,18 @@ struct gw_h1_head {
 	struct gw_h1_hdr hdr[GW_H1_HDR_MAX];   /* last: the parser clears what is before it */
 };
 
-/* Parse the head at the start of [p, p+n).
+/* RFC 9112 2.2: a server should ignore empty lines received before a
+ * request line (clients have sent one after a POST body, or before the
+ * next request of a keep-alive connection). The bytes of the empty lines
+ * (CRLF, or a bare LF) at the start of [p, p+n): 0 when there are none,
+ * -1 when there are more than GW_H1_LEAD_MAX (a request that is not
+ * coming: 400). A CR as the very last byte is not counted (its LF may
+ * follow); a CR followed by anything else ends the empty lines (the
+ * request line then has a bare CR: 400). */
+long gw_h1_lead(const char *p, size_t n);
+
+/* Parse the head at the start of [p, p+n), after its empty lines
+ * (gw_h1_lead; head_len and every offset count them).
  * Returns the head length (> 0) when complete, 0 when more bytes are
  * needed (only while n < GW_H1_HEAD_MAX), or a negative HTTP status:
  * -400 malformed or ambiguous (both Content-Length and Transfer-Encoding,
@@ -42,6 +54,14 @@ struct gw_h1_head {
  * Host on HTTP/1.1), -431 head or header count over the limits,
  * -505 a version other than HTTP/1.0 or 1.1. h holds offsets into p. */
 int gw_h1_parse(const char *p, size_t n, struct gw_h1_head *h);
+
+/* The Host of a plain request from its first bytes, for the front door's
+ * routing only (the proxy parses the head strictly again): the value of
+ * the first Host line, OWS trimmed, into out. Returns 1 found, 0 not yet
+ * (the head is incomplete), -1 when the head ended without one, the value
+ * does not fit out, or there are too many empty lines before the request
+ * line (gw_h1_lead, which it skips first). */
+int gw_h1_sniff_host(const char *p, size_t n, char *out, size_t outsz);
 
 /* Case-insensitive compare of a header's name with name. */
 int gw_h1_name_is(const char *p, const struct gw_h1_hdr *hd, const char *name);

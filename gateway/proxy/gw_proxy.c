@@ -282,6 +282,15 @@ static int on_body(struct gw_pconn *c)
 	return 0;
 }
 
+/* cin holds nothing but empty lines (RFC 9112 2.2), a last CR included */
+static int only_empty_lines(const struct sbx_buf *b)
+{
+	const char *p = (const char *)sbx_buf_head(b);
+	long lead = gw_h1_lead(p, b->len);
+	return lead >= 0 && ((size_t)lead == b->len ||
+			     ((size_t)lead + 1 == b->len && p[lead] == '\r'));
+}
+
 void gw_proxy_process(struct gw_pconn *c)
 {
 	for (;;) {
@@ -298,7 +307,11 @@ void gw_proxy_process(struct gw_pconn *c)
 		if (c->state == GW_P_HEAD) {
 			int rc = gw_h1_parse((const char *)sbx_buf_head(&c->cin), c->cin.len, &c->h);
 			if (rc == 0) {
-				if (!c->head_started) {   /* slowloris: the clock does not restart */
+				/* slowloris: the clock does not restart; empty
+				 * lines alone (a client's CRLF after its last
+				 * request) start no head, and more than a few of
+				 * them are refused by the parser */
+				if (!c->head_started && !only_empty_lines(&c->cin)) {
 					c->head_started = 1;
 					lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK,
 							c->f->head_timeout_s);

@@ -16,6 +16,7 @@
 #include "../core/gw.h"
 
 #define KEEPALIVE_LINE "{\"keepalive\":true}\n"
+#define PEER_CHECK_US ((int64_t)LWS_US_PER_SEC)
 
 void gw_keepalive_vhost(struct lws_context_creation_info *vi, int secs)
 {
@@ -91,8 +92,15 @@ int gw_keepalive_http_timer(struct gw_req *r)
 			lws_set_timeout(r->wsi, NO_PENDING_TIMEOUT, 0);
 		r->ka_no_deadline = 1;
 	}
-	if (!r->ka_lines)
+	/* while it waits for the command, a response's connection is held
+	 * (gw_pipeline.c) and lws reads nothing: a client that went away is
+	 * seen here instead, within PEER_CHECK_US */
+	if (gw_pipe_peer_gone(r->wsi))
+		return -1;
+	if (!r->ka_lines) {
+		lws_set_timer_usecs(r->wsi, PEER_CHECK_US);
 		return 0;
+	}
 	if (now - r->ka_last_us >= period) {
 		/* not before the response started; bytes still queued are
 		 * traffic enough once they move */
@@ -100,10 +108,11 @@ int gw_keepalive_http_timer(struct gw_req *r)
 			const char *ka = r->ka_text ? r->ka_text : KEEPALIVE_LINE;
 			if (sbx_buf_append(&r->resp, ka, strlen(ka)))
 				return -1;
-			lws_callback_on_writable(r->wsi);
+			gw_pipe_want_write(r->wsi);
 		}
 		r->ka_last_us = now;
 	}
-	lws_set_timer_usecs(r->wsi, (lws_usec_t)(r->ka_last_us + period - now));
+	int64_t next = r->ka_last_us + period - now;
+	lws_set_timer_usecs(r->wsi, (lws_usec_t)(next < PEER_CHECK_US ? next : PEER_CHECK_US));
 	return 0;
 }

@@ -20,8 +20,9 @@
 #                      again: the teardown restarts it to reap them)
 #   cl_runner_stop I   SIGTERM and wait (it stops its sandboxes first)
 #   cl_gateway NAME ARGS...   a gateway on a free loopback port (CL_PORT,
-#                      GW_PID) with the cluster TLS flags and the key(s) in
-#                      KEY; its log T/gw.NAME.log
+#                      GW_PID) with the cluster TLS flags, the key(s) in
+#                      KEY and the metrics key CL_METRICS_KEY (the whole
+#                      of /v1/runners); its log T/gw.NAME.log
 #   cl_start_gw NAME BIN ARGS...   the same for any gateway command line
 #   cl_gateway_dns NAME ARGS...   the same under `unshare -m` with
 #                      T/resolv.conf bind-mounted on /etc/resolv.conf: its
@@ -36,6 +37,7 @@ CL_RPORT=7443
 CL_PKI=
 CL_ADDR=() CL_ADDR6=() CL_LISTEN=() CL_NS=() CL_NAME=() RPID=() CL_DIRTY=()
 CL_NET_MADE=0
+CL_METRICS_KEY=metrics-cluster-$$
 
 cl_init() {
 	local p=$$ i x y
@@ -165,7 +167,8 @@ cl_start_gw() { # name bin args... -> CL_PORT, GW_PID
 	log=$T/gw.$name.log
 	for _ in 1 2 3; do
 		port=$(random_port)
-		if SANDBOX_API_KEYS=$KEY start_gateway "$bin" "$port" "$log" "$@"; then
+		if SANDBOX_API_KEYS=$KEY SANDBOX_METRICS_KEY=$CL_METRICS_KEY \
+			start_gateway "$bin" "$port" "$log" "$@"; then
 			for _ in $(seq 50); do
 				grep -q "listening on http://127.0.0.1:$port[, ]" "$log" && { CL_PORT=$port; return 0; }
 				kill -0 "$GW_PID" 2>/dev/null || break

@@ -24,6 +24,7 @@ suite_cleanup() { cl_teardown; }
 
 KEY=key-cluster-$$ KEY2=key-cluster-other-$$
 A="Authorization: Bearer $KEY" A2="Authorization: Bearer $KEY2"
+OP="Authorization: Bearer $CL_METRICS_KEY"   # the operator's: all of /v1/runners
 MB=256   # memory_mb of every sandbox here: the runners' caps stay far away
 
 cl_init || h_abort "no free 10.x.y.0/24 for the bridge"
@@ -53,7 +54,7 @@ api() { # port method path [json] -> status code; the body in T/body
 runner_of() { local s=${1#sbx_}; echo "${s%_*}"; }
 # one line per runner: "name state draining sandboxes", sorted
 runners_of() { # port
-	curl -s -m 10 -H "$A" "http://127.0.0.1:$1/v1/runners" | python3 -c '
+	curl -s -m 10 -H "$OP" "http://127.0.0.1:$1/v1/runners" | python3 -c '
 import json, sys
 try:
     rs = json.load(sys.stdin)["runners"]
@@ -372,7 +373,7 @@ wait_runners "$P3" "$RB up false [0-9]+" || true
 check "g3: the real $RB is up, nothing else is" "$(grep -c ' up ' "$T/runners") $(grep -c "^$RB up" "$T/runners")" "1 1"
 # the state g3 gives the runner at an address
 state_at() { # address
-	curl -s -m 10 -H "$A" "http://127.0.0.1:$P3/v1/runners" | python3 -c '
+	curl -s -m 10 -H "$OP" "http://127.0.0.1:$P3/v1/runners" | python3 -c '
 import json, sys
 print(" ".join(str(r.get("state")) for r in json.load(sys.stdin)["runners"] if r.get("address") == sys.argv[1]))' "$1"
 }

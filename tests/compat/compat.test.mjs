@@ -147,6 +147,15 @@ await check('readFile / readFileToBuffer: bytes exact; a missing file is null', 
 	eq(await sandbox.readFileToBuffer({ path: 'nope.txt' }), null, 'missing');
 });
 
+await check('readFileToBuffer of a file whose size says 0 (/proc/version): its whole content, five times', async () => {
+	const want = await (await sandbox.runCommand('cat', ['/proc/version'])).stdout();
+	assert(want.length > 0, 'cat /proc/version');
+	for (let i = 0; i < 5; i++) {
+		const buf = await sandbox.readFileToBuffer({ path: '/proc/version' });
+		eq(buf && buf.toString(), want, `try ${i + 1}`);
+	}
+});
+
 await check('mkDir: a new directory the sandbox user owns; an existing one is an APIError', async () => {
 	await sandbox.mkDir('made');
 	const r = await sandbox.runCommand('stat', ['-c', '%U %F', 'made']);

@@ -1,7 +1,8 @@
 /* libFuzzer target: untrusted bytes from a client through the preview
  * proxy's parsers (gateway/proxy/gw_http1.c, gw_sni.c, gw_phost.c): a request
- * head, what follows it as a chunked body, the same bytes as a TLS
- * ClientHello, and the Host value as a preview host. Checks that every
+ * head (its leading empty lines too), the front door's Host hint from the
+ * same bytes, what follows the head as a chunked body, the same bytes as a
+ * TLS ClientHello, and the Host value as a preview host. Checks that every
  * span the head parser reports lies inside the head. */
 #include <stddef.h>
 #include <stdint.h>
@@ -27,7 +28,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int port;
 
 	gw_sni_parse(data, size, out, sizeof out);
+	long lead = gw_h1_lead(p, size);
+	if (lead > (long)size || lead > 2 * GW_H1_LEAD_MAX)
+		__builtin_trap();
+	/* the front door's routing hint: a found Host is a string in out */
+	if (gw_h1_sniff_host(p, size, out, sizeof out) == 1 && !memchr(out, '\0', sizeof out))
+		__builtin_trap();
 	int rc = gw_h1_parse(p, size, &h);
+	if (rc > 0 && (lead < 0 || h.method.off != (uint32_t)lead))
+		__builtin_trap();   /* the request line starts right after the empty lines */
 	if (rc > 0) {
 		if ((size_t)rc > size || (size_t)rc > GW_H1_HEAD_MAX || (h.chunked && h.content_length >= 0))
 			__builtin_trap();

@@ -4,6 +4,7 @@
 # sandbox flow needs a working sandbox-runner and image, else SKIP.
 . "$(dirname "$0")/tls.sh"
 . "$(dirname "$0")/runners.sh"
+. "$(dirname "$0")/reads.sh"
 . "$(dirname "$0")/../lib/harness.sh"
 h_begin gw-test
 
@@ -287,6 +288,9 @@ if [ -z "$(h_services_missing)" ]; then
 	# several runners behind one gateway, two gateways on them (runners.sh)
 	suite_runners $gwb
 	suite_runner_busy $gwb
+	# files whose size at open is not their length (reads.sh)
+	port=$((port + 1))
+	suite_reads $gwb "$T/r.sock" $port
 	if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log; then fail "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40; else pass "no sanitizer report"; fi
 	# a gateway killed with -9 and started again knows its keys' sandboxes
 	# (owner tags kept by the runner) and a command's output is all there

@@ -65,7 +65,7 @@ setTimeout(() => { console.log(`${out.trim()}|timeout`); process.exit(0); }, 200
 suite_runners() { # gateway-bin
 	local gwb=$1 ra=gra$$ rb=grb$$ rc=grc$$ pa pb ua ub id ids got c i n
 	RS_A='Authorization: Bearer key-one'
-	local A=$RS_A K="--keys-file $T/rs.keys"
+	local A=$RS_A K="--keys-file $T/rs.keys" OP='Authorization: Bearer metrics-key'
 	printf 'key-one\nkey-two\n' >"$T/rs.keys"
 
 	# malformed --runners: exit 2 naming what is wrong, before anything starts
@@ -100,18 +100,30 @@ suite_runners() { # gateway-bin
 	rs_listening "$T/gw.rsa.log" $gwa || { fail "runners: gateway A did not listen: $(tail -3 "$T/gw.rsa.log")"; return; }
 	# B also lists runner a under a second address (a symlink to its socket)
 	ln -s "$T/ra.sock" "$T/ra-alias.sock"
-	start_gateway "$gwb" $pb "$T/gw.rsb.log" --runners "$L,unix:$T/ra-alias.sock" $K --max-sandboxes-per-key 20 ||
+	SANDBOX_METRICS_KEY=metrics-key start_gateway "$gwb" $pb "$T/gw.rsb.log" --runners "$L,unix:$T/ra-alias.sock" $K --max-sandboxes-per-key 20 ||
 		{ fail "runners: gateway B did not start"; return; }
 	local gwbpid=$GW_PID
 	rs_listening "$T/gw.rsb.log" $gwbpid || { fail "runners: gateway B did not listen: $(tail -3 "$T/gw.rsb.log")"; return; }
 
-	c=$(rs_code -H "$A" $ua/v1/runners)
-	check "runners: GET /v1/runners lists the three, up, with their free memory" \
+	c=$(rs_code -H "$OP" $ua/v1/runners)
+	check "runners: GET /v1/runners with the metrics key lists the three, up, with their free memory" \
 		"$c $(rs_json "sorted((r['name'], r['state'], r['memory_mb_free'], r['draining']) for r in d['runners'])")" \
 		"200 [('$ra', 'up', 2048, False), ('$rb', 'up', 1024, False), ('$rc', 'up', 1024, False)]"
+	check "runners: the metrics key sees each runner's address, sandboxes and free slots" \
+		"$(rs_json "sorted((r['address'].startswith('unix:$T/r'), r['sandboxes'], r['slots_free'] >= 0) for r in d['runners'])")" \
+		"[(True, 0, True), (True, 0, True), (True, 0, True)]"
+	# an API key is one tenant: where the runners are and what they hold is
+	# not its business, only what placement errors say (name and state)
+	c=$(rs_code -H "$A" $ua/v1/runners)
+	check "runners: an API key sees each runner's name, state and draining only" \
+		"$c $(rs_json "sorted((r['name'], r['state'], r['draining']) for r in d['runners']), sorted(set(k for r in d['runners'] for k in r))")" \
+		"200 ([('$ra', 'up', False), ('$rb', 'up', False), ('$rc', 'up', False)], ['draining', 'name', 'state'])"
+	check "runners: no socket path, address, count or memory in an API key's view" \
+		"$(grep -cE "$T|sandboxes|memory|slots|load1|address" "$T/body")" 0
 	check "runners: GET /v1/runners needs a key" "$(rs_code $ua/v1/runners)" 401
+	check "runners: a wrong metrics key is no key" "$(rs_code -H 'Authorization: Bearer metrics-keyX' $ua/v1/runners)" 401
 	check "runners: two addresses of one runner: one of them is refused, saying whose the name is" \
-		"$(rs_code -H "$A" $ub/v1/runners) $(rs_json "sorted((r['state'], 'is already' in r.get('reason', '')) for r in d['runners'] if r['address'].startswith('unix:$T/ra'))")" \
+		"$(rs_code -H "$OP" $ub/v1/runners) $(rs_json "sorted((r['state'], 'is already' in r.get('reason', '')) for r in d['runners'] if r['address'].startswith('unix:$T/ra'))")" \
 		"200 [('refused', True), ('up', False)]"
 	check "runners: /v1/capabilities is the union (jail available)" \
 		"$(rs_code -H "$A" $ua/v1/capabilities) $(rs_json "[x['available'] for x in d['isolation'] if x['name']=='jail']")" "200 [True]"
@@ -123,7 +135,7 @@ suite_runners() { # gateway-bin
 	got=
 	ids=()
 	for i in 1 2 3 4; do
-		curl -s -m 5 -H "$A" $ua/v1/runners >>"$T/rs.placement" 2>&1; echo >>"$T/rs.placement"
+		curl -s -m 5 -H "$OP" $ua/v1/runners >>"$T/rs.placement" 2>&1; echo >>"$T/rs.placement"
 		c=$(rs_code -H "$A" -d '{"timeout_ms":300000}' $ua/v1/sandboxes)
 		id=$(rs_json "d['id']")
 		[ "$c" = 201 ] && [ -n "$id" ] || { fail "runners: create $i: $c $(cat "$T/body")"; return; }
@@ -259,8 +271,8 @@ for l in open(sys.argv[1]):
 		"$(rs_code -H "$A" -d '{"cmd":"echo","args":["fine"],"wait":true}' $ua/v1/sandboxes/$sa/commands) $(rs_json "d['stdout']")" "200 fine"
 	check "runners: list names the runner that is down" \
 		"$(rs_code -H "$A" $ua/v1/sandboxes) $(rs_json "d['unavailable_runners'], any(s['id']=='$sa' for s in d['sandboxes'])")" "200 (['$rb'], True)"
-	check "runners: /v1/runners shows it down with the reason" \
-		"$(rs_code -H "$A" $ua/v1/runners) $(rs_json "[(r['state'], bool(r['reason'])) for r in d['runners'] if r['name']=='$rb']")" "200 [('down', True)]"
+	check "runners: /v1/runners shows it down with the reason (metrics key)" \
+		"$(rs_code -H "$OP" $ua/v1/runners) $(rs_json "[(r['state'], bool(r['reason'])) for r in d['runners'] if r['name']=='$rb']")" "200 [('down', True)]"
 	c=$(rs_code -H "$A" -d '{"timeout_ms":300000,"memory_mb":256}' $ua/v1/sandboxes)
 	id=$(rs_json "d['id']")
 	ids+=("$id")

@@ -158,6 +158,22 @@ async function main() {
   const missing = await call('read_file', { sandbox_id: id, path: 'nope.txt' });
   check('read_file of a missing file is a tool error', [missing.isError, /not_found/.test(missing.content[0].text)], [true, true]);
 
+  // capped reads always answer. /proc/self/pagemap says its size is 0 and
+  // has no end: the read passes the 1 MiB cap midway, which once left the
+  // call unanswered (sometimes, so ten times). A limit on each call turns a
+  // silence into a failure here instead of a hang.
+  const capped = [];
+  for (let i = 0; i < 10; i++) {
+    const res = await client.callTool({ name: 'read_file', arguments: { sandbox_id: id, path: '/proc/self/pagemap' } },
+      undefined, { timeout: 30000 }).catch((e) => ({ threw: String(e) }));
+    capped.push(res.threw || (res.isError && /^too_large: file over 1048576 bytes/.test(res.content[0].text) ? 'too_large' : JSON.stringify(res).slice(0, 200)));
+    if (res.threw) break;   // one silence is enough: no 30 s more for each of the rest
+  }
+  check('read_file past the 1 MiB cap (/proc/self/pagemap, size 0): too_large every time of 10', capped, Array(10).fill('too_large'));
+  const version = (await call('run_command', { sandbox_id: id, cmd: 'cat', args: ['/proc/version'] })).structuredContent.stdout;
+  const procv = await call('read_file', { sandbox_id: id, path: '/proc/version' });
+  check('read_file of a file whose size says 0 (/proc/version): its whole content', [procv.structuredContent?.content, procv.structuredContent?.size], [version, Buffer.byteLength(version)]);
+
   // progress: the command prints three lines 200 ms apart, then waits for a
   // file that the test writes only once the third line came as a progress
   // notification; without notifications as the output comes, it never ends

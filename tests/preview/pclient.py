@@ -2,7 +2,7 @@
 """Raw-socket clients for tests/preview/run.sh: what curl cannot send or
 measure (ambiguous heads, pipelining, slow heads, WebSocket frames, SSE
 events one by one). Each mode prints one short result line."""
-import base64, os, socket, ssl, struct, sys, time
+import base64, os, re, socket, ssl, struct, sys, time
 
 def connect(port, tls_host=None):
     s = socket.create_connection(('127.0.0.1', port), timeout=10)
@@ -26,13 +26,18 @@ def read_all(s, limit=10.0):
         pass
     return out
 
+def status_codes(out):
+    """the status codes of the responses in out, as one line ('closed' for
+    none); a status line may follow a body that ends in a bare LF (node's
+    "hello from node\\n")"""
+    codes = [c.decode() for c in re.findall(rb'(?:^|\n)HTTP/1\.[01] (\d{3})', out)]
+    return ' '.join(codes) if codes else 'closed'
+
 def raw(port, data):
     """send bytes (Python escapes allowed), print the status codes seen"""
     s = connect(port)
     s.sendall(data.encode('latin-1').decode('unicode_escape').encode('latin-1'))
-    out = read_all(s, 5)
-    codes = [l.split(b' ')[1].decode() for l in out.split(b'\r\n') if l.startswith(b'HTTP/1.')]
-    print(' '.join(codes) if codes else 'closed')
+    print(status_codes(read_all(s, 5)))
 
 def ws(port, host, tls=False):
     s = connect(port, host if tls else None)
@@ -231,6 +236,30 @@ def upgrade_then(port, host, second):
     codes = [l.split(b' ')[1].decode() for l in got.split(b'\r\n') if l.startswith(b'HTTP/1.')]
     print(' '.join(codes) if codes else 'closed')
 
+def crlf_keepalive(port, host, wait):
+    """a request and its whole answer, then a lone CRLF (RFC 9112 2.2: an
+    empty line before the next request line), `wait` seconds (past the
+    header timeout), then a second request on the same connection; print
+    the status codes of everything that came back"""
+    s = connect(port)
+    req = f'GET / HTTP/1.1\r\nHost: {host}\r\n\r\n'.encode()
+    s.sendall(req)
+    got = b''
+    s.settimeout(10)
+    while b'hello from node' not in got:
+        d = s.recv(65536)
+        if not d:
+            break
+        got += d
+    try:
+        s.sendall(b'\r\n')
+        time.sleep(wait)
+        s.sendall(req.replace(b'\r\n\r\n', b'\r\nConnection: close\r\n\r\n'))
+    except OSError:
+        pass
+    got += read_all(s, 5)
+    print(status_codes(got))
+
 if __name__ == '__main__':
     mode, port = sys.argv[1], int(sys.argv[2])
     args = sys.argv[3:]
@@ -248,6 +277,8 @@ if __name__ == '__main__':
         location(port, args[0])
     elif mode == 'upgrade_then':
         upgrade_then(port, args[0], args[1])
+    elif mode == 'crlf_keepalive':
+        crlf_keepalive(port, args[0], float(args[1]))
     elif mode == 'ws':
         ws(port, args[0], len(args) > 1)
     else:

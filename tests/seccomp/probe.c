@@ -137,6 +137,8 @@ static long p_io_uring(void)
 	return syscall(425, 8, params);
 }
 static long p_io_uring_enter(void) { return syscall(426, -1, 0, 0, 0, 0, 0); }
+/* memfd_secret (447 on x86_64): ENOSYS, as on a kernel without secretmem */
+static long p_memfd_secret(void) { return syscall(447, 0); }
 
 /* Keyrings */
 static long p_keyctl(void) { return syscall(SYS_keyctl, 0 /* GET_KEYRING_ID */, -3, 0); }
@@ -330,6 +332,7 @@ static const struct probe probes[] = {
 	{ "userfaultfd", p_userfaultfd, EPERM },
 	{ "io_uring_setup", p_io_uring, ENOSYS },
 	{ "io_uring_enter", p_io_uring_enter, ENOSYS },
+	{ "memfd_secret", p_memfd_secret, ENOSYS },
 	{ "keyctl", p_keyctl, EPERM },
 	{ "add_key", p_add_key, EPERM },
 	{ "request_key", p_request_key, EPERM },

@@ -166,3 +166,153 @@ class HealthSampler(threading.Thread):
 
     def worst(self):
         return max(self.lat) if self.lat else None
+
+
+class Held:
+    """n connections to the gateway, all held open until close(): when
+    connection i is connected it sends kinds[i % len(kinds)], a whole
+    request or the start of one it never finishes. At most `batch`
+    connects are in progress at a time (the listen backlog is not the
+    test). open() returns once every connection is made and every whole
+    request has its answer (or the deadline passed); stats() says, by
+    kind, what each connection got so far: a status line, a close without
+    one, or nothing yet."""
+
+    def __init__(self, port, kinds, n):
+        raise_nofile(n + 256)
+        self.port, self.kinds, self.n = port, kinds, n
+        self.ep = select.epoll()
+        # fd -> [sock, kind, state, bytes received]; state 0 connecting, 1 sent,
+        # 2 answered, 3 closed without an answer, 4 connect failed
+        self.conns = {}
+        self.all = []
+        self.connect_failed = 0
+
+    def _sent_whole(self, kind):
+        return self.kinds[kind].endswith(b"\r\n\r\n")
+
+    def _drop(self, fd):
+        try:
+            self.ep.unregister(fd)
+        except OSError:
+            pass
+
+    def _read(self, fd, ent):
+        try:
+            d = ent[0].recv(65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            d = b""
+        if not d:
+            if ent[2] < 2:
+                ent[2] = 3
+            self._drop(fd)
+            return
+        ent[3] += d
+        if ent[2] < 2 and b"\r\n" in ent[3]:
+            ent[2] = 2
+
+    def _in_flight(self):
+        return sum(1 for e in self.conns.values()
+                   if e[2] == 0 or (e[2] == 1 and self._sent_whole(e[1])))
+
+    def open(self, seconds=60, batch=500, settle=1.0, inflight=None):
+        """batch: connects in progress at a time; inflight (if given): at
+        most this many connections connecting or waiting for the answer
+        to a whole request (so a gateway fills up one request at a time)."""
+        made, last = 0, time.time()
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            while made < self.n and sum(1 for e in self.conns.values() if e[2] == 0) < batch \
+                    and (inflight is None or self._in_flight() < inflight):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.setblocking(False)
+                rc = s.connect_ex(("127.0.0.1", self.port))
+                kind = made % len(self.kinds)
+                made += 1
+                if rc not in (0, errno.EINPROGRESS):
+                    self.connect_failed += 1
+                    s.close()
+                    continue
+                ent = [s, kind, 0, b""]
+                self.conns[s.fileno()] = ent
+                self.all.append(ent)
+                self.ep.register(s.fileno(), select.EPOLLOUT | select.EPOLLIN)
+            waiting = [e for e in self.conns.values()
+                       if e[2] == 0 or (e[2] == 1 and self._sent_whole(e[1]))]
+            if made >= self.n and not waiting and time.time() - last > settle:
+                break
+            for fd, ev in self.ep.poll(0.05):
+                last = time.time()
+                ent = self.conns.get(fd)
+                if not ent:
+                    continue
+                if ent[2] == 0:
+                    if ent[0].getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                        self.connect_failed += 1
+                        ent[2] = 4
+                        self._drop(fd)
+                        continue
+                    if not ev & select.EPOLLOUT:
+                        continue
+                    ent[2] = 1
+                    try:
+                        ent[0].send(self.kinds[ent[1]])
+                    except OSError:
+                        pass   # refused at once: its answer (or close) is read below
+                    self.ep.modify(fd, select.EPOLLIN)
+                    continue
+                self._read(fd, ent)
+
+    def stats(self):
+        """Per kind: {"connected", "statuses": {code: n}, "closed", "silent"}
+        ("silent": connected, no answer and still open)."""
+        for fd, ent in list(self.conns.items()):
+            if ent[2] in (1, 2):
+                self._read(fd, ent)
+        out = []
+        for k in range(len(self.kinds)):
+            st = dict(connected=0, statuses={}, closed=0, silent=0)
+            for e in self.all:
+                if e[1] != k or e[2] in (0, 4):
+                    continue
+                st["connected"] += 1
+                if e[3]:
+                    line = e[3].split(b"\r\n", 1)[0].split()
+                    code = int(line[1]) if len(line) > 1 and line[1].isdigit() else 0
+                    st["statuses"][code] = st["statuses"].get(code, 0) + 1
+                elif e[2] == 3:
+                    st["closed"] += 1
+                else:
+                    st["silent"] += 1
+            out.append(st)
+        return out
+
+    def close(self):
+        for e in self.all:
+            e[0].close()
+        self.ep.close()
+        self.conns.clear()
+
+
+def get(port, path, key=None, timeout=10.0):
+    """One GET on a fresh connection: (status, seconds, what came: the
+    first bytes, or the error's repr with status 0 when nothing came
+    within timeout)."""
+    t = time.time()
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        try:
+            s.settimeout(max(0.1, timeout - (time.time() - t)))
+            auth = "Authorization: Bearer %s\r\n" % key if key else ""
+            s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sConnection: close\r\n\r\n" %
+                       (path, auth)).encode())
+            d = s.recv(4096)
+        finally:
+            s.close()
+    except OSError as e:
+        return 0, time.time() - t, repr(e)
+    line = d.split(b"\r\n", 1)[0].split()
+    code = int(line[1]) if len(line) > 1 and line[1].isdigit() else 0
+    return code, time.time() - t, d[:80]

@@ -1,7 +1,8 @@
-"""The flood section (probes 70-73): thousands of concurrent preview
+"""The flood section (probes 70-72, 195-196): thousands of concurrent preview
 connections to one sandbox whose guest server listens, against the suite's
 gateway and against a second gateway started under a 1024 descriptor
-limit; the runner's per-sandbox connection cap. Bounded in time (each
+limit (also with most connections holding heads they never finish, or
+without a reserve); the runner's per-sandbox connection cap. Bounded in time (each
 flood stops after at most 30 s). What is asserted is deterministic:
 every connection gets an answer (200, or 503 with a JSON error), the caps
 hold exactly, the processes live, their descriptors come back, the
@@ -292,4 +293,115 @@ def p72(ctx):
         bad.append("gateway or runner not healthy afterwards")
     for sid in (a, b, c, d):
         ctx.drop(sid)
+    return not bad, "; ".join(bad)
+
+
+def held_flood(ctx, flags, kinds, n, api_ok, log_wants, inflight=None):
+    """A gateway under `prlimit --nofile=1024:1024` with flags, n preview
+    connections held on it (flood.Held with kinds; kinds[0] is a whole
+    request), and while they are held /healthz three times and an API
+    call on fresh connections, each of which must answer with a status in
+    api_ok within 10 s: a generous bound only a stalled gateway misses
+    (the old one never accepted them at all). Then everything is let go:
+    the descriptors come back and the gateway serves as before. log_wants:
+    what its "out of descriptors" lines must name (else the probe tested
+    nothing). Returns the list of what went wrong."""
+    sid, host = guest_sandbox(ctx)
+    # caps far above the limit, and a header timeout longer than the probe:
+    # unfinished heads hold their descriptors until the probe lets go
+    p, port, log = second_gateway(ctx, ["--preview-max-per-sandbox", "100000",
+                                        "--preview-max-per-client", "100000",
+                                        "--header-timeout", "300"] + flags)
+    time.sleep(1)
+    fd0 = nfds(p.pid)
+    held = flood.Held(port, [k.replace(b"HOST", host.encode()) for k in kinds], n)
+    bad = []
+    try:
+        t = time.time()
+        held.open(seconds=60, inflight=inflight)
+        sts = held.stats()
+        unmade = sum(1 for e in held.all if e[2] == 0)
+        say("held %d connections (%d connect failed, %d not connected) in %.1fs, gateway "
+            "descriptors %d of 1024" % (len(held.all), held.connect_failed, unmade,
+                                        time.time() - t, nfds(p.pid)))
+        for k, st in zip(kinds, sts):
+            say("%r: %s" % (k[:16], st))
+        hz = [flood.get(port, "/healthz", timeout=10) for _ in range(3)]
+        api = flood.get(port, "/v1/sandboxes", key=ctx.ka, timeout=10)
+        say("while held: /healthz", [(c, "%.2fs" % s) for c, s, _ in hz],
+            "API", api[0], "%.2fs" % api[1])
+        for c, s, what in hz + [api]:
+            if c not in api_ok:
+                bad.append("while held: %s after %.1fs (%r), want %s" % (c, s, what, api_ok))
+        if sts[0]["closed"] or sts[0]["silent"]:
+            bad.append("whole requests without an answer: closed %d, silent %d" %
+                       (sts[0]["closed"], sts[0]["silent"]))
+        other = {k: v for st in sts for k, v in st["statuses"].items() if k not in (200, 503)}
+        if other:
+            bad.append("statuses other than 200/503: %s" % other)
+        if not sts[0]["statuses"].get(200):
+            bad.append("no preview got through at all")
+        if held.connect_failed or unmade:
+            bad.append("connections never made: %d failed, %d not connected" %
+                       (held.connect_failed, unmade))
+    finally:
+        held.close()
+    if p.poll() is not None:
+        bad.append("the gateway exited (status %s)" % p.returncode)
+    fd1 = settle_fds(p.pid, fd0)
+    say("descriptors: gateway %d before, %d after" % (fd0, nfds(p.pid)))
+    if not fd1:
+        bad.append("descriptors did not come back: %d before, %d after" % (fd0, nfds(p.pid)))
+    # afterwards: served as before, API and preview
+    hz = flood.get(port, "/healthz", timeout=10)
+    api = flood.get(port, "/v1/sandboxes", key=ctx.ka, timeout=10)
+    try:
+        st, body, _ = Api(port, None).req("GET", "/", headers={"Host": host}, raw=True,
+                                          timeout=10)
+    except OSError as e:
+        st, body = 0, repr(e)
+    say("after: /healthz %s, API %s, preview %s" % (hz[0], api[0], st))
+    if (hz[0], api[0], st, body) != (200, 200, 200, b"ok\n"):
+        bad.append("after the flood: /healthz %s, API %s, preview %s %r" % (hz[0], api[0], st, body))
+    p.terminate()
+    p.wait(10)
+    text = log_text(log)
+    if "Assertion" in text:
+        bad.append("an assertion in the gateway's stderr")
+    for w in ("ERROR: AddressSanitizer", "runtime error:"):
+        if w in text:
+            bad.append("a sanitizer report in the gateway's stderr: %s" %
+                       text[text.index(w):][:600])
+    ex = [l for l in text.splitlines() if "out of file descriptors" in l]
+    say("log: %d lines about running out of descriptors: %s" %
+        (len(ex), " | ".join(l.split(": ", 2)[-1][:200] for l in ex[:2] + ex[2:][-1:])))
+    for w in log_wants:
+        if not any(w in l for l in ex):
+            bad.append("no \"%s\" in the gateway's log: the probe tested nothing" % w)
+    ctx.drop(sid)
+    return bad
+
+
+WHOLE = b"GET / HTTP/1.1\r\nHost: HOST\r\n\r\n"
+
+
+@probe(195, "fd-safety: gateway under a 1024 descriptor limit, 3000 preview connections "
+            "held (a third answered, the rest with heads never finished): /healthz and the "
+            "API answer, the listener never stops, descriptors come back")
+def p195(ctx):
+    # the unfinished heads give way to newer connections, oldest first
+    bad = held_flood(ctx, [], [WHOLE, b"GET / HTTP/1.1\r\n", b"GET / HTTP/1.1\r\n"], 3000,
+                     (200,), ["idle connections closed for new ones"])
+    return not bad, "; ".join(bad)
+
+
+@probe(196, "fd-safety: gateway under a 1024 descriptor limit without a reserve, previews "
+            "holding every descriptor: a new connection is answered 503 at once, never "
+            "left in the kernel's queue")
+def p196(ctx):
+    # --fd-reserve 0: previews may take the last descriptors (a few at a
+    # time, so each is routed before the next comes), and nothing is left
+    # to serve /healthz with; it must still get an answer
+    bad = held_flood(ctx, ["--fd-reserve", "0"], [WHOLE], 1500, (200, 503),
+                     ["connections refused at accept"], inflight=16)
     return not bad, "; ".join(bad)

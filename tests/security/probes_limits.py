@@ -87,9 +87,10 @@ def p170(ctx):
         return False, "no result: %r" % d
     # The bound is the kernel's: past the cgroup's socket budget (a quarter
     # of memory_mb on v1, memory.max itself on v2) a send takes nothing
-    # more, except one forced segment per socket in each direction (about
-    # 64 KiB on loopback; docs/runner.md, known limits): 16 MiB + 256 *
-    # 128 KiB = 48 MiB at most on v1. Measured: 26 MB queued, 27 MB peak.
+    # more, except one forced segment per socket in each direction (8 KiB
+    # on the sandbox's loopback, 64 KiB before; docs/runner.md): 16 MiB +
+    # 256 * 128 KiB = 48 MiB at most on v1. Measured: 26 MB queued, 27 MB
+    # peak with 64 KiB segments. Probe 180 fills the largest nofile.
     # Without the budget the program reaches its 256 MiB ceiling.
     bound = 48 * MIB
     ok = (res["queued"] < bound and g[0] == 200 and g[1]["status"] == "running" and
@@ -262,11 +263,13 @@ def p173(ctx):
     may not (no CAP_SYS_RESOURCE, as in some containers) it clamps nofile to
     its own hard limit and the sandbox object says so. Either way the create
     succeeds and `ulimit -n` inside is the object's nofile."""
-    p = pair(ctx, "n", prlimit="1024:4096")
+    # memory_mb 2048: nofile is at most 32 per MB (probe 180); the runner's
+    # admission cap is given, so no host's RAM decides the create
+    p = pair(ctx, "n", runner_args=["--max-memory-mb", "2048"], prlimit="1024:4096")
     a = p.api
     can_raise = has_cap_sys_resource(p.runner.pid)
     want = 65536 if can_raise else 4096
-    st, d = a.create(nofile=65536, memory_mb=64)
+    st, d = a.create(nofile=65536, memory_mb=2048)
     out = None
     if st == 201:
         out = a.sh(d["id"], "ulimit -n; ulimit -Hn").split()

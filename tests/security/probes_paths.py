@@ -6,7 +6,10 @@ symlink-safe: root inside replaces its agent socket (/run/sbx/agent.sock,
   listens on outside any sandbox; the runner's idle probe, its connect op
   and the gateway's direct agent path then run; the host socket must
   receive nothing, runner and gateway answer, and the sandbox works again
-  once the test puts the real socket back (from the host side).
+  once the test puts the real socket back (from the host side). Under
+  gvisor the agent's socket has left /run/sbx before the first command
+  (probes 190-194): root plants the symlink at the free name, and the
+  host side, which dials elsewhere, works on untouched.
 agent-peer: the agent's socket is 0600 (run.sh starts the runner under
   umask 000), and a peer other than the host side or root inside is closed
   unserved even when root inside opens the socket's mode.
@@ -68,6 +71,7 @@ def preview(ctx, sid, port=3000):
 @probe(90, "symlink-safe: agent socket swapped for a symlink to a host socket: "
            "idle probe, connect op, gateway direct path and preview never reach it")
 def p90(ctx):
+    gvisor = lib.ISOLATION == "gvisor"
     hdir = os.path.join(ctx.dir, "hostsock")
     os.makedirs(hdir, exist_ok=True)
     lst = HostListener(os.path.join(hdir, "h.sock"))
@@ -75,14 +79,16 @@ def p90(ctx):
         # idle_timeout_ms makes the runner probe the agent every second
         sid = ctx.own(idle_timeout_ms=600000, ports=[3000])
         sdir = sockdir_on_host(ctx, sid)
+        # /run/sbx on the host: the jail's sock/, gvisor's sock/guest/
+        gdir = os.path.join(sdir, "guest") if gvisor else sdir
         if not os.path.lexists(os.path.join(sdir, "agent.sock")):
             return False, "no agent socket at %s" % sdir
         ctx.a.exec(sid, "python3", ["-m", "http.server", "3000", "--bind", "127.0.0.1"],
                    detached=True)
         up = lib.wait_until(lambda: preview(ctx, sid)[0] == 200, 30, 0.3)
-        out = ctx.a.sh(sid, "mv /run/sbx/agent.sock /run/sbx/agent.real && "
-                       "ln -s %s /run/sbx/agent.sock && stat -c %%F /run/sbx/agent.sock"
-                       % lst.path, sudo=True).strip()
+        move = "" if gvisor else "mv /run/sbx/agent.sock /run/sbx/agent.real && "
+        out = ctx.a.sh(sid, move + "ln -s %s /run/sbx/agent.sock && stat -c %%F "
+                       "/run/sbx/agent.sock" % lst.path, sudo=True).strip()
         t0 = time.time()
         # the gateway's direct path, then the runner's connect op
         st_cmd, d_cmd = ctx.a.req("POST", "/v1/sandboxes/%s/commands" % sid,
@@ -93,12 +99,13 @@ def p90(ctx):
         # the idle probe runs every second; several rounds (a probe that
         # follows the link hits the listener within one)
         time.sleep(max(0.0, 4 - (time.time() - t0)))
-        swapped = os.path.islink(os.path.join(sdir, "agent.sock"))
+        swapped = os.path.islink(os.path.join(gdir, "agent.sock"))
         healthy = ctx.healthy()
         hits = lst.hits
         # the host side puts the real socket back: everything works again
-        os.unlink(os.path.join(sdir, "agent.sock"))
-        os.rename(os.path.join(sdir, "agent.real"), os.path.join(sdir, "agent.sock"))
+        if not gvisor:
+            os.unlink(os.path.join(sdir, "agent.sock"))
+            os.rename(os.path.join(sdir, "agent.real"), os.path.join(sdir, "agent.sock"))
         again = ctx.a.sh(sid, "echo again").strip()
         st_get, d_get = ctx.a.req("GET", "/v1/sandboxes/" + sid)
         ctx.drop(sid)
@@ -108,13 +115,15 @@ def p90(ctx):
         "host socket hits %d; after restore: %r, status %s" %
         (out, st_cmd, json.dumps(d_cmd)[:160], st_files, st_prev, bool(up), hits, again,
          (d_get or {}).get("status") if isinstance(d_get, dict) else d_get))
-    ok = (out == "symbolic link" and swapped and hits == 0 and healthy and
-          st_cmd != 200 and isinstance(d_cmd, dict) and "error" in d_cmd and
-          st_files != 200 and up and
-          # the jail's previews go over a TCP socket into the sandbox's
-          # netns (untouched by the swap); gvisor's go through the agent
-          # socket, so they fail closed while it is swapped
-          (st_prev == 200 if lib.ISOLATION == "jail" else st_prev != 200) and
+    if gvisor:
+        # the host never dials /run/sbx: all of it works through the swap
+        served = st_cmd == 200 and st_files == 200 and st_prev == 200
+    else:
+        # refused closed; the jail's previews go over a TCP socket into the
+        # sandbox's netns, untouched by the swap
+        served = (st_cmd != 200 and isinstance(d_cmd, dict) and "error" in d_cmd and
+                  st_files != 200 and st_prev == 200)
+    ok = (out == "symbolic link" and swapped and hits == 0 and healthy and served and up and
           again == "again" and st_get == 200 and d_get.get("status") == "running")
     return ok, "hits %d swapped %s healthy %s exec %s files %s preview %s again %r" % (
         hits, swapped, healthy, st_cmd, st_files, st_prev, again)

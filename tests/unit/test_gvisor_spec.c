@@ -16,7 +16,7 @@ static cJSON *config_netns(struct rn_spec *spec, const char *netns)
 {
 	struct gv_bundle b = {
 		.spec = spec, .rootfs = "/img/default/rootfs", .runtime_dir = "/st/runtime",
-		.loader = "ld-linux-x86-64.so.2", .sockdir = "/st/sandboxes/x/sock",
+		.loader = "ld-linux-x86-64.so.2", .sockdir = "/st/sandboxes/x/sock/guest",
 		.etcdir = "/st/sandboxes/x/etc", .cgroup_path = "/sandbox/gvisor_r/x",
 		.netns_path = netns, .host_pids = 64 + 4 * spec->pids,
 	};
@@ -159,7 +159,7 @@ static void test_mounts(void **state)
 	c = config(&s);
 	m = mount_at(c, "/run/sbx");
 	assert_non_null(m);
-	assert_string_equal(cJSON_GetObjectItem(m, "source")->valuestring, "/st/sandboxes/x/sock");
+	assert_string_equal(cJSON_GetObjectItem(m, "source")->valuestring, "/st/sandboxes/x/sock/guest");
 	assert_true(has_arg(cJSON_GetObjectItem(m, "options"), "rw"));
 	m = mount_at(c, "/.sandbox");
 	assert_true(has_arg(cJSON_GetObjectItem(m, "options"), "ro"));

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -72,6 +73,81 @@ static void test_incomplete(void **state)
 	assert_int_equal(parse("GET / HTTP/1.1\r\nHost: a\r\n"), 0);
 	assert_int_equal(parse("GET / HTTP/1.1\r\nHost: a\r\n\r"), 0);
 	assert_int_equal(parse("GET / HTT"), 0);
+}
+
+/* RFC 9112 2.2: empty lines before a request line are skipped (CRLF or a
+ * bare LF, GW_H1_LEAD_MAX at most); they count in head_len, so the proxy
+ * consumes them with the head, and never in what it forwards (from
+ * method.off on) */
+static void test_leading_empty_lines(void **state)
+{
+	(void)state;
+	static char many[GW_H1_LEAD_MAX * 2 + 64];
+	assert_int_equal(gw_h1_lead("", 0), 0);
+	assert_int_equal(gw_h1_lead("GET", 3), 0);
+	assert_int_equal(gw_h1_lead("\r\n\r\nGET", 7), 4);
+	assert_int_equal(gw_h1_lead("\n\r\n\nG", 5), 4);
+	assert_int_equal(gw_h1_lead("\r\n\r", 3), 2);    /* the last CR's LF may follow */
+	assert_int_equal(gw_h1_lead("\r\rGET", 5), 0);    /* a bare CR ends them */
+	const char *r = "\r\n\r\nGET /a HTTP/1.1\r\nHost: a\r\n\r\nNEXT";
+	assert_int_equal(parse(r), (int)strlen(r) - 4);
+	assert_int_equal(h.method.off, 4);
+	assert_memory_equal(r + h.target.off, "/a", 2);
+	assert_int_equal(h.host, 0);
+	assert_true(parse("\n\nGET / HTTP/1.1\r\nHost: a\r\n\r\n") > 0);
+	assert_int_equal(parse("\r\n\r\n"), 0);             /* no request yet */
+	assert_int_equal(parse("\r\n\r"), 0);
+	assert_int_equal(parse("\r\n\rGET / HTTP/1.1\r\nHost: a\r\n\r\n"), -400);
+	/* only the empty lines: a bare LF in the head is still refused */
+	assert_int_equal(parse("\nGET / HTTP/1.1\nHost: a\n\n"), -400);
+	/* GW_H1_LEAD_MAX empty lines pass, one more is a 400 */
+	size_t n = 0;
+	for (int i = 0; i < GW_H1_LEAD_MAX; i++)
+		n += (size_t)snprintf(many + n, sizeof many - n, i % 2 ? "\n" : "\r\n");
+	snprintf(many + n, sizeof many - n, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(gw_h1_lead(many, strlen(many)), (long)n);
+	assert_true(parse(many) > 0);
+	memmove(many + 2, many, strlen(many) + 1);
+	memcpy(many, "\r\n", 2);
+	assert_int_equal(gw_h1_lead(many, strlen(many)), -1);
+	assert_int_equal(parse(many), -400);
+	/* even before the request line has begun */
+	memset(many, '\n', GW_H1_LEAD_MAX + 1);
+	assert_int_equal(gw_h1_parse(many, GW_H1_LEAD_MAX + 1, &h), -400);
+}
+
+/* the front door's routing hint: the first Host line, after the same
+ * empty lines (two of them once sent the request to the API, which
+ * closed it unanswered) */
+static void test_sniff_host(void **state)
+{
+	(void)state;
+	char out[32];
+	static const char *const found[] = {
+		"GET / HTTP/1.1\r\nHost: 3000-x.localhost\r\n",
+		"\r\n\r\nGET / HTTP/1.1\r\nHost: 3000-x.localhost\r\n\r\n",
+		"\n\nGET / HTTP/1.1\r\nX: y\r\nhOST: \t3000-x.localhost \t\r\n\r\n",
+	};
+	for (size_t k = 0; k < sizeof found / sizeof found[0]; k++) {
+		memset(out, 0, sizeof out);
+		if (gw_h1_sniff_host(found[k], strlen(found[k]), out, sizeof out) != 1 ||
+		    strcmp(out, "3000-x.localhost"))
+			fail_msg("case %zu: not found (%s)", k, out);
+	}
+	static const char *const later[] = {
+		"", "\r\n\r\n", "GET / HTTP/1.1", "\r\nGET / HTTP/1.1\r\n", "GET / HTTP/1.1\r\nHost: a",
+	};
+	for (size_t k = 0; k < sizeof later / sizeof later[0]; k++)
+		if (gw_h1_sniff_host(later[k], strlen(later[k]), out, sizeof out) != 0)
+			fail_msg("case %zu: not incomplete", k);
+	static const char *const none[] = {
+		"GET / HTTP/1.1\r\nX: y\r\n\r\nHost: late\r\n",
+		"GET / HTTP/1.1\r\nHost: a-name-longer-than-the-output-buffer\r\n",
+		"\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n",
+	};
+	for (size_t k = 0; k < sizeof none / sizeof none[0]; k++)
+		if (gw_h1_sniff_host(none[k], strlen(none[k]), out, sizeof out) != -1)
+			fail_msg("case %zu: not refused", k);
 }
 
 static void test_smuggling_refused(void **state)
@@ -262,6 +338,8 @@ int main(void)
 		cmocka_unit_test(test_framing_and_tokens),
 		cmocka_unit_test(test_incomplete),
 		cmocka_unit_test(test_reuse_clears_flags),
+		cmocka_unit_test(test_leading_empty_lines),
+		cmocka_unit_test(test_sniff_host),
 		cmocka_unit_test(test_smuggling_refused),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_chunked),

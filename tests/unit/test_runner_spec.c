@@ -100,12 +100,35 @@ static void test_errors_name_field(void **state)
 	}
 }
 
+/* nofile is bounded by memory_mb (RN_NOFILE_PER_MB per MB): the bound
+ * itself passes, one more is refused naming nofile and the bound, and the
+ * default nofile fits the smallest memory_mb. */
+static void test_nofile_bounded_by_memory(void **state)
+{
+	struct rn_spec s;
+	struct sbx_err err = { 0, "" };
+
+	(void)state;
+	assert_int_equal(parse("{\"memory_mb\":64,\"nofile\":2048}", &s, &err), 0);
+	assert_int_equal(s.nofile, 2048);
+	rn_spec_free(&s);
+	assert_int_equal(parse("{\"memory_mb\":64,\"nofile\":2049}", &s, &err), -1);
+	assert_int_equal(err.code, EINVAL);
+	assert_non_null(strstr(err.msg, "nofile: at most 2048 with memory_mb 64"));
+	assert_int_equal(parse("{\"memory_mb\":32}", &s, &err), 0);
+	assert_int_equal(s.nofile, 1024);
+	rn_spec_free(&s);
+	assert_int_equal(parse("{\"memory_mb\":2048,\"nofile\":65536}", &s, &err), 0);
+	rn_spec_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_errors_name_field),
+		cmocka_unit_test(test_nofile_bounded_by_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

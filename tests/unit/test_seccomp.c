@@ -137,6 +137,7 @@ static int c_io_uring(void)
 
 	return expect_errno(syscall(425, 8, p), ENOSYS);
 }
+static int c_memfd_secret(void) { return expect_errno(syscall(447, 0), ENOSYS); }
 static int c_vm_readv(void)
 {
 	return expect_errno(syscall(SYS_process_vm_readv, getpid(), NULL, 0, NULL, 0, 0), EPERM);
@@ -163,6 +164,7 @@ static void policy_answers(void **state)
 	assert_int_equal(in_child(0, c_packet), 0);
 	assert_int_equal(in_child(0, c_tcp), 0);
 	assert_int_equal(in_child(0, c_io_uring), 0);
+	assert_int_equal(in_child(0, c_memfd_secret), 0);
 	assert_int_equal(in_child(0, c_vm_readv), 0);
 	assert_int_equal(in_child(0, c_x32), 128 + SIGSYS);
 }

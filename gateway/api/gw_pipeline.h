@@ -1,0 +1,48 @@
+/* One API connection's requests, one after another (gw_pipeline.c). */
+#ifndef GW_PIPELINE_H
+#define GW_PIPELINE_H
+
+#include <stdint.h>
+#include <libwebsockets.h>
+
+/* Per connection, across its transactions (lws frees a transaction's
+ * gw_req when the next begins): the wsi's opaque user data. */
+struct gw_pipe {
+	int served;        /* transactions completed on this connection */
+	int marked;        /* taken is the count at the last completion */
+	uint64_t taken;    /* bytes lws had read from the connection then */
+	int in_body;       /* lws is still reading this request's body */
+	int all_in;        /* the request is all in; its response is due */
+	int held;          /* lws reads nothing (and writes nothing) now */
+	int want;          /* a WRITEABLE callback was asked for */
+};
+
+/* At LWS_CALLBACK_HTTP: the connection's state, made at its first
+ * request (NULL out of memory). */
+struct gw_pipe *gw_pipe_begin(struct lws *wsi);
+/* At LWS_CALLBACK_WSI_DESTROY of an API connection. */
+void gw_pipe_free(struct lws *wsi);
+/* 1 when lws parsed this request out of bytes it had read ahead during
+ * the previous one (the client pipelined it). */
+int gw_pipe_read_ahead(const struct gw_pipe *p, struct lws *wsi);
+/* The request is all in (its head, or its body's end). */
+void gw_pipe_all_in(struct lws *wsi);
+/* Ask for a WRITEABLE callback: every HTTP response's writes are asked
+ * for here, since a held connection gets none from lws. */
+void gw_pipe_want_write(struct lws *wsi);
+/* At a WRITEABLE callback's start. */
+void gw_pipe_writeable(struct lws *wsi);
+/* At the end of a WRITEABLE callback, or another turn with nothing to
+ * write: the connection is held until there is (gw_pipe_want_write). */
+void gw_pipe_idle(struct lws *wsi);
+/* The response has gone: end the transaction in lws and read the next
+ * request. -1 when the connection must close. */
+int gw_pipe_complete(struct lws *wsi);
+/* 1 when the connection is held and its peer has closed its side (a held
+ * connection reads nothing, so lws would not see it). */
+int gw_pipe_peer_gone(struct lws *wsi);
+/* Answer status with the API's JSON error body at once, on a connection
+ * about to close: for refusals lws must not go on parsing behind. -1. */
+int gw_pipe_refuse(struct lws *wsi, unsigned status, const char *code, const char *msg);
+
+#endif
