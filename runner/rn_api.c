@@ -237,8 +237,16 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 {
 	struct sbx_err err = { 0, "" };
 	const char *op = NULL;
-	int rc = sbx_json_get_str(req, "op", &op, &err);
+	int rc;
 
+	/* no string of a request is data (an environment variable cannot hold
+	 * a NUL either): one that holds U+0000 is refused by name, never cut
+	 * short ("jail\u0000gvisor" is no "jail"; lib/sbx_json.h) */
+	if (sbx_json_refuse_nul(req, &err) < 0) {
+		rn_conn_reply_err(c, "invalid", err.msg);
+		return;
+	}
+	rc = sbx_json_get_str(req, "op", &op, &err);
 	if (rc <= 0) {
 		rn_conn_reply_err(c, "bad_request", rc < 0 ? err.msg : "op: required");
 		return;

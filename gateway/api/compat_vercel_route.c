@@ -267,6 +267,14 @@ void compat_vercel_wake(struct gw_req *r)
 
 static void dispatch(struct gw_req *r, struct cv_call *c, int op)
 {
+	struct sbx_err err = { 0 };
+
+	/* no string of a JSON body here is data (files come as a tar): a NUL
+	 * in one is refused by name, never cut (lib/sbx_json.h) */
+	if (sbx_json_refuse_nul(c->body, &err) < 0) {
+		gw_resp_error(r, 422, "invalid", "%s", err.msg);
+		return;
+	}
 	switch (op) {
 	case CV_CREATE: cv_box_create(r, c); return;
 	case CV_LIST: cv_box_list(r, c, 0); return;

@@ -100,7 +100,10 @@ void gw_cmd_exec(struct gw_req *r, cJSON *body)
 	const char *cmd = NULL;
 	int sudo = 0, detached = 0;
 	const char *enc = NULL;
-	if (sbx_json_get_str(body, "cmd", &cmd, &err) < 0 ||
+	/* no string of an exec is data: a NUL in cmd, args, cwd or env is
+	 * refused by name, never passed on (lib/sbx_json.h) */
+	if (sbx_json_refuse_nul(body, &err) < 0 ||
+	    sbx_json_get_str(body, "cmd", &cmd, &err) < 0 ||
 	    sbx_json_get_str(body, "encoding", &enc, &err) < 0 ||
 	    sbx_json_get_bool(body, "sudo", &sudo, &err) < 0 ||
 	    sbx_json_get_bool(body, "detached", &detached, &err) < 0) {
@@ -161,7 +164,8 @@ void gw_cmd_kill(struct gw_req *r, cJSON *body)
 {
 	struct sbx_err err = { 0 };
 	const char *sig = "SIGTERM";
-	if (sbx_json_get_str(body, "signal", &sig, &err) < 0) {
+	if (sbx_json_refuse_nul(body, &err) < 0 ||
+	    sbx_json_get_str(body, "signal", &sig, &err) < 0) {
 		cJSON_Delete(body);
 		gw_resp_error(r, 422, "invalid", "%s", err.msg);
 		return;

@@ -180,7 +180,8 @@ void gw_files_mkdir(struct gw_req *r, cJSON *body)
 	struct sbx_err err = { 0 };
 	const char *path = NULL;
 	int parents = 0;
-	if (sbx_json_get_str(body, "path", &path, &err) < 0 ||
+	if (sbx_json_refuse_nul(body, &err) < 0 ||
+	    sbx_json_get_str(body, "path", &path, &err) < 0 ||
 	    sbx_json_get_bool(body, "parents", &parents, &err) < 0) {
 		cJSON_Delete(body);
 		gw_resp_error(r, 422, "invalid", "%s", err.msg);

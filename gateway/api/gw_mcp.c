@@ -241,10 +241,10 @@ static void call_owner_known(struct gw_own_wait *w, enum gw_own_result res, cons
 	gw_req_wake(r);
 }
 
-static void tools_call(struct gw_req *r, const cJSON *id, cJSON *params)
+/* args: params.arguments, taken over */
+static void tools_call(struct gw_req *r, const cJSON *id, const cJSON *params, cJSON *args)
 {
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
-	cJSON *args = cJSON_DetachItemFromObjectCaseSensitive(params, "arguments");
 	const struct gw_mcp_tool *t;
 	char why[300], msg[400];
 	struct gw_mcp_call *c = r->mcp;
@@ -306,15 +306,32 @@ static int session_ok(struct gw_req *r, const cJSON *id)
 	return 1;
 }
 
+/* 1 after answering invalid params: a string of params holds NUL. Every
+ * one is a name (a tool's arguments were taken out: its schema check goes
+ * through them, and write_files' contents may hold NUL). */
+static int params_nul(struct gw_req *r, const cJSON *id, const cJSON *params)
+{
+	char at[200], m[300];
+
+	if (!sbx_json_find_nul(params, at, sizeof at))
+		return 0;
+	snprintf(m, sizeof m, "params.%s must not contain NUL (\\u0000)", at);
+	answer(r, 200, rpc_error(id, RPC_INVALID_PARAMS, m));
+	return 1;
+}
+
 void gw_mcp_body_done(struct gw_req *r)
 {
-	cJSON *msg = cJSON_ParseWithLength((const char *)sbx_buf_head(&r->body), r->body.len);
+	struct sbx_err err = { 0 };
+	cJSON *msg = sbx_json_parse(sbx_buf_head(&r->body), r->body.len, &err);
 	const cJSON *id, *method, *jv;
-	cJSON *params;
+	cJSON *params, *args = NULL;
+	char at[200], m[600];
 
 	r->body_done = 1;
 	if (!msg) {
-		answer(r, 400, rpc_error(NULL, RPC_PARSE, "parse error: the body is not JSON"));
+		snprintf(m, sizeof m, "parse error: %s", err.msg);
+		answer(r, 400, rpc_error(NULL, RPC_PARSE, m));
 		return;
 	}
 	if (cJSON_IsArray(msg)) {
@@ -326,9 +343,19 @@ void gw_mcp_body_done(struct gw_req *r)
 	id = cJSON_GetObjectItemCaseSensitive(msg, "id");
 	method = cJSON_GetObjectItemCaseSensitive(msg, "method");
 	jv = cJSON_GetObjectItemCaseSensitive(msg, "jsonrpc");
-	params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	/* params and the arguments in it are checked on their own (below) */
+	params = cJSON_DetachItemFromObjectCaseSensitive(msg, "params");
+	if (cJSON_IsObject(params))
+		args = cJSON_DetachItemFromObjectCaseSensitive(params, "arguments");
 	if (id && !cJSON_IsString(id) && !cJSON_IsNumber(id))
 		id = NULL;
+	if (sbx_json_find_nul(msg, at, sizeof at)) {
+		/* jsonrpc, method, id: "ping\u0000x" is no ping */
+		snprintf(m, sizeof m, "invalid JSON-RPC 2.0 message: %s must not contain NUL (\\u0000)",
+			 at[0] ? at : "the message");
+		answer(r, 400, rpc_error(id, RPC_INVALID_REQUEST, m));
+		goto out;
+	}
 	if (!cJSON_IsObject(msg) || !cJSON_IsString(jv) || strcmp(jv->valuestring, "2.0") ||
 	    (method && !cJSON_IsString(method)) || (params && !cJSON_IsObject(params)) ||
 	    (!method && !cJSON_GetObjectItemCaseSensitive(msg, "result") &&
@@ -336,22 +363,22 @@ void gw_mcp_body_done(struct gw_req *r)
 	    (cJSON_GetObjectItemCaseSensitive(msg, "id") && !id)) {
 		answer(r, 400, rpc_error(id, RPC_INVALID_REQUEST,
 			"invalid JSON-RPC 2.0 message (jsonrpc \"2.0\", method a string, id a string or number, params an object)"));
-		cJSON_Delete(msg);
-		return;
+		goto out;
 	}
 	if (method && !strcmp(method->valuestring, "initialize") && id) {
-		cJSON *res = initialize(r, params);
-		answer(r, 200, res ? rpc_result(id, res) : rpc_error(id, RPC_INTERNAL, "cannot make a session"));
-		cJSON_Delete(msg);
-		return;
+		if (!params_nul(r, id, params)) {
+			cJSON *res = initialize(r, params);
+			answer(r, 200, res ? rpc_result(id, res) : rpc_error(id, RPC_INTERNAL, "cannot make a session"));
+		}
+		goto out;
 	}
-	if (!session_ok(r, id)) {
-		cJSON_Delete(msg);
-		return;
-	}
+	if (!session_ok(r, id))
+		goto out;
 	if (!method || !id) {
 		/* a notification or a response to us: nothing to answer */
 		gw_resp_empty(r, 202);
+	} else if (params_nul(r, id, params)) {
+		/* answered */
 	} else if (!strcmp(method->valuestring, "ping")) {
 		answer(r, 200, rpc_result(id, cJSON_CreateObject()));
 	} else if (!strcmp(method->valuestring, "tools/list")) {
@@ -359,12 +386,15 @@ void gw_mcp_body_done(struct gw_req *r)
 		cJSON_AddItemToObject(res, "tools", gw_mcp_tools_list());
 		answer(r, 200, rpc_result(id, res));
 	} else if (!strcmp(method->valuestring, "tools/call")) {
-		tools_call(r, id, params);
+		tools_call(r, id, params, args);
+		args = NULL;
 	} else {
-		char m[300];
 		snprintf(m, sizeof m, "method not found: %.200s", method->valuestring);
 		answer(r, 200, rpc_error(id, RPC_NO_METHOD, m));
 	}
+out:
+	cJSON_Delete(args);
+	cJSON_Delete(params);
 	cJSON_Delete(msg);
 }
 

@@ -17,6 +17,9 @@ struct gw_mcp_tool {
 	void (*start)(struct gw_req *r, struct gw_mcp_call *c);
 	/* the answer of a step: the result, or NULL after starting another */
 	cJSON *(*done)(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a);
+	/* the argument (at any depth) whose strings are data, where a NUL is
+	 * a byte like any other; in every other string it is refused */
+	const char *data;
 };
 
 #define SID "\"sandbox_id\":{\"type\":\"string\",\"description\":\"the sandbox's id\"}"
@@ -33,7 +36,7 @@ static int type_is(const cJSON *v, const char *t)
 {
 	if (!strcmp(t, "object")) return cJSON_IsObject(v);
 	if (!strcmp(t, "array")) return cJSON_IsArray(v);
-	if (!strcmp(t, "string")) return cJSON_IsString(v);
+	if (!strcmp(t, "string")) return cJSON_IsString(v) || sbx_json_has_nul(v);
 	if (!strcmp(t, "boolean")) return cJSON_IsBool(v);
 	if (!strcmp(t, "number")) return cJSON_IsNumber(v);
 	if (!strcmp(t, "integer"))
@@ -42,7 +45,8 @@ static int type_is(const cJSON *v, const char *t)
 	return 0;
 }
 
-static int check(const cJSON *schema, const cJSON *v, const char *at, char *why, size_t n)
+static int check(const cJSON *schema, const cJSON *v, const char *at, const char *data,
+		 char *why, size_t n)
 {
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(schema, "type");
 	const cJSON *e, *p;
@@ -57,6 +61,8 @@ static int check(const cJSON *schema, const cJSON *v, const char *at, char *why,
 		if (!ok)
 			return snprintf(why, n, "%s has the wrong type", at), -1;
 	}
+	if (sbx_json_has_nul(v) && !(data && v->string && !strcmp(v->string, data)))
+		return snprintf(why, n, "%s must not contain NUL (\\u0000)", at), -1;
 	if ((e = cJSON_GetObjectItemCaseSensitive(schema, "enum"))) {
 		int ok = 0;
 		cJSON_ArrayForEach(p, e)
@@ -77,7 +83,7 @@ static int check(const cJSON *schema, const cJSON *v, const char *at, char *why,
 		int i = 0;
 		cJSON_ArrayForEach(p, v) {
 			snprintf(sub, sizeof sub, "%s[%d]", at, i++);
-			if (check(e, p, sub, why, n))
+			if (check(e, p, sub, data, why, n))
 				return -1;
 		}
 	}
@@ -95,7 +101,7 @@ static int check(const cJSON *schema, const cJSON *v, const char *at, char *why,
 			return snprintf(why, n, "%s is not an argument of this tool", sub), -1;
 		if (!ps && cJSON_IsObject(extra))
 			ps = extra;
-		if (ps && check(ps, p, sub, why, n))
+		if (ps && check(ps, p, sub, data, why, n))
 			return -1;
 	}
 	return 0;
@@ -306,12 +312,13 @@ static int b64val(int ch)
 	return -1;
 }
 
-/* Decode base64 (padding and whitespace skipped) onto b; -1 when invalid. */
-static int unbase64(struct sbx_buf *b, const char *s)
+/* Decode base64 s[0, len) (padding and whitespace skipped) onto b; -1
+ * when invalid (a NUL is). */
+static int unbase64(struct sbx_buf *b, const char *s, size_t len)
 {
 	uint32_t acc = 0;
 	int bits = 0;
-	for (; *s; s++) {
+	for (const char *end = s + len; s < end; s++) {
 		int v = b64val((unsigned char)*s);
 		if (*s == '=' || *s == '\n' || *s == '\r' || *s == ' ')
 			continue;
@@ -360,7 +367,7 @@ static cJSON *output_done(struct gw_req *r, struct gw_mcp_call *c, const struct 
 		if (cJSON_IsString(st) && cJSON_IsString(d) && cJSON_IsNumber(off)) {
 			struct sbx_buf *b = !strcmp(st->valuestring, "stderr") ? &err : &out;
 			size_t before = b->len;
-			unbase64(b, d->valuestring);
+			unbase64(b, d->valuestring, strlen(d->valuestring));
 			next = off->valuedouble + (double)(b->len - before);
 		} else if (cJSON_GetObjectItemCaseSensitive(l, "truncated")) {
 			truncated = 1;
@@ -399,15 +406,18 @@ static void write_next(struct gw_req *r, struct gw_mcp_call *c)
 {
 	cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c->args, "files"), c->step);
 	const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "path"));
-	const char *content = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "content"));
 	const char *enc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "encoding"));
 	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(f, "mode");
 	struct gw_req *s = sandbox_sub(r, c);
+	struct sbx_err err = { 0 };
 	struct sbx_buf b;
+	char *content = NULL;
+	size_t clen = 0;
 
 	if (!s)
 		return;
-	if (!*path || strlen(path) >= sizeof s->qpath) {
+	/* the schema check let a NUL through in content only: the path is whole */
+	if (!path || !*path || strlen(path) >= sizeof s->qpath) {
 		gw_resp_error(s, 422, "invalid", "files[%d].path: empty or too long", c->step);
 		return;
 	}
@@ -417,13 +427,21 @@ static void write_next(struct gw_req *r, struct gw_mcp_call *c)
 		gw_resp_error(s, 422, "invalid", "files[%d].mode: 0..4095 (07777)", c->step);
 		return;
 	}
+	/* the bytes whole: "ab\u0000cd" is five of them */
+	if (sbx_json_get_bytes(f, "content", &content, &clen, &err) != 1) {
+		/* the schema said it is a string: only memory can fail */
+		gw_resp_error(s, 500, "internal", "files[%d]: %s", c->step, err.msg);
+		return;
+	}
 	sbx_buf_init(&b, 0);
-	if (enc && !strcmp(enc, "base64") ? unbase64(&b, content) :
-	    sbx_buf_append(&b, content, strlen(content))) {
+	if (enc && !strcmp(enc, "base64") ? unbase64(&b, content, clen) :
+	    sbx_buf_append(&b, content, clen)) {
 		sbx_buf_free(&b);
+		free(content);
 		gw_resp_error(s, 422, "invalid", "files[%d].content: not valid base64", c->step);
 		return;
 	}
+	free(content);
 	gw_files_put_start(s);
 	if (!s->resp_ready && b.len)
 		gw_files_put_data(s, sbx_buf_head(&b), b.len);
@@ -537,18 +555,18 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"vcpus\":{\"type\":\"integer\",\"minimum\":1},\"memory_mb\":{\"type\":\"integer\",\"minimum\":1},"
 	  "\"image\":{\"type\":\"string\"},\"preview_auth\":{\"type\":\"boolean\"}," ENV "},"
 	  "\"additionalProperties\":false}",
-	  SANDBOX_OUT, create_start, done_plain },
+	  SANDBOX_OUT, create_start, done_plain, NULL },
 	{ "list_sandboxes", "List sandboxes", "The sandboxes of your API key.",
 	  "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":" SANDBOX_OUT "}},"
-	  "\"required\":[\"sandboxes\"]}", list_start, done_plain },
+	  "\"required\":[\"sandboxes\"]}", list_start, done_plain, NULL },
 	{ "stop_sandbox", "Stop a sandbox", "Stop a sandbox and free its resources.",
 	  "{\"type\":\"object\",\"properties\":{" SID "},\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
-	  SANDBOX_OUT, stop_start, done_plain },
+	  SANDBOX_OUT, stop_start, done_plain, NULL },
 	{ "extend", "Extend a sandbox's lifetime", "Add duration_ms to a sandbox's timeout.",
 	  "{\"type\":\"object\",\"properties\":{" SID ",\"duration_ms\":{\"type\":\"integer\",\"minimum\":1}},"
 	  "\"required\":[\"sandbox_id\",\"duration_ms\"],\"additionalProperties\":false}",
-	  SANDBOX_OUT, extend_start, done_plain },
+	  SANDBOX_OUT, extend_start, done_plain, NULL },
 	{ "preview_url", "Preview URL of a port",
 	  "The public URL of a port the sandbox declared at creation (a server listening on "
 	  "0.0.0.0 there).",
@@ -556,7 +574,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"required\":[\"sandbox_id\",\"port\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},\"port\":{\"type\":\"integer\"},"
 	  "\"preview_token\":{\"type\":\"string\"}},\"required\":[\"url\",\"port\"]}",
-	  get_start, preview_done },
+	  get_start, preview_done, NULL },
 	{ "run_command", "Run a command and wait",
 	  "Run a command in the sandbox and wait for it to end; returns its exit code and "
 	  "output (each stream capped at 1 MiB, with a truncated flag). For long jobs use "
@@ -570,7 +588,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"
 	  "\"duration_ms\":{\"type\":\"number\"}},"
 	  "\"required\":[\"id\",\"exit_code\",\"stdout\",\"stderr\",\"stdout_truncated\",\"stderr_truncated\"]}",
-	  run_start, done_plain },
+	  run_start, done_plain, NULL },
 	{ "start_command", "Start a command in the background",
 	  "Start a command without waiting; read its output with command_output.",
 	  "{\"type\":\"object\",\"properties\":{" SID ",\"cmd\":{\"type\":\"string\"},"
@@ -578,7 +596,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"sudo\":{\"type\":\"boolean\"},\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1}," ENV "},"
 	  "\"required\":[\"sandbox_id\",\"cmd\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\"}},"
-	  "\"required\":[\"id\",\"status\"]}", start_start, done_plain },
+	  "\"required\":[\"id\",\"status\"]}", start_start, done_plain, NULL },
 	{ "command_output", "Output of a started command",
 	  "The output a command printed from byte offset since (both streams counted "
 	  "together) up to now, and its exit once it ended. Call again with next_since.",
@@ -589,7 +607,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"next_since\":{\"type\":\"integer\"},\"exited\":{\"type\":\"boolean\"},"
 	  "\"exit_code\":{\"type\":[\"integer\",\"null\"]},\"signal\":{},\"more\":{\"type\":\"boolean\"},"
 	  "\"output_dropped\":{\"type\":\"boolean\"}},"
-	  "\"required\":[\"stdout\",\"stderr\",\"next_since\",\"exited\"]}", output_start, output_done },
+	  "\"required\":[\"stdout\",\"stderr\",\"next_since\",\"exited\"]}", output_start, output_done, NULL },
 	{ "write_files", "Write files",
 	  "Write files into the sandbox (created or replaced, owned by the sandbox user). "
 	  "content is text, or base64 with encoding \"base64\".",
@@ -601,7 +619,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"required\":[\"sandbox_id\",\"files\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
 	  "\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}}},\"required\":[\"files\"]}",
-	  write_start, write_done },
+	  write_start, write_done, "content" },
 	{ "read_file", "Read a file",
 	  "Read a file of the sandbox (at most 1 MiB): as text (invalid UTF-8 shown as U+FFFD) "
 	  "or base64.",
@@ -610,13 +628,13 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"required\":[\"sandbox_id\",\"path\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
 	  "\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"}},"
-	  "\"required\":[\"path\",\"size\",\"encoding\",\"content\"]}", read_start, read_done },
+	  "\"required\":[\"path\",\"size\",\"encoding\",\"content\"]}", read_start, read_done, NULL },
 	{ "list_files", "List a directory", "The entries of a directory of the sandbox.",
 	  "{\"type\":\"object\",\"properties\":{" SID ",\"path\":{\"type\":\"string\"}},"
 	  "\"required\":[\"sandbox_id\",\"path\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
 	  "\"properties\":{\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"}}}}},"
-	  "\"required\":[\"entries\"]}", list_files_start, done_plain },
+	  "\"required\":[\"entries\"]}", list_files_start, done_plain, NULL },
 };
 #define NTOOLS (sizeof tools / sizeof tools[0])
 
@@ -653,7 +671,7 @@ const char *gw_mcp_tool_check(const struct gw_mcp_tool *t, const cJSON *args,
 			      char *why, size_t whylen)
 {
 	cJSON *s = schema(t->in);
-	int rc = check(s, args, "arguments", why, whylen);
+	int rc = check(s, args, "arguments", t->data, why, whylen);
 	cJSON_Delete(s);
 	return rc ? why : NULL;
 }

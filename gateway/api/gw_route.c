@@ -21,7 +21,12 @@ static unsigned token_scopes(struct gw_req *r, const cJSON *body)
 	};
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(body, "scopes"), *e;
 	unsigned scope = 0;
+	struct sbx_err err = { 0 };
 
+	if (sbx_json_refuse_nul(body, &err) < 0) {
+		gw_resp_error(r, 422, "invalid", "%s", err.msg);
+		return 0;
+	}
 	if (!a)
 		return GW_SCOPE_READ;
 	if (!cJSON_IsArray(a) || !cJSON_GetArraySize(a)) {

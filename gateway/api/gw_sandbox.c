@@ -138,7 +138,11 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 {
 	struct sbx_err err = { 0 };
 	int64_t t = 300000;
-	if (sbx_json_get_i64(body, "timeout_ms", 1, INT64_MAX, &t, &err) < 0) {
+	/* no string of a create is data (an environment variable cannot hold
+	 * a NUL): one in isolation, image, network, env... is refused by name,
+	 * never cut (lib/sbx_json.h) */
+	if (sbx_json_refuse_nul(body, &err) < 0 ||
+	    sbx_json_get_i64(body, "timeout_ms", 1, INT64_MAX, &t, &err) < 0) {
 		cJSON_Delete(body);
 		gw_resp_error(r, 422, "invalid", "%s", err.msg);
 		return;
@@ -231,6 +235,12 @@ void gw_sandbox_get(struct gw_req *r)
 
 void gw_sandbox_extend(struct gw_req *r, cJSON *body)
 {
+	struct sbx_err err = { 0 };
+	if (sbx_json_refuse_nul(body, &err) < 0) {
+		cJSON_Delete(body);
+		gw_resp_error(r, 422, "invalid", "%s", err.msg);
+		return;
+	}
 	cJSON *req = id_req(r, "extend");
 	cJSON *d = cJSON_DetachItemFromObjectCaseSensitive(body, "duration_ms");
 	cJSON_Delete(body);

@@ -241,6 +241,11 @@ static int receive(struct gw_req *r, const unsigned char *in, size_t len)
 		struct sbx_err err = { 0 };
 		cJSON *o = sbx_json_parse_object(sbx_buf_head(&r->ws.text), r->ws.text.len, &err);
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
+		if (o && sbx_json_refuse_nul(o, &err) < 0) {   /* no string of one is data */
+			cJSON_Delete(o);
+			gw_ws_error(r, "invalid", err.msg);
+			return 0;
+		}
 		if (!o || !cJSON_IsString(t)) {
 			cJSON_Delete(o);
 			gw_ws_error(r, "bad_request", o ? "a message needs a string \"type\"" : err.msg);

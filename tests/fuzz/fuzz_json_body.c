@@ -4,8 +4,10 @@
  * gateway forwards to the runner or agent. Checks: getters keep their
  * contract (1 = in range, -1 = error with a message), what is forwarded
  * parses again as the same object (so the runner acts on the value the
- * gateway checked), and error messages are valid UTF-8 when the body was
- * (they are sent inside JSON). */
+ * gateway checked), error messages are valid UTF-8 when the body was
+ * (they are sent inside JSON), and every string is whole: one holding U+0000
+ * is refused where a name is read and decodes with its NUL where data is. */
+#include <stdlib.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +37,30 @@ static int has_nonfinite(const cJSON *n)
 			return 1;
 	}
 	return 0;
+}
+
+/* Each member of obj (and below) that is a string: whole, or holding U+0000
+ * and then decoded with it. */
+static void check_strings(const cJSON *obj, size_t size)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, obj) {
+		if (cJSON_IsObject(c) || cJSON_IsArray(c))
+			check_strings(c, size);
+		if (!cJSON_IsObject(obj) || !(cJSON_IsString(c) || sbx_json_has_nul(c)))
+			continue;
+		struct sbx_err err = { 0 };
+		char *b = NULL;
+		size_t n = 0;
+		if (sbx_json_get_bytes(obj, c->string, &b, &n, &err) != 1 || n > size)
+			__builtin_trap();
+		/* a plain string has no NUL to lose; the other kind holds one */
+		if (!!memchr(b, 0, n) != sbx_json_has_nul(c) ||
+		    (cJSON_IsString(c) && n != strlen(c->valuestring)))
+			__builtin_trap();
+		free(b);
+	}
 }
 
 static const struct { const char *name; int64_t min, max; } ints[] = {
@@ -101,6 +127,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "env"))
 			if (!e->string || (cJSON_IsString(e) && !e->valuestring))
 				__builtin_trap();
+
+	check_strings(o, size);
+	{
+		char path[200];
+		int found = sbx_json_find_nul(o, path, sizeof path);
+		memset(&err, 0, sizeof err);
+		if (found != (sbx_json_refuse_nul(o, &err) < 0))
+			__builtin_trap();
+		if (found)
+			check_msg(&err, in_utf8);
+	}
 
 	/* what the gateway forwards is printed from this tree and parsed by the
 	 * runner/agent with the same parser: it must be the same object */

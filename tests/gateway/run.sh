@@ -277,6 +277,12 @@ if [ -z "$(h_services_missing)" ]; then
 	SANDBOX_API_KEYS=key-one,$longkey start_gateway $gwb $port "$T/gw.$port.log" --runner-socket "$T/r.sock"
 	node tests/gateway/access.mjs "http://127.0.0.1:$port" key-one "$longkey" >"$T/access.out" 2>&1
 	h_count "$T/access.out"
+	# whole strings: a NUL in any string of a JSON body (REST, stream
+	# messages, the @vercel/sandbox routes) is refused naming the field
+	port=$((port + 1))
+	SANDBOX_API_KEYS=key-nul start_gateway $gwb $port "$T/gw.$port.log" --runner-socket "$T/r.sock"
+	python3 tests/gateway/nul.py $port key-nul >"$T/nul.out" 2>&1
+	h_count "$T/nul.out"
 	# a runner on another host: TCP + mutual TLS (tls.sh)
 	suite_tls $gwb
 	# several runners behind one gateway, two gateways on them (runners.sh)

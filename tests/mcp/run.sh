@@ -27,6 +27,8 @@ node_suite sdk node tests/mcp/mcp.test.mjs
 node_suite origin node tests/mcp/origin.test.mjs
 # the default cap (64), and more sessions than the old shared table held
 node_suite sessions env CAP=64 OPEN=1100 node tests/mcp/sessions.test.mjs
+# whole strings: a NUL refused in every argument but write_files' contents
+node_suite nul node tests/mcp/nul.test.mjs
 grep -qF "$GW_KEY" "$GW_LOG" && fail "the API key is in the gateway log"
 # audit: each tool's operation has its access line, as a REST request does
 if grep -qE 'access mcp run_command sandbox=sbx_[a-z0-9_]+ 200 ' "$GW_LOG" &&
