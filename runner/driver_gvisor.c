@@ -33,7 +33,7 @@
 #include <cJSON.h>
 
 #include "driver_jail.h"
-#include "driver_jail_net.h"
+#include "rn_net.h"
 #include "rn_cgroup.h"
 #include "rn_slot.h"
 #include "rn_state.h"
@@ -127,7 +127,7 @@ static void release_slot(struct gv_state *gs, struct gv_sb *gb)
 {
 	if (gb->slot < 0)
 		return;
-	jail_net_release(gb->slot);
+	rn_net_release(gb->slot);
 	rn_slot_free(&gs->slots, gb->slot);
 	gb->slot = -1;
 }
@@ -441,7 +441,7 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 			goto fail;
 		}
 		snprintf(netns, sizeof(netns), "/proc/%d/ns/net", (int)pid);
-		if (jail_net_allow_all(pid, gb->slot, err) < 0 ||
+		if (rn_net_allow_all(pid, gb->slot, err) < 0 ||
 		    gv_spec_write(&b, sb->dir, err) < 0)
 			goto fail;
 		while ((n = send(sv[0], &go, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR)

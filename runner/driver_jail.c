@@ -23,9 +23,9 @@
 #include <cJSON.h>
 
 #include "driver_jail.h"
-#include "rn_cgroup.h"
-#include "driver_jail_net.h"
 #include "driver_jail_port.h"
+#include "rn_cgroup.h"
+#include "rn_net.h"
 #include "rn_slot.h"
 #include "rn_state.h"
 #include "runner.h"
@@ -319,7 +319,7 @@ static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 	 * long before it runs anything of the user's. */
 	if (rn_cgroup_attach(&r->cg, jb->cg, pid, err) < 0)
 		goto fail;
-	if (sb->spec.network == RN_NET_ALLOW_ALL && jail_net_allow_all(pid, jb->slot, err) < 0)
+	if (sb->spec.network == RN_NET_ALLOW_ALL && rn_net_allow_all(pid, jb->slot, err) < 0)
 		goto fail;
 	if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
 		sbx_err_sys(err, "start the sandbox child");
@@ -348,7 +348,7 @@ fail:
 		usleep(1000);
 	sbx_rmtree(sb->dir);
 	if (sb->spec.network == RN_NET_ALLOW_ALL)
-		jail_net_release(jb->slot);
+		rn_net_release(jb->slot);
 	rn_slot_free(&js->slots, jb->slot);
 	free(jb);
 	sb->drv_data = NULL;
@@ -379,7 +379,7 @@ static int jail_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 	 * its veth would go with its netns, but the kernel removes a dead
 	 * netns later, in its own time: stop removes it now */
 	if (sb->spec.network == RN_NET_ALLOW_ALL)
-		jail_net_release(jb->slot);
+		rn_net_release(jb->slot);
 	rn_slot_free(&state_of(sb->drv)->slots, jb->slot);
 	free(jb);
 	sb->drv_data = NULL;

@@ -15,9 +15,6 @@
 #define JAIL_AGENT_SOCK_DIR "/run/sbx"
 #define JAIL_AGENT_SOCK JAIL_AGENT_SOCK_DIR "/agent.sock"
 #define JAIL_RUNTIME_MOUNT "/.sandbox"
-/* MTU and GSO size of a sandbox's loopback and veth (driver_jail_link.c):
- * what one socket can force past the socket budget is about two of these. */
-#define JAIL_LINK_SEGMENT 8192
 
 /* What the child needs to build the sandbox; filled in by the parent
  * before clone, read by the child from its copy of memory. */
@@ -54,7 +51,7 @@ int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
 int jail_mask_proc(const struct jail_plan *p, struct sbx_err *err);
 
 /* Bring up lo in the calling process's network namespace with MTU and GSO
- * size JAIL_LINK_SEGMENT (needs CAP_NET_ADMIN there). 0 or -1 with err. */
+ * size RN_LINK_SEGMENT (needs CAP_NET_ADMIN there). 0 or -1 with err. */
 int jail_link_loopback(struct sbx_err *err);
 
 #endif

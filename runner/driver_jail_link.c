@@ -1,6 +1,6 @@
 /* The loopback device of a sandbox's own network namespace, set up by the
  * child while it still holds CAP_NET_ADMIN there: up, with an MTU and a
- * GSO size of JAIL_LINK_SEGMENT bytes, in one rtnetlink request.
+ * GSO size of RN_LINK_SEGMENT bytes, in one rtnetlink request.
  *
  * Why the size: past the sandbox's socket budget (memory.kmem.tcp on v1)
  * the kernel still forces about one segment per socket and direction into
@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "rn_net.h"
 
 struct link_req {
 	struct nlmsghdr nh;
@@ -50,7 +52,7 @@ static int read_ack(int s, struct sbx_err *err)
 	if (((struct nlmsgerr *)NLMSG_DATA(h))->error != 0) {
 		errno = -((struct nlmsgerr *)NLMSG_DATA(h))->error;
 		return sbx_err_sys(err, "loopback: set up, MTU and GSO size %d",
-				   JAIL_LINK_SEGMENT);
+				   RN_LINK_SEGMENT);
 	}
 	return 0;
 }
@@ -73,10 +75,10 @@ int jail_link_loopback(struct sbx_err *err)
 	r.ifi.ifi_index = (int)idx;
 	r.ifi.ifi_flags = IFF_UP;
 	r.ifi.ifi_change = IFF_UP;
-	put_u32(&r, IFLA_MTU, JAIL_LINK_SEGMENT);
+	put_u32(&r, IFLA_MTU, RN_LINK_SEGMENT);
 	/* also the IPv4 GSO size while it is at most 64 KiB (the kernel keeps
 	 * the two together below that) */
-	put_u32(&r, IFLA_GSO_MAX_SIZE, JAIL_LINK_SEGMENT);
+	put_u32(&r, IFLA_GSO_MAX_SIZE, RN_LINK_SEGMENT);
 	s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (s < 0)
 		return sbx_err_sys(err, "loopback: rtnetlink socket");
