@@ -32,9 +32,9 @@
 
 #include <cJSON.h>
 
-#include "driver_jail.h"
-#include "rn_net.h"
 #include "rn_cgroup.h"
+#include "rn_net.h"
+#include "rn_runtime.h"
 #include "rn_slot.h"
 #include "rn_state.h"
 #include "sbx_fs.h"
@@ -141,8 +141,6 @@ static int sweep_cgroup(const struct rn_cgroup *cg, const char *path)
 }
 
 /* ---- start ---- */
-
-static int find_loader(struct gv_state *gs, const char *runtime_dir);
 
 static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 {
@@ -336,15 +334,12 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 	int sv[2] = { -1, -1 };
 	pid_t pid;
 
-	snprintf(rootfs, sizeof(rootfs), "%s/%s/rootfs", r->image_dir, sb->spec.image);
-	if (access(rootfs, X_OK) < 0)
-		return sbx_err_set(err, EINVAL, "image: no image \"%s\" on this runner "
-				   "(%s missing)", sb->spec.image, rootfs);
+	if (rn_runtime_image(r, sb->spec.image, rootfs, sizeof(rootfs), err) < 0)
+		return -1;
 	if (!gs->loader[0])
-		find_loader(gs, r->runtime_dir);
-	if (!gs->loader[0] || access(r->runtime_dir, X_OK) < 0)
-		return sbx_err_set(err, ENOENT, "the agent runtime is not prepared "
-				   "(is --agent right?)");
+		rn_runtime_find_loader(r->runtime_dir, gs->loader, sizeof(gs->loader));
+	if (rn_runtime_ready(r, gs->loader, err) < 0)
+		return -1;
 	gb = calloc(1, sizeof(*gb));
 	if (!gb)
 		return sbx_err_set(err, ENOMEM, "out of memory");
@@ -661,25 +656,6 @@ static int find_runsc(char *out, size_t n, struct sbx_err *err)
 			   "from bookworm-backports)");
 }
 
-static int find_loader(struct gv_state *gs, const char *runtime_dir)
-{
-	char lib[PATH_MAX + 8];
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(lib, sizeof(lib), "%s/lib", runtime_dir);
-	d = opendir(lib);
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, "ld-", 3) && strlen(e->d_name) < sizeof(gs->loader)) {
-			memcpy(gs->loader, e->d_name, strlen(e->d_name) + 1);
-			break;
-		}
-	closedir(d);
-	return gs->loader[0] ? 0 : -1;
-}
-
 /* runsc present, new enough (the statx fix, systrap), root, cgroups. Its
  * version and platforms are asked once, at start-up. */
 static int check_runsc(char *runsc, size_t n, long *version, struct sbx_err *err)
@@ -735,17 +711,13 @@ static int gv_init(struct rn_driver *d, struct sbx_err *err)
 		goto fail;
 	}
 	snprintf(gs->cg_parent, sizeof(gs->cg_parent), GV_CG_TOP "/gvisor_%s", r->name);
-	/* The agent runtime (agent + libs + ld.so) is the jail's, shared;
-	 * prepared here when the jail is not enabled on this runner. */
-	if (find_loader(gs, r->runtime_dir) < 0 &&
-	    jail_runtime_prepare(r->agent_path, r->runtime_dir, gs->loader,
-				 sizeof(gs->loader), err) < 0) {
-		char why[sizeof(err->msg)];
-
-		snprintf(why, sizeof(why), "%s", err->msg);
-		sbx_err_set(err, err->code, "agent runtime: %s (is --agent right?)", why);
+	/* The agent runtime (agent + libs + ld.so) is shared with the jail
+	 * (rn_runtime.c); prepared here when the jail is not enabled on this
+	 * runner. */
+	if (rn_runtime_find_loader(r->runtime_dir, gs->loader, sizeof(gs->loader)) < 0 &&
+	    rn_runtime_prepare(r->agent_path, r->runtime_dir, gs->loader,
+			       sizeof(gs->loader), err) < 0)
 		goto fail;
-	}
 	d->data = gs;
 	sbx_info("gvisor driver: %s (version %ld, systrap), state %s", gs->runsc,
 		 gs->version, gs->root);

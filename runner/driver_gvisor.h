@@ -9,7 +9,6 @@
 
 #include "runner.h"
 
-#define GV_RUNTIME_MOUNT "/.sandbox"
 #define GV_AGENT_SOCK_DIR "/run/sbx"
 #define GV_AGENT_SOCK_NAME "agent.sock"
 #define GV_AGENT_SOCK GV_AGENT_SOCK_DIR "/" GV_AGENT_SOCK_NAME

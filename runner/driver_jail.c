@@ -26,6 +26,7 @@
 #include "driver_jail_port.h"
 #include "rn_cgroup.h"
 #include "rn_net.h"
+#include "rn_runtime.h"
 #include "rn_slot.h"
 #include "rn_state.h"
 #include "runner.h"
@@ -238,13 +239,9 @@ static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 	const char go = 'g';
 	pid_t pid;
 
-	snprintf(image, sizeof(image), "%s/%s/rootfs", r->image_dir, sb->spec.image);
-	if (access(image, X_OK) < 0)
-		return sbx_err_set(err, EINVAL, "image: no image \"%s\" on this runner "
-				   "(%s missing)", sb->spec.image, image);
-	if (access(r->runtime_dir, X_OK) < 0 || !js->loader[0])
-		return sbx_err_set(err, ENOENT, "the agent runtime is not prepared "
-				   "(is --agent right?)");
+	if (rn_runtime_image(r, sb->spec.image, image, sizeof(image), err) < 0 ||
+	    rn_runtime_ready(r, js->loader, err) < 0)
+		return -1;
 	jb = calloc(1, sizeof(*jb));
 	if (!jb)
 		return sbx_err_set(err, ENOMEM, "out of memory");
@@ -463,12 +460,8 @@ static int jail_init(struct rn_driver *d, struct sbx_err *err)
 	/* Without the agent no jail can start: the driver is unavailable
 	 * (capabilities and create say why); the runner still serves
 	 * get/list/stop and the other drivers. */
-	if (jail_runtime_prepare(r->agent_path, r->runtime_dir, js->loader,
-				 sizeof(js->loader), err) < 0) {
-		char why[sizeof(err->msg)];
-
-		snprintf(why, sizeof(why), "%s", err->msg);
-		sbx_err_set(err, err->code, "agent runtime: %s (is --agent right?)", why);
+	if (rn_runtime_prepare(r->agent_path, r->runtime_dir, js->loader,
+			       sizeof(js->loader), err) < 0) {
 		free(js);
 		return -1;
 	}

@@ -1,5 +1,5 @@
-/* Internals shared by the jail driver's parent side (driver_jail.c), the
- * child side (driver_jail_child.c) and the runtime (driver_jail_runtime.c). */
+/* Internals shared by the jail driver's parent side (driver_jail.c) and
+ * its child side (driver_jail_child.c and the files it calls). */
 #ifndef JAIL_H
 #define JAIL_H
 
@@ -14,7 +14,6 @@
 #define JAIL_SANDBOX_UID 1000
 #define JAIL_AGENT_SOCK_DIR "/run/sbx"
 #define JAIL_AGENT_SOCK JAIL_AGENT_SOCK_DIR "/agent.sock"
-#define JAIL_RUNTIME_MOUNT "/.sandbox"
 
 /* What the child needs to build the sandbox; filled in by the parent
  * before clone, read by the child from its copy of memory. */
@@ -40,11 +39,6 @@ struct jail_sync_msg {
 /* Child side: wait for the parent's go byte on fd, build the jail and exec
  * the agent. Never returns. */
 void jail_child_run(const struct jail_plan *plan, int fd) __attribute__((noreturn));
-
-/* Copy the agent and the shared objects ldd lists (and ld.so) to dir.
- * loader receives the basename of the dynamic loader. */
-int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
-			 size_t loader_len, struct sbx_err *err);
 
 /* Cover the host-wide files of the new /proc (cwd: the new root, before
  * pivot_root). 0 or -1 with err set. */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "driver_jail_seccomp.h"
+#include "rn_runtime.h"
 #include "sbx_fs.h"
 
 static int sync_fd = -1;
@@ -195,8 +196,8 @@ static void setup_files(const struct jail_plan *p)
 	write_text("etc/resolv.conf", p->spec->network == RN_NET_DENY_ALL ?
 		   "# network: deny-all (no resolver)\n" : "nameserver 1.1.1.1\n", 0644);
 
-	mkdir_p(JAIL_RUNTIME_MOUNT + 1, 0755);
-	bind_ro(p->runtime_dir, JAIL_RUNTIME_MOUNT + 1, MS_NOSUID | MS_NODEV);
+	mkdir_p(RN_RUNTIME_MOUNT + 1, 0755);
+	bind_ro(p->runtime_dir, RN_RUNTIME_MOUNT + 1, MS_NOSUID | MS_NODEV);
 	mkdir_p(JAIL_AGENT_SOCK_DIR + 1, 0755);
 	CHECK(mount(p->sockdir, JAIL_AGENT_SOCK_DIR + 1, NULL, MS_BIND, NULL),
 	      "bind the agent socket dir");
@@ -340,12 +341,12 @@ void jail_child_run(const struct jail_plan *p, int fd)
 		snprintf(envp[i], n, "%s=%s", p->spec->env_names[i], p->spec->env_values[i]);
 	}
 	envp[p->spec->n_env] = NULL;
-	snprintf(loader, sizeof(loader), JAIL_RUNTIME_MOUNT "/lib/%s", p->loader);
-	snprintf(libdir, sizeof(libdir), JAIL_RUNTIME_MOUNT "/lib");
+	snprintf(loader, sizeof(loader), RN_RUNTIME_MOUNT "/lib/%s", p->loader);
+	snprintf(libdir, sizeof(libdir), RN_RUNTIME_MOUNT "/lib");
 	{
 		char *const argv[] = {
 			loader, "--library-path", libdir,
-			JAIL_RUNTIME_MOUNT "/sandbox-agent",
+			RN_RUNTIME_MOUNT "/sandbox-agent",
 			"--listen", "unix:" JAIL_AGENT_SOCK, NULL
 		};
 		execve(loader, argv, envp);
