@@ -15,13 +15,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -33,6 +31,7 @@
 #include <cJSON.h>
 
 #include "rn_cgroup.h"
+#include "rn_child.h"
 #include "rn_net.h"
 #include "rn_runtime.h"
 #include "rn_slot.h"
@@ -177,26 +176,6 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 	return 0;
 }
 
-/* A new netns's lo is down; runsc copies it into its netstack as it
- * finds it, and without it 127.0.0.1 inside (the agent's forward to a
- * preview, a server talking to itself) would go out the veth. */
-static int loopback_up(void)
-{
-	struct ifreq ifr;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
-
-	if (fd < 0)
-		return -1;
-	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, "lo", 3);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
-		ifr.ifr_flags |= IFF_UP;
-		rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
-	}
-	close(fd);
-	return rc;
-}
-
 /* The sandbox's watcher: the runner's child (sb->pid), a fork of the
  * runner that never execs, so it costs a few pages instead of a runsc
  * process (`runsc run` in the foreground holds about 4 MiB). It starts
@@ -229,23 +208,22 @@ static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const ch
 						    const char *sockdir, int agent_stderr,
 						    int net_fd)
 {
-	sigset_t none;
-	int nul, st, sentry_st = -1;
+	int st, sentry_st = -1;
 	pid_t runsc, sentry = -1, p;
 	char buf[32];
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
-	umask(022);
+	rn_child_defaults();
 	setsid();
 	if (net_fd >= 0) {
 		char go;
 		ssize_t n;
 
-		if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 || loopback_up() < 0 ||
+		/* A new netns's lo is down; runsc copies it into its
+		 * netstack as it finds it, and without it 127.0.0.1 inside
+		 * (the agent's forward to a preview, a server talking to
+		 * itself) would go out the veth. */
+		if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 ||
+		    rn_child_loopback_up(0, NULL) < 0 ||
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
 		    mount("tmpfs", "/proc/sys/net", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			  "size=4k,nr_inodes=2,mode=0555") < 0 ||
@@ -257,14 +235,9 @@ static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const ch
 			_exit(125);    /* the runner gave up on this sandbox */
 		close(net_fd);
 	}
-	nul = open("/dev/null", O_RDWR);
-	if (nul < 0)
+	if (rn_child_stdio(agent_stderr) < 0)
 		_exit(126);
-	dup2(nul, 0);
-	dup2(nul, 1);
-	if (!agent_stderr) {
-		dup2(nul, 2);
-	} else {
+	if (agent_stderr) {
 		struct stat sst;
 		int fl = fcntl(2, F_GETFL);
 

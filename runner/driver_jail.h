@@ -44,8 +44,4 @@ void jail_child_run(const struct jail_plan *plan, int fd) __attribute__((noretur
  * pivot_root). 0 or -1 with err set. */
 int jail_mask_proc(const struct jail_plan *p, struct sbx_err *err);
 
-/* Bring up lo in the calling process's network namespace with MTU and GSO
- * size RN_LINK_SEGMENT (needs CAP_NET_ADMIN there). 0 or -1 with err. */
-int jail_link_loopback(struct sbx_err *err);
-
 #endif

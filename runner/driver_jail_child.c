@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "driver_jail_seccomp.h"
+#include "rn_child.h"
+#include "rn_net.h"
 #include "rn_runtime.h"
 #include "sbx_fs.h"
 
@@ -257,23 +259,9 @@ void jail_child_run(const struct jail_plan *p, int fd)
 	char loader[PATH_MAX], libdir[PATH_MAX];
 	char *envp[RN_MAX_ENV + 1];
 	char go;
-	int nul;
 
-	/* The runner ignores SIGPIPE and blocks SIGCHLD/SIGTERM/SIGINT for its
-	 * signalfd; ignored dispositions and the mask survive exec, so give
-	 * the agent (and every command) the defaults. */
-	{
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			if (sig != SIGKILL && sig != SIGSTOP)
-				signal(sig, SIG_DFL);
-	}
-	/* The sandbox's umask is the usual one, not whatever the runner was
-	 * started with (under umask 000 every file a command made, and once
-	 * the agent's socket, was writable by every uid inside). */
-	umask(022);
+	/* the agent (and every command) gets default signals and umask */
+	rn_child_defaults();
 	/* Keep only the sync channel (as fd 3) and fresh stdio. */
 	sync_fd = fd;
 	if (fd != 3) {
@@ -282,13 +270,8 @@ void jail_child_run(const struct jail_plan *p, int fd)
 		sync_fd = 3;
 	}
 	fcntl(3, F_SETFD, FD_CLOEXEC);
-	nul = open("/dev/null", O_RDWR);
-	if (nul < 0)
+	if (rn_child_stdio(p->agent_stderr) < 0)
 		fail(errno, "open /dev/null");
-	dup2(nul, 0);
-	dup2(nul, 1);
-	if (!p->agent_stderr)
-		dup2(nul, 2);
 	if (syscall(SYS_close_range, 4, ~0u, 0) < 0)
 		fail(errno, "close_range");
 
@@ -313,7 +296,7 @@ void jail_child_run(const struct jail_plan *p, int fd)
 	CHECK(unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
 	{
 		struct sbx_err err = { 0, "" };
-		if (jail_link_loopback(&err) < 0)
+		if (rn_child_loopback_up(RN_LINK_SEGMENT, &err) < 0)
 			fail(0, "%s", err.msg);   /* the message has the errno */
 	}
 

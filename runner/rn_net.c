@@ -120,7 +120,7 @@ int rn_net_allow_all(pid_t pid, int slot, struct sbx_err *err)
 	 * behind "no raw sockets, no CAP_NET_ADMIN"; security probe 40). The
 	 * veth goes away with the sandbox's network namespace. Both ends
 	 * carry segments of at most RN_LINK_SEGMENT bytes, as the loopback
-	 * does (driver_jail_link.c): the sandbox's sends are built that size,
+	 * does (rn_child.c): the sandbox's sends are built that size,
 	 * and a larger (GRO-merged) packet forwarded to it is split on the
 	 * host end. */
 	snprintf(line, sizeof(line),

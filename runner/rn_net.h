@@ -9,7 +9,7 @@
 #include "sbx_err.h"
 
 /* MTU and GSO size of a sandbox's loopback and GSO size of its veth
- * (driver_jail_link.c): what one socket can force past the socket budget
+ * (rn_child.c): what one socket can force past the socket budget
  * is about two of these. */
 #define RN_LINK_SEGMENT 8192
 
