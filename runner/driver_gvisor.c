@@ -7,24 +7,21 @@
  * agent's socket dir is a dir of a tiny per-sandbox tmpfs, bound rw into
  * the sandbox; with --host-uds=create the socket the agent binds there is
  * a real host socket, so the transport is the jail's, unchanged, once the
- * watcher has moved the socket out of the sandbox's reach
- * (driver_gvisor_sock.c: SO_PEERCRED cannot tell who connects under
- * gVisor). */
+ * watcher (driver_gvisor_watch.c) has moved the socket out of the
+ * sandbox's reach (driver_gvisor_sock.c: SO_PEERCRED cannot tell who
+ * connects under gVisor). */
 #include "driver_gvisor.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -176,120 +173,6 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 	return 0;
 }
 
-/* The sandbox's watcher: the runner's child (sb->pid), a fork of the
- * runner that never execs, so it costs a few pages instead of a runsc
- * process (`runsc run` in the foreground holds about 4 MiB). It starts
- * `runsc run --detach`; as a subreaper it inherits the sandbox's sentry and
- * gofer when that returns, and exits when the sentry does, with the
- * sentry's status (re-raising its signal). Fresh stdio (never a regular
- * file without O_APPEND: runsc writes the sandbox's output at its own
- * offset), default signals, its own session.
- *
- * With net_fd (allow-all), it first makes the sandbox's network namespace,
- * and a private mount namespace in which /proc/sys/net is hidden under a
- * tiny tmpfs: runsc 20240729 takes the presence of
- * /proc/sys/net/core/rmem_default for "in the host's network namespace"
- * and refuses --network=sandbox, but every netns has that file since the
- * sysctl became per-namespace (gVisor issue 10704, fixed in later
- * releases). It reports 'n' on net_fd and waits for the runner's byte:
- * the runner gives the netns its veth and addresses (runsc takes them into
- * its netstack when it starts) and writes config.json with
- * /proc/<watcher>/ns/net as its path. The netns lives as long as the
- * watcher and the sentry; its end takes the veth with it. The mount
- * namespace's copies of other sandboxes' mounts do not keep them: removing
- * a sandbox's dir on the host detaches its mount points in every
- * namespace (checked).
- *
- * Once runsc returned, it moves the agent's socket out of the sandbox's
- * reach as soon as the agent listens (gv_sock_hide); should that fail,
- * it kills the sentry: a sandbox whose socket the runner cannot dial, or
- * its own processes can, must not run. */
-static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const char *pidfile,
-						    const char *sockdir, int agent_stderr,
-						    int net_fd)
-{
-	int st, sentry_st = -1;
-	pid_t runsc, sentry = -1, p;
-	char buf[32];
-
-	rn_child_defaults();
-	setsid();
-	if (net_fd >= 0) {
-		char go;
-		ssize_t n;
-
-		/* A new netns's lo is down; runsc copies it into its
-		 * netstack as it finds it, and without it 127.0.0.1 inside
-		 * (the agent's forward to a preview, a server talking to
-		 * itself) would go out the veth. */
-		if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 ||
-		    rn_child_loopback_up(0, NULL) < 0 ||
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    mount("tmpfs", "/proc/sys/net", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "size=4k,nr_inodes=2,mode=0555") < 0 ||
-		    write(net_fd, "n", 1) != 1)
-			_exit(125);
-		while ((n = read(net_fd, &go, 1)) < 0 && errno == EINTR)
-			;
-		if (n != 1)
-			_exit(125);    /* the runner gave up on this sandbox */
-		close(net_fd);
-	}
-	if (rn_child_stdio(agent_stderr) < 0)
-		_exit(126);
-	if (agent_stderr) {
-		struct stat sst;
-		int fl = fcntl(2, F_GETFL);
-
-		if (fstat(2, &sst) == 0 && S_ISREG(sst.st_mode) && fl >= 0)
-			fcntl(2, F_SETFL, fl | O_APPEND);
-	}
-	syscall(SYS_close_range, 3, ~0u, 0);
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-		_exit(126);
-	runsc = fork();
-	if (runsc < 0)
-		_exit(126);
-	if (runsc == 0) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(runsc, &st, 0) < 0)
-		if (errno != EINTR)
-			_exit(126);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-	{
-		int fd = open(pidfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-		if (fd >= 0)
-			close(fd);
-		if (n > 0) {
-			buf[n] = 0;
-			sentry = (pid_t)strtol(buf, NULL, 10);
-		}
-	}
-	if (gv_sock_hide(sockdir, sentry, &sentry_st) < 0 && sentry > 0)
-		kill(sentry, SIGKILL);
-	/* the sentry and the gofer are ours now; the sandbox is over when
-	 * the sentry is (the gofer follows it) */
-	while ((p = waitpid(-1, &st, 0)) != 0) {
-		if (p < 0) {
-			if (errno == EINTR)
-				continue;
-			break;    /* ECHILD: nothing left */
-		}
-		if (p == sentry)
-			sentry_st = st;
-	}
-	if (sentry_st >= 0 && WIFSIGNALED(sentry_st)) {
-		signal(WTERMSIG(sentry_st), SIG_DFL);
-		kill(getpid(), WTERMSIG(sentry_st));
-	}
-	_exit(sentry_st >= 0 && WIFEXITED(sentry_st) ? WEXITSTATUS(sentry_st) : 1);
-}
-
 static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct runner *r = sb->drv->r;
@@ -387,7 +270,7 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 		if (pid == 0) {
 			if (sv[0] >= 0)
 				close(sv[0]);
-			watch_sandbox(argv, pidfile, sockdir, sb->drv->agent_stderr, sv[1]);
+			gv_watch(argv, pidfile, sockdir, sb->drv->agent_stderr, sv[1]);
 		}
 	}
 	sb->pid = pid;
