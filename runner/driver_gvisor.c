@@ -173,30 +173,39 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 	return 0;
 }
 
-static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
+/* One start's paths, runsc's flags and argv, and config.json's inputs:
+ * the bundle and argv point into it (it lives on gv_start's stack). */
+struct gv_launch {
+	char rootfs[PATH_MAX + 64], sockdir[PATH_MAX], guestdir[PATH_MAX], etcdir[PATH_MAX];
+	char upper[PATH_MAX], pidfile[PATH_MAX];
+	char cgpath[RN_ID_MAX + 98], netns[64];    /* netns: "" until allow-all's is made */
+	char rootflag[PATH_MAX + 16], overlay[PATH_MAX + 32], logflag[PATH_MAX + 16];
+	char bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16];
+	char *argv[16];
+	struct gv_bundle b;
+	int allow_all;
+	int sv[2];                  /* allow-all: the watcher's channel, else -1 */
+};
+
+/* The image and the agent runtime, or why this runner cannot start it. */
+static int check_runtime(struct gv_state *gs, const struct rn_sandbox *sb,
+			 struct gv_launch *l, struct sbx_err *err)
 {
 	struct runner *r = sb->drv->r;
-	struct gv_state *gs = state_of(sb->drv);
-	char rootfs[PATH_MAX + 64], sockdir[PATH_MAX], guestdir[PATH_MAX], etcdir[PATH_MAX];
-	char upper[PATH_MAX];
-	char cgpath[RN_ID_MAX + 98], rootflag[PATH_MAX + 16], overlay[PATH_MAX + 32];
-	char logflag[PATH_MAX + 16], bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16];
-	char pidfile[PATH_MAX];
-	struct rn_spec cgspec;
-	struct gv_bundle b;
-	struct gv_sb *gb;
-	char netns[64] = "";
-	int allow_all = sb->spec.network == RN_NET_ALLOW_ALL;
-	int sv[2] = { -1, -1 };
-	pid_t pid;
 
-	if (rn_runtime_image(r, sb->spec.image, rootfs, sizeof(rootfs), err) < 0)
+	if (rn_runtime_image(r, sb->spec.image, l->rootfs, sizeof(l->rootfs), err) < 0)
 		return -1;
 	if (!gs->loader[0])
 		rn_runtime_find_loader(r->runtime_dir, gs->loader, sizeof(gs->loader));
-	if (rn_runtime_ready(r, gs->loader, err) < 0)
-		return -1;
-	gb = calloc(1, sizeof(*gb));
+	return rn_runtime_ready(r, gs->loader, err);
+}
+
+/* The sandbox's drv_data: its cgroup's name and (allow-all) its slot. */
+static int take_share(struct gv_state *gs, struct rn_sandbox *sb, int allow_all,
+		      struct sbx_err *err)
+{
+	struct gv_sb *gb = calloc(1, sizeof(*gb));
+
 	if (!gb)
 		return sbx_err_set(err, ENOMEM, "out of memory");
 	/* the slot is the veth's addresses, shared numbering with the jail */
@@ -208,108 +217,138 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 	}
 	sb->drv_data = gb;
 	snprintf(gb->cg, sizeof(gb->cg), "%s/%s", gs->cg_parent, sb->id);
+	return 0;
+}
 
-	sb->pid = 0;
-	sub(sockdir, sb, "sock");
-	sub(guestdir, sb, "sock/" GV_GUEST_DIR);
-	sub(etcdir, sb, "etc");
-	sub(upper, sb, "upper");
-	snprintf(cgpath, sizeof(cgpath), "/%s", gb->cg);
-	if (make_dirs(sb, err) < 0)
-		goto fail;
+/* The host pids.max of a sandbox of spec (GV_PIDS_BASE above). */
+static int64_t host_pids(const struct rn_spec *spec)
+{
+	int64_t n = GV_PIDS_BASE + GV_PIDS_PER_PROC * spec->pids;
 
-	/* The runner makes the memory, pids and cpu cgroups with their
-	 * limits; runsc joins cgroups that exist and leaves them (and their
-	 * counters) alone, so cleanup can still read them. */
-	cgspec = sb->spec;
-	cgspec.pids = GV_PIDS_BASE + GV_PIDS_PER_PROC * sb->spec.pids;
-	if (cgspec.pids > GV_PIDS_MAX)
-		cgspec.pids = GV_PIDS_MAX;
-	if (rn_cgroup_create(&r->cg, gb->cg, &cgspec, err) < 0)
-		goto fail;
+	return n > GV_PIDS_MAX ? GV_PIDS_MAX : n;
+}
 
-	memset(&b, 0, sizeof(b));
-	b.spec = &sb->spec;
-	b.rootfs = rootfs;
-	b.runtime_dir = r->runtime_dir;
-	b.loader = gs->loader;
-	b.sockdir = guestdir;
-	b.etcdir = etcdir;
-	b.cgroup_path = cgpath;
-	b.netns_path = netns;
-	b.host_pids = cgspec.pids;
-	if (!allow_all && gv_spec_write(&b, sb->dir, err) < 0)
-		goto fail;
-	if (allow_all && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		sbx_err_sys(err, "socketpair");
-		goto fail;
-	}
+/* Name everything of the start in l: nothing is made yet. */
+static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
+			const struct rn_sandbox *sb)
+{
+	int i = 0;
 
-	snprintf(rootflag, sizeof(rootflag), "--root=%s", gs->root);
-	snprintf(overlay, sizeof(overlay), "--overlay2=root:dir=%s", upper);
-	snprintf(logflag, sizeof(logflag), "--log=%s/runsc.log", sb->dir);
-	snprintf(bundle, sizeof(bundle), "%s", sb->dir);
-	sub(pidfile, sb, "sentry.pid");
-	snprintf(pidflag, sizeof(pidflag), "--pid-file=%s", pidfile);
-	{
-		char *const argv[] = {
-			gs->runsc, rootflag, logflag,
-			allow_all ? "--network=sandbox" : "--network=none", "--host-uds=create",
-			/* (runsc's default for bind mounts, stated: the agent's
-			 * socket must vanish inside when the watcher moves it) */
-			"--file-access-mounts=shared",
-			"--platform=systrap", overlay, "run", "--detach", pidflag, "--bundle",
-			bundle, sb->id, NULL
-		};
+	sub(l->sockdir, sb, "sock");
+	sub(l->guestdir, sb, "sock/" GV_GUEST_DIR);
+	sub(l->etcdir, sb, "etc");
+	sub(l->upper, sb, "upper");
+	sub(l->pidfile, sb, "sentry.pid");
+	snprintf(l->cgpath, sizeof(l->cgpath), "/%s", sb_of(sb)->cg);
+	l->b.spec = &sb->spec;
+	l->b.rootfs = l->rootfs;
+	l->b.runtime_dir = sb->drv->r->runtime_dir;
+	l->b.loader = gs->loader;
+	l->b.sockdir = l->guestdir;
+	l->b.etcdir = l->etcdir;
+	l->b.cgroup_path = l->cgpath;
+	l->b.netns_path = l->netns;
+	l->b.host_pids = host_pids(&sb->spec);
 
-		pid = fork();
-		if (pid < 0) {
-			sbx_err_sys(err, "fork for runsc");
-			goto fail;
-		}
-		if (pid == 0) {
-			if (sv[0] >= 0)
-				close(sv[0]);
-			gv_watch(argv, pidfile, sockdir, sb->drv->agent_stderr, sv[1]);
-		}
+	snprintf(l->rootflag, sizeof(l->rootflag), "--root=%s", gs->root);
+	snprintf(l->overlay, sizeof(l->overlay), "--overlay2=root:dir=%s", l->upper);
+	snprintf(l->logflag, sizeof(l->logflag), "--log=%s/runsc.log", sb->dir);
+	snprintf(l->bundle, sizeof(l->bundle), "%s", sb->dir);
+	snprintf(l->pidflag, sizeof(l->pidflag), "--pid-file=%s", l->pidfile);
+	l->argv[i++] = (char *)gs->runsc;
+	l->argv[i++] = l->rootflag;
+	l->argv[i++] = l->logflag;
+	l->argv[i++] = l->allow_all ? "--network=sandbox" : "--network=none";
+	l->argv[i++] = "--host-uds=create";
+	/* (runsc's default for bind mounts, stated: the agent's socket must
+	 * vanish inside when the watcher moves it) */
+	l->argv[i++] = "--file-access-mounts=shared";
+	l->argv[i++] = "--platform=systrap";
+	l->argv[i++] = l->overlay;
+	l->argv[i++] = "run";
+	l->argv[i++] = "--detach";
+	l->argv[i++] = l->pidflag;
+	l->argv[i++] = "--bundle";
+	l->argv[i++] = l->bundle;
+	l->argv[i++] = (char *)sb->id;
+	l->argv[i] = NULL;
+}
+
+/* The runner makes the memory, pids and cpu cgroups with their limits;
+ * runsc joins cgroups that exist and leaves them (and their counters)
+ * alone, so cleanup can still read them. */
+static int make_cgroups(const struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct rn_spec cgspec = sb->spec;
+
+	cgspec.pids = host_pids(&sb->spec);
+	return rn_cgroup_create(&sb->drv->r->cg, sb_of(sb)->cg, &cgspec, err);
+}
+
+/* Deny-all: config.json now. Allow-all: the channel to the watcher, which
+ * makes the netns config.json names (hand_over_netns). */
+static int prepare_bundle(struct gv_launch *l, const struct rn_sandbox *sb,
+			  struct sbx_err *err)
+{
+	if (!l->allow_all)
+		return gv_spec_write(&l->b, sb->dir, err);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l->sv) < 0)
+		return sbx_err_sys(err, "socketpair");
+	return 0;
+}
+
+/* The watcher (gv_watch), the runner's child: sb->pid from here on. */
+static int fork_watcher(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return sbx_err_sys(err, "fork for runsc");
+	if (pid == 0) {
+		if (l->sv[0] >= 0)
+			close(l->sv[0]);
+		gv_watch(l->argv, l->pidfile, l->sockdir, sb->drv->agent_stderr, l->sv[1]);
 	}
 	sb->pid = pid;
-	if (rn_state_save(sb, "gvisor", sb->drv_data ? sb_of(sb)->slot : -1, err) < 0)
-		goto fail;
-	if (allow_all) {
-		char ready;
-		const char go = 'g';
-
-		ssize_t n;
-
-		close(sv[1]);
-		sv[1] = -1;
-		while ((n = read(sv[0], &ready, 1)) < 0 && errno == EINTR)
-			;
-		if (n != 1 || ready != 'n') {
-			sbx_err_set(err, EIO, "could not make the sandbox's network namespace "
-				    "(the watcher exited)");
-			goto fail;
-		}
-		snprintf(netns, sizeof(netns), "/proc/%d/ns/net", (int)pid);
-		if (rn_net_allow_all(pid, gb->slot, err) < 0 ||
-		    gv_spec_write(&b, sb->dir, err) < 0)
-			goto fail;
-		while ((n = send(sv[0], &go, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-			;
-		if (n != 1) {
-			sbx_err_sys(err, "start runsc");
-			goto fail;
-		}
-		close(sv[0]);
-		sv[0] = -1;
-	}
-	sub(sb->agent_socket, sb, "sock/agent.sock");
 	return 0;
-fail:
+}
+
+/* Allow-all: wait for the watcher's netns, give it the veth, write
+ * config.json naming it, and let the watcher start runsc. */
+static int hand_over_netns(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	char ready;
+	const char go = 'g';
+	ssize_t n;
+
+	close(l->sv[1]);
+	l->sv[1] = -1;
+	while ((n = read(l->sv[0], &ready, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1 || ready != 'n')
+		return sbx_err_set(err, EIO, "could not make the sandbox's network namespace "
+				   "(the watcher exited)");
+	snprintf(l->netns, sizeof(l->netns), "/proc/%d/ns/net", (int)sb->pid);
+	if (rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0 ||
+	    gv_spec_write(&l->b, sb->dir, err) < 0)
+		return -1;
+	while ((n = send(l->sv[0], &go, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		return sbx_err_sys(err, "start runsc");
+	close(l->sv[0]);
+	l->sv[0] = -1;
+	return 0;
+}
+
+/* A start that failed part way: nothing of it stays. */
+static void undo_start(struct gv_state *gs, struct rn_sandbox *sb, struct gv_launch *l)
+{
+	struct gv_sb *gb = sb_of(sb);
+
 	for (int i = 0; i < 2; i++)
-		if (sv[i] >= 0)
-			close(sv[i]);
+		if (l->sv[i] >= 0)
+			close(l->sv[i]);
 	if (sb->pid > 0) {
 		int st;
 
@@ -319,14 +358,34 @@ fail:
 			;
 		sb->pid = 0;
 	}
-	for (int i = 0; i < 100 && sweep_cgroup(&r->cg, gb->cg) == 1; i++)
+	for (int i = 0; i < 100 && sweep_cgroup(&sb->drv->r->cg, gb->cg) == 1; i++)
 		usleep(5000);
 	remove_runsc_state(gs, sb->id);
 	unmount_all(sb->dir);
 	release_slot(gs, gb);
 	free(gb);
 	sb->drv_data = NULL;
-	return -1;
+}
+
+static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct gv_state *gs = state_of(sb->drv);
+	struct gv_launch l = { .allow_all = sb->spec.network == RN_NET_ALLOW_ALL,
+			       .sv = { -1, -1 } };
+
+	if (check_runtime(gs, sb, &l, err) < 0 || take_share(gs, sb, l.allow_all, err) < 0)
+		return -1;
+	sb->pid = 0;
+	plan_launch(&l, gs, sb);
+	if (make_dirs(sb, err) < 0 || make_cgroups(sb, err) < 0 ||
+	    prepare_bundle(&l, sb, err) < 0 || fork_watcher(&l, sb, err) < 0 ||
+	    rn_state_save(sb, "gvisor", sb_of(sb)->slot, err) < 0 ||
+	    (l.allow_all && hand_over_netns(&l, sb, err) < 0)) {
+		undo_start(gs, sb, &l);
+		return -1;
+	}
+	sub(sb->agent_socket, sb, "sock/agent.sock");
+	return 0;
 }
 
 static void gv_kill(struct rn_sandbox *sb)
