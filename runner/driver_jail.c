@@ -227,25 +227,35 @@ static int wait_child(int fd, struct sbx_err *err)
 	return sbx_err_set(err, m.err ? m.err : EIO, "sandbox setup: %s", m.msg);
 }
 
-static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
-{
-	struct runner *r = sb->drv->r;
-	struct jail_state *js = state_of(sb->drv);
-	struct jail_sb *jb;
-	uid_t base;
+/* One start: the image, the child's plan, the sandbox's uid range and the
+ * setup channel (sv[0] the parent's end, sv[1] the child's). */
+struct jail_launch {
 	char image[PATH_MAX + 64];
 	struct jail_plan plan;
-	int sv[2] = { -1, -1 }, st;
-	const char go = 'g';
-	pid_t pid;
+	uid_t base;                 /* host uid of the sandbox's root */
+	int sv[2];
+};
 
-	if (rn_runtime_image(r, sb->spec.image, image, sizeof(image), err) < 0 ||
+/* The image and the agent runtime, or why this runner cannot start it. */
+static int check_runtime(const struct jail_state *js, const struct rn_sandbox *sb,
+			 struct jail_launch *l, struct sbx_err *err)
+{
+	struct runner *r = sb->drv->r;
+
+	if (rn_runtime_image(r, sb->spec.image, l->image, sizeof(l->image), err) < 0 ||
 	    rn_runtime_ready(r, js->loader, err) < 0)
 		return -1;
-	jb = calloc(1, sizeof(*jb));
+	return 0;
+}
+
+/* The sandbox's drv_data: its slot (its uid range and veth addresses) and
+ * its cgroup's name. */
+static int take_slot(struct jail_state *js, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct jail_sb *jb = calloc(1, sizeof(*jb));
+
 	if (!jb)
 		return sbx_err_set(err, ENOMEM, "out of memory");
-	/* the slot is the sandbox's uid range (and veth addresses) */
 	jb->slot = rn_slot_alloc(&js->slots);
 	if (jb->slot < 0) {
 		free(jb);
@@ -254,33 +264,44 @@ static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 	}
 	snprintf(jb->cg, sizeof(jb->cg), JAIL_CG_PARENT "/%s", sb->id);
 	sb->drv_data = jb;
-	base = JAIL_UID_BASE + (uid_t)jb->slot * JAIL_UID_COUNT;
+	return 0;
+}
 
-	memset(&plan, 0, sizeof(plan));
-	snprintf(plan.dir, sizeof(plan.dir), "%s", sb->dir);
-	sub(plan.lower, sb, "lower");
-	sub(plan.rw, sb, "rw");
-	sub(plan.root, sb, "root");
-	sub(plan.sockdir, sb, "sock");
-	plan.runtime_dir = r->runtime_dir;
-	plan.loader = js->loader;
-	plan.spec = &sb->spec;
-	plan.agent_stderr = sb->drv->agent_stderr;
+/* What the child builds the sandbox from (it reads its copy of l). */
+static void plan_launch(struct jail_launch *l, const struct jail_state *js,
+			const struct rn_sandbox *sb)
+{
+	struct jail_plan *plan = &l->plan;
 
-	sb->pid = 0;
-	if (make_dirs(sb, base, err) < 0)
-		goto fail;
-	if (rn_cgroup_create(&r->cg, jb->cg, &sb->spec, err) < 0)
-		goto fail;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		sbx_err_sys(err, "socketpair");
-		goto fail;
-	}
-	/* A raw clone behaves like fork: no stack to allocate, and the child
-	 * is PID 1 of its new pid namespace. Mount and cgroup namespaces come
-	 * later, once the parent has set up the child's cgroup and image. */
-	if (own_userns_as(base, err) < 0)
-		goto fail;
+	l->base = JAIL_UID_BASE + (uid_t)sb_of(sb)->slot * JAIL_UID_COUNT;
+	snprintf(plan->dir, sizeof(plan->dir), "%s", sb->dir);
+	sub(plan->lower, sb, "lower");
+	sub(plan->rw, sb, "rw");
+	sub(plan->root, sb, "root");
+	sub(plan->sockdir, sb, "sock");
+	plan->runtime_dir = sb->drv->r->runtime_dir;
+	plan->loader = js->loader;
+	plan->spec = &sb->spec;
+	plan->agent_stderr = sb->drv->agent_stderr;
+}
+
+static int open_channel(struct jail_launch *l, struct sbx_err *err)
+{
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l->sv) < 0)
+		return sbx_err_sys(err, "socketpair");
+	return 0;
+}
+
+/* The child, in its new user, pid, net, ipc and uts namespaces: sb->pid
+ * from here on. A raw clone behaves like fork: no stack to allocate, and
+ * the child is PID 1 of its new pid namespace. Mount and cgroup namespaces
+ * come later, once the parent has set up the child's cgroup and image. */
+static int clone_child(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	pid_t pid;
+
+	if (own_userns_as(l->base, err) < 0)
+		return -1;
 	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |
 			     CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, NULL, NULL, NULL, 0);
 	if (pid != 0) {
@@ -292,47 +313,67 @@ static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 			abort();
 		errno = ce;
 	}
-	if (pid < 0) {
-		sbx_err_sys(err, "clone");
-		goto fail;
-	}
+	if (pid < 0)
+		return sbx_err_sys(err, "clone");
 	if (pid == 0) {
-		close(sv[0]);
-		jail_child_run(&plan, sv[1]);
+		close(l->sv[0]);
+		jail_child_run(&l->plan, l->sv[1]);
 	}
-	close(sv[1]);
-	sv[1] = -1;
+	close(l->sv[1]);
+	l->sv[1] = -1;
 	sb->pid = pid;
-	if (rn_state_save(sb, "jail", sb_of(sb)->slot, err) < 0 || write_maps(pid, base, err) < 0 ||
-	    mount_lower(js, image, sb, err) < 0)
-		goto fail;
-	if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
-		sbx_err_sys(err, "start the sandbox child");
-		goto fail;
-	}
-	/* Moving a task into a v1 memory cgroup waits for an RCU grace period
-	 * (~10 ms here): do it while the child builds its mounts. The child
-	 * waits for the second byte before it enters its cgroup namespace and
-	 * long before it runs anything of the user's. */
-	if (rn_cgroup_attach(&r->cg, jb->cg, pid, err) < 0)
-		goto fail;
-	if (sb->spec.network == RN_NET_ALLOW_ALL && rn_net_allow_all(pid, jb->slot, err) < 0)
-		goto fail;
-	if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
-		sbx_err_sys(err, "start the sandbox child");
-		goto fail;
-	}
-	if (wait_child(sv[0], err) < 0)
-		goto fail;
-	close(sv[0]);
-	unmount_lower(sb);
-	sub(sb->agent_socket, sb, "sock/agent.sock");
 	return 0;
-fail:
-	if (sv[0] >= 0)
-		close(sv[0]);
-	if (sv[1] >= 0)
-		close(sv[1]);
+}
+
+/* What the child waits for before its first step: its state on disk, its
+ * id maps, and the image lent to it. */
+static int prepare_child(struct jail_state *js, struct jail_launch *l,
+			 const struct rn_sandbox *sb, struct sbx_err *err)
+{
+	if (rn_state_save(sb, "jail", sb_of(sb)->slot, err) < 0 ||
+	    write_maps(sb->pid, l->base, err) < 0 || mount_lower(js, l->image, sb, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int send_go(const struct jail_launch *l, struct sbx_err *err)
+{
+	const char go = 'g';
+
+	if (send(l->sv[0], &go, 1, MSG_NOSIGNAL) != 1)
+		return sbx_err_sys(err, "start the sandbox child");
+	return 0;
+}
+
+/* First byte: the child builds its mounts. Moving a task into a v1 memory
+ * cgroup waits for an RCU grace period (~10 ms here): done meanwhile. The
+ * child waits for the second byte before it enters its cgroup namespace
+ * and long before it runs anything of the user's; then its report. */
+static int run_child_setup(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct runner *r = sb->drv->r;
+
+	if (send_go(l, err) < 0 || rn_cgroup_attach(&r->cg, sb_of(sb)->cg, sb->pid, err) < 0)
+		return -1;
+	if (sb->spec.network == RN_NET_ALLOW_ALL &&
+	    rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0)
+		return -1;
+	if (send_go(l, err) < 0 || wait_child(l->sv[0], err) < 0)
+		return -1;
+	return 0;
+}
+
+/* A start that failed part way: nothing of it stays. */
+static void undo_start(struct jail_state *js, struct rn_sandbox *sb, struct jail_launch *l)
+{
+	struct runner *r = sb->drv->r;
+	struct jail_sb *jb = sb_of(sb);
+	int st;
+
+	if (l->sv[0] >= 0)
+		close(l->sv[0]);
+	if (l->sv[1] >= 0)
+		close(l->sv[1]);
 	if (sb->pid > 0) {
 		kill(sb->pid, SIGKILL);
 		while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
@@ -349,7 +390,28 @@ fail:
 	rn_slot_free(&js->slots, jb->slot);
 	free(jb);
 	sb->drv_data = NULL;
-	return -1;
+}
+
+static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct jail_state *js = state_of(sb->drv);
+	struct jail_launch l = { .sv = { -1, -1 } };
+
+	if (check_runtime(js, sb, &l, err) < 0 || take_slot(js, sb, err) < 0)
+		return -1;
+	plan_launch(&l, js, sb);
+	sb->pid = 0;
+	if (make_dirs(sb, l.base, err) < 0 ||
+	    rn_cgroup_create(&sb->drv->r->cg, sb_of(sb)->cg, &sb->spec, err) < 0 ||
+	    open_channel(&l, err) < 0 || clone_child(&l, sb, err) < 0 ||
+	    prepare_child(js, &l, sb, err) < 0 || run_child_setup(&l, sb, err) < 0) {
+		undo_start(js, sb, &l);
+		return -1;
+	}
+	close(l.sv[0]);
+	unmount_lower(sb);
+	sub(sb->agent_socket, sb, "sock/agent.sock");
+	return 0;
 }
 
 static void jail_kill(struct rn_sandbox *sb)
