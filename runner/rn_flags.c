@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rn_spec.h"
+#include "sbx_usage.h"
 
 enum {
 	F_SOCKET, F_STATE_DIR, F_IMAGE_DIR, F_NAME, F_AGENT, F_AGENT_STDERR, F_VERBOSE,
@@ -63,8 +64,6 @@ static const struct flag flags[F_COUNT] = {
 	[F_HELP] = { "help", NULL, K_HELP, 0, NULL, NULL },
 };
 
-#define SYNOPSIS_WIDTH 80
-
 /* "--NAME ARG" of row i after sep, appended at out + n. */
 static size_t put_flag(char *out, size_t size, size_t n, const char *sep, int i)
 {
@@ -74,35 +73,30 @@ static size_t put_flag(char *out, size_t size, size_t n, const char *sep, int i)
 	return k < 0 || (size_t)k >= size - n ? size - 1 : n + (size_t)k;
 }
 
-/* The synopsis: the rows' groups after "usage: sandbox-runner ", a line
- * broken before a group that would pass SYNOPSIS_WIDTH. */
+/* The synopsis: a [group] per row and the rows joined to it (--help has
+ * none), then ctl's. */
 static void usage(FILE *out)
 {
-	static const char lead[] = "usage: sandbox-runner ";
-	const size_t indent = sizeof(lead) - 1;
-	size_t col = indent;
+	char text[F_COUNT][128];
+	const char *groups[F_COUNT];
+	size_t ng = 0;
 
-	fputs(lead, out);
 	for (int i = 0; i < F_COUNT;) {
-		char group[256];
 		size_t n;
 
 		if (flags[i].kind == K_HELP) {
 			i++;
 			continue;
 		}
-		n = put_flag(group, sizeof(group), 0, "[", i);
+		n = put_flag(text[ng], sizeof(text[ng]), 0, "[", i);
 		for (i++; i < F_COUNT && flags[i].join; i++)
-			n = put_flag(group, sizeof(group), n, flags[i].join, i);
-		n += (size_t)snprintf(group + n, sizeof(group) - n, "]");
-		if (col > indent && col + 1 + n > SYNOPSIS_WIDTH) {
-			fprintf(out, "\n%*s", (int)indent, "");
-			col = indent;
-		}
-		fprintf(out, "%s%s", col > indent ? " " : "", group);
-		col += (col > indent ? 1 : 0) + n;
+			n = put_flag(text[ng], sizeof(text[ng]), n, flags[i].join, i);
+		snprintf(text[ng] + n, sizeof(text[ng]) - n, "]");
+		groups[ng] = text[ng];
+		ng++;
 	}
-	fputs("\n       sandbox-runner ctl status|drain|undrain [--socket PATH]\n", out);
+	sbx_usage_synopsis(out, "usage: sandbox-runner ", groups, ng, 80);
+	fputs("       sandbox-runner ctl status|drain|undrain [--socket PATH]\n", out);
 }
 
 static int number(int i, const char *v, char *at)
