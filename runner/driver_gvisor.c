@@ -73,12 +73,6 @@ static struct gv_sb *sb_of(const struct rn_sandbox *sb)
 	return sb->drv_data;
 }
 
-static void sub(char *out, const struct rn_sandbox *sb, const char *name)
-{
-	if (snprintf(out, PATH_MAX, "%s/%s", sb->dir, name) >= PATH_MAX)
-		out[0] = 0;
-}
-
 /* ---- what a sandbox leaves on the host, and its removal ---- */
 
 /* runsc's state files of one container in our --root: "<id>_sandbox:<id>.*"
@@ -145,25 +139,25 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 
 	if (rn_state_save(sb, "gvisor", sb->drv_data ? sb_of(sb)->slot : -1, err) < 0)
 		return -1;
-	sub(p, sb, "etc");
+	rn_state_path(p, sb, "etc");
 	if (mkdir(p, 0755) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
 	/* The agent's socket dir is writable by root inside and visible on
 	 * the host: a dir of a tiny tmpfs of its own (the guest gets ENOSPC
 	 * after 64 KiB or 13 files), whose root holds the socket once the
 	 * watcher moved it there. */
-	sub(p, sb, "sock");
+	rn_state_path(p, sb, "sock");
 	if (mkdir(p, 0700) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
 	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  "size=64k,nr_inodes=16,mode=0700") < 0)
 		return sbx_err_sys(err, "mount tmpfs on %s", p);
-	sub(p, sb, "sock/" GV_GUEST_DIR);
+	rn_state_path(p, sb, "sock/" GV_GUEST_DIR);
 	if (mkdir(p, 0700) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
 	/* The overlay's upper layer (runsc's file store) on a tmpfs of
 	 * disk_mb: writes to / cannot fill the host's disk. */
-	sub(p, sb, "upper");
+	rn_state_path(p, sb, "upper");
 	if (mkdir(p, 0700) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
 	snprintf(opts, sizeof(opts), "size=%lldm,nr_inodes=%lld,mode=0700",
@@ -234,11 +228,11 @@ static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
 {
 	int i = 0;
 
-	sub(l->sockdir, sb, "sock");
-	sub(l->guestdir, sb, "sock/" GV_GUEST_DIR);
-	sub(l->etcdir, sb, "etc");
-	sub(l->upper, sb, "upper");
-	sub(l->pidfile, sb, "sentry.pid");
+	rn_state_path(l->sockdir, sb, "sock");
+	rn_state_path(l->guestdir, sb, "sock/" GV_GUEST_DIR);
+	rn_state_path(l->etcdir, sb, "etc");
+	rn_state_path(l->upper, sb, "upper");
+	rn_state_path(l->pidfile, sb, "sentry.pid");
 	snprintf(l->cgpath, sizeof(l->cgpath), "/%s", sb_of(sb)->cg);
 	l->b.spec = &sb->spec;
 	l->b.rootfs = l->rootfs;
@@ -384,7 +378,7 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 		undo_start(gs, sb, &l);
 		return -1;
 	}
-	sub(sb->agent_socket, sb, "sock/agent.sock");
+	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
 	return 0;
 }
 

@@ -60,13 +60,6 @@ static struct jail_sb *sb_of(const struct rn_sandbox *sb)
 	return sb->drv_data;
 }
 
-static void sub(char *out, const struct rn_sandbox *sb, const char *name)
-{
-	/* sb->dir is short (checked at start-up); truncation only clips */
-	if (snprintf(out, PATH_MAX, "%s/%s", sb->dir, name) >= PATH_MAX)
-		out[0] = 0;
-}
-
 static int make_dirs(const struct rn_sandbox *sb, uid_t base, struct sbx_err *err)
 {
 	static const char *const subs[] = { "lower", "rw", "root", "sock", NULL };
@@ -76,14 +69,14 @@ static int make_dirs(const struct rn_sandbox *sb, uid_t base, struct sbx_err *er
 	if (chown(sb->dir, base, base) < 0)
 		return sbx_err_sys(err, "chown %s", sb->dir);
 	for (int i = 0; subs[i]; i++) {
-		sub(p, sb, subs[i]);
+		rn_state_path(p, sb, subs[i]);
 		if (mkdir(p, 0755) < 0 || chown(p, base, base) < 0)
 			return sbx_err_sys(err, "mkdir %s", p);
 	}
 	/* The agent's socket dir is writable by root inside and visible on the
 	 * host: a tiny tmpfs of its own, so nothing written there lands on the
 	 * host's disk (disk_mb covers only the overlay). */
-	sub(p, sb, "sock");
+	rn_state_path(p, sb, "sock");
 	snprintf(opts, sizeof(opts), "size=64k,nr_inodes=64,mode=0755,uid=%u,gid=%u",
 		 (unsigned)base, (unsigned)base);
 	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
@@ -103,7 +96,7 @@ static int mount_lower(struct jail_state *js, const char *image,
 	struct mount_attr attr = { 0 };
 	int tree, usern, rc;
 
-	sub(lower, sb, "lower");
+	rn_state_path(lower, sb, "lower");
 	tree = (int)syscall(SYS_open_tree, AT_FDCWD, image,
 			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 	if (tree < 0)
@@ -143,7 +136,7 @@ static void unmount_lower(const struct rn_sandbox *sb)
 {
 	char lower[PATH_MAX];
 
-	sub(lower, sb, "lower");
+	rn_state_path(lower, sb, "lower");
 	for (int i = 0; i < 8 && umount2(lower, MNT_DETACH) == 0; i++)
 		;
 }
@@ -155,7 +148,7 @@ static void unmount_all(const struct rn_sandbox *sb)
 	char sock[PATH_MAX];
 
 	unmount_lower(sb);
-	sub(sock, sb, "sock");
+	rn_state_path(sock, sb, "sock");
 	for (int i = 0; i < 8 && umount2(sock, MNT_DETACH) == 0; i++)
 		;
 }
@@ -275,10 +268,10 @@ static void plan_launch(struct jail_launch *l, const struct jail_state *js,
 
 	l->base = JAIL_UID_BASE + (uid_t)sb_of(sb)->slot * JAIL_UID_COUNT;
 	snprintf(plan->dir, sizeof(plan->dir), "%s", sb->dir);
-	sub(plan->lower, sb, "lower");
-	sub(plan->rw, sb, "rw");
-	sub(plan->root, sb, "root");
-	sub(plan->sockdir, sb, "sock");
+	rn_state_path(plan->lower, sb, "lower");
+	rn_state_path(plan->rw, sb, "rw");
+	rn_state_path(plan->root, sb, "root");
+	rn_state_path(plan->sockdir, sb, "sock");
 	plan->runtime_dir = sb->drv->r->runtime_dir;
 	plan->loader = js->loader;
 	plan->spec = &sb->spec;
@@ -410,7 +403,7 @@ static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 	}
 	close(l.sv[0]);
 	unmount_lower(sb);
-	sub(sb->agent_socket, sb, "sock/agent.sock");
+	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
 	return 0;
 }
 
