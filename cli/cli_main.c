@@ -2,9 +2,12 @@
 #include "cli.h"
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sbx_usage.h"
 
 struct cli_command {
 	const char *name;
@@ -53,12 +56,45 @@ static const struct cli_command commands[] = {
 	  "  terminal is restored however it ends.\n" },
 };
 
+/* The global flags: anywhere before "--", as --NAME VALUE or --NAME=VALUE
+ * (--json takes none); a value's default is its environment variable's,
+ * else dflt. */
+struct global {
+	const char *name;
+	const char *arg;            /* its value's name; NULL: takes none */
+	size_t at;                  /* in struct cli_cfg: a const char * or an int */
+	const char *env, *dflt;
+};
+
+#define AT(field) offsetof(struct cli_cfg, field)
+
+static const struct global globals[] = {
+	{ "url", "URL", AT(url_text), "SBX_URL", "http://127.0.0.1:8080" },
+	{ "key", "KEY", AT(key), "SBX_API_KEY", NULL },
+	{ "json", NULL, AT(json), NULL, NULL },
+};
+#define N_GLOBALS (sizeof(globals) / sizeof(globals[0]))
+
+static const char **text_at(struct cli_cfg *c, const struct global *g)
+{
+	return (const char **)(void *)((char *)c + g->at);
+}
+
 static void usage_all(FILE *f)
 {
+	char text[N_GLOBALS][32];
+	const char *groups[N_GLOBALS + 2];
 	size_t i;
 
-	fputs("usage: sbx [--url URL] [--key KEY] [--json] COMMAND [ARGS]\n\n"
-	      "Talks to a sandbox gateway: SBX_URL (default http://127.0.0.1:8080) with\n"
+	for (i = 0; i < N_GLOBALS; i++) {
+		snprintf(text[i], sizeof(text[i]), "[--%s%s%s]", globals[i].name,
+			 globals[i].arg ? " " : "", globals[i].arg ? globals[i].arg : "");
+		groups[i] = text[i];
+	}
+	groups[i++] = "COMMAND";
+	groups[i++] = "[ARGS]";
+	sbx_usage_synopsis(f, "usage: sbx ", groups, i, 80);
+	fputs("\nTalks to a sandbox gateway: SBX_URL (default http://127.0.0.1:8080) with\n"
 	      "the API key SBX_API_KEY; --url and --key override them.\n\ncommands:\n", f);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %s", commands[i].usage);
@@ -72,39 +108,67 @@ static void usage_all(FILE *f)
 	      "  124  a local file or terminal error\n", f);
 }
 
-/* Take --url/--key/--json out of argv (before any "--"). */
+/* The global flag word a is, or NULL; *value its "=VALUE" part, if any. */
+static const struct global *global_of(const char *a, const char **value)
+{
+	*value = NULL;
+	if (strncmp(a, "--", 2) != 0)
+		return NULL;
+	for (size_t i = 0; i < N_GLOBALS; i++) {
+		size_t n = strlen(globals[i].name);
+
+		if (strncmp(a + 2, globals[i].name, n) != 0)
+			continue;
+		if (!a[2 + n])
+			return &globals[i];
+		if (a[2 + n] == '=' && globals[i].arg) {
+			*value = a + 3 + n;
+			return &globals[i];
+		}
+	}
+	return NULL;
+}
+
+/* Take the global flags out of argv (before any "--"), over their
+ * environment variables and defaults. */
 static int take_globals(struct cli_cfg *c, int *argc, char **argv)
 {
 	int i, o = 0, n = *argc;
+	size_t g;
 
+	for (g = 0; g < N_GLOBALS; g++)
+		if (globals[g].env)
+			*text_at(c, &globals[g]) = getenv(globals[g].env);
 	for (i = 0; i < n; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], *v;
+		const struct global *gl = global_of(a, &v);
 
 		if (!strcmp(a, "--")) {
 			while (i < n)
 				argv[o++] = argv[i++];
 			break;
 		}
-		if ((!strcmp(a, "--url") || !strcmp(a, "--key")) && i + 1 < n) {
-			if (a[2] == 'u')
-				c->url_text = argv[++i];
-			else
-				c->key = argv[++i];
-		} else if (!strncmp(a, "--url=", 6)) {
-			c->url_text = a + 6;
-		} else if (!strncmp(a, "--key=", 6)) {
-			c->key = a + 6;
-		} else if (!strcmp(a, "--json")) {
-			c->json = 1;
-		} else if (!strcmp(a, "--url") || !strcmp(a, "--key")) {
+		if (!gl) {
+			argv[o++] = argv[i];
+		} else if (!gl->arg) {
+			*(int *)(void *)((char *)c + gl->at) = 1;
+		} else if (v) {
+			*text_at(c, gl) = v;
+		} else if (i + 1 < n) {
+			*text_at(c, gl) = argv[++i];
+		} else {
 			cli_errf("%s needs a value", a);
 			return -1;
-		} else {
-			argv[o++] = argv[i];
 		}
 	}
 	argv[o] = NULL;
 	*argc = o;
+	for (g = 0; g < N_GLOBALS; g++) {
+		const char **t = globals[g].dflt ? text_at(c, &globals[g]) : NULL;
+
+		if (t && (!*t || !**t))
+			*t = globals[g].dflt;
+	}
 	return 0;
 }
 
@@ -118,44 +182,56 @@ static int wants_help(int argc, char **argv)
 	return 0;
 }
 
+static const struct cli_command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+/* What every command needs: a URL that parses and a key. */
+static int check_cfg(struct cli_cfg *c)
+{
+	struct sbx_err err = { 0 };
+
+	if (cli_url_parse(c->url_text, &c->url, &err)) {
+		cli_errf("%s", err.msg);
+		return -1;
+	}
+	if (!c->key || !*c->key) {
+		cli_errf("no API key: set SBX_API_KEY or pass --key");
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_cfg c = { 0 };
-	struct sbx_err err = { 0 };
-	size_t i;
+	const struct cli_command *cmd;
 
 	signal(SIGPIPE, SIG_IGN);
-	c.url_text = getenv("SBX_URL");
-	c.key = getenv("SBX_API_KEY");
 	argc--;
 	argv++;
 	if (take_globals(&c, &argc, argv))
 		return CLI_EXIT_USAGE;
-	if (!c.url_text || !*c.url_text)
-		c.url_text = "http://127.0.0.1:8080";
 	if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h") ||
 	    !strcmp(argv[0], "help")) {
 		usage_all(argc < 1 ? stderr : stdout);
 		return argc < 1 ? CLI_EXIT_USAGE : 0;
 	}
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(argv[0], commands[i].name))
-			continue;
-		if (wants_help(argc, argv)) {
-			fputs("usage: ", stdout);
-			fputs(commands[i].usage, stdout);
-			return 0;
-		}
-		if (cli_url_parse(c.url_text, &c.url, &err)) {
-			cli_errf("%s", err.msg);
-			return CLI_EXIT_USAGE;
-		}
-		if (!c.key || !*c.key) {
-			cli_errf("no API key: set SBX_API_KEY or pass --key");
-			return CLI_EXIT_USAGE;
-		}
-		return commands[i].run(&c, argc, argv);
+	cmd = find_command(argv[0]);
+	if (!cmd) {
+		cli_errf("unknown command '%s' (sbx --help lists them)", argv[0]);
+		return CLI_EXIT_USAGE;
 	}
-	cli_errf("unknown command '%s' (sbx --help lists them)", argv[0]);
-	return CLI_EXIT_USAGE;
+	if (wants_help(argc, argv)) {
+		fputs("usage: ", stdout);
+		fputs(cmd->usage, stdout);
+		return 0;
+	}
+	if (check_cfg(&c) < 0)
+		return CLI_EXIT_USAGE;
+	return cmd->run(&c, argc, argv);
 }

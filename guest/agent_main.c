@@ -1,7 +1,7 @@
 /* sandbox-agent: the program inside every sandbox (usually PID 1). Parses
- * flags, listens on a UNIX socket or an AF_VSOCK port, and runs the one
- * epoll loop: connections, command pipes, signals (signalfd) and a periodic
- * timer for deadlines. Protocol: docs/protocol.md. */
+ * flags (agent_flags.c), listens on a UNIX socket or an AF_VSOCK port, and
+ * runs the one epoll loop: connections, command pipes, signals (signalfd)
+ * and a periodic timer for deadlines. Protocol: docs/protocol.md. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,6 +22,7 @@
 #include <linux/vm_sockets.h>
 
 #include "agent.h"
+#include "agent_flags.h"
 #include "sbx_log.h"
 #include "sbx_net.h"
 
@@ -81,15 +82,6 @@ int ag_resolve(const char *path, char *out, size_t outlen)
 	return 0;
 }
 
-static void usage(void)
-{
-	fprintf(stderr,
-		"usage: sandbox-agent --listen unix:PATH|vsock:PORT [--retention BYTES]\n"
-		"                     [--log-level error|warn|info|debug] [--hangup-on-eof]\n"
-		"                     [--unsetenv NAME]...\n");
-	exit(2);
-}
-
 static int listen_on(const char *spec)
 {
 	int fd;
@@ -133,8 +125,7 @@ static int listen_on(const char *spec)
 		}
 		ag.vsock = 1;
 	} else {
-		usage();
-		return -1;
+		ag_usage();
 	}
 	/* bursts of hundreds of attaches at once (one per subscriber) */
 	if (listen(fd, SOMAXCONN) < 0) {
@@ -190,126 +181,133 @@ static void base_dir_init(void)
 		snprintf(ag.base_dir, sizeof(ag.base_dir), "/");
 }
 
+/* As PID 1 fds 0-2 may be closed; a pipe landing there would then keep
+ * its number through dup2 in a child, and O_CLOEXEC with it. */
+static int fill_stdio(void)
+{
+	for (int i = 0; i < 3; i++)
+		if (fcntl(i, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
+			return -1;
+	return 0;
+}
+
+/* The loop's three sources: the listening socket, the signalfd and a
+ * 100 ms timer for deadlines. 0, or -1 after logging why. */
+static int start_listening(const char *listen_spec, struct ag_ev *lev, struct ag_ev *sev,
+			   struct ag_ev *tev)
+{
+	struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
+
+	ag.last_busy = ag_now_ms();
+	ag.epfd = epoll_create1(EPOLL_CLOEXEC);
+	sev->fd = setup_signals();
+	lev->fd = ag.listen_fd = listen_on(listen_spec);
+	tev->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (ag.epfd < 0 || sev->fd < 0 || lev->fd < 0 || tev->fd < 0 ||
+	    timerfd_settime(tev->fd, 0, &its, NULL) < 0) {
+		sbx_err_log("start-up failed: %s", strerror(errno));
+		return -1;
+	}
+	ag_ev_set(lev, EPOLLIN);
+	ag_ev_set(sev, EPOLLIN);
+	ag_ev_set(tev, EPOLLIN);
+	sbx_info("listening on %s (pid %d, retention %zu bytes)", listen_spec,
+		 (int)getpid(), ag.retention);
+	return 0;
+}
+
+static void on_timer(int tfd)
+{
+	uint64_t ticks;
+
+	if (read(tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		sbx_warn("timerfd: %s", strerror(errno));
+	ag_conn_sweep(ag_now_ms());
+	ag_cmd_timeouts(ag_now_ms());
+}
+
+/* One ready source, to its owner. */
+static void dispatch(struct ag_ev *e, uint32_t events)
+{
+	switch (e->kind) {
+	case AG_EV_LISTEN:
+		if (!ag.shutting_down)
+			ag_conn_accept();
+		break;
+	case AG_EV_SIGNAL:
+		on_signal(e->fd);
+		break;
+	case AG_EV_TIMER:
+		on_timer(e->fd);
+		break;
+	case AG_EV_CONN:
+		ag_conn_event(e->owner, events);
+		break;
+	case AG_EV_PEER:
+		ag_fwd_event(e->owner, 1, events);
+		break;
+	case AG_EV_CMD_OUT:
+	case AG_EV_CMD_ERR:
+	case AG_EV_CMD_IN:
+		ag_cmd_event(e, events);
+		break;
+	}
+}
+
+/* Shutting down: 1 once every command ended; SIGKILL for what outlived
+ * its grace. */
+static int shutdown_done(void)
+{
+	if (!ag_cmd_running()) {
+		sbx_info("all commands ended; exiting");
+		return 1;
+	}
+	if (ag_now_ms() >= ag.kill_at) {
+		ag_cmd_kill_all(SIGKILL);
+		ag.kill_at = ag_now_ms() + AG_KILL_GRACE_MS;
+	}
+	return 0;
+}
+
+/* The loop: its exit status once shutdown is done (or epoll failed). */
+static int serve(void)
+{
+	for (;;) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(ag.epfd, evs, 64, -1);
+
+		if (n < 0 && errno != EINTR) {
+			sbx_err_log("epoll_wait: %s", strerror(errno));
+			return 1;
+		}
+		for (int k = 0; k < n; k++)
+			dispatch(evs[k].data.ptr, evs[k].events);
+		ag_conn_free_dead();
+		ag_cmd_evict();
+		if (ag.shutting_down && shutdown_done())
+			return 0;
+	}
+}
+
 int main(int argc, char **argv)
 {
-	const char *listen_spec = NULL;
-	enum sbx_log_level lvl = SBX_LOG_INFO;
+	struct ag_flags f;
 	struct ag_ev lev = { .kind = AG_EV_LISTEN }, sev = { .kind = AG_EV_SIGNAL },
 		     tev = { .kind = AG_EV_TIMER };
-	struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
-	int i;
 
-	ag.retention = 16u << 20;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--listen") && i + 1 < argc) {
-			listen_spec = argv[++i];
-		} else if (!strcmp(argv[i], "--retention") && i + 1 < argc) {
-			char *end;
-			unsigned long long v = strtoull(argv[++i], &end, 10);
-
-			if (*end || v < 2 * (AG_CHUNK + AG_RING_REC_HDR) || v > (1ull << 34))
-				usage();
-			ag.retention = (size_t)v;
-		} else if (!strcmp(argv[i], "--unsetenv") && i + 1 < argc) {
-			/* an OCI runtime (runsc) sets HOME for PID 1 when the
-			 * sandbox's env has none; commands must get their own
-			 * user's default instead */
-			unsetenv(argv[++i]);
-		} else if (!strcmp(argv[i], "--hangup-on-eof")) {
-			ag.hangup_on_eof = 1;
-		} else if (!strcmp(argv[i], "--log-level") && i + 1 < argc) {
-			const char *l = argv[++i];
-
-			lvl = !strcmp(l, "error") ? SBX_LOG_ERR : !strcmp(l, "warn") ? SBX_LOG_WARN :
-			      !strcmp(l, "debug") ? SBX_LOG_DEBUG : SBX_LOG_INFO;
-		} else {
-			usage();
-		}
-	}
-	if (!listen_spec)
-		usage();
-	sbx_log_init("sandbox-agent", lvl);
-	/* As PID 1 fds 0-2 may be closed; a pipe landing there would then
-	 * keep its number through dup2 in a child, and O_CLOEXEC with it. */
-	for (i = 0; i < 3; i++)
-		if (fcntl(i, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
-			return 1;
-
+	ag_flags_parse(&f, argc, argv);
+	ag.retention = f.retention;
+	ag.hangup_on_eof = f.hangup_on_eof;
+	sbx_log_init("sandbox-agent", f.log_level);
+	if (fill_stdio() < 0)
+		return 1;
 	/* Orphans of our commands come to us even when not PID 1; nobody may
 	 * ptrace or read our memory. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	base_dir_init();
 	ag_peer_init();
-
-	ag.last_busy = ag_now_ms();
-	ag.epfd = epoll_create1(EPOLL_CLOEXEC);
-	sev.fd = setup_signals();
-	lev.fd = ag.listen_fd = listen_on(listen_spec);
-	tev.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (ag.epfd < 0 || sev.fd < 0 || lev.fd < 0 || tev.fd < 0 ||
-	    timerfd_settime(tev.fd, 0, &its, NULL) < 0) {
-		sbx_err_log("start-up failed: %s", strerror(errno));
+	if (start_listening(f.listen, &lev, &sev, &tev) < 0)
 		return 1;
-	}
-	ag_ev_set(&lev, EPOLLIN);
-	ag_ev_set(&sev, EPOLLIN);
-	ag_ev_set(&tev, EPOLLIN);
-	sbx_info("listening on %s (pid %d, retention %zu bytes)", listen_spec,
-		 (int)getpid(), ag.retention);
-
-	for (;;) {
-		struct epoll_event evs[64];
-		int n = epoll_wait(ag.epfd, evs, 64, -1), k;
-
-		if (n < 0 && errno != EINTR) {
-			sbx_err_log("epoll_wait: %s", strerror(errno));
-			return 1;
-		}
-		for (k = 0; k < n; k++) {
-			struct ag_ev *e = evs[k].data.ptr;
-
-			switch (e->kind) {
-			case AG_EV_LISTEN:
-				if (!ag.shutting_down)
-					ag_conn_accept();
-				break;
-			case AG_EV_SIGNAL:
-				on_signal(e->fd);
-				break;
-			case AG_EV_TIMER: {
-				uint64_t ticks;
-
-				if (read(e->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-					sbx_warn("timerfd: %s", strerror(errno));
-				ag_conn_sweep(ag_now_ms());
-				ag_cmd_timeouts(ag_now_ms());
-				break;
-			}
-			case AG_EV_CONN:
-				ag_conn_event(e->owner, evs[k].events);
-				break;
-			case AG_EV_PEER:
-				ag_fwd_event(e->owner, 1, evs[k].events);
-				break;
-			case AG_EV_CMD_OUT:
-			case AG_EV_CMD_ERR:
-			case AG_EV_CMD_IN:
-				ag_cmd_event(e, evs[k].events);
-				break;
-			}
-		}
-		ag_conn_free_dead();
-		ag_cmd_evict();
-		if (ag.shutting_down) {
-			if (!ag_cmd_running()) {
-				sbx_info("all commands ended; exiting");
-				return 0;
-			}
-			if (ag_now_ms() >= ag.kill_at) {
-				ag_cmd_kill_all(SIGKILL);
-				ag.kill_at = ag_now_ms() + AG_KILL_GRACE_MS;
-			}
-		}
-	}
+	return serve();
 }

@@ -7,34 +7,30 @@
  * agent's socket dir is a dir of a tiny per-sandbox tmpfs, bound rw into
  * the sandbox; with --host-uds=create the socket the agent binds there is
  * a real host socket, so the transport is the jail's, unchanged, once the
- * watcher has moved the socket out of the sandbox's reach
- * (driver_gvisor_sock.c: SO_PEERCRED cannot tell who connects under
- * gVisor). */
+ * watcher (driver_gvisor_watch.c) has moved the socket out of the
+ * sandbox's reach (driver_gvisor_sock.c: SO_PEERCRED cannot tell who
+ * connects under gVisor). */
 #include "driver_gvisor.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <net/if.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cJSON.h>
 
-#include "driver_jail.h"
-#include "driver_jail_net.h"
 #include "rn_cgroup.h"
+#include "rn_child.h"
+#include "rn_net.h"
+#include "rn_runtime.h"
 #include "rn_slot.h"
 #include "rn_state.h"
 #include "sbx_fs.h"
@@ -75,12 +71,6 @@ static struct gv_state *state_of(const struct rn_driver *d)
 static struct gv_sb *sb_of(const struct rn_sandbox *sb)
 {
 	return sb->drv_data;
-}
-
-static void sub(char *out, const struct rn_sandbox *sb, const char *name)
-{
-	if (snprintf(out, PATH_MAX, "%s/%s", sb->dir, name) >= PATH_MAX)
-		out[0] = 0;
 }
 
 /* ---- what a sandbox leaves on the host, and its removal ---- */
@@ -127,7 +117,7 @@ static void release_slot(struct gv_state *gs, struct gv_sb *gb)
 {
 	if (gb->slot < 0)
 		return;
-	jail_net_release(gb->slot);
+	rn_net_release(gb->slot);
 	rn_slot_free(&gs->slots, gb->slot);
 	gb->slot = -1;
 }
@@ -142,8 +132,6 @@ static int sweep_cgroup(const struct rn_cgroup *cg, const char *path)
 
 /* ---- start ---- */
 
-static int find_loader(struct gv_state *gs, const char *runtime_dir);
-
 static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 {
 	char p[PATH_MAX], opts[96];
@@ -151,25 +139,25 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 
 	if (rn_state_save(sb, "gvisor", sb->drv_data ? sb_of(sb)->slot : -1, err) < 0)
 		return -1;
-	sub(p, sb, "etc");
+	rn_state_path(p, sb, "etc");
 	if (mkdir(p, 0755) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
 	/* The agent's socket dir is writable by root inside and visible on
 	 * the host: a dir of a tiny tmpfs of its own (the guest gets ENOSPC
 	 * after 64 KiB or 13 files), whose root holds the socket once the
 	 * watcher moved it there. */
-	sub(p, sb, "sock");
+	rn_state_path(p, sb, "sock");
 	if (mkdir(p, 0700) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
 	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  "size=64k,nr_inodes=16,mode=0700") < 0)
 		return sbx_err_sys(err, "mount tmpfs on %s", p);
-	sub(p, sb, "sock/" GV_GUEST_DIR);
+	rn_state_path(p, sb, "sock/" GV_GUEST_DIR);
 	if (mkdir(p, 0700) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
 	/* The overlay's upper layer (runsc's file store) on a tmpfs of
 	 * disk_mb: writes to / cannot fill the host's disk. */
-	sub(p, sb, "upper");
+	rn_state_path(p, sb, "upper");
 	if (mkdir(p, 0700) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
 	snprintf(opts, sizeof(opts), "size=%lldm,nr_inodes=%lld,mode=0700",
@@ -179,173 +167,39 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 	return 0;
 }
 
-/* A new netns's lo is down; runsc copies it into its netstack as it
- * finds it, and without it 127.0.0.1 inside (the agent's forward to a
- * preview, a server talking to itself) would go out the veth. */
-static int loopback_up(void)
-{
-	struct ifreq ifr;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = -1;
+/* One start's paths, runsc's flags and argv, and config.json's inputs:
+ * the bundle and argv point into it (it lives on gv_start's stack). */
+struct gv_launch {
+	char rootfs[PATH_MAX + 64], sockdir[PATH_MAX], guestdir[PATH_MAX], etcdir[PATH_MAX];
+	char upper[PATH_MAX], pidfile[PATH_MAX];
+	char cgpath[RN_ID_MAX + 98], netns[64];    /* netns: "" until allow-all's is made */
+	char rootflag[PATH_MAX + 16], overlay[PATH_MAX + 32], logflag[PATH_MAX + 16];
+	char bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16];
+	char *argv[16];
+	struct gv_bundle b;
+	int allow_all;
+	int sv[2];                  /* allow-all: the watcher's channel, else -1 */
+};
 
-	if (fd < 0)
-		return -1;
-	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, "lo", 3);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0) {
-		ifr.ifr_flags |= IFF_UP;
-		rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
-	}
-	close(fd);
-	return rc;
-}
-
-/* The sandbox's watcher: the runner's child (sb->pid), a fork of the
- * runner that never execs, so it costs a few pages instead of a runsc
- * process (`runsc run` in the foreground holds about 4 MiB). It starts
- * `runsc run --detach`; as a subreaper it inherits the sandbox's sentry and
- * gofer when that returns, and exits when the sentry does, with the
- * sentry's status (re-raising its signal). Fresh stdio (never a regular
- * file without O_APPEND: runsc writes the sandbox's output at its own
- * offset), default signals, its own session.
- *
- * With net_fd (allow-all), it first makes the sandbox's network namespace,
- * and a private mount namespace in which /proc/sys/net is hidden under a
- * tiny tmpfs: runsc 20240729 takes the presence of
- * /proc/sys/net/core/rmem_default for "in the host's network namespace"
- * and refuses --network=sandbox, but every netns has that file since the
- * sysctl became per-namespace (gVisor issue 10704, fixed in later
- * releases). It reports 'n' on net_fd and waits for the runner's byte:
- * the runner gives the netns its veth and addresses (runsc takes them into
- * its netstack when it starts) and writes config.json with
- * /proc/<watcher>/ns/net as its path. The netns lives as long as the
- * watcher and the sentry; its end takes the veth with it. The mount
- * namespace's copies of other sandboxes' mounts do not keep them: removing
- * a sandbox's dir on the host detaches its mount points in every
- * namespace (checked).
- *
- * Once runsc returned, it moves the agent's socket out of the sandbox's
- * reach as soon as the agent listens (gv_sock_hide); should that fail,
- * it kills the sentry: a sandbox whose socket the runner cannot dial, or
- * its own processes can, must not run. */
-static void __attribute__((noreturn)) watch_sandbox(char *const argv[], const char *pidfile,
-						    const char *sockdir, int agent_stderr,
-						    int net_fd)
-{
-	sigset_t none;
-	int nul, st, sentry_st = -1;
-	pid_t runsc, sentry = -1, p;
-	char buf[32];
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
-	umask(022);
-	setsid();
-	if (net_fd >= 0) {
-		char go;
-		ssize_t n;
-
-		if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 || loopback_up() < 0 ||
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    mount("tmpfs", "/proc/sys/net", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "size=4k,nr_inodes=2,mode=0555") < 0 ||
-		    write(net_fd, "n", 1) != 1)
-			_exit(125);
-		while ((n = read(net_fd, &go, 1)) < 0 && errno == EINTR)
-			;
-		if (n != 1)
-			_exit(125);    /* the runner gave up on this sandbox */
-		close(net_fd);
-	}
-	nul = open("/dev/null", O_RDWR);
-	if (nul < 0)
-		_exit(126);
-	dup2(nul, 0);
-	dup2(nul, 1);
-	if (!agent_stderr) {
-		dup2(nul, 2);
-	} else {
-		struct stat sst;
-		int fl = fcntl(2, F_GETFL);
-
-		if (fstat(2, &sst) == 0 && S_ISREG(sst.st_mode) && fl >= 0)
-			fcntl(2, F_SETFL, fl | O_APPEND);
-	}
-	syscall(SYS_close_range, 3, ~0u, 0);
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-		_exit(126);
-	runsc = fork();
-	if (runsc < 0)
-		_exit(126);
-	if (runsc == 0) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(runsc, &st, 0) < 0)
-		if (errno != EINTR)
-			_exit(126);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-	{
-		int fd = open(pidfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-		if (fd >= 0)
-			close(fd);
-		if (n > 0) {
-			buf[n] = 0;
-			sentry = (pid_t)strtol(buf, NULL, 10);
-		}
-	}
-	if (gv_sock_hide(sockdir, sentry, &sentry_st) < 0 && sentry > 0)
-		kill(sentry, SIGKILL);
-	/* the sentry and the gofer are ours now; the sandbox is over when
-	 * the sentry is (the gofer follows it) */
-	while ((p = waitpid(-1, &st, 0)) != 0) {
-		if (p < 0) {
-			if (errno == EINTR)
-				continue;
-			break;    /* ECHILD: nothing left */
-		}
-		if (p == sentry)
-			sentry_st = st;
-	}
-	if (sentry_st >= 0 && WIFSIGNALED(sentry_st)) {
-		signal(WTERMSIG(sentry_st), SIG_DFL);
-		kill(getpid(), WTERMSIG(sentry_st));
-	}
-	_exit(sentry_st >= 0 && WIFEXITED(sentry_st) ? WEXITSTATUS(sentry_st) : 1);
-}
-
-static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
+/* The image and the agent runtime, or why this runner cannot start it. */
+static int check_runtime(struct gv_state *gs, const struct rn_sandbox *sb,
+			 struct gv_launch *l, struct sbx_err *err)
 {
 	struct runner *r = sb->drv->r;
-	struct gv_state *gs = state_of(sb->drv);
-	char rootfs[PATH_MAX + 64], sockdir[PATH_MAX], guestdir[PATH_MAX], etcdir[PATH_MAX];
-	char upper[PATH_MAX];
-	char cgpath[RN_ID_MAX + 98], rootflag[PATH_MAX + 16], overlay[PATH_MAX + 32];
-	char logflag[PATH_MAX + 16], bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16];
-	char pidfile[PATH_MAX];
-	struct rn_spec cgspec;
-	struct gv_bundle b;
-	struct gv_sb *gb;
-	char netns[64] = "";
-	int allow_all = sb->spec.network == RN_NET_ALLOW_ALL;
-	int sv[2] = { -1, -1 };
-	pid_t pid;
 
-	snprintf(rootfs, sizeof(rootfs), "%s/%s/rootfs", r->image_dir, sb->spec.image);
-	if (access(rootfs, X_OK) < 0)
-		return sbx_err_set(err, EINVAL, "image: no image \"%s\" on this runner "
-				   "(%s missing)", sb->spec.image, rootfs);
+	if (rn_runtime_image(r, sb->spec.image, l->rootfs, sizeof(l->rootfs), err) < 0)
+		return -1;
 	if (!gs->loader[0])
-		find_loader(gs, r->runtime_dir);
-	if (!gs->loader[0] || access(r->runtime_dir, X_OK) < 0)
-		return sbx_err_set(err, ENOENT, "the agent runtime is not prepared "
-				   "(is --agent right?)");
-	gb = calloc(1, sizeof(*gb));
+		rn_runtime_find_loader(r->runtime_dir, gs->loader, sizeof(gs->loader));
+	return rn_runtime_ready(r, gs->loader, err);
+}
+
+/* The sandbox's drv_data: its cgroup's name and (allow-all) its slot. */
+static int take_share(struct gv_state *gs, struct rn_sandbox *sb, int allow_all,
+		      struct sbx_err *err)
+{
+	struct gv_sb *gb = calloc(1, sizeof(*gb));
+
 	if (!gb)
 		return sbx_err_set(err, ENOMEM, "out of memory");
 	/* the slot is the veth's addresses, shared numbering with the jail */
@@ -357,108 +211,138 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 	}
 	sb->drv_data = gb;
 	snprintf(gb->cg, sizeof(gb->cg), "%s/%s", gs->cg_parent, sb->id);
+	return 0;
+}
 
-	sb->pid = 0;
-	sub(sockdir, sb, "sock");
-	sub(guestdir, sb, "sock/" GV_GUEST_DIR);
-	sub(etcdir, sb, "etc");
-	sub(upper, sb, "upper");
-	snprintf(cgpath, sizeof(cgpath), "/%s", gb->cg);
-	if (make_dirs(sb, err) < 0)
-		goto fail;
+/* The host pids.max of a sandbox of spec (GV_PIDS_BASE above). */
+static int64_t host_pids(const struct rn_spec *spec)
+{
+	int64_t n = GV_PIDS_BASE + GV_PIDS_PER_PROC * spec->pids;
 
-	/* The runner makes the memory, pids and cpu cgroups with their
-	 * limits; runsc joins cgroups that exist and leaves them (and their
-	 * counters) alone, so cleanup can still read them. */
-	cgspec = sb->spec;
-	cgspec.pids = GV_PIDS_BASE + GV_PIDS_PER_PROC * sb->spec.pids;
-	if (cgspec.pids > GV_PIDS_MAX)
-		cgspec.pids = GV_PIDS_MAX;
-	if (rn_cgroup_create(&r->cg, gb->cg, &cgspec, err) < 0)
-		goto fail;
+	return n > GV_PIDS_MAX ? GV_PIDS_MAX : n;
+}
 
-	memset(&b, 0, sizeof(b));
-	b.spec = &sb->spec;
-	b.rootfs = rootfs;
-	b.runtime_dir = r->runtime_dir;
-	b.loader = gs->loader;
-	b.sockdir = guestdir;
-	b.etcdir = etcdir;
-	b.cgroup_path = cgpath;
-	b.netns_path = netns;
-	b.host_pids = cgspec.pids;
-	if (!allow_all && gv_spec_write(&b, sb->dir, err) < 0)
-		goto fail;
-	if (allow_all && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		sbx_err_sys(err, "socketpair");
-		goto fail;
-	}
+/* Name everything of the start in l: nothing is made yet. */
+static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
+			const struct rn_sandbox *sb)
+{
+	int i = 0;
 
-	snprintf(rootflag, sizeof(rootflag), "--root=%s", gs->root);
-	snprintf(overlay, sizeof(overlay), "--overlay2=root:dir=%s", upper);
-	snprintf(logflag, sizeof(logflag), "--log=%s/runsc.log", sb->dir);
-	snprintf(bundle, sizeof(bundle), "%s", sb->dir);
-	sub(pidfile, sb, "sentry.pid");
-	snprintf(pidflag, sizeof(pidflag), "--pid-file=%s", pidfile);
-	{
-		char *const argv[] = {
-			gs->runsc, rootflag, logflag,
-			allow_all ? "--network=sandbox" : "--network=none", "--host-uds=create",
-			/* (runsc's default for bind mounts, stated: the agent's
-			 * socket must vanish inside when the watcher moves it) */
-			"--file-access-mounts=shared",
-			"--platform=systrap", overlay, "run", "--detach", pidflag, "--bundle",
-			bundle, sb->id, NULL
-		};
+	rn_state_path(l->sockdir, sb, "sock");
+	rn_state_path(l->guestdir, sb, "sock/" GV_GUEST_DIR);
+	rn_state_path(l->etcdir, sb, "etc");
+	rn_state_path(l->upper, sb, "upper");
+	rn_state_path(l->pidfile, sb, "sentry.pid");
+	snprintf(l->cgpath, sizeof(l->cgpath), "/%s", sb_of(sb)->cg);
+	l->b.spec = &sb->spec;
+	l->b.rootfs = l->rootfs;
+	l->b.runtime_dir = sb->drv->r->runtime_dir;
+	l->b.loader = gs->loader;
+	l->b.sockdir = l->guestdir;
+	l->b.etcdir = l->etcdir;
+	l->b.cgroup_path = l->cgpath;
+	l->b.netns_path = l->netns;
+	l->b.host_pids = host_pids(&sb->spec);
 
-		pid = fork();
-		if (pid < 0) {
-			sbx_err_sys(err, "fork for runsc");
-			goto fail;
-		}
-		if (pid == 0) {
-			if (sv[0] >= 0)
-				close(sv[0]);
-			watch_sandbox(argv, pidfile, sockdir, sb->drv->agent_stderr, sv[1]);
-		}
+	snprintf(l->rootflag, sizeof(l->rootflag), "--root=%s", gs->root);
+	snprintf(l->overlay, sizeof(l->overlay), "--overlay2=root:dir=%s", l->upper);
+	snprintf(l->logflag, sizeof(l->logflag), "--log=%s/runsc.log", sb->dir);
+	snprintf(l->bundle, sizeof(l->bundle), "%s", sb->dir);
+	snprintf(l->pidflag, sizeof(l->pidflag), "--pid-file=%s", l->pidfile);
+	l->argv[i++] = (char *)gs->runsc;
+	l->argv[i++] = l->rootflag;
+	l->argv[i++] = l->logflag;
+	l->argv[i++] = l->allow_all ? "--network=sandbox" : "--network=none";
+	l->argv[i++] = "--host-uds=create";
+	/* (runsc's default for bind mounts, stated: the agent's socket must
+	 * vanish inside when the watcher moves it) */
+	l->argv[i++] = "--file-access-mounts=shared";
+	l->argv[i++] = "--platform=systrap";
+	l->argv[i++] = l->overlay;
+	l->argv[i++] = "run";
+	l->argv[i++] = "--detach";
+	l->argv[i++] = l->pidflag;
+	l->argv[i++] = "--bundle";
+	l->argv[i++] = l->bundle;
+	l->argv[i++] = (char *)sb->id;
+	l->argv[i] = NULL;
+}
+
+/* The runner makes the memory, pids and cpu cgroups with their limits;
+ * runsc joins cgroups that exist and leaves them (and their counters)
+ * alone, so cleanup can still read them. */
+static int make_cgroups(const struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct rn_spec cgspec = sb->spec;
+
+	cgspec.pids = host_pids(&sb->spec);
+	return rn_cgroup_create(&sb->drv->r->cg, sb_of(sb)->cg, &cgspec, err);
+}
+
+/* Deny-all: config.json now. Allow-all: the channel to the watcher, which
+ * makes the netns config.json names (hand_over_netns). */
+static int prepare_bundle(struct gv_launch *l, const struct rn_sandbox *sb,
+			  struct sbx_err *err)
+{
+	if (!l->allow_all)
+		return gv_spec_write(&l->b, sb->dir, err);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l->sv) < 0)
+		return sbx_err_sys(err, "socketpair");
+	return 0;
+}
+
+/* The watcher (gv_watch), the runner's child: sb->pid from here on. */
+static int fork_watcher(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return sbx_err_sys(err, "fork for runsc");
+	if (pid == 0) {
+		if (l->sv[0] >= 0)
+			close(l->sv[0]);
+		gv_watch(l->argv, l->pidfile, l->sockdir, sb->drv->agent_stderr, l->sv[1]);
 	}
 	sb->pid = pid;
-	if (rn_state_save(sb, "gvisor", sb->drv_data ? sb_of(sb)->slot : -1, err) < 0)
-		goto fail;
-	if (allow_all) {
-		char ready;
-		const char go = 'g';
-
-		ssize_t n;
-
-		close(sv[1]);
-		sv[1] = -1;
-		while ((n = read(sv[0], &ready, 1)) < 0 && errno == EINTR)
-			;
-		if (n != 1 || ready != 'n') {
-			sbx_err_set(err, EIO, "could not make the sandbox's network namespace "
-				    "(the watcher exited)");
-			goto fail;
-		}
-		snprintf(netns, sizeof(netns), "/proc/%d/ns/net", (int)pid);
-		if (jail_net_allow_all(pid, gb->slot, err) < 0 ||
-		    gv_spec_write(&b, sb->dir, err) < 0)
-			goto fail;
-		while ((n = send(sv[0], &go, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-			;
-		if (n != 1) {
-			sbx_err_sys(err, "start runsc");
-			goto fail;
-		}
-		close(sv[0]);
-		sv[0] = -1;
-	}
-	sub(sb->agent_socket, sb, "sock/agent.sock");
 	return 0;
-fail:
+}
+
+/* Allow-all: wait for the watcher's netns, give it the veth, write
+ * config.json naming it, and let the watcher start runsc. */
+static int hand_over_netns(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	char ready;
+	const char go = 'g';
+	ssize_t n;
+
+	close(l->sv[1]);
+	l->sv[1] = -1;
+	while ((n = read(l->sv[0], &ready, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1 || ready != 'n')
+		return sbx_err_set(err, EIO, "could not make the sandbox's network namespace "
+				   "(the watcher exited)");
+	snprintf(l->netns, sizeof(l->netns), "/proc/%d/ns/net", (int)sb->pid);
+	if (rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0 ||
+	    gv_spec_write(&l->b, sb->dir, err) < 0)
+		return -1;
+	while ((n = send(l->sv[0], &go, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		return sbx_err_sys(err, "start runsc");
+	close(l->sv[0]);
+	l->sv[0] = -1;
+	return 0;
+}
+
+/* A start that failed part way: nothing of it stays. */
+static void undo_start(struct gv_state *gs, struct rn_sandbox *sb, struct gv_launch *l)
+{
+	struct gv_sb *gb = sb_of(sb);
+
 	for (int i = 0; i < 2; i++)
-		if (sv[i] >= 0)
-			close(sv[i]);
+		if (l->sv[i] >= 0)
+			close(l->sv[i]);
 	if (sb->pid > 0) {
 		int st;
 
@@ -468,14 +352,34 @@ fail:
 			;
 		sb->pid = 0;
 	}
-	for (int i = 0; i < 100 && sweep_cgroup(&r->cg, gb->cg) == 1; i++)
+	for (int i = 0; i < 100 && sweep_cgroup(&sb->drv->r->cg, gb->cg) == 1; i++)
 		usleep(5000);
 	remove_runsc_state(gs, sb->id);
 	unmount_all(sb->dir);
 	release_slot(gs, gb);
 	free(gb);
 	sb->drv_data = NULL;
-	return -1;
+}
+
+static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct gv_state *gs = state_of(sb->drv);
+	struct gv_launch l = { .allow_all = sb->spec.network == RN_NET_ALLOW_ALL,
+			       .sv = { -1, -1 } };
+
+	if (check_runtime(gs, sb, &l, err) < 0 || take_share(gs, sb, l.allow_all, err) < 0)
+		return -1;
+	sb->pid = 0;
+	plan_launch(&l, gs, sb);
+	if (make_dirs(sb, err) < 0 || make_cgroups(sb, err) < 0 ||
+	    prepare_bundle(&l, sb, err) < 0 || fork_watcher(&l, sb, err) < 0 ||
+	    rn_state_save(sb, "gvisor", sb_of(sb)->slot, err) < 0 ||
+	    (l.allow_all && hand_over_netns(&l, sb, err) < 0)) {
+		undo_start(gs, sb, &l);
+		return -1;
+	}
+	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
+	return 0;
 }
 
 static void gv_kill(struct rn_sandbox *sb)
@@ -661,25 +565,6 @@ static int find_runsc(char *out, size_t n, struct sbx_err *err)
 			   "from bookworm-backports)");
 }
 
-static int find_loader(struct gv_state *gs, const char *runtime_dir)
-{
-	char lib[PATH_MAX + 8];
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(lib, sizeof(lib), "%s/lib", runtime_dir);
-	d = opendir(lib);
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, "ld-", 3) && strlen(e->d_name) < sizeof(gs->loader)) {
-			memcpy(gs->loader, e->d_name, strlen(e->d_name) + 1);
-			break;
-		}
-	closedir(d);
-	return gs->loader[0] ? 0 : -1;
-}
-
 /* runsc present, new enough (the statx fix, systrap), root, cgroups. Its
  * version and platforms are asked once, at start-up. */
 static int check_runsc(char *runsc, size_t n, long *version, struct sbx_err *err)
@@ -735,17 +620,13 @@ static int gv_init(struct rn_driver *d, struct sbx_err *err)
 		goto fail;
 	}
 	snprintf(gs->cg_parent, sizeof(gs->cg_parent), GV_CG_TOP "/gvisor_%s", r->name);
-	/* The agent runtime (agent + libs + ld.so) is the jail's, shared;
-	 * prepared here when the jail is not enabled on this runner. */
-	if (find_loader(gs, r->runtime_dir) < 0 &&
-	    jail_runtime_prepare(r->agent_path, r->runtime_dir, gs->loader,
-				 sizeof(gs->loader), err) < 0) {
-		char why[sizeof(err->msg)];
-
-		snprintf(why, sizeof(why), "%s", err->msg);
-		sbx_err_set(err, err->code, "agent runtime: %s (is --agent right?)", why);
+	/* The agent runtime (agent + libs + ld.so) is shared with the jail
+	 * (rn_runtime.c); prepared here when the jail is not enabled on this
+	 * runner. */
+	if (rn_runtime_find_loader(r->runtime_dir, gs->loader, sizeof(gs->loader)) < 0 &&
+	    rn_runtime_prepare(r->agent_path, r->runtime_dir, gs->loader,
+			       sizeof(gs->loader), err) < 0)
 		goto fail;
-	}
 	d->data = gs;
 	sbx_info("gvisor driver: %s (version %ld, systrap), state %s", gs->runsc,
 		 gs->version, gs->root);

@@ -9,7 +9,6 @@
 
 #include "runner.h"
 
-#define GV_RUNTIME_MOUNT "/.sandbox"
 #define GV_AGENT_SOCK_DIR "/run/sbx"
 #define GV_AGENT_SOCK_NAME "agent.sock"
 #define GV_AGENT_SOCK GV_AGENT_SOCK_DIR "/" GV_AGENT_SOCK_NAME
@@ -45,6 +44,13 @@ int gv_spec_write(const struct gv_bundle *b, const char *bundle_dir, struct sbx_
  * is then in *sentry_st; other children reaped meanwhile are dropped);
  * -1 with errno when the move failed. */
 int gv_sock_hide(const char *sockdir, pid_t sentry, int *sentry_st);
+
+/* The sandbox's watcher, in the runner's child forked for it: starts runsc
+ * (argv), runs as long as the sandbox's sentry and ends as it did; with
+ * net_fd >= 0 it first makes the sandbox's network namespace, handing it
+ * over through net_fd (driver_gvisor_watch.c). */
+void gv_watch(char *const argv[], const char *pidfile, const char *sockdir,
+	      int agent_stderr, int net_fd) __attribute__((noreturn));
 
 /* runsc's version as YYYYMMDD from `runsc --version` output, or -1. */
 long gv_parse_version(const char *text);

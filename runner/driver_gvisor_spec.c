@@ -4,6 +4,7 @@
  * host tmpfs) at /run/sbx, generated /etc files, the sandbox's cgroup, and
  * the agent as PID 1 with the sandbox's env, rlimits and capabilities. */
 #include "driver_gvisor.h"
+#include "rn_runtime.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,12 +75,12 @@ static cJSON *process(const struct gv_bundle *b)
 	user = cJSON_AddObjectToObject(p, "user");
 	cJSON_AddNumberToObject(user, "uid", 0);
 	cJSON_AddNumberToObject(user, "gid", 0);
-	snprintf(loader, sizeof(loader), GV_RUNTIME_MOUNT "/lib/%s", b->loader);
+	snprintf(loader, sizeof(loader), RN_RUNTIME_MOUNT "/lib/%s", b->loader);
 	args = cJSON_AddArrayToObject(p, "args");
 	cJSON_AddItemToArray(args, cJSON_CreateString(loader));
 	cJSON_AddItemToArray(args, cJSON_CreateString("--library-path"));
-	cJSON_AddItemToArray(args, cJSON_CreateString(GV_RUNTIME_MOUNT "/lib"));
-	cJSON_AddItemToArray(args, cJSON_CreateString(GV_RUNTIME_MOUNT "/sandbox-agent"));
+	cJSON_AddItemToArray(args, cJSON_CreateString(RN_RUNTIME_MOUNT "/lib"));
+	cJSON_AddItemToArray(args, cJSON_CreateString(RN_RUNTIME_MOUNT "/sandbox-agent"));
 	cJSON_AddItemToArray(args, cJSON_CreateString("--listen"));
 	cJSON_AddItemToArray(args, cJSON_CreateString("unix:" GV_AGENT_SOCK));
 	/* gVisor's host sockets report no HUP when the runner closes its end:
@@ -139,7 +140,7 @@ static cJSON *mounts(const struct gv_bundle *b)
 		add_mount(m, "/tmp", "tmpfs", "tmpfs", opts);
 	}
 	add_mount(m, "/sys", "sysfs", "sysfs", NULL);
-	add_mount(m, GV_RUNTIME_MOUNT, "bind", b->runtime_dir, ro);
+	add_mount(m, RN_RUNTIME_MOUNT, "bind", b->runtime_dir, ro);
 	add_mount(m, GV_AGENT_SOCK_DIR, "bind", b->sockdir, rw);
 	for (int i = 0; etc[i]; i++) {
 		snprintf(src, sizeof(src), "%s/%s", b->etcdir, etc[i]);

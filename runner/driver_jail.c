@@ -23,9 +23,10 @@
 #include <cJSON.h>
 
 #include "driver_jail.h"
-#include "rn_cgroup.h"
-#include "driver_jail_net.h"
 #include "driver_jail_port.h"
+#include "rn_cgroup.h"
+#include "rn_net.h"
+#include "rn_runtime.h"
 #include "rn_slot.h"
 #include "rn_state.h"
 #include "runner.h"
@@ -59,13 +60,6 @@ static struct jail_sb *sb_of(const struct rn_sandbox *sb)
 	return sb->drv_data;
 }
 
-static void sub(char *out, const struct rn_sandbox *sb, const char *name)
-{
-	/* sb->dir is short (checked at start-up); truncation only clips */
-	if (snprintf(out, PATH_MAX, "%s/%s", sb->dir, name) >= PATH_MAX)
-		out[0] = 0;
-}
-
 static int make_dirs(const struct rn_sandbox *sb, uid_t base, struct sbx_err *err)
 {
 	static const char *const subs[] = { "lower", "rw", "root", "sock", NULL };
@@ -75,14 +69,14 @@ static int make_dirs(const struct rn_sandbox *sb, uid_t base, struct sbx_err *er
 	if (chown(sb->dir, base, base) < 0)
 		return sbx_err_sys(err, "chown %s", sb->dir);
 	for (int i = 0; subs[i]; i++) {
-		sub(p, sb, subs[i]);
+		rn_state_path(p, sb, subs[i]);
 		if (mkdir(p, 0755) < 0 || chown(p, base, base) < 0)
 			return sbx_err_sys(err, "mkdir %s", p);
 	}
 	/* The agent's socket dir is writable by root inside and visible on the
 	 * host: a tiny tmpfs of its own, so nothing written there lands on the
 	 * host's disk (disk_mb covers only the overlay). */
-	sub(p, sb, "sock");
+	rn_state_path(p, sb, "sock");
 	snprintf(opts, sizeof(opts), "size=64k,nr_inodes=64,mode=0755,uid=%u,gid=%u",
 		 (unsigned)base, (unsigned)base);
 	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
@@ -102,7 +96,7 @@ static int mount_lower(struct jail_state *js, const char *image,
 	struct mount_attr attr = { 0 };
 	int tree, usern, rc;
 
-	sub(lower, sb, "lower");
+	rn_state_path(lower, sb, "lower");
 	tree = (int)syscall(SYS_open_tree, AT_FDCWD, image,
 			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 	if (tree < 0)
@@ -142,7 +136,7 @@ static void unmount_lower(const struct rn_sandbox *sb)
 {
 	char lower[PATH_MAX];
 
-	sub(lower, sb, "lower");
+	rn_state_path(lower, sb, "lower");
 	for (int i = 0; i < 8 && umount2(lower, MNT_DETACH) == 0; i++)
 		;
 }
@@ -154,7 +148,7 @@ static void unmount_all(const struct rn_sandbox *sb)
 	char sock[PATH_MAX];
 
 	unmount_lower(sb);
-	sub(sock, sb, "sock");
+	rn_state_path(sock, sb, "sock");
 	for (int i = 0; i < 8 && umount2(sock, MNT_DETACH) == 0; i++)
 		;
 }
@@ -226,29 +220,35 @@ static int wait_child(int fd, struct sbx_err *err)
 	return sbx_err_set(err, m.err ? m.err : EIO, "sandbox setup: %s", m.msg);
 }
 
-static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
-{
-	struct runner *r = sb->drv->r;
-	struct jail_state *js = state_of(sb->drv);
-	struct jail_sb *jb;
-	uid_t base;
+/* One start: the image, the child's plan, the sandbox's uid range and the
+ * setup channel (sv[0] the parent's end, sv[1] the child's). */
+struct jail_launch {
 	char image[PATH_MAX + 64];
 	struct jail_plan plan;
-	int sv[2] = { -1, -1 }, st;
-	const char go = 'g';
-	pid_t pid;
+	uid_t base;                 /* host uid of the sandbox's root */
+	int sv[2];
+};
 
-	snprintf(image, sizeof(image), "%s/%s/rootfs", r->image_dir, sb->spec.image);
-	if (access(image, X_OK) < 0)
-		return sbx_err_set(err, EINVAL, "image: no image \"%s\" on this runner "
-				   "(%s missing)", sb->spec.image, image);
-	if (access(r->runtime_dir, X_OK) < 0 || !js->loader[0])
-		return sbx_err_set(err, ENOENT, "the agent runtime is not prepared "
-				   "(is --agent right?)");
-	jb = calloc(1, sizeof(*jb));
+/* The image and the agent runtime, or why this runner cannot start it. */
+static int check_runtime(const struct jail_state *js, const struct rn_sandbox *sb,
+			 struct jail_launch *l, struct sbx_err *err)
+{
+	struct runner *r = sb->drv->r;
+
+	if (rn_runtime_image(r, sb->spec.image, l->image, sizeof(l->image), err) < 0 ||
+	    rn_runtime_ready(r, js->loader, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* The sandbox's drv_data: its slot (its uid range and veth addresses) and
+ * its cgroup's name. */
+static int take_slot(struct jail_state *js, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct jail_sb *jb = calloc(1, sizeof(*jb));
+
 	if (!jb)
 		return sbx_err_set(err, ENOMEM, "out of memory");
-	/* the slot is the sandbox's uid range (and veth addresses) */
 	jb->slot = rn_slot_alloc(&js->slots);
 	if (jb->slot < 0) {
 		free(jb);
@@ -257,33 +257,44 @@ static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 	}
 	snprintf(jb->cg, sizeof(jb->cg), JAIL_CG_PARENT "/%s", sb->id);
 	sb->drv_data = jb;
-	base = JAIL_UID_BASE + (uid_t)jb->slot * JAIL_UID_COUNT;
+	return 0;
+}
 
-	memset(&plan, 0, sizeof(plan));
-	snprintf(plan.dir, sizeof(plan.dir), "%s", sb->dir);
-	sub(plan.lower, sb, "lower");
-	sub(plan.rw, sb, "rw");
-	sub(plan.root, sb, "root");
-	sub(plan.sockdir, sb, "sock");
-	plan.runtime_dir = r->runtime_dir;
-	plan.loader = js->loader;
-	plan.spec = &sb->spec;
-	plan.agent_stderr = sb->drv->agent_stderr;
+/* What the child builds the sandbox from (it reads its copy of l). */
+static void plan_launch(struct jail_launch *l, const struct jail_state *js,
+			const struct rn_sandbox *sb)
+{
+	struct jail_plan *plan = &l->plan;
 
-	sb->pid = 0;
-	if (make_dirs(sb, base, err) < 0)
-		goto fail;
-	if (rn_cgroup_create(&r->cg, jb->cg, &sb->spec, err) < 0)
-		goto fail;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		sbx_err_sys(err, "socketpair");
-		goto fail;
-	}
-	/* A raw clone behaves like fork: no stack to allocate, and the child
-	 * is PID 1 of its new pid namespace. Mount and cgroup namespaces come
-	 * later, once the parent has set up the child's cgroup and image. */
-	if (own_userns_as(base, err) < 0)
-		goto fail;
+	l->base = JAIL_UID_BASE + (uid_t)sb_of(sb)->slot * JAIL_UID_COUNT;
+	snprintf(plan->dir, sizeof(plan->dir), "%s", sb->dir);
+	rn_state_path(plan->lower, sb, "lower");
+	rn_state_path(plan->rw, sb, "rw");
+	rn_state_path(plan->root, sb, "root");
+	rn_state_path(plan->sockdir, sb, "sock");
+	plan->runtime_dir = sb->drv->r->runtime_dir;
+	plan->loader = js->loader;
+	plan->spec = &sb->spec;
+	plan->agent_stderr = sb->drv->agent_stderr;
+}
+
+static int open_channel(struct jail_launch *l, struct sbx_err *err)
+{
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l->sv) < 0)
+		return sbx_err_sys(err, "socketpair");
+	return 0;
+}
+
+/* The child, in its new user, pid, net, ipc and uts namespaces: sb->pid
+ * from here on. A raw clone behaves like fork: no stack to allocate, and
+ * the child is PID 1 of its new pid namespace. Mount and cgroup namespaces
+ * come later, once the parent has set up the child's cgroup and image. */
+static int clone_child(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	pid_t pid;
+
+	if (own_userns_as(l->base, err) < 0)
+		return -1;
 	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |
 			     CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, NULL, NULL, NULL, 0);
 	if (pid != 0) {
@@ -295,47 +306,67 @@ static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 			abort();
 		errno = ce;
 	}
-	if (pid < 0) {
-		sbx_err_sys(err, "clone");
-		goto fail;
-	}
+	if (pid < 0)
+		return sbx_err_sys(err, "clone");
 	if (pid == 0) {
-		close(sv[0]);
-		jail_child_run(&plan, sv[1]);
+		close(l->sv[0]);
+		jail_child_run(&l->plan, l->sv[1]);
 	}
-	close(sv[1]);
-	sv[1] = -1;
+	close(l->sv[1]);
+	l->sv[1] = -1;
 	sb->pid = pid;
-	if (rn_state_save(sb, "jail", sb_of(sb)->slot, err) < 0 || write_maps(pid, base, err) < 0 ||
-	    mount_lower(js, image, sb, err) < 0)
-		goto fail;
-	if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
-		sbx_err_sys(err, "start the sandbox child");
-		goto fail;
-	}
-	/* Moving a task into a v1 memory cgroup waits for an RCU grace period
-	 * (~10 ms here): do it while the child builds its mounts. The child
-	 * waits for the second byte before it enters its cgroup namespace and
-	 * long before it runs anything of the user's. */
-	if (rn_cgroup_attach(&r->cg, jb->cg, pid, err) < 0)
-		goto fail;
-	if (sb->spec.network == RN_NET_ALLOW_ALL && jail_net_allow_all(pid, jb->slot, err) < 0)
-		goto fail;
-	if (send(sv[0], &go, 1, MSG_NOSIGNAL) != 1) {
-		sbx_err_sys(err, "start the sandbox child");
-		goto fail;
-	}
-	if (wait_child(sv[0], err) < 0)
-		goto fail;
-	close(sv[0]);
-	unmount_lower(sb);
-	sub(sb->agent_socket, sb, "sock/agent.sock");
 	return 0;
-fail:
-	if (sv[0] >= 0)
-		close(sv[0]);
-	if (sv[1] >= 0)
-		close(sv[1]);
+}
+
+/* What the child waits for before its first step: its state on disk, its
+ * id maps, and the image lent to it. */
+static int prepare_child(struct jail_state *js, struct jail_launch *l,
+			 const struct rn_sandbox *sb, struct sbx_err *err)
+{
+	if (rn_state_save(sb, "jail", sb_of(sb)->slot, err) < 0 ||
+	    write_maps(sb->pid, l->base, err) < 0 || mount_lower(js, l->image, sb, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int send_go(const struct jail_launch *l, struct sbx_err *err)
+{
+	const char go = 'g';
+
+	if (send(l->sv[0], &go, 1, MSG_NOSIGNAL) != 1)
+		return sbx_err_sys(err, "start the sandbox child");
+	return 0;
+}
+
+/* First byte: the child builds its mounts. Moving a task into a v1 memory
+ * cgroup waits for an RCU grace period (~10 ms here): done meanwhile. The
+ * child waits for the second byte before it enters its cgroup namespace
+ * and long before it runs anything of the user's; then its report. */
+static int run_child_setup(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct runner *r = sb->drv->r;
+
+	if (send_go(l, err) < 0 || rn_cgroup_attach(&r->cg, sb_of(sb)->cg, sb->pid, err) < 0)
+		return -1;
+	if (sb->spec.network == RN_NET_ALLOW_ALL &&
+	    rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0)
+		return -1;
+	if (send_go(l, err) < 0 || wait_child(l->sv[0], err) < 0)
+		return -1;
+	return 0;
+}
+
+/* A start that failed part way: nothing of it stays. */
+static void undo_start(struct jail_state *js, struct rn_sandbox *sb, struct jail_launch *l)
+{
+	struct runner *r = sb->drv->r;
+	struct jail_sb *jb = sb_of(sb);
+	int st;
+
+	if (l->sv[0] >= 0)
+		close(l->sv[0]);
+	if (l->sv[1] >= 0)
+		close(l->sv[1]);
 	if (sb->pid > 0) {
 		kill(sb->pid, SIGKILL);
 		while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
@@ -348,11 +379,32 @@ fail:
 		usleep(1000);
 	sbx_rmtree(sb->dir);
 	if (sb->spec.network == RN_NET_ALLOW_ALL)
-		jail_net_release(jb->slot);
+		rn_net_release(jb->slot);
 	rn_slot_free(&js->slots, jb->slot);
 	free(jb);
 	sb->drv_data = NULL;
-	return -1;
+}
+
+static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct jail_state *js = state_of(sb->drv);
+	struct jail_launch l = { .sv = { -1, -1 } };
+
+	if (check_runtime(js, sb, &l, err) < 0 || take_slot(js, sb, err) < 0)
+		return -1;
+	plan_launch(&l, js, sb);
+	sb->pid = 0;
+	if (make_dirs(sb, l.base, err) < 0 ||
+	    rn_cgroup_create(&sb->drv->r->cg, sb_of(sb)->cg, &sb->spec, err) < 0 ||
+	    open_channel(&l, err) < 0 || clone_child(&l, sb, err) < 0 ||
+	    prepare_child(js, &l, sb, err) < 0 || run_child_setup(&l, sb, err) < 0) {
+		undo_start(js, sb, &l);
+		return -1;
+	}
+	close(l.sv[0]);
+	unmount_lower(sb);
+	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
+	return 0;
 }
 
 static void jail_kill(struct rn_sandbox *sb)
@@ -379,7 +431,7 @@ static int jail_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 	 * its veth would go with its netns, but the kernel removes a dead
 	 * netns later, in its own time: stop removes it now */
 	if (sb->spec.network == RN_NET_ALLOW_ALL)
-		jail_net_release(jb->slot);
+		rn_net_release(jb->slot);
 	rn_slot_free(&state_of(sb->drv)->slots, jb->slot);
 	free(jb);
 	sb->drv_data = NULL;
@@ -463,12 +515,8 @@ static int jail_init(struct rn_driver *d, struct sbx_err *err)
 	/* Without the agent no jail can start: the driver is unavailable
 	 * (capabilities and create say why); the runner still serves
 	 * get/list/stop and the other drivers. */
-	if (jail_runtime_prepare(r->agent_path, r->runtime_dir, js->loader,
-				 sizeof(js->loader), err) < 0) {
-		char why[sizeof(err->msg)];
-
-		snprintf(why, sizeof(why), "%s", err->msg);
-		sbx_err_set(err, err->code, "agent runtime: %s (is --agent right?)", why);
+	if (rn_runtime_prepare(r->agent_path, r->runtime_dir, js->loader,
+			       sizeof(js->loader), err) < 0) {
 		free(js);
 		return -1;
 	}

@@ -1,5 +1,5 @@
-/* Internals shared by the jail driver's parent side (driver_jail.c), the
- * child side (driver_jail_child.c) and the runtime (driver_jail_runtime.c). */
+/* Internals shared by the jail driver's parent side (driver_jail.c) and
+ * its child side (driver_jail_child.c and the files it calls). */
 #ifndef JAIL_H
 #define JAIL_H
 
@@ -14,10 +14,6 @@
 #define JAIL_SANDBOX_UID 1000
 #define JAIL_AGENT_SOCK_DIR "/run/sbx"
 #define JAIL_AGENT_SOCK JAIL_AGENT_SOCK_DIR "/agent.sock"
-#define JAIL_RUNTIME_MOUNT "/.sandbox"
-/* MTU and GSO size of a sandbox's loopback and veth (driver_jail_link.c):
- * what one socket can force past the socket budget is about two of these. */
-#define JAIL_LINK_SEGMENT 8192
 
 /* What the child needs to build the sandbox; filled in by the parent
  * before clone, read by the child from its copy of memory. */
@@ -44,17 +40,8 @@ struct jail_sync_msg {
  * the agent. Never returns. */
 void jail_child_run(const struct jail_plan *plan, int fd) __attribute__((noreturn));
 
-/* Copy the agent and the shared objects ldd lists (and ld.so) to dir.
- * loader receives the basename of the dynamic loader. */
-int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
-			 size_t loader_len, struct sbx_err *err);
-
 /* Cover the host-wide files of the new /proc (cwd: the new root, before
  * pivot_root). 0 or -1 with err set. */
 int jail_mask_proc(const struct jail_plan *p, struct sbx_err *err);
-
-/* Bring up lo in the calling process's network namespace with MTU and GSO
- * size JAIL_LINK_SEGMENT (needs CAP_NET_ADMIN there). 0 or -1 with err. */
-int jail_link_loopback(struct sbx_err *err);
 
 #endif

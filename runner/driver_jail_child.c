@@ -24,6 +24,9 @@
 #include <unistd.h>
 
 #include "driver_jail_seccomp.h"
+#include "rn_child.h"
+#include "rn_net.h"
+#include "rn_runtime.h"
 #include "sbx_fs.h"
 
 static int sync_fd = -1;
@@ -195,8 +198,8 @@ static void setup_files(const struct jail_plan *p)
 	write_text("etc/resolv.conf", p->spec->network == RN_NET_DENY_ALL ?
 		   "# network: deny-all (no resolver)\n" : "nameserver 1.1.1.1\n", 0644);
 
-	mkdir_p(JAIL_RUNTIME_MOUNT + 1, 0755);
-	bind_ro(p->runtime_dir, JAIL_RUNTIME_MOUNT + 1, MS_NOSUID | MS_NODEV);
+	mkdir_p(RN_RUNTIME_MOUNT + 1, 0755);
+	bind_ro(p->runtime_dir, RN_RUNTIME_MOUNT + 1, MS_NOSUID | MS_NODEV);
 	mkdir_p(JAIL_AGENT_SOCK_DIR + 1, 0755);
 	CHECK(mount(p->sockdir, JAIL_AGENT_SOCK_DIR + 1, NULL, MS_BIND, NULL),
 	      "bind the agent socket dir");
@@ -251,29 +254,9 @@ static void set_limits(const struct rn_spec *s)
 	CHECK(setrlimit(RLIMIT_CORE, &core), "setrlimit CORE");
 }
 
-void jail_child_run(const struct jail_plan *p, int fd)
+/* Keep only the sync channel (as fd 3, sync_fd) and fresh stdio. */
+static void keep_channel(const struct jail_plan *p, int fd)
 {
-	char loader[PATH_MAX], libdir[PATH_MAX];
-	char *envp[RN_MAX_ENV + 1];
-	char go;
-	int nul;
-
-	/* The runner ignores SIGPIPE and blocks SIGCHLD/SIGTERM/SIGINT for its
-	 * signalfd; ignored dispositions and the mask survive exec, so give
-	 * the agent (and every command) the defaults. */
-	{
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			if (sig != SIGKILL && sig != SIGSTOP)
-				signal(sig, SIG_DFL);
-	}
-	/* The sandbox's umask is the usual one, not whatever the runner was
-	 * started with (under umask 000 every file a command made, and once
-	 * the agent's socket, was writable by every uid inside). */
-	umask(022);
-	/* Keep only the sync channel (as fd 3) and fresh stdio. */
 	sync_fd = fd;
 	if (fd != 3) {
 		if (dup2(fd, 3) < 0)
@@ -281,57 +264,61 @@ void jail_child_run(const struct jail_plan *p, int fd)
 		sync_fd = 3;
 	}
 	fcntl(3, F_SETFD, FD_CLOEXEC);
-	nul = open("/dev/null", O_RDWR);
-	if (nul < 0)
+	if (rn_child_stdio(p->agent_stderr) < 0)
 		fail(errno, "open /dev/null");
-	dup2(nul, 0);
-	dup2(nul, 1);
-	if (!p->agent_stderr)
-		dup2(nul, 2);
 	if (syscall(SYS_close_range, 4, ~0u, 0) < 0)
 		fail(errno, "close_range");
+}
 
-	/* The parent writes our uid/gid maps and cgroup, then says go. */
+static void wait_go(const char *what)
+{
+	char go;
+
 	if (read(3, &go, 1) != 1)
-		fail(0, "no go from the parent");
+		fail(0, "%s", what);
+}
+
+/* Root inside (the parent wrote our uid/gid maps) in a private mount
+ * namespace. */
+static void become_root(void)
+{
 	CHECK(setresgid(0, 0, 0), "setresgid 0");
 	CHECK(setresuid(0, 0, 0), "setresuid 0");
 	CHECK(setgroups(0, NULL), "setgroups");
 	CHECK(unshare(CLONE_NEWNS), "unshare the mount namespace");
 	CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make mounts private");
+}
 
-	setup_rootfs(p);
-	setup_proc(p);
-	setup_dev();
-	setup_files(p);
-	CHECK(sethostname("sandbox", 7), "sethostname");
-	/* Second byte: the parent has moved us into our cgroups; the cgroup
-	 * namespace taken now has the sandbox's cgroup as its root. */
-	if (read(3, &go, 1) != 1)
-		fail(0, "the parent did not finish the cgroup setup");
-	CHECK(unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
-	{
-		struct sbx_err err = { 0, "" };
-		if (jail_link_loopback(&err) < 0)
-			fail(0, "%s", err.msg);   /* the message has the errno */
-	}
-
-	/* pivot_root(".", "."): the old root ends up on top of the new one
-	 * and is then detached, so nothing of the host stays reachable. */
+/* pivot_root(".", "."): the old root ends up on top of the new one and is
+ * then detached, so nothing of the host stays reachable. */
+static void enter_root(void)
+{
 	CHECK(syscall(SYS_pivot_root, ".", "."), "pivot_root");
 	CHECK(umount2(".", MNT_DETACH), "detach the old root");
 	CHECK(chdir("/"), "chdir /");
+}
+
+/* rlimits, no_new_privs, capabilities, seccomp: from here on the process
+ * is the sandbox's. */
+static void lock_down(const struct jail_plan *p)
+{
+	struct sbx_err err = { 0, "" };
 
 	set_limits(p->spec);
 	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
 	trim_caps();
-	{
-		struct sbx_err err = { 0, "" };
-		if (jail_seccomp_apply(&err) < 0)
-			fail(err.code, "seccomp: %s", err.msg);
-	}
-	/* The agent's environment is the sandbox's env and nothing of the
-	 * runner's; the agent hands it to every command. */
+	if (jail_seccomp_apply(&err) < 0)
+		fail(err.code, "seccomp: %s", err.msg);
+}
+
+/* The agent, through the runtime's ld.so. Its environment is the
+ * sandbox's env and nothing of the runner's; the agent hands it to every
+ * command. */
+static void __attribute__((noreturn)) exec_agent(const struct jail_plan *p)
+{
+	char loader[PATH_MAX], libdir[PATH_MAX];
+	char *envp[RN_MAX_ENV + 1];
+
 	for (int i = 0; i < p->spec->n_env; i++) {
 		size_t n = strlen(p->spec->env_names[i]) + strlen(p->spec->env_values[i]) + 2;
 		envp[i] = malloc(n);
@@ -340,15 +327,41 @@ void jail_child_run(const struct jail_plan *p, int fd)
 		snprintf(envp[i], n, "%s=%s", p->spec->env_names[i], p->spec->env_values[i]);
 	}
 	envp[p->spec->n_env] = NULL;
-	snprintf(loader, sizeof(loader), JAIL_RUNTIME_MOUNT "/lib/%s", p->loader);
-	snprintf(libdir, sizeof(libdir), JAIL_RUNTIME_MOUNT "/lib");
+	snprintf(loader, sizeof(loader), RN_RUNTIME_MOUNT "/lib/%s", p->loader);
+	snprintf(libdir, sizeof(libdir), RN_RUNTIME_MOUNT "/lib");
 	{
 		char *const argv[] = {
 			loader, "--library-path", libdir,
-			JAIL_RUNTIME_MOUNT "/sandbox-agent",
+			RN_RUNTIME_MOUNT "/sandbox-agent",
 			"--listen", "unix:" JAIL_AGENT_SOCK, NULL
 		};
 		execve(loader, argv, envp);
 	}
 	fail(errno, "exec the agent %s", loader);
+}
+
+void jail_child_run(const struct jail_plan *p, int fd)
+{
+	struct sbx_err err = { 0, "" };
+
+	/* the agent (and every command) gets default signals and umask */
+	rn_child_defaults();
+	keep_channel(p, fd);
+	/* The parent writes our uid/gid maps and cgroup, then says go. */
+	wait_go("no go from the parent");
+	become_root();
+	setup_rootfs(p);
+	setup_proc(p);
+	setup_dev();
+	setup_files(p);
+	CHECK(sethostname("sandbox", 7), "sethostname");
+	/* Second byte: the parent has moved us into our cgroups; the cgroup
+	 * namespace taken now has the sandbox's cgroup as its root. */
+	wait_go("the parent did not finish the cgroup setup");
+	CHECK(unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
+	if (rn_child_loopback_up(RN_LINK_SEGMENT, &err) < 0)
+		fail(0, "%s", err.msg);   /* the message has the errno */
+	enter_root();
+	lock_down(p);
+	exec_agent(p);
 }

@@ -43,6 +43,12 @@ unsigned long long rn_proc_starttime(pid_t pid)
 	return p ? strtoull(p, NULL, 10) : 0;
 }
 
+void rn_state_path(char *out, const struct rn_sandbox *sb, const char *name)
+{
+	if (snprintf(out, PATH_MAX, "%s/%s", sb->dir, name) >= PATH_MAX)
+		out[0] = 0;
+}
+
 /* Written to a temp file and renamed, so it is never torn. No fsync: the
  * file only has to survive a crash of the runner (the rename is atomic for
  * that); after a host crash the sandboxes and cgroups are gone anyway and

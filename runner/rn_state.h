@@ -1,12 +1,17 @@
-/* A sandbox's state.json: what a restarted runner needs to find and kill
- * the process a driver started (its pid and start time), written by every
- * driver the same way and read back by their reconcile. */
+/* A sandbox's dir (sb->dir) and its state.json: what a restarted runner
+ * needs to find and kill the process a driver started (its pid and start
+ * time), written by every driver the same way and read back by their
+ * reconcile. */
 #ifndef RN_STATE_H
 #define RN_STATE_H
 
 #include <sys/types.h>
 
 #include "runner.h"
+
+/* <sb->dir>/name into out (PATH_MAX bytes); "" when it would not fit (sb->dir
+ * is short, checked at start-up). */
+void rn_state_path(char *out, const struct rn_sandbox *sb, const char *name);
 
 /* Start time of pid (field 22 of /proc/PID/stat), 0 when it is gone or a
  * zombie: with the pid it names one process, never a reused pid. */

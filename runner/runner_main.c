@@ -5,7 +5,6 @@
  * milliseconds of setup; nothing a client or a sandbox sends can block it. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include "rn_conn.h"
 #include "rn_ctl.h"
 #include "rn_drivers.h"
+#include "rn_flags.h"
 #include "rn_sandbox.h"
 #include "rn_status.h"
 #include "rn_tls.h"
@@ -33,32 +33,10 @@
 
 #define SHUTDOWN_GRACE_MS 10000
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: sandbox-runner [--socket PATH] [--state-dir DIR] [--image-dir DIR]\n"
-		   "                      [--name NAME] [--agent PATH] [--agent-stderr] [--verbose]\n"
-		   "                      [--max-memory-share F | --max-memory-mb N]\n"
-		   "                      [--drivers NAME,...] [--default-isolation NAME]\n"
-		   "                      [--listen-tls ADDR:PORT --cert PEM --key PEM --client-ca PEM]\n"
-		   "       sandbox-runner ctl status|drain|undrain [--socket PATH]\n");
-}
-
 /* mkdir -p; path itself gets mode whatever the umask and whatever it had */
 static int mkdir_p(const char *path, mode_t mode)
 {
 	return sbx_mkdir_p(path, 0755, mode) < 0 ? -1 : chmod(path, mode);
-}
-
-static int name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 16)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9')))
-			return 0;
-	return 1;
 }
 
 static int listen_on(const char *path, struct sbx_err *err)
@@ -195,94 +173,23 @@ static int64_t memory_cap_mb(int64_t cap_mb, double share)
 	return (int64_t)((double)si.totalram * si.mem_unit * share) >> 20;
 }
 
-struct args {
-	int agent_stderr;
-	struct rn_tls_opts tls;         /* --listen-tls and its files */
-	const char *drivers;            /* NULL: every driver of the registry */
-	const char *default_isolation;
-};
-
-static int parse_args(struct runner *r, int argc, char **argv, struct args *a)
+/* The flags into r: its paths and name, the admission cap, the agent. 0,
+ * or -1 after saying what is wrong (exit 2). */
+static int configure(struct runner *r, const struct rn_flags *f)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "state-dir", required_argument, NULL, 'd' },
-		{ "image-dir", required_argument, NULL, 'i' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "agent", required_argument, NULL, 'a' },
-		{ "agent-stderr", no_argument, NULL, 'e' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "max-memory-share", required_argument, NULL, 'S' },
-		{ "max-memory-mb", required_argument, NULL, 'M' },
-		{ "drivers", required_argument, NULL, 'D' },
-		{ "default-isolation", required_argument, NULL, 'I' },
-		{ "listen-tls", required_argument, NULL, 'L' },
-		{ "cert", required_argument, NULL, 'C' },
-		{ "key", required_argument, NULL, 'K' },
-		{ "client-ca", required_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	char *agent = NULL, *end;
-	double share = RN_MEMORY_SHARE_DEFAULT;
-	long long cap_mb = 0;
-	int c;
-
-	snprintf(r->socket_path, sizeof(r->socket_path), "/run/sandbox/runner.sock");
-	snprintf(r->state_dir, sizeof(r->state_dir), "/var/lib/sandbox");
-	snprintf(r->image_dir, sizeof(r->image_dir), "/var/cache/sandbox/images");
-	snprintf(r->name, sizeof(r->name), "local");
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': snprintf(r->socket_path, sizeof(r->socket_path), "%s", optarg); break;
-		case 'd': snprintf(r->state_dir, sizeof(r->state_dir), "%s", optarg); break;
-		case 'i': snprintf(r->image_dir, sizeof(r->image_dir), "%s", optarg); break;
-		case 'n': snprintf(r->name, sizeof(r->name), "%s", optarg); break;
-		case 'a': agent = optarg; break;
-		case 'e': a->agent_stderr = 1; break;
-		case 'D': a->drivers = optarg; break;
-		case 'I': a->default_isolation = optarg; break;
-		case 'L': a->tls.listen = optarg; break;
-		case 'C': a->tls.cert = optarg; break;
-		case 'K': a->tls.key = optarg; break;
-		case 'A': a->tls.client_ca = optarg; break;
-		case 'v': sbx_log_init("sandbox-runner", SBX_LOG_DEBUG); break;
-		case 'S':
-			share = strtod(optarg, &end);
-			if (*optarg == 0 || *end || !(share > 0 && share <= 1)) {
-				fprintf(stderr, "sandbox-runner: --max-memory-share must be a "
-					"number in (0, 1]\n");
-				return -1;
-			}
-			break;
-		case 'M':
-			errno = 0;
-			cap_mb = strtoll(optarg, &end, 10);
-			if (*optarg == 0 || *end || errno || cap_mb < 1) {
-				fprintf(stderr, "sandbox-runner: --max-memory-mb must be a "
-					"positive number of MiB\n");
-				return -1;
-			}
-			break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
-		}
-	}
-	if (optind != argc || !name_ok(r->name)) {
-		if (!name_ok(r->name))
-			fprintf(stderr, "sandbox-runner: --name must be 1..16 of [a-z0-9]\n");
-		usage(stderr);
-		return -1;
-	}
-	r->max_memory_mb = memory_cap_mb(cap_mb, share);
+	snprintf(r->socket_path, sizeof(r->socket_path), "%s", f->socket);
+	snprintf(r->state_dir, sizeof(r->state_dir), "%s", f->state_dir);
+	snprintf(r->image_dir, sizeof(r->image_dir), "%s", f->image_dir);
+	snprintf(r->name, sizeof(r->name), "%s", f->name);
+	r->max_memory_mb = memory_cap_mb(f->max_memory_mb, f->max_memory_share);
 	if (r->max_memory_mb <= 0) {
 		fprintf(stderr, "sandbox-runner: cannot read the host's memory size; "
 			"give --max-memory-mb\n");
 		return -1;
 	}
-	if (agent) {
-		if (!realpath(agent, r->agent_path))
-			snprintf(r->agent_path, sizeof(r->agent_path), "%s", agent);
+	if (f->agent) {
+		if (!realpath(f->agent, r->agent_path))
+			snprintf(r->agent_path, sizeof(r->agent_path), "%s", f->agent);
 	} else {
 		default_agent(r->agent_path, sizeof(r->agent_path));
 	}
@@ -364,31 +271,22 @@ static int lock_name(const char *name)
 	return -1;
 }
 
-int main(int argc, char **argv)
+/* Everything before listening: drivers, TLS, status, root, the state dir,
+ * this name's lock, cgroups, and what a crash left. 0, or the exit code
+ * after saying why. */
+static int set_up(struct runner *r, const struct rn_flags *f, const struct rn_tls_opts *tls)
 {
-	static struct runner r;
-	struct listener lu = { .ev.fd = -1, .accept = rn_conn_accept };
-	struct listener lt = { .ev.fd = -1, .accept = rn_tls_accept };
-	struct rn_ev sev = { .fd = -1 };
 	struct sbx_err err = { 0, "" };
-	sigset_t mask;
-	struct args a = { .default_isolation = "jail" };
-	int64_t shutdown_by = 0;
 
-	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
-		return rn_ctl_main(argc - 1, argv + 1);
-	sbx_log_init("sandbox-runner", SBX_LOG_INFO);
-	if (parse_args(&r, argc, argv, &a) < 0)
-		return 2;
-	if (rn_drivers_setup(&r, a.drivers, a.default_isolation, a.agent_stderr, &err) < 0) {
+	if (rn_drivers_setup(r, f->drivers, f->default_isolation, f->agent_stderr, &err) < 0) {
 		fprintf(stderr, "sandbox-runner: %s\n", err.msg);
 		return 2;
 	}
-	if (rn_tls_wanted(&a.tls) && rn_tls_setup(&r, &a.tls, &err) < 0) {
+	if (rn_tls_wanted(tls) && rn_tls_setup(r, tls, &err) < 0) {
 		fprintf(stderr, "sandbox-runner: %s\n", err.msg);
 		return 2;
 	}
-	if (rn_status_init(&r, &err) < 0) {
+	if (rn_status_init(r, &err) < 0) {
 		fprintf(stderr, "sandbox-runner: %s\n", err.msg);
 		return 1;
 	}
@@ -398,21 +296,33 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	r.nofile_max = raise_nofile();
+	r->nofile_max = raise_nofile();
 	/* The sandboxes' root (an unprivileged host uid) must walk these. */
-	if (mkdir_p(r.state_dir, 0711) < 0 || mkdir_p(r.sbx_root, 0711) < 0) {
-		sbx_err_log("state dir %s: %s", r.state_dir, strerror(errno));
+	if (mkdir_p(r->state_dir, 0711) < 0 || mkdir_p(r->sbx_root, 0711) < 0) {
+		sbx_err_log("state dir %s: %s", r->state_dir, strerror(errno));
 		return 1;
 	}
-	if (lock_name(r.name) < 0)
+	if (lock_name(r->name) < 0)
 		return 1;
-	if (rn_cgroup_detect(&r.cg, &err) < 0)
-		snprintf(r.cg_error, sizeof(r.cg_error), "%s", err.msg);
-	rn_drivers_init(&r);
-	rn_drivers_reconcile(&r);
+	if (rn_cgroup_detect(&r->cg, &err) < 0)
+		snprintf(r->cg_error, sizeof(r->cg_error), "%s", err.msg);
+	rn_drivers_init(r);
+	rn_drivers_reconcile(r);
+	return 0;
+}
+
+/* The loop with its signalfd (SIGCHLD, SIGTERM, SIGINT, SIGUSR1 blocked
+ * for it), the control socket and, with --listen-tls, the TLS port. 0, or
+ * -1 after logging why. */
+static int start_listening(struct runner *r, const struct rn_tls_opts *tls,
+			   struct rn_ev *sev, struct listener *lu, struct listener *lt)
+{
+	struct sbx_err err = { 0, "" };
+	sigset_t mask;
+
 	if (rn_loop_init() < 0) {
 		sbx_err_log("epoll: %s", strerror(errno));
-		return 1;
+		return -1;
 	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -420,45 +330,54 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sev.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	sev.cb = on_signal;
-	sev.owner = &r;
-	lu.ev.fd = listen_on(r.socket_path, &err);
-	lu.ev.cb = lt.ev.cb = on_listen;
-	lu.ev.owner = lt.ev.owner = &r;
-	if (sev.fd < 0 || lu.ev.fd < 0 || rn_loop_add(&sev, EPOLLIN) < 0 ||
-	    rn_loop_add(&lu.ev, EPOLLIN) < 0) {
-		sbx_err_log("%s", lu.ev.fd < 0 ? err.msg : strerror(errno));
-		return 1;
+	sev->fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	sev->cb = on_signal;
+	sev->owner = r;
+	lu->ev.fd = listen_on(r->socket_path, &err);
+	lu->ev.cb = lt->ev.cb = on_listen;
+	lu->ev.owner = lt->ev.owner = r;
+	if (sev->fd < 0 || lu->ev.fd < 0 || rn_loop_add(sev, EPOLLIN) < 0 ||
+	    rn_loop_add(&lu->ev, EPOLLIN) < 0) {
+		sbx_err_log("%s", lu->ev.fd < 0 ? err.msg : strerror(errno));
+		return -1;
 	}
-	if (rn_tls_wanted(&a.tls)) {
-		lt.ev.fd = rn_tls_listen(&err);
-		if (lt.ev.fd < 0 || rn_loop_add(&lt.ev, EPOLLIN) < 0) {
-			sbx_err_log("%s", lt.ev.fd < 0 ? err.msg : strerror(errno));
-			return 1;
+	if (rn_tls_wanted(tls)) {
+		lt->ev.fd = rn_tls_listen(&err);
+		if (lt->ev.fd < 0 || rn_loop_add(&lt->ev, EPOLLIN) < 0) {
+			sbx_err_log("%s", lt->ev.fd < 0 ? err.msg : strerror(errno));
+			return -1;
 		}
-		sbx_info("runner %s listening for mutual TLS on %s (clients of %s)", r.name,
-			 a.tls.listen, a.tls.client_ca);
+		sbx_info("runner %s listening for mutual TLS on %s (clients of %s)", r->name,
+			 tls->listen, tls->client_ca);
 	}
 	sbx_info("runner %s listening on %s (state %s, images %s, admits %lld MiB of "
-		 "memory_mb, nofile up to %lld, default isolation %s)", r.name, r.socket_path,
-		 r.state_dir, r.image_dir, (long long)r.max_memory_mb, (long long)r.nofile_max,
-		 r.default_drv->ops->name);
+		 "memory_mb, nofile up to %lld, default isolation %s)", r->name, r->socket_path,
+		 r->state_dir, r->image_dir, (long long)r->max_memory_mb, (long long)r->nofile_max,
+		 r->default_drv->ops->name);
+	return 0;
+}
+
+/* The loop, until a signal stopped every sandbox (or SHUTDOWN_GRACE_MS
+ * passed since): listening ends at once, the sandboxes' cleanup goes on. */
+static void serve(struct runner *r, struct listener *lu, struct listener *lt)
+{
+	int64_t shutdown_by = 0;
+
 	for (;;) {
-		int ts[] = { rn_sandbox_tick(&r), rn_conn_sweep(), rn_tls_sweep(),
-			     accept_pause_tick(&lu), accept_pause_tick(&lt) }, t = -1;
+		int ts[] = { rn_sandbox_tick(r), rn_conn_sweep(), rn_tls_sweep(),
+			     accept_pause_tick(lu), accept_pause_tick(lt) }, t = -1;
 
 		for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)
 			if (ts[i] >= 0 && (t < 0 || ts[i] < t))
 				t = ts[i];
-		if (r.stopping) {
+		if (r->stopping) {
 			if (!shutdown_by) {
 				shutdown_by = rn_now_mono() + SHUTDOWN_GRACE_MS;
-				listener_close(&lu);
-				listener_close(&lt);
-				unlink(r.socket_path);
+				listener_close(lu);
+				listener_close(lt);
+				unlink(r->socket_path);
 			}
-			if (r.n_live == 0 || rn_now_mono() > shutdown_by)
+			if (r->n_live == 0 || rn_now_mono() > shutdown_by)
 				break;
 			if (t < 0 || t > 50)
 				t = 50;
@@ -468,6 +387,33 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct runner r;
+	struct listener lu = { .ev.fd = -1, .accept = rn_conn_accept };
+	struct listener lt = { .ev.fd = -1, .accept = rn_tls_accept };
+	struct rn_ev sev = { .fd = -1 };
+	struct rn_flags f;
+	struct rn_tls_opts tls;
+	int rc;
+
+	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
+		return rn_ctl_main(argc - 1, argv + 1);
+	rc = rn_flags_parse(&f, argc, argv);
+	if (rc != 0)
+		return rc == 1 ? 0 : 2;
+	sbx_log_init("sandbox-runner", f.verbose ? SBX_LOG_DEBUG : SBX_LOG_INFO);
+	if (configure(&r, &f) < 0)
+		return 2;
+	tls = (struct rn_tls_opts){ f.listen_tls, f.cert, f.key, f.client_ca };
+	rc = set_up(&r, &f, &tls);
+	if (rc != 0)
+		return rc;
+	if (start_listening(&r, &tls, &sev, &lu, &lt) < 0)
+		return 1;
+	serve(&r, &lu, &lt);
 	rn_conn_close_all();
 	rn_tls_close_all();
 	if (r.n_live)

@@ -1,4 +1,4 @@
-#include "driver_jail_net.h"
+#include "rn_net.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "driver_jail.h"
 #include "sbx_log.h"
 
 extern char **environ;
@@ -104,7 +103,7 @@ static int setup_host(struct sbx_err *err)
 	return 0;
 }
 
-int jail_net_allow_all(pid_t pid, int slot, struct sbx_err *err)
+int rn_net_allow_all(pid_t pid, int slot, struct sbx_err *err)
 {
 	unsigned base = (10u << 24) | (201u << 16) | ((unsigned)slot * 4u);
 	char host[20], guest[20], line[1024];
@@ -120,8 +119,8 @@ int jail_net_allow_all(pid_t pid, int slot, struct sbx_err *err)
 	 * whose source address is not its own /30 is dropped (a second layer
 	 * behind "no raw sockets, no CAP_NET_ADMIN"; security probe 40). The
 	 * veth goes away with the sandbox's network namespace. Both ends
-	 * carry segments of at most JAIL_LINK_SEGMENT bytes, as the loopback
-	 * does (driver_jail_link.c): the sandbox's sends are built that size,
+	 * carry segments of at most RN_LINK_SEGMENT bytes, as the loopback
+	 * does (rn_child.c): the sandbox's sends are built that size,
 	 * and a larger (GRO-merged) packet forwarded to it is split on the
 	 * host end. */
 	snprintf(line, sizeof(line),
@@ -135,12 +134,12 @@ int jail_net_allow_all(pid_t pid, int slot, struct sbx_err *err)
 		 "ip link set eth0 gso_max_size %d && "
 		 "ip addr add %s/30 dev eth0 && ip link set eth0 up && "
 		 "ip route add default via %s'",
-		 slot, slot, (int)pid, slot, slot, slot, JAIL_LINK_SEGMENT, host, slot, slot,
-		 (int)pid, JAIL_LINK_SEGMENT, guest, host);
+		 slot, slot, (int)pid, slot, slot, slot, RN_LINK_SEGMENT, host, slot, slot,
+		 (int)pid, RN_LINK_SEGMENT, guest, host);
 	return run(line, err);
 }
 
-void jail_net_release(int slot)
+void rn_net_release(int slot)
 {
 	char line[96];
 

@@ -1,23 +1,53 @@
-/* The loopback device of a sandbox's own network namespace, set up by the
- * child while it still holds CAP_NET_ADMIN there: up, with an MTU and a
- * GSO size of JAIL_LINK_SEGMENT bytes, in one rtnetlink request.
+/* The child preamble both drivers share (rn_child.h).
  *
- * Why the size: past the sandbox's socket budget (memory.kmem.tcp on v1)
- * the kernel still forces about one segment per socket and direction into
- * the socket's queues, so what a socket can hold past the budget is its
- * segment size. The host's loopback builds 64 KiB segments; 8 KiB ones
- * bound the forced part to about 18 KiB per socket, and with nofile tied
- * to memory_mb (RN_NOFILE_PER_MB) all of it stays within memory_mb
- * (docs/runner.md, "socket buffers"). */
-#include "driver_jail.h"
+ * The loopback: the jail's child sets it up while it still holds
+ * CAP_NET_ADMIN in the sandbox's network namespace, up with an MTU and a
+ * GSO size of RN_LINK_SEGMENT bytes. Why the size: past the sandbox's
+ * socket budget (memory.kmem.tcp on v1) the kernel still forces about one
+ * segment per socket and direction into the socket's queues, so what a
+ * socket can hold past the budget is its segment size. The host's loopback
+ * builds 64 KiB segments; 8 KiB ones bound the forced part to about 18 KiB
+ * per socket, and with nofile tied to memory_mb (RN_NOFILE_PER_MB) all of
+ * it stays within memory_mb (docs/runner.md, "socket buffers"). gvisor's
+ * watcher only brings it up: runsc copies it into its own netstack as it
+ * finds it. */
+#include "rn_child.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+void rn_child_defaults(void)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	umask(022);
+}
+
+int rn_child_stdio(int keep_stderr)
+{
+	int nul = open("/dev/null", O_RDWR);
+
+	if (nul < 0)
+		return -1;
+	dup2(nul, 0);
+	dup2(nul, 1);
+	if (!keep_stderr)
+		dup2(nul, 2);
+	return 0;
+}
 
 struct link_req {
 	struct nlmsghdr nh;
@@ -36,7 +66,7 @@ static void put_u32(struct link_req *r, unsigned short type, unsigned v)
 }
 
 /* The kernel's answer to our one request: 0 or its errno. */
-static int read_ack(int s, struct sbx_err *err)
+static int read_ack(int s, int segment, struct sbx_err *err)
 {
 	char buf[512];
 	ssize_t n = recv(s, buf, sizeof(buf), 0);
@@ -49,13 +79,13 @@ static int read_ack(int s, struct sbx_err *err)
 		return sbx_err_set(err, EPROTO, "loopback: no rtnetlink acknowledgement");
 	if (((struct nlmsgerr *)NLMSG_DATA(h))->error != 0) {
 		errno = -((struct nlmsgerr *)NLMSG_DATA(h))->error;
-		return sbx_err_sys(err, "loopback: set up, MTU and GSO size %d",
-				   JAIL_LINK_SEGMENT);
+		return segment > 0 ? sbx_err_sys(err, "loopback: set up, MTU and GSO size %d",
+						 segment) : sbx_err_sys(err, "loopback: set up");
 	}
 	return 0;
 }
 
-int jail_link_loopback(struct sbx_err *err)
+int rn_child_loopback_up(int segment, struct sbx_err *err)
 {
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	struct link_req r;
@@ -73,17 +103,19 @@ int jail_link_loopback(struct sbx_err *err)
 	r.ifi.ifi_index = (int)idx;
 	r.ifi.ifi_flags = IFF_UP;
 	r.ifi.ifi_change = IFF_UP;
-	put_u32(&r, IFLA_MTU, JAIL_LINK_SEGMENT);
-	/* also the IPv4 GSO size while it is at most 64 KiB (the kernel keeps
-	 * the two together below that) */
-	put_u32(&r, IFLA_GSO_MAX_SIZE, JAIL_LINK_SEGMENT);
+	if (segment > 0) {
+		put_u32(&r, IFLA_MTU, (unsigned)segment);
+		/* also the IPv4 GSO size while it is at most 64 KiB (the
+		 * kernel keeps the two together below that) */
+		put_u32(&r, IFLA_GSO_MAX_SIZE, (unsigned)segment);
+	}
 	s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (s < 0)
 		return sbx_err_sys(err, "loopback: rtnetlink socket");
 	if (sendto(s, &r, r.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
 		rc = sbx_err_sys(err, "loopback: send the rtnetlink request");
 	else
-		rc = read_ack(s, err);
+		rc = read_ack(s, segment, err);
 	close(s);
 	return rc;
 }

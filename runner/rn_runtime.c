@@ -1,8 +1,7 @@
-/* The runtime directory bound read-only at /.sandbox in every sandbox: the
- * agent binary, the shared objects it links and the host's ld.so, so the
- * agent runs on any image (the image need not ship libcjson). */
-#include "driver_jail.h"
+/* The image and the agent runtime a sandbox runs from (rn_runtime.h). */
+#include "rn_runtime.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -56,8 +55,8 @@ static const char *ldd_path(char *line)
 	return p;
 }
 
-int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
-			 size_t loader_len, struct sbx_err *err)
+static int prepare(const char *agent, const char *dir, char *loader,
+		   size_t loader_len, struct sbx_err *err)
 {
 	char cmd[PATH_MAX + 32], line[PATH_MAX + 128], dst[PATH_MAX * 2], lib[PATH_MAX + 8];
 	FILE *f;
@@ -101,5 +100,54 @@ int jail_runtime_prepare(const char *agent, const char *dir, char *loader,
 	if (!loader[0])
 		return sbx_err_set(err, ENOEXEC, "ldd %s listed no dynamic loader "
 				   "(the agent must be dynamically linked)", agent);
+	return 0;
+}
+
+int rn_runtime_prepare(const char *agent, const char *dir, char *loader,
+		       size_t loader_len, struct sbx_err *err)
+{
+	char why[sizeof(err->msg)];
+
+	if (prepare(agent, dir, loader, loader_len, err) == 0)
+		return 0;
+	snprintf(why, sizeof(why), "%s", err->msg);
+	return sbx_err_set(err, err->code, "agent runtime: %s (is --agent right?)", why);
+}
+
+int rn_runtime_find_loader(const char *dir, char *loader, size_t loader_len)
+{
+	char lib[PATH_MAX + 8];
+	DIR *d;
+	struct dirent *e;
+
+	loader[0] = 0;
+	snprintf(lib, sizeof(lib), "%s/lib", dir);
+	d = opendir(lib);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "ld-", 3) && strlen(e->d_name) < loader_len) {
+			memcpy(loader, e->d_name, strlen(e->d_name) + 1);
+			break;
+		}
+	closedir(d);
+	return loader[0] ? 0 : -1;
+}
+
+int rn_runtime_image(const struct runner *r, const char *image, char *rootfs,
+		     size_t rootfs_len, struct sbx_err *err)
+{
+	snprintf(rootfs, rootfs_len, "%s/%s/rootfs", r->image_dir, image);
+	if (access(rootfs, X_OK) < 0)
+		return sbx_err_set(err, EINVAL, "image: no image \"%s\" on this runner "
+				   "(%s missing)", image, rootfs);
+	return 0;
+}
+
+int rn_runtime_ready(const struct runner *r, const char *loader, struct sbx_err *err)
+{
+	if (!loader[0] || access(r->runtime_dir, X_OK) < 0)
+		return sbx_err_set(err, ENOENT, "the agent runtime is not prepared "
+				   "(is --agent right?)");
 	return 0;
 }

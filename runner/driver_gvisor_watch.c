@@ -1,0 +1,172 @@
+/* The sandbox's watcher: the runner's child (sb->pid), a fork of the
+ * runner that never execs, so it costs a few pages instead of a runsc
+ * process (`runsc run` in the foreground holds about 4 MiB). It starts
+ * `runsc run --detach`; as a subreaper it inherits the sandbox's sentry and
+ * gofer when that returns, and exits when the sentry does, with the
+ * sentry's status (re-raising its signal). Fresh stdio (never a regular
+ * file without O_APPEND: runsc writes the sandbox's output at its own
+ * offset), default signals, its own session.
+ *
+ * With net_fd (allow-all), it first makes the sandbox's network namespace,
+ * and a private mount namespace in which /proc/sys/net is hidden under a
+ * tiny tmpfs: runsc 20240729 takes the presence of
+ * /proc/sys/net/core/rmem_default for "in the host's network namespace"
+ * and refuses --network=sandbox, but every netns has that file since the
+ * sysctl became per-namespace (gVisor issue 10704, fixed in later
+ * releases). It reports 'n' on net_fd and waits for the runner's byte:
+ * the runner gives the netns its veth and addresses (runsc takes them into
+ * its netstack when it starts) and writes config.json with
+ * /proc/<watcher>/ns/net as its path. The netns lives as long as the
+ * watcher and the sentry; its end takes the veth with it. The mount
+ * namespace's copies of other sandboxes' mounts do not keep them: removing
+ * a sandbox's dir on the host detaches its mount points in every
+ * namespace (checked).
+ *
+ * Once runsc returned, it moves the agent's socket out of the sandbox's
+ * reach as soon as the agent listens (gv_sock_hide); should that fail,
+ * it kills the sentry: a sandbox whose socket the runner cannot dial, or
+ * its own processes can, must not run.
+ *
+ * Exit statuses of its own: 125 the network namespace could not be made
+ * (or the runner gave up on the sandbox), 126 a step of its own failed,
+ * 127 runsc could not be executed. */
+#include "driver_gvisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rn_child.h"
+
+/* The sandbox's network and mount namespaces (allow-all), then 'n' to the
+ * runner and wait for its byte: it has given the netns its veth. */
+static void make_netns(int net_fd)
+{
+	char go;
+	ssize_t n;
+
+	/* A new netns's lo is down; runsc copies it into its netstack as it
+	 * finds it, and without it 127.0.0.1 inside (the agent's forward to
+	 * a preview, a server talking to itself) would go out the veth. */
+	if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 ||
+	    rn_child_loopback_up(0, NULL) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", "/proc/sys/net", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "size=4k,nr_inodes=2,mode=0555") < 0 ||
+	    write(net_fd, "n", 1) != 1)
+		_exit(125);
+	while ((n = read(net_fd, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(125);    /* the runner gave up on this sandbox */
+	close(net_fd);
+}
+
+/* /dev/null for stdin and stdout, and for stderr unless the agent keeps
+ * the runner's, which is then appended to; nothing else open. */
+static void fresh_stdio(int agent_stderr)
+{
+	if (rn_child_stdio(agent_stderr) < 0)
+		_exit(126);
+	if (agent_stderr) {
+		struct stat sst;
+		int fl = fcntl(2, F_GETFL);
+
+		if (fstat(2, &sst) == 0 && S_ISREG(sst.st_mode) && fl >= 0)
+			fcntl(2, F_SETFL, fl | O_APPEND);
+	}
+	syscall(SYS_close_range, 3, ~0u, 0);
+}
+
+/* `runsc run --detach`, waited for; the watcher ends with runsc's failure. */
+static void run_runsc(char *const argv[])
+{
+	int st;
+	pid_t runsc = fork();
+
+	if (runsc < 0)
+		_exit(126);
+	if (runsc == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(runsc, &st, 0) < 0)
+		if (errno != EINTR)
+			_exit(126);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
+/* The sentry's pid from runsc's --pid-file, or -1. */
+static pid_t read_sentry(const char *pidfile)
+{
+	char buf[32];
+	int fd = open(pidfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return (pid_t)strtol(buf, NULL, 10);
+}
+
+/* Reap every child (the sentry and the gofer are ours now) until none is
+ * left; the sentry's wait status goes to *sentry_st. */
+static void reap_all(pid_t sentry, int *sentry_st)
+{
+	pid_t p;
+	int st;
+
+	while ((p = waitpid(-1, &st, 0)) != 0) {
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			break;    /* ECHILD: nothing left */
+		}
+		if (p == sentry)
+			*sentry_st = st;
+	}
+}
+
+/* End as the sentry ended: by its signal, else with its exit code (1 when
+ * it was never seen). */
+static void __attribute__((noreturn)) exit_as(int sentry_st)
+{
+	if (sentry_st >= 0 && WIFSIGNALED(sentry_st)) {
+		signal(WTERMSIG(sentry_st), SIG_DFL);
+		kill(getpid(), WTERMSIG(sentry_st));
+	}
+	_exit(sentry_st >= 0 && WIFEXITED(sentry_st) ? WEXITSTATUS(sentry_st) : 1);
+}
+
+void gv_watch(char *const argv[], const char *pidfile, const char *sockdir,
+	      int agent_stderr, int net_fd)
+{
+	int sentry_st = -1;
+	pid_t sentry;
+
+	rn_child_defaults();
+	setsid();
+	if (net_fd >= 0)
+		make_netns(net_fd);
+	fresh_stdio(agent_stderr);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		_exit(126);
+	run_runsc(argv);
+	sentry = read_sentry(pidfile);
+	if (gv_sock_hide(sockdir, sentry, &sentry_st) < 0 && sentry > 0)
+		kill(sentry, SIGKILL);
+	/* the sandbox is over when the sentry is (the gofer follows it) */
+	reap_all(sentry, &sentry_st);
+	exit_as(sentry_st);
+}
