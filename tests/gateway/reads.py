@@ -10,6 +10,7 @@ Content-Length promises) is not their length, each read several times:
 - an empty and a small file: exact, and the connection goes on.
 Prints PASS:/FAIL: lines (tests/lib/harness.sh counts them).
 Usage: reads.py URL KEY SANDBOX_ID FILE_WITH_PROC_VERSION"""
+import os
 import http.client
 import sys
 import urllib.parse
@@ -115,7 +116,11 @@ def exact(path, want):
 
 
 each("file-read: a file whose size says 0 (/proc/version) comes whole, no Content-Length, then the connection closes", 5, size_zero_content)
-each("file-read: a file whose size says 0 and has no end (/proc/self/pagemap) streams: 3 MB of it came", 3, endless)
+if os.environ.get("SANDBOX_TEST_ISOLATION", "jail") == "gvisor":
+    # the gateway's path is the same for every driver; the jail run has it
+    print("SKIP: file-read: a file whose size says 0 and has no end: gVisor's /proc has no pagemap", flush=True)
+else:
+    each("file-read: a file whose size says 0 and has no end (/proc/self/pagemap) streams: 3 MB of it came", 3, endless)
 each("file-read: a file growing while read: its size at open, exactly; the same connection then answers /healthz", 5, growing)
 each("file-read: an empty file: Content-Length 0; the same connection then answers /healthz", 3, exact("/tmp/empty", b""))
 each("file-read: a small file: exact; the same connection then answers /healthz", 3, exact("/tmp/small", b"abc"))

@@ -23,7 +23,8 @@ suite_reads() { # gateway-bin runner-socket port
 		python3 -c 'import base64,json,sys;sys.stdout.buffer.write(base64.b64decode(json.load(sys.stdin)["stdout"]))' >"$T/reads.version"
 	[ -s "$T/reads.version" ] || { fail "file-read: cat /proc/version gave nothing"; return; }
 	python3 tests/gateway/reads.py "$u" key-reads "$id" "$T/reads.version" >"$T/reads.out" 2>&1
-	h_count_lines "$T/reads.out" 5
+	# under gvisor the endless-file check is a SKIP (gVisor's /proc has no pagemap)
+	h_count_lines "$T/reads.out" "$([ "${SANDBOX_TEST_ISOLATION:-jail}" = gvisor ] && echo 4 || echo 5)"
 	check "file-read: the gateway answers after the reads" "$(curl -s -m 10 -o /dev/null -w '%{http_code}' $u/healthz)" 200
 	curl -s -m 30 -H "$A" -X DELETE "$u/v1/sandboxes/$id" >/dev/null
 }
