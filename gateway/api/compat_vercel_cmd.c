@@ -33,7 +33,7 @@ static int line(struct gw_req *r, int e, const unsigned char *p, size_t n)
 	if (!n)
 		return 0;
 	if (sbx_buf_append(&r->resp, e ? err : out, sizeof out - 1) ||
-	    gw_json_text(&r->resp, p, n) || sbx_buf_append(&r->resp, "\"}\n", 3))
+	    sbx_text_json(&r->resp, p, n) || sbx_buf_append(&r->resp, "\"}\n", 3))
 		return -1;
 	return 0;
 }
@@ -85,7 +85,7 @@ static int on_finish(struct gw_req *r, const cJSON *exit)
 	cJSON_ReplaceItemInObjectCaseSensitive(cmd, "exitCode", cJSON_CreateNumber(cv_exit_code(
 		cJSON_GetObjectItemCaseSensitive(exit, "exit_code"),
 		cJSON_GetObjectItemCaseSensitive(exit, "signal"))));
-	cJSON_AddNumberToObject(cmd, "durationMs", (double)gw_now_ms() -
+	cJSON_AddNumberToObject(cmd, "durationMs", (double)sbx_now_ms() -
 				(cJSON_IsNumber(st) ? st->valuedouble : 0));
 	s = sbx_json_print(c->keep);
 	if (!s || sbx_buf_append(&r->resp, s, strlen(s)) || sbx_buf_append(&r->resp, "\n", 1))
@@ -119,7 +119,7 @@ static void started(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 	cv_cmd_remember(c->sid, id, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "command")),
 			cJSON_GetObjectItemCaseSensitive(b, "args"),
 			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c->keep, "cwd")),
-			cJSON_IsNumber(at) ? at->valuedouble : (double)gw_now_ms());
+			cJSON_IsNumber(at) ? at->valuedouble : (double)sbx_now_ms());
 	ac = cJSON_CreateObject();
 	cJSON_AddStringToObject(ac, "id", id);
 	cJSON_AddStringToObject(ac, "status", "running");

@@ -56,9 +56,9 @@ cJSON *cv_session(const struct gw_vh *vh, const cJSON *s)
 	cJSON_AddNumberToObject(o, "requestedAt", created);
 	cJSON_AddNumberToObject(o, "startedAt", created);
 	cJSON_AddNumberToObject(o, "createdAt", created);
-	cJSON_AddNumberToObject(o, "updatedAt", (double)gw_now_ms());
+	cJSON_AddNumberToObject(o, "updatedAt", (double)sbx_now_ms());
 	if (!strcmp(st, "stopped") || !strcmp(st, "failed"))
-		cJSON_AddNumberToObject(o, "stoppedAt", (double)gw_now_ms());
+		cJSON_AddNumberToObject(o, "stoppedAt", (double)sbx_now_ms());
 	cJSON_AddStringToObject(o, "cwd", CV_CWD);
 	add_policy(o, s);
 	return o;
@@ -78,7 +78,7 @@ cJSON *cv_sandbox(const struct gw_vh *vh, const cJSON *s)
 				num(s, "timeout_ms", 0));
 	add_policy(o, s);
 	cJSON_AddNumberToObject(o, "createdAt", created);
-	cJSON_AddNumberToObject(o, "updatedAt", (double)gw_now_ms());
+	cJSON_AddNumberToObject(o, "updatedAt", (double)sbx_now_ms());
 	if (expires)
 		cJSON_AddNumberToObject(o, "expiresAt", expires);
 	cJSON_AddStringToObject(o, "currentSessionId", str(s, "id", ""));

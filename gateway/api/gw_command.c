@@ -11,8 +11,8 @@
  * bytes are given instead. */
 static void add_text(struct gw_req *r, cJSON *o, const char *name, struct sbx_buf *b)
 {
-	char *s = r->op.b64 ? gw_base64(sbx_buf_head(b), b->len) :
-				gw_utf8_clean(sbx_buf_head(b), b->len);
+	char *s = r->op.b64 ? sbx_text_base64_str(sbx_buf_head(b), b->len) :
+				sbx_text_utf8(sbx_buf_head(b), b->len);
 	cJSON_AddStringToObject(o, name, s ? s : "");
 	free(s);
 }
@@ -84,7 +84,7 @@ static int on_exec(struct gw_req *r, const struct sbx_frame *f)
 		cJSON_AddStringToObject(res, "encoding", "base64");
 	cJSON_AddBoolToObject(res, "stdout_truncated", r->op.out_trunc);
 	cJSON_AddBoolToObject(res, "stderr_truncated", r->op.err_trunc);
-	int64_t now = gw_now_ms();
+	int64_t now = sbx_now_ms();
 	cJSON_AddNumberToObject(res, "duration_ms",
 		cJSON_IsNumber(st) ? (double)(now - (int64_t)st->valuedouble) : 0);
 	cJSON_Delete(o);

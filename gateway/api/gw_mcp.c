@@ -167,7 +167,7 @@ void gw_mcp_progress(struct gw_req *sub, int is_stderr, const void *p, size_t n)
 	if (!c || !c->sse || r->resp_done || c->progress_bytes + (double)n > GW_MCP_PROGRESS_CAP)
 		return;   /* past the cap the final result still has the output */
 	/* a character split across chunks shows as U+FFFD here; the result is exact */
-	if (!(text = gw_utf8_clean(p, n)))
+	if (!(text = sbx_text_utf8(p, n)))
 		return;
 	c->progress_bytes += (double)n;
 	o = cJSON_CreateObject();

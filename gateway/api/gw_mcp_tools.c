@@ -378,10 +378,10 @@ static cJSON *output_done(struct gw_req *r, struct gw_mcp_call *c, const struct 
 		cJSON_Delete(l);
 	}
 	res = cJSON_CreateObject();
-	char *s = gw_utf8_clean(sbx_buf_head(&out), out.len);
+	char *s = sbx_text_utf8(sbx_buf_head(&out), out.len);
 	cJSON_AddStringToObject(res, "stdout", s ? s : "");
 	free(s);
-	s = gw_utf8_clean(sbx_buf_head(&err), err.len);
+	s = sbx_text_utf8(sbx_buf_head(&err), err.len);
 	cJSON_AddStringToObject(res, "stderr", s ? s : "");
 	free(s);
 	sbx_buf_free(&out);
@@ -520,8 +520,8 @@ static cJSON *read_done(struct gw_req *r, struct gw_mcp_call *c, const struct gw
 	}
 	if (a->cut)
 		return tool_error("internal: the read was cut short");
-	s = b64 ? gw_base64((const unsigned char *)a->body, a->len) :
-		  gw_utf8_clean((const unsigned char *)a->body, a->len);
+	s = b64 ? sbx_text_base64_str((const unsigned char *)a->body, a->len) :
+		  sbx_text_utf8((const unsigned char *)a->body, a->len);
 	if (!s)
 		return tool_error("internal: out of memory");
 	o = cJSON_CreateObject();

@@ -10,13 +10,6 @@
 #include "compat_vercel.h"
 #include "sbx_log.h"
 
-int64_t gw_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void gw_req_reset(struct gw_req *r)
 {
 	struct gw_vh *vh = r->vh;

@@ -51,7 +51,7 @@ static unsigned token_scopes(struct gw_req *r, const cJSON *body)
 static void token(struct gw_req *r, cJSON *body)
 {
 	char t[128];
-	int64_t exp = gw_now_ms() + GW_TOKEN_TTL_MS;
+	int64_t exp = sbx_now_ms() + GW_TOKEN_TTL_MS;
 	unsigned scope = token_scopes(r, body);
 	cJSON *o, *a;
 

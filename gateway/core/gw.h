@@ -13,6 +13,8 @@
 #include "sbx_frame.h"
 #include "sbx_err.h"
 #include "sbx_json.h"
+#include "sbx_clock.h"
+#include "sbx_text.h"
 #include "gw_runner.h"
 #include "gw_up.h"
 #include "../api/gw_route.h"
@@ -451,13 +453,6 @@ void gw_session_detach(struct gw_req *r);
 void gw_logs_start(struct gw_req *r);
 /* The same from since, without the query (internal requests). */
 void gw_logs_open(struct gw_req *r, int64_t since, int follow, int b64);
-/* Bytes as a valid UTF-8 C string (U+FFFD for invalid bytes and NUL), or
- * as base64; malloc'd, NULL when out of memory. */
-char *gw_utf8_clean(const unsigned char *p, size_t n);
-/* Bytes as the inside of a JSON string: UTF-8 kept, invalid bytes U+FFFD,
- * control bytes escaped (NUL as \u0000); 0, or -1 out of memory. */
-int gw_json_text(struct sbx_buf *b, const unsigned char *p, size_t n);
-char *gw_base64(const unsigned char *p, size_t n);
 
 /* gw_keepalive.c: pings and keepalive lines on long-lived responses */
 #define GW_KEEPALIVE_DEFAULT_S 25
@@ -510,5 +505,4 @@ void gw_metrics_reply(struct gw_req *r);
 int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		     void *user, void *in, size_t len);
 
-int64_t gw_now_ms(void);
 #endif

@@ -146,7 +146,7 @@ static int token_check(struct gw_vh *vh, const char *t, const char *sid, unsigne
 	if (*end != '.' || key < 0 || key >= vh->nkeys || !vh->keys[key][0])
 		return -1;
 	exp = strtoll(end + 1, &end, 10);
-	if (*end != '.' || exp < gw_now_ms())
+	if (*end != '.' || exp < sbx_now_ms())
 		return -1;
 	sc = strtoul(end + 1, &end, 10);
 	if (*end != '.' || !sc || sc > GW_SCOPE_ALL)

@@ -34,7 +34,7 @@ static struct {
 
 static int negative(const char *sid)
 {
-	int64_t now = gw_now_ms();
+	int64_t now = sbx_now_ms();
 	for (int i = 0; i < NEG_SLOTS; i++)
 		if (lk.neg[i].until > now && !strcmp(lk.neg[i].sid, sid))
 			return 1;
@@ -44,7 +44,7 @@ static int negative(const char *sid)
 static void remember_negative(const char *sid)
 {
 	snprintf(lk.neg[lk.neg_next].sid, sizeof lk.neg[0].sid, "%s", sid);
-	lk.neg[lk.neg_next].until = gw_now_ms() + GW_OWN_NEG_MS;
+	lk.neg[lk.neg_next].until = sbx_now_ms() + GW_OWN_NEG_MS;
 	lk.neg_next = (lk.neg_next + 1) % NEG_SLOTS;
 }
 

@@ -231,7 +231,7 @@ static void send_probe(struct gw_vh *vh, struct gw_runner *rn)
 	cJSON *req = cJSON_CreateObject();
 	int i = idx(rn);
 
-	pr.last_sent[i] = gw_now_ms();
+	pr.last_sent[i] = sbx_now_ms();
 	if (!p || !req) {
 		free(p);
 		cJSON_Delete(req);
@@ -291,7 +291,7 @@ static void missed(struct gw_vh *vh, struct gw_runner *rn)
 static void tick(lws_sorted_usec_list_t *sul)
 {
 	struct gw_vh *vh = pr.vh;
-	int64_t now = gw_now_ms();
+	int64_t now = sbx_now_ms();
 
 	(void)sul;
 	for (int i = 0; i < vh->nrunners; i++) {

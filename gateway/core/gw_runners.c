@@ -62,7 +62,7 @@ struct gw_runner *gw_runners_add(struct gw_vh *vh, const char *addr, char *why, 
 	}
 	*rn = tmp;
 	rn->state = GW_RUNNER_UNKNOWN;
-	rn->since_ms = gw_now_ms();
+	rn->since_ms = sbx_now_ms();
 	rn->memory_mb_free = rn->memory_mb_cap = -1;
 	return rn;
 }
@@ -245,7 +245,7 @@ void gw_runner_set_state(struct gw_vh *vh, struct gw_runner *rn, enum gw_runner_
 	if (was == st)
 		return;
 	rn->state = st;
-	rn->since_ms = gw_now_ms();
+	rn->since_ms = sbx_now_ms();
 	if (st != GW_RUNNER_DOWN)
 		rn->down_connect = 0;
 	switch (st) {

@@ -473,7 +473,7 @@ static int reply(struct gw_up *u, const struct sbx_frame *f, const char *why)
 
 	u->held_fd = -1;   /* the callee's now */
 	if (f && u->rn)
-		u->rn->replied_ms = gw_now_ms();   /* alive, however late its status */
+		u->rn->replied_ms = sbx_now_ms();   /* alive, however late its status */
 	if (f && f->type != SBX_FRAME_JSON)
 		why = "a reply that is not JSON";
 	else if (f && !(o = sbx_json_parse_object(f->payload, f->len, &err)))
