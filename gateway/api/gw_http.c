@@ -90,6 +90,56 @@ static int begin(struct gw_req *r, struct gw_vh *vh, struct lws *wsi, const char
 	return 0;
 }
 
+/* LWS_CALLBACK_HTTP_BODY: lws delivers a body only to a transaction in
+ * progress. */
+static int body_chunk(struct gw_req *r, struct lws *wsi, const void *in, size_t len)
+{
+	struct gw_pipe *p = lws_get_opaque_user_data(wsi);
+
+	if (!r || !r->active || !p || !p->in_body)
+		return -1;
+	gw_route_body(r, in, len);
+	return 0;
+}
+
+/* LWS_CALLBACK_HTTP_BODY_COMPLETION: once per request; lws repeats it
+ * while it hands back the bytes behind the request, which it will parse
+ * once the response has gone: nothing to do then until there is
+ * something to write. */
+static int body_end(struct gw_req *r, struct lws *wsi)
+{
+	struct gw_pipe *p = lws_get_opaque_user_data(wsi);
+
+	if (!r || !r->active || !p)
+		return -1;
+	if (!p->in_body) {
+		gw_pipe_idle(wsi);
+		return 0;
+	}
+	gw_pipe_all_in(wsi);
+	gw_route_body_done(r);
+	return 0;
+}
+
+static int writeable(struct gw_req *r, struct lws *wsi)
+{
+	if (!r)
+		return 0;
+	/* before the write: a write that ends the transaction may free r
+	 * with the connection */
+	if (r->active)
+		gw_keepalive_http_progress(r);
+	gw_pipe_writeable(wsi);
+	if (r->active && r->mcp)
+		gw_mcp_writeable(r);
+	if (r->active && r->vercel)
+		compat_vercel_writeable(r);
+	if (gw_resp_writeable(r))
+		return -1;
+	gw_pipe_idle(wsi);
+	return 0;
+}
+
 int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		     void *user, void *in, size_t len)
 {
@@ -97,7 +147,6 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	struct gw_vh **pvh = lws_protocol_vh_priv_get(lws_get_vhost(wsi),
 						      lws_get_protocol(wsi));
 	struct gw_vh *vh = pvh ? *pvh : NULL;
-	struct gw_pipe *p;
 
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
@@ -105,40 +154,11 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			return -1;
 		return begin(r, vh, wsi, in);
 	case LWS_CALLBACK_HTTP_BODY:
-		/* lws delivers a body only to a transaction in progress */
-		if (!r || !r->active || !(p = lws_get_opaque_user_data(wsi)) || !p->in_body)
-			return -1;
-		gw_route_body(r, in, len);
-		return 0;
+		return body_chunk(r, wsi, in, len);
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		if (!r || !r->active || !(p = lws_get_opaque_user_data(wsi)))
-			return -1;
-		if (!p->in_body) {
-			/* lws handing back the bytes behind the request, which
-			 * it will parse once the response has gone: nothing to
-			 * do here until there is something to write */
-			gw_pipe_idle(wsi);
-			return 0;
-		}
-		gw_pipe_all_in(wsi);
-		gw_route_body_done(r);
-		return 0;
+		return body_end(r, wsi);
 	case LWS_CALLBACK_HTTP_WRITEABLE:
-		if (!r)
-			return 0;
-		/* before the write: a write that ends the transaction may
-		 * free r with the connection */
-		if (r->active)
-			gw_keepalive_http_progress(r);
-		gw_pipe_writeable(wsi);
-		if (r->active && r->mcp)
-			gw_mcp_writeable(r);
-		if (r->active && r->vercel)
-			compat_vercel_writeable(r);
-		if (gw_resp_writeable(r))
-			return -1;
-		gw_pipe_idle(wsi);
-		return 0;
+		return writeable(r, wsi);
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
 		/* lws 4.1.6 answers an Upgrade other than websocket or h2c
 		 * with 403 and ends the transaction, which frees the header
