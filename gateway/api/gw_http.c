@@ -73,15 +73,15 @@ static int begin(struct gw_req *r, struct gw_vh *vh, struct lws *wsi, const char
 	struct gw_pipe *p = gw_pipe_begin(wsi);
 
 	if (!p)
-		return gw_pipe_refuse(wsi, 503, "no_capacity", "out of memory");
+		return gw_http_refuse(wsi, 503, "no_capacity", "out of memory", 0);
 	/* lws would read such a request's own head again as its body, and
 	 * then loop (gw_pipeline.c): refuse it before lws gets there */
 	if (body == 2 && gw_pipe_read_ahead(p, wsi)) {
 		vh->m.http_requests++;
 		vh->m.http_4xx++;
-		return gw_pipe_refuse(wsi, 400, "bad_request",
+		return gw_http_refuse(wsi, 400, "bad_request",
 				      "a request with a body must wait for the response before it "
-				      "(pipelined requests with bodies are not served)");
+				      "(pipelined requests with bodies are not served)", 0);
 	}
 	p->in_body = body > 0;
 	start(r, vh, wsi, uri, uri ? strlen(uri) : 0);

@@ -25,9 +25,7 @@
  * it): a request parsed while that count stands still came from lws's
  * own buffer, because lws reads the socket only once its buffer is empty. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/sockios.h>
@@ -195,24 +193,4 @@ int gw_pipe_peer_gone(struct lws *wsi)
 		return 0;
 	/* CLOSE_WAIT: the peer's FIN arrived; CLOSE: reset */
 	return ti.tcpi_state == STATE_CLOSE_WAIT || ti.tcpi_state == STATE_CLOSE;
-}
-
-int gw_pipe_refuse(struct lws *wsi, unsigned status, const char *code, const char *msg)
-{
-	unsigned char buf[LWS_PRE + 1024];
-	unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf;
-	char body[512];
-	int n = snprintf(body, sizeof body,
-			 "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}\n", code, msg);
-
-	if (n < 0 || (size_t)n >= sizeof body ||
-	    lws_add_http_common_headers(wsi, status, "application/json", (lws_filepos_t)n, &p, end) ||
-	    lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
-					 (const unsigned char *)"close", 5, &p, end) ||
-	    lws_finalize_http_header(wsi, &p, end) || end - p < n)
-		return -1;
-	memcpy(p, body, (size_t)n);
-	p += n;
-	lws_write(wsi, start, (size_t)(p - start), LWS_WRITE_HTTP_HEADERS);
-	return -1;
 }

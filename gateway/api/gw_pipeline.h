@@ -49,8 +49,5 @@ int gw_pipe_complete(struct lws *wsi);
 /* 1 when the connection is held and its peer has closed its side (a held
  * connection reads nothing, so lws would not see it). */
 int gw_pipe_peer_gone(struct lws *wsi);
-/* Answer status with the API's JSON error body at once, on a connection
- * about to close: for refusals lws must not go on parsing behind. -1. */
-int gw_pipe_refuse(struct lws *wsi, unsigned status, const char *code, const char *msg);
 
 #endif

@@ -232,6 +232,11 @@ struct gw_req {
 	int (*logs_exit)(struct gw_req *r, const cJSON *exit);
 };
 
+/* gw_refuse.c: answer status with the API's JSON error body at once and
+ * close (ws_version: with Sec-WebSocket-Version: 13, for a 426). -1. */
+int gw_http_refuse(struct lws *wsi, unsigned status, const char *code, const char *msg,
+		   int ws_version);
+
 /* gw_auth.c */
 int gw_auth_load_file(struct gw_vh *vh, const char *path, struct sbx_err *err);
 int gw_auth_add_list(struct gw_vh *vh, const char *csv);

@@ -258,28 +258,11 @@ static int receive(struct gw_req *r, const unsigned char *in, size_t len)
 	return 0;
 }
 
-/* Refuse an upgrade with the API's JSON error body. This runs before the
- * upgrade on a fresh connection, so writing the response directly is safe
- * (lws_return_http_status does the same, with an HTML body). */
+/* Refuse an upgrade with the API's JSON error body (before the upgrade,
+ * on a fresh connection); a 426 names the version we speak. */
 static int reject(struct lws *wsi, unsigned status, const char *code, const char *msg)
 {
-	static const unsigned char v13[] = "13";
-	unsigned char buf[LWS_PRE + 1024];
-	unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf;
-	char body[512];
-	int n = snprintf(body, sizeof body,
-			 "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}\n", code, msg);
-
-	if (lws_add_http_common_headers(wsi, status, "application/json", (lws_filepos_t)n, &p, end) ||
-	    (status == 426 && lws_add_http_header_by_token(wsi, WSI_TOKEN_VERSION, v13, 2, &p, end)) ||
-	    lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
-					 (const unsigned char *)"close", 5, &p, end) ||
-	    lws_finalize_http_header(wsi, &p, end) || end - p < n)
-		return -1;
-	memcpy(p, body, (size_t)n);
-	p += n;
-	lws_write(wsi, start, (size_t)(p - start), LWS_WRITE_HTTP_HEADERS);
-	return -1;
+	return gw_http_refuse(wsi, status, code, msg, status == 426);
 }
 
 /* Path, key and owner, before the upgrade (the route table's WebSocket
