@@ -71,12 +71,20 @@ export class RunOutput {
 		this.pendingChars = 0;
 		while (this.chars > KEEP_CHARS && this.blocks.length > 1) this.dropFirstBlock();
 		this.toEnd();
-		// Blocks just laid out may change the height once more: follow again a frame later.
-		requestAnimationFrame(() => this.toEnd());
 	}
 
-	toEnd() {
-		if (this.follow) this.pre.scrollTop = this.pre.scrollHeight;
+	/** Scrolls to the end, and again on later frames until the end stays put: blocks
+	 *  laid out by the scroll itself (content-visibility) change the height again. */
+	toEnd(framesLeft = 8) {
+		if (!this.follow) return;
+		const pre = this.pre;
+		pre.scrollTop = pre.scrollHeight;
+		if (framesLeft <= 0 || this.settling) return;
+		this.settling = true;
+		requestAnimationFrame(() => {
+			this.settling = false;
+			if (pre.scrollTop + pre.clientHeight < pre.scrollHeight - 4) this.toEnd(framesLeft - 1);
+		});
 	}
 
 	/** Appends a run: a block is filled to BLOCK_CHARS and then to the end of that line
