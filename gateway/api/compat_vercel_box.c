@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "compat_vercel.h"
+#include "gw_rest.h"
 #include "sbx_log.h"
 
 /* {sandbox, session, routes} (or a subset) from our sandbox object. */

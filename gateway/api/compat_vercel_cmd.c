@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compat_vercel.h"
+#include "gw_rest.h"
 
 /* Bytes at the end of p[0..n) that begin a UTF-8 sequence not complete yet. */
 static size_t incomplete_tail(const unsigned char *p, size_t n)
@@ -94,13 +95,54 @@ static int on_finish(struct gw_req *r, const cJSON *exit)
 	return rc;
 }
 
+/* The command's output as the SDK's ndjson lines on r itself: a sink of
+ * the service layer's logs (svc_logs) with REST's reply, fail and end. */
+static int logs_begin(struct svc_call *sc, int64_t size)
+{
+	(void)size;
+	gw_resp_start_stream(sc->owner, 200, "application/x-ndjson", -1);
+	return 0;
+}
+
+static int logs_data(struct svc_call *sc, int stream, const void *p, size_t n)
+{
+	struct gw_req *r = sc->owner;
+	int rc = on_chunk(r, stream == SVC_STDERR, p, n);
+
+	gw_keepalive_lines_sent(r);
+	gw_req_wake(r);
+	return rc;
+}
+
+static int logs_event(struct svc_call *sc, const char *type, const cJSON *o)
+{
+	struct gw_req *r = sc->owner;
+	int rc;
+
+	if (strcmp(type, "exit"))   /* the SDK's lines have no form for a gap */
+		return 0;
+	rc = on_finish(r, o);
+	gw_req_wake(r);
+	return rc;
+}
+
+static const struct svc_sink logs_sink = {
+	.reply = gw_rest_reply, .fail = gw_rest_fail, .begin = logs_begin, .data = logs_data,
+	.event = logs_event, .end = gw_rest_end, .full = gw_rest_full,
+};
+
 /* Follow the command's output on r itself (from offset 0, until it ends). */
 static void follow(struct gw_req *r, struct cv_call *c)
 {
+	struct svc_call *sc;
+
 	snprintf(r->cid, sizeof r->cid, "%s", c->cid);
-	r->logs_chunk = on_chunk;
-	r->logs_exit = on_finish;
-	gw_logs_open(r, 0, 1, 0);
+	if (!(sc = gw_rest_call(r, &logs_sink))) {
+		gw_resp_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	snprintf(sc->cid, sizeof sc->cid, "%s", c->cid);
+	svc_logs(sc, 0, 1);
 }
 
 static void started(struct gw_req *r, struct cv_call *c, struct cv_answer *a)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compat_vercel.h"
+#include "gw_rest.h"
 #include "compat_vercel_tar.h"
 #include "sbx_log.h"
 
@@ -88,7 +89,15 @@ static void read_checked(struct gw_req *r, struct cv_call *c, struct cv_answer *
 		gw_resp_error(r, 400, "bad_request", "%s is not a regular file", r->qpath);
 		return;
 	}
-	gw_files_get(r);   /* streamed on r: Content-Length, application/octet-stream */
+	/* streamed on r: Content-Length, application/octet-stream */
+	struct svc_call *sc = gw_rest_call(r, &gw_rest_file_sink);
+	if (!sc) {
+		gw_resp_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	snprintf(sc->path, sizeof sc->path, "%s", r->qpath);
+	gw_keepalive_http_download(r);
+	svc_read_file(sc);
 }
 
 void cv_fs_read(struct gw_req *r, struct cv_call *c)

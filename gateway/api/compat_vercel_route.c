@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compat_vercel.h"
+#include "gw_rest.h"
 #include "sbx_log.h"
 
 enum {

@@ -130,8 +130,6 @@ static int writeable(struct gw_req *r, struct lws *wsi)
 	if (r->active)
 		gw_keepalive_http_progress(r);
 	gw_pipe_writeable(wsi);
-	if (r->active && r->mcp)
-		gw_mcp_writeable(r);
 	if (r->active && r->vercel)
 		compat_vercel_writeable(r);
 	if (gw_resp_writeable(r))

@@ -1,11 +1,10 @@
 /* POST /mcp: the Model Context Protocol's Streamable HTTP transport
  * (JSON-RPC 2.0, one message per POST, answered with application/json;
  * no server-to-client SSE stream: GET /mcp is 405, which the transport
- * allows). Auth is the API key, as on /v1. The tools (gw_mcp_tools.c) run
- * the REST handlers on internal requests of this one (gw_req.parent), so
- * an MCP call goes through the same code, limits and ownership as REST,
- * asynchronously in the lws loop; gw_mcp_writeable collects each finished
- * internal request when lws says this connection is writeable. */
+ * allows). Auth is the API key, as on /v1. The tools (gw_mcp_tools.c) are
+ * operations of the service layer (svc.h), so an MCP call goes through
+ * the same code, limits and ownership as REST, asynchronously in the lws
+ * loop; each step's answer comes whole to gw_mcp_step_done. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,23 +50,14 @@ static cJSON *rpc_result(const cJSON *id, cJSON *result)
 
 void gw_mcp_call_free(struct gw_mcp_call *c)
 {
-	if (c->sub) {
-		gw_req_reset(c->sub);   /* closes its upstream */
-		free(c->sub);
-	}
+	svc_collect_free(&c->k);   /* closes its upstream */
+	sbx_buf_free(&c->data);
+	sbx_buf_free(&c->data2);
 	cJSON_Delete(c->id);
 	cJSON_Delete(c->args);
 	cJSON_Delete(c->acc);
 	cJSON_Delete(c->progress);
 	free(c);
-}
-
-struct gw_req *gw_mcp_sub(struct gw_req *r, struct gw_mcp_call *c, const char *sid)
-{
-	struct gw_req *s = gw_req_internal(r, "MCP", sid);
-	if (s)
-		c->sub = s;
-	return s;
 }
 
 /* The spec asks servers to check Origin against DNS rebinding: a browser
@@ -132,9 +122,16 @@ void gw_mcp_post(struct gw_req *r)
 {
 	if (admit(r))
 		return;
-	r->mcp = calloc(1, sizeof *r->mcp);
-	if (!r->mcp)
+	struct gw_mcp_call *c = r->mcp = calloc(1, sizeof *r->mcp);
+	if (!c) {
 		gw_resp_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	c->r = r;
+	svc_collect_init(&c->k, r->vh, r->wsi, c, r->key);
+	c->k.call.tag = "MCP";
+	sbx_buf_init(&c->data, 0);
+	sbx_buf_init(&c->data2, 0);
 }
 
 static void answer(struct gw_req *r, int status, cJSON *o)
@@ -157,18 +154,18 @@ static void sse_event(struct gw_req *r, cJSON *o)
 	gw_req_wake(r);
 }
 
-void gw_mcp_progress(struct gw_req *sub, int is_stderr, const void *p, size_t n)
+int gw_mcp_progress(struct svc_collect *k, int is_stderr, const void *p, size_t n)
 {
-	struct gw_req *r = sub->parent;
-	struct gw_mcp_call *c = r ? r->mcp : NULL;
+	struct gw_mcp_call *c = k->call.owner;
+	struct gw_req *r = c->r;
 	cJSON *o, *params;
 	char *text;
 
-	if (!c || !c->sse || r->resp_done || c->progress_bytes + (double)n > GW_MCP_PROGRESS_CAP)
-		return;   /* past the cap the final result still has the output */
+	if (!c->sse || r->resp_done || c->progress_bytes + (double)n > GW_MCP_PROGRESS_CAP)
+		return 0;   /* past the cap the final result still has the output */
 	/* a character split across chunks shows as U+FFFD here; the result is exact */
 	if (!(text = sbx_text_utf8(p, n)))
-		return;
+		return 0;
 	c->progress_bytes += (double)n;
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
@@ -181,6 +178,7 @@ void gw_mcp_progress(struct gw_req *sub, int is_stderr, const void *p, size_t n)
 				is_stderr ? "stderr" : "stdout");
 	free(text);
 	sse_event(r, o);
+	return 0;
 }
 
 static cJSON *initialize(struct gw_req *r, const cJSON *params)
@@ -211,34 +209,6 @@ static cJSON *initialize(struct gw_req *r, const cJSON *params)
 		"(or start_command and command_output for long jobs), read_file, preview_url "
 		"for a declared port, stop_sandbox when done.");
 	return res;
-}
-
-/* The call's first internal request. */
-static void call_go(struct gw_req *r)
-{
-	struct gw_mcp_call *c = r->mcp;
-
-	if (gw_mcp_tool_start(r, c) < 0) {
-		cJSON *e = rpc_error(c->id, RPC_INTERNAL, "out of memory");
-		if (c->sse) {
-			sse_event(r, e);
-			r->resp_done = 1;
-		} else {
-			answer(r, 200, e);
-		}
-	}
-}
-
-static void call_owner_known(struct gw_own_wait *w, enum gw_own_result res, const char *msg)
-{
-	struct gw_req *r = lws_container_of(w, struct gw_req, own_wait);
-
-	/* adopted or not, the tool's own owner check answers; a runner that
-	 * could not be asked is said as such, not as "no sandbox" */
-	if (res == GW_OWN_UNAVAILABLE || res == GW_OWN_BUSY)
-		snprintf(r->mcp->unavail, sizeof r->mcp->unavail, "%s", msg);
-	call_go(r);
-	gw_req_wake(r);
 }
 
 /* args: params.arguments, taken over */
@@ -281,14 +251,7 @@ static void tools_call(struct gw_req *r, const cJSON *id, const cJSON *params, c
 		sbx_buf_init(&r->resp, 0);
 		gw_resp_start_stream(r, 200, "text/event-stream", -1);
 	}
-	/* a sandbox this gateway does not know (made through another one) is
-	 * first looked up on its runner, as a REST call's is (gw_route.c) */
-	const char *sbx = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "sandbox_id"));
-	if (sbx && strlen(sbx) < 80 && gw_owner_get(r->vh, sbx) < 0) {
-		gw_owner_lookup(r->vh, sbx, r->key, &r->own_wait, call_owner_known);
-		return;
-	}
-	call_go(r);
+	gw_mcp_tool_start(c);
 }
 
 static int session_ok(struct gw_req *r, const cJSON *id)
@@ -398,32 +361,22 @@ out:
 	cJSON_Delete(msg);
 }
 
-void gw_mcp_writeable(struct gw_req *r)
+void gw_mcp_step_done(struct svc_collect *k, struct svc_answer *a)
 {
-	struct gw_mcp_call *c = r->mcp;
-	struct gw_req *s = c ? c->sub : NULL;
+	struct gw_mcp_call *c = k->call.owner;
+	struct gw_req *r = c->r;
 	cJSON *res;
 
-	if (!s || (r->resp_ready && !c->sse) || r->resp_done || !s->resp_ready || !s->resp_done)
-		return;
-	struct gw_mcp_answer a = {
-		.status = s->status, .cut = s->close_after,
-		.body = (const char *)sbx_buf_head(&s->resp), .len = s->resp.len,
-	};
-	c->sub = NULL;
 	/* the same audit line as a REST request, naming the tool: the POST
 	 * /mcp line alone would not say what was done to which sandbox */
 	const cJSON *sid = cJSON_GetObjectItemCaseSensitive(c->args, "sandbox_id");
 	const char *sv = cJSON_IsString(sid) ? sid->valuestring : "-";
 	if (strlen(sv) > 64 || sv[strspn(sv, "abcdefghijklmnopqrstuvwxyz0123456789_-")])
 		sv = "(not an id)";   /* the client's text never reaches the log raw */
-	sbx_info("access mcp %s sandbox=%s %d %zu bytes key=%d", gw_mcp_tool_name(c->tool),
-		 sv, s->status, s->resp.len, r->key);
-	res = gw_mcp_tool_step(r, c, &a);
-	gw_req_reset(s);
-	free(s);
-	if (!res)
-		return;
+	sbx_info("access mcp %s sandbox=%s %d %s key=%d", gw_mcp_tool_name(c->tool),
+		 sv, a->status, a->code ? a->code : "ok", r->key);
+	if (!(res = gw_mcp_tool_step(c, a)))
+		return;   /* the next step is under way */
 	if (c->sse) {
 		sse_event(r, rpc_result(c->id, res));
 		r->resp_done = 1;

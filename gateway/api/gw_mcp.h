@@ -3,6 +3,7 @@
 #ifndef GW_MCP_H
 #define GW_MCP_H
 #include "../core/gw.h"
+#include "../svc/svc.h"
 
 #define GW_MCP_BODY_CAP      (1024 * 1024)   /* a POST /mcp body */
 #define GW_MCP_READ_CAP      (1024 * 1024)   /* read_file, command_output */
@@ -15,26 +16,23 @@ enum { RPC_PARSE = -32700, RPC_INVALID_REQUEST = -32600, RPC_NO_METHOD = -32601,
 
 struct gw_mcp_tool;
 
-/* One tools/call in progress on a POST /mcp request. */
+/* One tools/call in progress on a POST /mcp request: its steps are
+ * operations of the service layer on k, whose answers come whole. */
 struct gw_mcp_call {
+	struct gw_req *r;               /* the POST /mcp it answers */
 	cJSON *id;                      /* the JSON-RPC id */
 	const struct gw_mcp_tool *tool;
 	cJSON *args;                    /* its validated arguments */
-	struct gw_req *sub;             /* the internal request in flight */
+	struct svc_collect k;           /* the step in flight */
 	int step;                       /* write_files: the file being written */
 	cJSON *acc;                     /* a result being built over steps */
+	struct sbx_buf data;            /* write_files: the file's bytes; command_output:
+					 * stdout and stderr as they come */
+	struct sbx_buf data2;
+	double next_since;              /* command_output: where the next call starts */
 	cJSON *progress;                /* the client's progressToken, or NULL */
 	int sse;                        /* answering as an SSE stream */
 	double progress_bytes;          /* output notified so far */
-	char unavail[200];              /* its sandbox's runner could not be asked: why */
-};
-
-/* What a finished internal request answered: its status and whole body. */
-struct gw_mcp_answer {
-	int status;
-	int cut;                        /* a stream ended early */
-	const char *body;
-	size_t len;
 };
 
 /* gw_mcp_tools.c */
@@ -46,18 +44,16 @@ const char *gw_mcp_tool_check(const struct gw_mcp_tool *t, const cJSON *args,
 			      char *why, size_t whylen);
 /* 1 when the tool sends progress notifications (run_command) */
 int gw_mcp_tool_streams(const struct gw_mcp_tool *t);
-/* Start the call's first internal request; -1 when none could be made. */
-int gw_mcp_tool_start(struct gw_req *r, struct gw_mcp_call *c);
-/* An internal request of the call ended: NULL when another one was started,
- * else the tools/call result (isError set for a tool error). */
-cJSON *gw_mcp_tool_step(struct gw_req *r, struct gw_mcp_call *c,
-			const struct gw_mcp_answer *a);
-/* A new internal request of r for sandbox sid (may be "") */
-struct gw_req *gw_mcp_sub(struct gw_req *r, struct gw_mcp_call *c, const char *sid);
+/* Start the call's first step; its answers go to gw_mcp_step_done. */
+void gw_mcp_tool_start(struct gw_mcp_call *c);
+/* A step of the call ended: NULL when another one was started, else the
+ * tools/call result (isError set for a tool error). */
+cJSON *gw_mcp_tool_step(struct gw_mcp_call *c, struct svc_answer *a);
 
-/* gw_mcp.c: the on_output of run_command's internal request when the
- * client asked for progress */
-void gw_mcp_progress(struct gw_req *sub, int is_stderr, const void *p, size_t n);
+/* gw_mcp.c: a step's answer (the collecting sink's done) */
+void gw_mcp_step_done(struct svc_collect *k, struct svc_answer *a);
+/* run_command's output as progress notifications, when the client asked */
+int gw_mcp_progress(struct svc_collect *k, int is_stderr, const void *p, size_t n);
 
 /* gw_mcp_session.c: a session is bound to the key that opened it. */
 int gw_mcp_session_new(int key, const char *proto, char id[33]);

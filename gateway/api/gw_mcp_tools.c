@@ -1,9 +1,8 @@
-/* The MCP tools. Each one is a sequence of internal requests (gw_mcp_sub)
- * on the REST handlers of gw_sandbox.c, gw_command.c, gw_files.c and
- * gw_logs.c: the same checks, quotas, ownership and upstream code as
- * /v1, no second implementation. A tool turns the REST answer into its
- * structured result (and a text copy of it); a REST error becomes a tool
- * result with isError. The input schemas published in tools/list are the
+/* The MCP tools. Each one is a sequence of operations of the service
+ * layer (svc.h): the same checks, quotas, ownership and upstream code as
+ * /v1, no second implementation. A tool turns an operation's answer into
+ * its structured result (and a text copy of it); an error becomes a tool
+ * result with isError, the API's code and status in _meta. The input schemas published in tools/list are the
  * ones arguments are checked against (gw_mcp_tool_check). */
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,9 +13,9 @@
 
 struct gw_mcp_tool {
 	const char *name, *title, *desc, *in, *out;
-	void (*start)(struct gw_req *r, struct gw_mcp_call *c);
+	void (*start)(struct gw_mcp_call *c);
 	/* the answer of a step: the result, or NULL after starting another */
-	cJSON *(*done)(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a);
+	cJSON *(*done)(struct gw_mcp_call *c, struct svc_answer *a);
 	/* the argument (at any depth) whose strings are data, where a NUL is
 	 * a byte like any other; in every other string it is refused */
 	const char *data;
@@ -138,26 +137,34 @@ static cJSON *tool_error(const char *fmt, ...)
 	cJSON_AddTrueToObject(res, "isError");
 	return res;
 }
-
-/* The REST answer as JSON, or NULL with *err set to a tool error result. */
-static cJSON *rest_json(const struct gw_mcp_answer *a, cJSON **err)
+/* A tool error from the service layer's error: the API's code first (as
+ * "code: message"), and code and REST status in _meta, the same values
+ * a REST client gets for the same refusal. */
+static cJSON *svc_error(const struct svc_answer *a)
 {
-	cJSON *o = cJSON_ParseWithLength(a->body, a->len);
+	const char *code = a->code ? a->code : "internal";
+	cJSON *res = tool_error("%s: %s", code, a->msg ? a->msg : "bad answer");
+	cJSON *meta = cJSON_AddObjectToObject(res, "_meta");
+	cJSON_AddNumberToObject(meta, "status", a->status >= 400 ? a->status : 502);
+	cJSON_AddStringToObject(meta, "code", code);
+	return res;
+}
+
+/* The reply's JSON (taken from a), or NULL with *err set to a tool error. */
+static cJSON *reply_json(struct svc_answer *a, cJSON **err)
+{
+	cJSON *o = a->json;
 	if (a->status >= 400 || !cJSON_IsObject(o)) {
-		const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
-		const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
-		const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
-		*err = tool_error("%s: %s", code ? code : "internal", m ? m : "bad answer");
-		cJSON_Delete(o);
+		*err = svc_error(a);
 		return NULL;
 	}
+	a->json = NULL;
 	return o;
 }
 
-static cJSON *done_plain(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a)
+static cJSON *done_plain(struct gw_mcp_call *c, struct svc_answer *a)
 {
-	cJSON *err = NULL, *o = rest_json(a, &err);
-	(void)r;
+	cJSON *err = NULL, *o = reply_json(a, &err);
 	(void)c;
 	return o ? result(o) : err;
 }
@@ -167,21 +174,28 @@ static const char *arg_str(const struct gw_mcp_call *c, const char *name)
 	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c->args, name));
 }
 
-/* An internal request on a sandbox of the caller's key; NULL after the
- * call was answered (a tool error: not this key's, or no memory). */
-static struct gw_req *sandbox_sub(struct gw_req *r, struct gw_mcp_call *c)
+static struct gw_mcp_call *call_of(struct svc_call *s)
+{
+	return s->owner;
+}
+
+/* A step with no sandbox: the call, ready. */
+static struct svc_call *step(struct gw_mcp_call *c)
+{
+	svc_collect_step(&c->k, gw_mcp_step_done);
+	return &c->k.call;
+}
+
+/* A step on the sandbox of sandbox_id: go(s) once the key may use it
+ * (svc_admit: the same 404 and 503 as REST); NULL after failing. */
+static struct svc_call *sandbox_step(struct gw_mcp_call *c)
 {
 	const char *sid = arg_str(c, "sandbox_id");
-	struct gw_req *s;
+	struct svc_call *s = step(c);
 	size_t n = strspn(sid, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
 
-	if (!(s = gw_mcp_sub(r, c, "")))
-		return NULL;
-	if (!*sid || sid[n] || n >= sizeof s->sid || gw_owner_get(r->vh, sid) != r->key) {
-		if (c->unavail[0] && gw_owner_get(r->vh, sid) < 0)
-			gw_resp_error(s, 503, "runner_unavailable", "%s", c->unavail);
-		else
-			gw_resp_error(s, 404, "not_found", "no sandbox %.80s", sid);
+	if (!*sid || sid[n] || n >= sizeof s->sid) {
+		svc_fail(s, 404, "not_found", "no sandbox %.80s", sid);
 		return NULL;
 	}
 	snprintf(s->sid, sizeof s->sid, "%s", sid);
@@ -198,46 +212,46 @@ static cJSON *body_of(const struct gw_mcp_call *c)
 
 /* ---- sandboxes ---- */
 
-static void create_start(struct gw_req *r, struct gw_mcp_call *c)
+static void create_start(struct gw_mcp_call *c)
 {
-	struct gw_req *s = gw_mcp_sub(r, c, "");
-	if (s)
-		gw_sandbox_create(s, cJSON_Duplicate(c->args, 1));
+	svc_create(step(c), cJSON_Duplicate(c->args, 1));
 }
 
-static void list_start(struct gw_req *r, struct gw_mcp_call *c)
+static void list_start(struct gw_mcp_call *c)
 {
-	struct gw_req *s = gw_mcp_sub(r, c, "");
-	if (s)
-		gw_sandbox_list(s);
+	svc_list(step(c));
 }
 
-static void stop_start(struct gw_req *r, struct gw_mcp_call *c)
+static void stop_start(struct gw_mcp_call *c)
 {
-	struct gw_req *s = sandbox_sub(r, c);
+	struct svc_call *s = sandbox_step(c);
 	if (s)
-		gw_sandbox_delete(s);
+		svc_admit(s, svc_stop);
 }
 
-static void extend_start(struct gw_req *r, struct gw_mcp_call *c)
+static void extend_go(struct svc_call *s)
 {
-	struct gw_req *s = sandbox_sub(r, c);
-	if (s)
-		gw_sandbox_extend(s, body_of(c));
+	svc_extend(s, body_of(call_of(s)));
 }
 
-static void get_start(struct gw_req *r, struct gw_mcp_call *c)
+static void extend_start(struct gw_mcp_call *c)
 {
-	struct gw_req *s = sandbox_sub(r, c);
+	struct svc_call *s = sandbox_step(c);
 	if (s)
-		gw_sandbox_get(s);
+		svc_admit(s, extend_go);
 }
 
-static cJSON *preview_done(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a)
+static void get_start(struct gw_mcp_call *c)
 {
-	cJSON *err = NULL, *o = rest_json(a, &err), *rt, *out;
+	struct svc_call *s = sandbox_step(c);
+	if (s)
+		svc_admit(s, svc_get);
+}
+
+static cJSON *preview_done(struct gw_mcp_call *c, struct svc_answer *a)
+{
+	cJSON *err = NULL, *o = reply_json(a, &err), *rt, *out;
 	const cJSON *port = cJSON_GetObjectItemCaseSensitive(c->args, "port");
-	(void)r;
 	if (!o)
 		return err;
 	cJSON_ArrayForEach(rt, cJSON_GetObjectItemCaseSensitive(o, "routes")) {
@@ -261,45 +275,104 @@ static cJSON *preview_done(struct gw_req *r, struct gw_mcp_call *c, const struct
 
 /* ---- commands ---- */
 
-static void exec_start(struct gw_req *r, struct gw_mcp_call *c, int detached)
+static void exec_go(struct svc_call *s, int detached)
 {
-	struct gw_req *s = sandbox_sub(r, c);
-	cJSON *b;
-	if (!s)
-		return;
-	b = body_of(c);
+	struct gw_mcp_call *c = call_of(s);
+	cJSON *b = body_of(c);
+
 	cJSON_AddBoolToObject(b, "detached", detached);
 	if (!detached && c->progress)
-		s->on_output = gw_mcp_progress;
-	gw_cmd_exec(s, b);
+		c->k.output = gw_mcp_progress;
+	svc_exec(s, b);
 }
 
-static void run_start(struct gw_req *r, struct gw_mcp_call *c)
+static void run_go(struct svc_call *s)
 {
-	exec_start(r, c, 0);
+	exec_go(s, 0);
 }
 
-static void start_start(struct gw_req *r, struct gw_mcp_call *c)
+static void start_go(struct svc_call *s)
 {
-	exec_start(r, c, 1);
+	exec_go(s, 1);
 }
 
-static void output_start(struct gw_req *r, struct gw_mcp_call *c)
+static void run_start(struct gw_mcp_call *c)
+{
+	struct svc_call *s = sandbox_step(c);
+	if (s)
+		svc_admit(s, run_go);
+}
+
+static void start_start(struct gw_mcp_call *c)
+{
+	struct svc_call *s = sandbox_step(c);
+	if (s)
+		svc_admit(s, start_go);
+}
+
+/* command_output: stdout and stderr as they come, up to GW_MCP_READ_CAP
+ * together; past it the output ends there and the rest comes from
+ * next_since. */
+static int output_chunk(struct svc_collect *k, int is_stderr, const void *p, size_t n)
+{
+	struct gw_mcp_call *c = k->call.owner;
+
+	if (sbx_buf_append(is_stderr ? &c->data2 : &c->data, p, n))
+		return -1;
+	c->next_since = (double)(k->call.op.logs_off + n);
+	return c->data.len + c->data2.len >= GW_MCP_READ_CAP ? -1 : 0;
+}
+
+static void output_go(struct svc_call *s)
+{
+	const cJSON *since = cJSON_GetObjectItemCaseSensitive(call_of(s)->args, "since");
+	svc_logs(s, since ? (int64_t)since->valuedouble : 0, 0);
+}
+
+static void output_start(struct gw_mcp_call *c)
 {
 	const char *cid = arg_str(c, "command_id");
 	const cJSON *since = cJSON_GetObjectItemCaseSensitive(c->args, "since");
 	size_t n = strspn(cid, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
-	struct gw_req *s = sandbox_sub(r, c);
+	struct svc_call *s = sandbox_step(c);
 	if (!s)
 		return;
 	if (!*cid || cid[n] || n >= sizeof s->cid) {
-		gw_resp_error(s, 404, "not_found", "no command %.80s", cid);
+		svc_fail(s, 404, "not_found", "no command %.80s", cid);
 		return;
 	}
 	snprintf(s->cid, sizeof s->cid, "%s", cid);
-	s->resp_cap = GW_MCP_READ_CAP;
-	sbx_buf_init(&s->resp, GW_MCP_READ_CAP);
-	gw_logs_open(s, since ? (int64_t)since->valuedouble : 0, 0, 1);
+	sbx_buf_reset(&c->data);
+	sbx_buf_reset(&c->data2);
+	c->next_since = since ? since->valuedouble : 0;
+	c->k.output = output_chunk;
+	svc_admit(s, output_go);
+}
+
+static cJSON *output_done(struct gw_mcp_call *c, struct svc_answer *a)
+{
+	cJSON *exit = a->json, *res;
+	char *s;
+
+	if (a->status >= 400)
+		return svc_error(a);
+	res = cJSON_CreateObject();
+	s = sbx_text_utf8(sbx_buf_head(&c->data), c->data.len);
+	cJSON_AddStringToObject(res, "stdout", s ? s : "");
+	free(s);
+	s = sbx_text_utf8(sbx_buf_head(&c->data2), c->data2.len);
+	cJSON_AddStringToObject(res, "stderr", s ? s : "");
+	free(s);
+	cJSON_AddNumberToObject(res, "next_since", c->next_since);
+	cJSON_AddBoolToObject(res, "exited", exit != NULL);
+	cJSON *ec = exit ? cJSON_DetachItemFromObjectCaseSensitive(exit, "exit_code") : NULL;
+	cJSON *sg = exit ? cJSON_DetachItemFromObjectCaseSensitive(exit, "signal") : NULL;
+	cJSON_AddItemToObject(res, "exit_code", ec ? ec : cJSON_CreateNull());
+	cJSON_AddItemToObject(res, "signal", sg ? sg : cJSON_CreateNull());
+	/* cut at the cap: the output goes on from next_since */
+	cJSON_AddBoolToObject(res, "more", !exit && a->cut);
+	cJSON_AddBoolToObject(res, "output_dropped", a->gap);
+	return result(res);
 }
 
 static int b64val(int ch)
@@ -336,144 +409,83 @@ static int unbase64(struct sbx_buf *b, const char *s, size_t len)
 	return 0;
 }
 
-/* The ndjson lines of GET .../logs (base64): stdout and stderr as text,
- * the offset to ask from next, and the exit when it came. */
-static cJSON *output_done(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a)
-{
-	struct sbx_buf out, err;
-	const cJSON *since = cJSON_GetObjectItemCaseSensitive(c->args, "since");
-	double next = since ? since->valuedouble : 0;
-	cJSON *exit = NULL, *res;
-	const char *p = a->body, *end = a->body + a->len;
-	int truncated = 0;
-	(void)r;
-
-	if (a->status >= 400) {
-		cJSON *e = NULL;
-		rest_json(a, &e);
-		return e;
-	}
-	sbx_buf_init(&out, 0);
-	sbx_buf_init(&err, 0);
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			break;   /* cut at the cap: the rest comes from next_since */
-		cJSON *l = cJSON_ParseWithLength(p, (size_t)(nl - p));
-		const cJSON *st = cJSON_GetObjectItemCaseSensitive(l, "stream");
-		const cJSON *d = cJSON_GetObjectItemCaseSensitive(l, "data");
-		const cJSON *off = cJSON_GetObjectItemCaseSensitive(l, "offset");
-		p = nl + 1;
-		if (cJSON_IsString(st) && cJSON_IsString(d) && cJSON_IsNumber(off)) {
-			struct sbx_buf *b = !strcmp(st->valuestring, "stderr") ? &err : &out;
-			size_t before = b->len;
-			unbase64(b, d->valuestring, strlen(d->valuestring));
-			next = off->valuedouble + (double)(b->len - before);
-		} else if (cJSON_GetObjectItemCaseSensitive(l, "truncated")) {
-			truncated = 1;
-		} else if (cJSON_GetObjectItemCaseSensitive(l, "exit_code")) {
-			cJSON_Delete(exit);
-			exit = cJSON_Duplicate(l, 1);
-		}
-		cJSON_Delete(l);
-	}
-	res = cJSON_CreateObject();
-	char *s = sbx_text_utf8(sbx_buf_head(&out), out.len);
-	cJSON_AddStringToObject(res, "stdout", s ? s : "");
-	free(s);
-	s = sbx_text_utf8(sbx_buf_head(&err), err.len);
-	cJSON_AddStringToObject(res, "stderr", s ? s : "");
-	free(s);
-	sbx_buf_free(&out);
-	sbx_buf_free(&err);
-	cJSON_AddNumberToObject(res, "next_since", next);
-	cJSON_AddBoolToObject(res, "exited", exit != NULL);
-	cJSON *ec = exit ? cJSON_DetachItemFromObjectCaseSensitive(exit, "exit_code") : NULL;
-	cJSON *sg = exit ? cJSON_DetachItemFromObjectCaseSensitive(exit, "signal") : NULL;
-	cJSON_AddItemToObject(res, "exit_code", ec ? ec : cJSON_CreateNull());
-	cJSON_AddItemToObject(res, "signal", sg ? sg : cJSON_CreateNull());
-	/* without its exit line the output may go on; near the cap it
-	 * certainly may (a chunk is at most 64 KiB): ask again from next_since */
-	cJSON_AddBoolToObject(res, "more", !exit && a->len + 3 * 65536 / 2 > GW_MCP_READ_CAP);
-	cJSON_AddBoolToObject(res, "output_dropped", truncated);
-	cJSON_Delete(exit);
-	return result(res);
-}
 
 /* ---- files ---- */
 
-static void write_next(struct gw_req *r, struct gw_mcp_call *c)
+static void write_go(struct svc_call *s)
+{
+	struct gw_mcp_call *c = call_of(s);
+
+	svc_write_file_start(s);
+	if (!s->answered && c->data.len)
+		svc_write_file_data(s, sbx_buf_head(&c->data), c->data.len);
+	if (!s->answered)
+		svc_write_file_done(s);
+}
+
+static void write_next(struct gw_mcp_call *c)
 {
 	cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c->args, "files"), c->step);
 	const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "path"));
 	const char *enc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "encoding"));
 	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(f, "mode");
-	struct gw_req *s = sandbox_sub(r, c);
+	struct svc_call *s = sandbox_step(c);
 	struct sbx_err err = { 0 };
-	struct sbx_buf b;
 	char *content = NULL;
 	size_t clen = 0;
 
 	if (!s)
 		return;
 	/* the schema check let a NUL through in content only: the path is whole */
-	if (!path || !*path || strlen(path) >= sizeof s->qpath) {
-		gw_resp_error(s, 422, "invalid", "files[%d].path: empty or too long", c->step);
+	if (!path || !*path || strlen(path) >= sizeof s->path) {
+		svc_fail(s, 422, "invalid", "files[%d].path: empty or too long", c->step);
 		return;
 	}
-	snprintf(s->qpath, sizeof s->qpath, "%s", path);
-	s->put_mode = mode ? (long)mode->valuedouble : 0;
-	if (s->put_mode < 0 || s->put_mode > 07777) {
-		gw_resp_error(s, 422, "invalid", "files[%d].mode: 0..4095 (07777)", c->step);
+	snprintf(s->path, sizeof s->path, "%s", path);
+	s->mode = mode ? (long)mode->valuedouble : 0644;
+	if (s->mode < 0 || s->mode > 07777) {
+		svc_fail(s, 422, "invalid", "files[%d].mode: 0..4095 (07777)", c->step);
 		return;
 	}
 	/* the bytes whole: "ab\u0000cd" is five of them */
 	if (sbx_json_get_bytes(f, "content", &content, &clen, &err) != 1) {
 		/* the schema said it is a string: only memory can fail */
-		gw_resp_error(s, 500, "internal", "files[%d]: %s", c->step, err.msg);
+		svc_fail(s, 500, "internal", "files[%d]: %s", c->step, err.msg);
 		return;
 	}
-	sbx_buf_init(&b, 0);
-	if (enc && !strcmp(enc, "base64") ? unbase64(&b, content, clen) :
-	    sbx_buf_append(&b, content, clen)) {
-		sbx_buf_free(&b);
+	sbx_buf_reset(&c->data);
+	if (enc && !strcmp(enc, "base64") ? unbase64(&c->data, content, clen) :
+	    sbx_buf_append(&c->data, content, clen)) {
 		free(content);
-		gw_resp_error(s, 422, "invalid", "files[%d].content: not valid base64", c->step);
+		svc_fail(s, 422, "invalid", "files[%d].content: not valid base64", c->step);
 		return;
 	}
 	free(content);
-	gw_files_put_start(s);
-	if (!s->resp_ready && b.len)
-		gw_files_put_data(s, sbx_buf_head(&b), b.len);
-	if (!s->resp_ready)
-		gw_files_put_done(s);
-	sbx_buf_free(&b);
+	svc_admit(s, write_go);
 }
 
-static void write_start(struct gw_req *r, struct gw_mcp_call *c)
+static void write_start(struct gw_mcp_call *c)
 {
 	c->acc = cJSON_CreateObject();
 	cJSON_AddArrayToObject(c->acc, "files");
-	write_next(r, c);
+	write_next(c);
 }
 
-static cJSON *write_done(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a)
+static cJSON *write_done(struct gw_mcp_call *c, struct svc_answer *a)
 {
-	cJSON *err = NULL, *o = rest_json(a, &err);
+	cJSON *err = NULL, *o = reply_json(a, &err);
 	if (!o) {
-		cJSON_Delete(err);
 		/* say which file failed; the ones before it were written */
-		cJSON *pe = cJSON_ParseWithLength(a->body, a->len);
-		const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-			cJSON_GetObjectItemCaseSensitive(pe, "error"), "message"));
-		err = tool_error("files[%d]: %s (the files before it were written)", c->step,
-				 m ? m : "write failed");
-		cJSON_Delete(pe);
-		return err;
+		cJSON *e = tool_error("%s: files[%d]: %s (the files before it were written)",
+				      a->code ? a->code : "internal", c->step,
+				      a->msg ? a->msg : "write failed");
+		cJSON_AddItemToObject(e, "_meta", cJSON_DetachItemFromObjectCaseSensitive(err, "_meta"));
+		cJSON_Delete(err);
+		return e;
 	}
 	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(c->acc, "files"), o);
 	if (++c->step < cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c->args, "files"))) {
-		write_next(r, c);
+		write_next(c);
 		return NULL;
 	}
 	cJSON *acc = c->acc;
@@ -481,47 +493,42 @@ static cJSON *write_done(struct gw_req *r, struct gw_mcp_call *c, const struct g
 	return result(acc);
 }
 
-/* The internal request of a tool on one path of the sandbox (the
- * schema requires "path"); NULL when it was already answered. */
-static struct gw_req *path_sub(struct gw_req *r, struct gw_mcp_call *c)
+/* A step on one path of the sandbox (the schema requires "path"); NULL
+ * after failing. */
+static struct svc_call *path_step(struct gw_mcp_call *c)
 {
-	struct gw_req *s = sandbox_sub(r, c);
+	struct svc_call *s = sandbox_step(c);
 	const char *path = arg_str(c, "path");
 	if (!s)
 		return NULL;
-	if (strlen(path) >= sizeof s->qpath) {
-		gw_resp_error(s, 422, "invalid", "path: longer than %zu bytes", sizeof s->qpath - 1);
+	if (strlen(path) >= sizeof s->path) {
+		svc_fail(s, 422, "invalid", "path: longer than %zu bytes", sizeof s->path - 1);
 		return NULL;
 	}
-	snprintf(s->qpath, sizeof s->qpath, "%s", path);
+	snprintf(s->path, sizeof s->path, "%s", path);
 	return s;
 }
 
-static void read_start(struct gw_req *r, struct gw_mcp_call *c)
+static void read_start(struct gw_mcp_call *c)
 {
-	struct gw_req *s = path_sub(r, c);
+	struct svc_call *s = path_step(c);
 	if (!s)
 		return;
-	s->resp_cap = GW_MCP_READ_CAP;
-	gw_files_get(s);
+	s->read_cap = GW_MCP_READ_CAP;
+	svc_admit(s, svc_read_file);
 }
 
-static cJSON *read_done(struct gw_req *r, struct gw_mcp_call *c, const struct gw_mcp_answer *a)
+static cJSON *read_done(struct gw_mcp_call *c, struct svc_answer *a)
 {
 	const char *enc = arg_str(c, "encoding");
 	int b64 = enc && !strcmp(enc, "base64");
 	cJSON *o;
 	char *s;
-	(void)r;
-	if (a->status >= 400) {
-		cJSON *e = NULL;
-		rest_json(a, &e);
-		return e;
-	}
+	if (a->status >= 400)
+		return svc_error(a);
 	if (a->cut)
 		return tool_error("internal: the read was cut short");
-	s = b64 ? sbx_text_base64_str((const unsigned char *)a->body, a->len) :
-		  sbx_text_utf8((const unsigned char *)a->body, a->len);
+	s = b64 ? sbx_text_base64_str(a->bytes, a->len) : sbx_text_utf8(a->bytes, a->len);
 	if (!s)
 		return tool_error("internal: out of memory");
 	o = cJSON_CreateObject();
@@ -533,11 +540,11 @@ static cJSON *read_done(struct gw_req *r, struct gw_mcp_call *c, const struct gw
 	return result(o);
 }
 
-static void list_files_start(struct gw_req *r, struct gw_mcp_call *c)
+static void list_files_start(struct gw_mcp_call *c)
 {
-	struct gw_req *s = path_sub(r, c);
+	struct svc_call *s = path_step(c);
 	if (s)
-		gw_files_list(s);
+		svc_admit(s, svc_list_files);
 }
 
 /* ---- the table ---- */
@@ -686,14 +693,12 @@ int gw_mcp_tool_streams(const struct gw_mcp_tool *t)
 	return t->start == run_start;
 }
 
-int gw_mcp_tool_start(struct gw_req *r, struct gw_mcp_call *c)
+void gw_mcp_tool_start(struct gw_mcp_call *c)
 {
-	c->tool->start(r, c);
-	return c->sub ? 0 : -1;   /* -1: out of memory before a request existed */
+	c->tool->start(c);
 }
 
-cJSON *gw_mcp_tool_step(struct gw_req *r, struct gw_mcp_call *c,
-			const struct gw_mcp_answer *a)
+cJSON *gw_mcp_tool_step(struct gw_mcp_call *c, struct svc_answer *a)
 {
-	return c->tool->done(r, c, a);
+	return c->tool->done(c, a);
 }

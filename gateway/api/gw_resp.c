@@ -8,21 +8,17 @@
 #include <time.h>
 #include "../core/gw.h"
 #include "compat_vercel.h"
+#include "gw_rest.h"
 #include "sbx_log.h"
 
 void gw_req_reset(struct gw_req *r)
 {
 	struct gw_vh *vh = r->vh;
 	struct lws *wsi = r->wsi;
-	if (r->create_pending && vh && r->key >= 0)
-		vh->creating[r->key]--;
 	gw_up_release(&r->up);
-	gw_owner_wait_cancel(&r->owner_wait);
 	gw_owner_lookup_cancel(&r->own_wait);
-	gw_place_free(r->place);
-	gw_fan_cancel(r->fan);
+	gw_rest_call_free(r);
 	sbx_buf_free(&r->held);
-	cJSON_Delete(r->held_body);
 	sbx_buf_free(&r->body);
 	sbx_buf_free(&r->op.out);
 	sbx_buf_free(&r->op.err);
@@ -235,8 +231,12 @@ int gw_resp_writeable(struct gw_req *r)
 		if (lws_write(r->wsi, start, n, fin ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < (int)n)
 			return -1;
 		r->resp_bytes += n;
-		if (r->up.rx_paused && r->resp.len < GW_QUEUE_HIGH / 2)
-			gw_up_pause(&r->up, 0);
+		if (r->resp.len < GW_QUEUE_HIGH / 2) {
+			if (r->up.rx_paused)
+				gw_up_pause(&r->up, 0);
+			if (r->call)
+				svc_resume(r->call);
+		}
 		if (!fin) {
 			if (r->resp.len)
 				gw_pipe_want_write(r->wsi);

@@ -10,6 +10,7 @@
 #include "gw_mcp.h"
 #include "gw_route.h"
 #include "compat_vercel.h"
+#include "gw_rest.h"
 
 /* The scopes a token request names: {"scopes":["read","write","terminal"]},
  * read alone when it names none. 0 after answering 422. */
@@ -94,36 +95,6 @@ static void metrics(struct gw_req *r)
 	gw_metrics_reply(r);
 }
 
-static void cmd_list(struct gw_req *r)
-{
-	gw_cmd_simple(r, cJSON_CreateObject(), NULL);
-}
-
-static void cmd_get(struct gw_req *r)
-{
-	int wait = 0;
-	if (gw_query_bool(r, "wait", &wait) < 0)
-		return;
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "op", wait ? "wait" : "status");
-	if (wait)
-		gw_keepalive_http_start(r, 0);   /* as long as the command runs */
-	cJSON_AddStringToObject(o, "id", r->cid);
-	gw_cmd_simple(r, o, "command");
-}
-
-static void file_get(struct gw_req *r)
-{
-	gw_keepalive_http_download(r);
-	gw_files_get(r);
-}
-
-static void cmd_logs(struct gw_req *r)
-{
-	gw_keepalive_http_start(r, 1);
-	gw_logs_start(r);
-}
-
 /* the @vercel/sandbox surface (compat_vercel*.c) routes /v2 and /v3 itself */
 static void vercel(struct gw_req *r)
 {
@@ -179,17 +150,17 @@ static const struct gw_route routes[] = {
 	{ "PUT", SBX "/files", KEY, .body = GW_BODY_STREAM, .body_cap = GW_FILE_BODY_CAP,
 	  .args = put_args, .start = gw_files_put_start, .data = gw_files_put_data,
 	  .done = gw_files_put_done },
-	{ "GET", SBX "/files", KEY, .args = path_args, .start = file_get },
+	{ "GET", SBX "/files", KEY, .args = path_args, .start = gw_files_get },
 	{ "POST", SBX "/files/mkdir", KEY, JSON, .args = no_args, .json = gw_files_mkdir },
 	{ "GET", SBX "/files/list", KEY, .args = path_args, .start = gw_files_list },
 	{ "POST", SBX "/commands", KEY, JSON, .args = no_args, .json = gw_cmd_exec },
-	{ "GET", SBX "/commands", KEY, .args = no_args, .start = cmd_list },
-	{ "GET", CMD, KEY, .args = wait_args, .start = cmd_get },
+	{ "GET", SBX "/commands", KEY, .args = no_args, .start = gw_cmd_list },
+	{ "GET", CMD, KEY, .args = wait_args, .start = gw_cmd_get },
 	{ "POST", CMD "/kill", KEY, JSON, .args = no_args, .json = gw_cmd_kill },
 	{ "POST", CMD "/stdin", KEY, .body = GW_BODY_STREAM, .body_cap = SBX_FRAME_MAX,
 	  .args = eof_args, .start = gw_cmd_stdin_start, .data = gw_cmd_stdin_data,
 	  .done = gw_cmd_stdin_done },
-	{ "GET", CMD "/logs", KEY, .args = logs_args, .start = cmd_logs },
+	{ "GET", CMD "/logs", KEY, .args = logs_args, .start = gw_cmd_logs },
 	{ NULL, CMD "/stream", KEY, .args = stream_args, .ws = GW_WS_STREAM, .ws_scope = GW_SCOPE_READ },
 };
 #define NROUTES (sizeof routes / sizeof routes[0])
@@ -335,7 +306,7 @@ static int check(struct gw_req *r, const struct gw_route *rt, size_t cap)
 	return 0;
 }
 
-static void after_lookup(struct gw_req *r);
+static void proceed(struct gw_req *r);
 
 /* The first sandbox id in the path (/v1/sandboxes/{id}/..., and the
  * @vercel/sandbox paths /v2/sandboxes/{id}, /v2/sandboxes/sessions/{id}/...):
@@ -361,9 +332,49 @@ static int uri_sid(const char *uri, char *sid, size_t n)
 	return 0;
 }
 
-/* The owner of a sandbox no key here has is asked of its runner
- * (gw_owner_lookup.c) before the request goes on: a sandbox made through
- * another gateway is then this gateway's too. */
+/* What came of the body while the owner was asked goes the usual way;
+ * reading again also after an answer: lws 4.1 writes no response on a
+ * connection whose body it may not read (the rest is discarded). */
+static void release_held(struct gw_req *r, int waited)
+{
+	if (waited && r->held.len && !r->resp_ready)
+		gw_route_body(r, sbx_buf_head(&r->held), r->held.len);
+	if (waited && r->held_done && !r->resp_ready)
+		gw_route_body_done(r);
+	sbx_buf_free(&r->held);
+	if (r->held_paused && r->wsi) {
+		r->held_paused = 0;
+		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+	}
+	if (waited)
+		gw_req_wake(r);
+}
+
+void gw_route_admit_failed(struct gw_req *r)
+{
+	if (!r->owner_pending)
+		return;
+	r->owner_pending = 0;
+	if (r->body_expected > 0 && !r->held_done)
+		r->close_after = 1;   /* the rest of the body is not read */
+	release_held(r, 1);
+}
+
+/* The key may use the route's sandbox (svc_admit): its checks, then its
+ * handler. */
+static void admitted(struct svc_call *c)
+{
+	struct gw_req *r = c->owner;
+	int waited = r->owner_pending;
+
+	r->owner_pending = 0;
+	proceed(r);
+	release_held(r, waited);
+}
+
+/* A @vercel/sandbox path's sandbox no key here has is asked of its
+ * runner (gw_owner_lookup.c) before its own router checks the owner: a
+ * sandbox made through another gateway is then this gateway's too. */
 static void owner_known(struct gw_own_wait *w, enum gw_own_result res, const char *msg)
 {
 	struct gw_req *r = lws_container_of(w, struct gw_req, own_wait);
@@ -375,23 +386,10 @@ static void owner_known(struct gw_own_wait *w, enum gw_own_result res, const cha
 			r->close_after = 1;   /* the rest of the body is not read */
 		gw_resp_error(r, 503, res == GW_OWN_BUSY ? "no_capacity" : "runner_unavailable",
 			      "%s", msg);
-	} else {   /* adopted or not: the usual checks say what follows */
-		after_lookup(r);
-		/* what came of the body meanwhile goes the usual way */
-		if (r->held.len && !r->resp_ready)
-			gw_route_body(r, sbx_buf_head(&r->held), r->held.len);
-		if (r->held_done && !r->resp_ready)
-			gw_route_body_done(r);
+	} else {
+		r->rt->start(r);
 	}
-	sbx_buf_free(&r->held);
-	/* reading again also when answered: lws 4.1 writes no response on a
-	 * connection whose body it may not read (the rest is discarded) */
-	if (r->held_paused && r->wsi) {
-		r->held_paused = 0;
-		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
-	}
-	if (waited)
-		gw_req_wake(r);
+	release_held(r, waited);
 }
 
 void gw_route(struct gw_req *r)
@@ -407,31 +405,34 @@ void gw_route(struct gw_req *r)
 	if (admit(r, first, rt, allow))
 		return;
 	r->rt = rt;
-	if (uri_sid(r->uri, sid, sizeof sid) && gw_owner_get(r->vh, sid) < 0) {
-		r->body_expected = content_length(r);   /* for owner_known's close */
-		sbx_buf_init(&r->held, GW_JSON_BODY_CAP);
-		r->owner_pending = 1;
-		gw_owner_lookup(r->vh, sid, r->key, &r->own_wait, owner_known);
-		return;
-	}
-	after_lookup(r);
-}
-
-static void proceed(struct gw_req *r);
-
-static void after_lookup(struct gw_req *r)
-{
-	const struct gw_route *rt = r->rt;
-
 	if (rt->body == GW_BODY_OWN) {   /* the handler checks all itself */
+		if (uri_sid(r->uri, sid, sizeof sid) && gw_owner_get(r->vh, sid) < 0) {
+			r->body_expected = content_length(r);   /* for owner_known's close */
+			sbx_buf_init(&r->held, GW_JSON_BODY_CAP);
+			r->owner_pending = 1;
+			gw_owner_lookup(r->vh, sid, r->key, &r->own_wait, owner_known);
+			return;
+		}
 		rt->start(r);
 		return;
 	}
-	if (r->sid[0] && gw_owner_get(r->vh, r->sid) != r->key) {
-		gw_resp_error(r, 404, "not_found", "no sandbox %s", r->sid);
+	if (!r->sid[0]) {
+		proceed(r);
 		return;
 	}
-	proceed(r);
+	/* the sandbox in the path: the key's, or 404 (svc_admit) */
+	struct svc_call *c = gw_rest_call(r, &gw_rest_json_sink);
+	if (!c) {
+		gw_resp_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	int known = svc_admit_known(c);
+	if (known)   /* answered 404, or the key's */
+		return known > 0 ? proceed(r) : (void)0;
+	r->body_expected = content_length(r);   /* for gw_route_admit_failed's close */
+	sbx_buf_init(&r->held, GW_JSON_BODY_CAP);
+	r->owner_pending = 1;
+	svc_admit(c, admitted);
 }
 
 /* After the owner check: the route's checks, then its handler. */
@@ -482,6 +483,8 @@ void gw_route_body(struct gw_req *r, const void *in, size_t len)
 		if (sbx_buf_append(&r->held, in, len)) {
 			r->owner_pending = 0;
 			gw_owner_lookup_cancel(&r->own_wait);
+			if (r->call)
+				gw_owner_lookup_cancel(&r->call->own_wait);
 			r->close_after = 1;
 			gw_resp_error(r, 503, "no_capacity", "the sandbox's owner is being looked up; "
 				      "send the body again");
@@ -502,7 +505,8 @@ void gw_route_body(struct gw_req *r, const void *in, size_t len)
 	r->body_seen += len;
 	if (r->body_stream) {
 		r->rt->data(r, in, len);
-		if (r->up.wsi && gw_up_queued(&r->up) >= GW_QUEUE_HIGH && !r->http_rx_paused) {
+		if (r->call && r->call->up.wsi && gw_up_queued(&r->call->up) >= GW_QUEUE_HIGH &&
+		    !r->http_rx_paused) {
 			r->http_rx_paused = 1;
 			lws_rx_flow_control(r->wsi, 0);
 		}

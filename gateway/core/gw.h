@@ -91,10 +91,11 @@ struct gw_req;
  * closed), -1 after having replied with an error. */
 typedef int (*gw_frame_cb)(struct gw_req *r, const struct sbx_frame *f);
 
-/* A create being placed (gw_place.c). */
+/* A create being placed (svc/svc_place.c). */
+struct svc_call;
 struct gw_place {
 	cJSON *req;                 /* the runner's create, sent as a copy to each */
-	gw_frame_cb cb;
+	int (*cb)(struct svc_call *c, const struct sbx_frame *f);
 	int order[GW_PLACE_TRIES], n, next;
 	struct gw_runner *at;       /* the runner it went to last */
 	int answered;               /* that runner said ok */
@@ -182,20 +183,15 @@ struct gw_req {
 	/* route parameters */
 	const struct gw_route *rt;  /* its row in the route table */
 	char sid[80], cid[80];
-	char qpath[4096];
 	/* upstream (gw_upstream.c) */
 	struct gw_up up;
 	gw_frame_cb on_frame;
 	int http_rx_paused;
 	/* the handler's scratch */
 	struct gw_op op;
-	int create_pending;         /* counted in vh->creating[key] */
-	struct gw_owner_wait owner_wait;   /* a create waiting for the owner refresh */
-	cJSON *held_body;           /* its body meanwhile */
-	int refreshed;              /* the owner table was refreshed for it */
-	struct gw_place *place;     /* a create being placed (gw_place.c) */
-	struct gw_fan *fan;         /* a list across runners (gw_fanout.c) */
 	struct gw_own_wait own_wait;   /* an ownership lookup (gw_owner_lookup.c) */
+	/* the operation of the service layer a /v1 route runs (gw_rest.c) */
+	struct svc_call *call;
 	int owner_pending;          /* the route waits for it: the body is held */
 	struct sbx_buf held;        /* the body meanwhile */
 	int held_done, held_paused;
@@ -221,15 +217,13 @@ struct gw_req {
 	struct gw_mcp_call *mcp;    /* a POST /mcp: its call in progress */
 	size_t resp_cap;            /* internal: a streamed body's bound */
 	long put_mode;              /* internal: a PUT's mode (0: 0644) */
+	char qpath[4096];           /* internal: the path of a file operation */
 	/* internal: told of each output chunk of a waited command */
 	void (*on_output)(struct gw_req *r, int is_stderr, const void *p, size_t n);
 	/* the @vercel/sandbox surface (compat_vercel*.c): its call in progress */
 	struct cv_call *vercel;
 	int no_stdin;               /* internal: a detached exec without a stdin pipe */
 	const char *ka_text;        /* the keepalive line, when not the default one */
-	/* internal: ndjson lines in another form than gw_logs.c's own */
-	int (*logs_chunk)(struct gw_req *r, int is_stderr, const unsigned char *p, size_t n);
-	int (*logs_exit)(struct gw_req *r, const cJSON *exit);
 };
 
 /* gw_refuse.c: answer status with the API's JSON error body at once and
@@ -347,21 +341,7 @@ int gw_req_send(struct gw_req *r, enum sbx_frame_type t, const void *p, size_t n
 cJSON *gw_reply_json(struct gw_req *r, const struct sbx_frame *f, int need_ok,
 		     const char *what);
 
-/* gw_upstream.c, for a create's placement: the runner op on rn. 0
- * opened; GW_UP_ECONNECT or GW_UP_EDOWN not answered (rn is down now);
- * 1 answered (an error). */
-int gw_req_runner_on(struct gw_req *r, struct gw_runner *rn, cJSON *runner_req, gw_frame_cb cb);
-/* Answer r for gw_up_open's error rc on runner rn (may be NULL): -1. */
-int gw_req_open_error(struct gw_req *r, int rc, struct gw_runner *rn);
-
-/* gw_place.c: place a create (req consumed) and send it; cb as for
- * gw_req_runner. gw_place_retry (from the upstream: reply the runner's
- * error, NULL when it closed without one): 0 not a refusal for want of
- * room, 1 sent to the next runner, 2 answered. */
-void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb);
-int gw_place_retry(struct gw_req *r, const cJSON *reply);
-/* The runner said ok: counted against its room until its next status. */
-void gw_place_taken(struct gw_req *r);
+/* svc/svc_place.c */
 void gw_place_free(struct gw_place *p);
 
 /* gw_fanout.c: `list` to every runner that is up. done gets the merged
@@ -397,32 +377,6 @@ void gw_route(struct gw_req *r);
 void gw_route_body(struct gw_req *r, const void *in, size_t len);
 void gw_route_body_done(struct gw_req *r);
 
-/* gw_sandbox.c */
-void gw_sandbox_create(struct gw_req *r, cJSON *body);
-void gw_sandbox_list(struct gw_req *r);
-/* GET /v1/capabilities: the runner's isolation list and default. */
-void gw_sandbox_capabilities(struct gw_req *r);
-void gw_sandbox_get(struct gw_req *r);
-void gw_runners_list(struct gw_req *r);   /* GET /v1/runners */
-void gw_sandbox_extend(struct gw_req *r, cJSON *body);
-void gw_sandbox_delete(struct gw_req *r);
-
-/* gw_command.c */
-void gw_cmd_exec(struct gw_req *r, cJSON *body);
-void gw_cmd_simple(struct gw_req *r, cJSON *agent_req, const char *wrap);
-void gw_cmd_kill(struct gw_req *r, cJSON *body);
-void gw_cmd_stdin_start(struct gw_req *r);
-void gw_cmd_stdin_data(struct gw_req *r, const void *in, size_t len);
-void gw_cmd_stdin_done(struct gw_req *r);
-
-/* gw_files.c */
-void gw_files_put_start(struct gw_req *r);
-void gw_files_put_data(struct gw_req *r, const void *in, size_t len);
-void gw_files_put_done(struct gw_req *r);
-void gw_files_get(struct gw_req *r);
-void gw_files_mkdir(struct gw_req *r, cJSON *body);
-void gw_files_list(struct gw_req *r);
-
 /* gw_ws.c: WebSocket sessions (streams, terminals) */
 int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		   struct gw_req *r, struct gw_vh *vh, void *in, size_t len);
@@ -454,10 +408,6 @@ size_t gw_session_side_queued(const struct gw_sideop *s);
 /* The session goes away: its stdin writer no longer reports to it. */
 void gw_session_detach(struct gw_req *r);
 
-/* gw_logs.c: GET .../logs as ndjson */
-void gw_logs_start(struct gw_req *r);
-/* The same from since, without the query (internal requests). */
-void gw_logs_open(struct gw_req *r, int64_t since, int follow, int b64);
 
 /* gw_keepalive.c: pings and keepalive lines on long-lived responses */
 #define GW_KEEPALIVE_DEFAULT_S 25
@@ -494,8 +444,6 @@ void gw_local_runner_stop(void);
 void gw_mcp_post(struct gw_req *r);
 void gw_mcp_delete(struct gw_req *r);
 void gw_mcp_body_done(struct gw_req *r);
-/* From the connection's WRITEABLE: collect a finished internal request */
-void gw_mcp_writeable(struct gw_req *r);
 void gw_mcp_call_free(struct gw_mcp_call *c);
 /* gw_mcp_session.c: at most max_per_key sessions per key, each key's least
  * recently used one replaced (--mcp-sessions-per-key); 0, or -1 */

@@ -63,10 +63,6 @@ static void req_sent(struct gw_up *u)
 	else if (r->http_rx_paused && r->wsi && gw_up_queued(u) < GW_QUEUE_HIGH / 2) {
 		r->http_rx_paused = 0;
 		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
-	} else if (r->http_rx_paused && r->parent && gw_up_queued(u) < GW_QUEUE_HIGH / 2) {
-		/* an internal upload (compat_vercel_fs.c) waits for this queue */
-		r->http_rx_paused = 0;
-		gw_req_wake(r);
 	}
 }
 
@@ -86,9 +82,6 @@ static void req_closed(struct gw_up *u, int by_peer, int lost)
 			r->ws.closing = r->ws.drop = 1;
 		if (r->wsi)
 			lws_callback_on_writable(r->wsi);
-	} else if (!r->resp_ready && r->place && !r->place->answered &&
-		   gw_place_retry(r, NULL)) {
-		/* a create whose runner went away before answering: the next */
 	} else if (!r->resp_ready) {
 		gw_resp_error(r, 502, "internal", "upstream closed early");
 	} else if (!r->resp_done) {
@@ -104,7 +97,7 @@ static const struct gw_up_ops req_ops = {
 	.drained = req_drained, .sent = req_sent, .closed = req_closed,
 };
 
-int gw_req_open_error(struct gw_req *r, int rc, struct gw_runner *rn)
+static int open_error(struct gw_req *r, int rc, struct gw_runner *rn)
 {
 	char msg[200];
 
@@ -134,21 +127,6 @@ int gw_req_open_error(struct gw_req *r, int rc, struct gw_runner *rn)
 	}
 }
 
-int gw_req_runner_on(struct gw_req *r, struct gw_runner *rn, cJSON *runner_req, gw_frame_cb cb)
-{
-	int rc;
-
-	if (r->up.ops != &req_ops)
-		gw_up_init(&r->up, r->vh, &req_ops, r);
-	r->on_frame = cb;
-	rc = gw_up_open_runner(&r->up, r->wsi, rn, runner_req, NULL, 0);
-	if (rc && rc != GW_UP_ECONNECT && rc != GW_UP_EDOWN) {
-		gw_req_open_error(r, rc, rn);
-		return 1;
-	}
-	return rc;
-}
-
 static int open_up(struct gw_req *r, const char *sid, cJSON *first, cJSON *next, gw_frame_cb cb)
 {
 	struct gw_runner *rn;
@@ -163,7 +141,7 @@ static int open_up(struct gw_req *r, const char *sid, cJSON *first, cJSON *next,
 		rc = gw_up_open(&r->up, r->wsi, sid, first, next, 0);
 	else
 		rc = gw_up_open_runner(&r->up, r->wsi, rn, first, next, 0);
-	return rc ? gw_req_open_error(r, rc, rn) : 0;
+	return rc ? open_error(r, rc, rn) : 0;
 }
 
 int gw_req_runner(struct gw_req *r, cJSON *runner_req, gw_frame_cb cb)

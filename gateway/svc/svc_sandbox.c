@@ -1,10 +1,10 @@
-/* Sandboxes: create/list/get/extend/delete through the runner's control
+/* Sandboxes: create/list/get/extend/stop through the runner's control
  * socket, with per-key ownership and quotas. The runner's sandbox object
  * is passed on without agent_socket, plus the preview routes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "../core/gw.h"
+#include "svc.h"
 
 static cJSON *public_sandbox(struct gw_vh *vh, const cJSON *s)
 {
@@ -40,63 +40,63 @@ static cJSON *public_sandbox(struct gw_vh *vh, const cJSON *s)
 	return o;
 }
 
-static void track(struct gw_req *r, const cJSON *s)
+static void track(struct svc_call *c, const cJSON *s)
 {
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(s, "status");
 	if (cJSON_IsString(st) && (!strcmp(st->valuestring, "stopped") ||
 				   !strcmp(st->valuestring, "failed")))
-		gw_owner_set_live(r->vh, r->sid, 0);
+		gw_owner_set_live(c->vh, c->sid, 0);
 }
 
-static int one_sandbox(struct gw_req *r, const struct sbx_frame *f, int status)
+static int one_sandbox(struct svc_call *c, const struct sbx_frame *f, int status)
 {
-	cJSON *o = gw_reply_json(r, f, 1, "runner reply");
+	cJSON *o = svc_reply_json(c, f, 1, "runner reply");
 	if (!o)
 		return -1;
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "sandbox");
 	if (!cJSON_IsObject(s)) {
 		cJSON_Delete(o);
-		return gw_resp_error(r, 502, "internal", "runner reply without sandbox");
+		return svc_fail(c, 502, "internal", "runner reply without sandbox");
 	}
-	if (r->op.mode == GW_OP_CREATE) {
+	if (c->op.mode == GW_OP_CREATE) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
-		if (!cJSON_IsString(id) || gw_owner_add(r->vh, id->valuestring, r->key)) {
+		if (!cJSON_IsString(id) || gw_owner_add(c->vh, id->valuestring, c->key)) {
 			cJSON_Delete(o);
-			return gw_resp_error(r, 503, "no_capacity", "gateway sandbox table full");
+			return svc_fail(c, 503, "no_capacity", "gateway sandbox table full");
 		}
-		gw_owner_set_agent(r->vh, id->valuestring, cJSON_GetStringValue(
+		gw_owner_set_agent(c->vh, id->valuestring, cJSON_GetStringValue(
 			cJSON_GetObjectItemCaseSensitive(s, "agent_socket")));
-		r->vh->m.sandboxes_created++;
+		c->vh->m.sandboxes_created++;
 	} else {
-		track(r, s);
+		track(c, s);
 	}
-	gw_resp_json(r, status, public_sandbox(r->vh, s));
+	svc_reply(c, status, public_sandbox(c->vh, s));
 	cJSON_Delete(o);
 	return 1;
 }
 
-static int on_one_200(struct gw_req *r, const struct sbx_frame *f)
+static int on_one_200(struct svc_call *c, const struct sbx_frame *f)
 {
-	return one_sandbox(r, f, 200);
+	return one_sandbox(c, f, 200);
 }
 
-static int on_create(struct gw_req *r, const struct sbx_frame *f)
+static int on_create(struct svc_call *c, const struct sbx_frame *f)
 {
 	struct sbx_err err = { 0 };
 	cJSON *o = f->type == SBX_FRAME_JSON ? sbx_json_parse_object(f->payload, f->len, &err) : NULL;
 
-	if (o && r->place && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
+	if (o && c->place && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
 		/* refused for want of room: the next runner (gw_place.c) */
-		int k = gw_place_retry(r, o);
+		int k = svc_place_retry(c, o);
 		cJSON_Delete(o);
 		if (k)
-			return k == 1 ? 0 : -1;   /* 1: r->up was opened again */
+			return k == 1 ? 0 : -1;   /* 1: c->up was opened again */
 	} else {
 		cJSON_Delete(o);
-		if (r->place)
-			gw_place_taken(r);
+		if (c->place)
+			svc_place_taken(c);
 	}
-	return one_sandbox(r, f, 201);
+	return one_sandbox(c, f, 201);
 }
 
 /* Every runner's list, merged: the caller's sandboxes, and the runners
@@ -104,20 +104,19 @@ static int on_create(struct gw_req *r, const struct sbx_frame *f)
 static void listed(struct gw_vh *vh, void *arg, const cJSON *sandboxes,
 		   const cJSON *unavailable, const unsigned char *answered)
 {
-	struct gw_req *r = arg;
+	struct svc_call *c = arg;
 	cJSON *out = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(out, "sandboxes");
 	const cJSON *s;
 
 	(void)answered;
-	r->fan = NULL;   /* no longer ours to cancel */
+	c->fan = NULL;   /* no longer ours to cancel */
 	cJSON_ArrayForEach(s, sandboxes) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
-		if (cJSON_IsString(id) && gw_owner_get(vh, id->valuestring) == r->key)
+		if (cJSON_IsString(id) && gw_owner_get(vh, id->valuestring) == c->key)
 			cJSON_AddItemToArray(arr, public_sandbox(vh, s));
 	}
 	cJSON_AddItemToObject(out, "unavailable_runners", cJSON_Duplicate(unavailable, 1));
-	gw_resp_json(r, 200, out);
-	gw_req_wake(r);
+	svc_reply(c, 200, out);
 }
 
 static const char *const create_fields[] = {
@@ -127,14 +126,14 @@ static const char *const create_fields[] = {
 
 static void create_refreshed(struct gw_owner_wait *w)
 {
-	struct gw_req *r = lws_container_of(w, struct gw_req, owner_wait);
-	cJSON *body = r->held_body;
+	struct svc_call *c = lws_container_of(w, struct svc_call, owner_wait);
+	cJSON *body = c->held_body;
 
-	r->held_body = NULL;
-	gw_sandbox_create(r, body);
+	c->held_body = NULL;
+	svc_create(c, body);
 }
 
-void gw_sandbox_create(struct gw_req *r, cJSON *body)
+void svc_create(struct svc_call *c, cJSON *body)
 {
 	struct sbx_err err = { 0 };
 	int64_t t = 300000;
@@ -144,29 +143,29 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	if (sbx_json_refuse_nul(body, &err) < 0 ||
 	    sbx_json_get_i64(body, "timeout_ms", 1, INT64_MAX, &t, &err) < 0) {
 		cJSON_Delete(body);
-		gw_resp_error(r, 422, "invalid", "%s", err.msg);
+		svc_fail(c, 422, "invalid", "%s", err.msg);
 		return;
 	}
-	if (t > r->vh->max_timeout_ms) {
+	if (t > c->vh->max_timeout_ms) {
 		cJSON_Delete(body);
-		gw_resp_error(r, 429, "limit_reached", "timeout_ms over this key's limit of %lld",
-			      (long long)r->vh->max_timeout_ms);
+		svc_fail(c, 429, "limit_reached", "timeout_ms over this key's limit of %lld",
+			      (long long)c->vh->max_timeout_ms);
 		return;
 	}
 	/* creates still on their way count too, or a burst of them would all
 	 * pass the check before the first is answered */
-	int have = gw_owner_count_live(r->vh, r->key) + r->vh->creating[r->key];
-	if (have >= r->vh->max_sandboxes_per_key && !r->refreshed) {
+	int have = gw_owner_count_live(c->vh, c->key) + c->vh->creating[c->key];
+	if (have >= c->vh->max_sandboxes_per_key && !c->refreshed) {
 		/* some may have ended unseen: ask the runner, then look again */
-		r->refreshed = 1;
-		r->held_body = body;
-		gw_owner_refresh(r->vh, &r->owner_wait, create_refreshed);
+		c->refreshed = 1;
+		c->held_body = body;
+		gw_owner_refresh(c->vh, &c->owner_wait, create_refreshed);
 		return;
 	}
-	if (have >= r->vh->max_sandboxes_per_key) {
+	if (have >= c->vh->max_sandboxes_per_key) {
 		cJSON_Delete(body);
-		gw_resp_error(r, 429, "limit_reached", "this key already has %d sandboxes",
-			      r->vh->max_sandboxes_per_key);
+		svc_fail(c, 429, "limit_reached", "this key already has %d sandboxes",
+			      c->vh->max_sandboxes_per_key);
 		return;
 	}
 	/* checked here for the API's error; the runner keeps it with the owner tag */
@@ -174,7 +173,7 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	if (pa && !cJSON_IsBool(pa)) {
 		cJSON_Delete(pa);
 		cJSON_Delete(body);
-		gw_resp_error(r, 422, "invalid", "preview_auth: must be true or false");
+		svc_fail(c, 422, "invalid", "preview_auth: must be true or false");
 		return;
 	}
 	int private_preview = cJSON_IsTrue(pa);
@@ -184,93 +183,86 @@ void gw_sandbox_create(struct gw_req *r, cJSON *body)
 	/* unknown fields are ignored, as the API says; the runner refuses them */
 	gw_json_move_fields(req, body, create_fields, sizeof create_fields / sizeof create_fields[0]);
 	cJSON_Delete(body);
-	cJSON_AddStringToObject(req, "owner", r->vh->key_tags[r->key]);
+	cJSON_AddStringToObject(req, "owner", c->vh->key_tags[c->key]);
 	cJSON_AddBoolToObject(req, "preview_auth", private_preview);
-	r->op.mode = GW_OP_CREATE;
-	r->vh->creating[r->key]++;
-	r->create_pending = 1;
-	gw_place_create(r, req, on_create);
+	c->op.mode = GW_OP_CREATE;
+	c->vh->creating[c->key]++;
+	c->create_pending = 1;
+	svc_place_create(c, req, on_create);
 }
 
 /* The union over the runners that are up: an isolation is available when
  * some runner offers it; the default is the local runner's (else the
  * first's). */
-void gw_sandbox_capabilities(struct gw_req *r)
+void svc_capabilities(struct svc_call *c)
 {
-	cJSON *c = gw_runners_capabilities(r->vh);
+	cJSON *caps = gw_runners_capabilities(c->vh);
 
-	if (!c) {
-		gw_resp_error(r, 503, "runner_unavailable", "no runner is answering");
+	if (!caps) {
+		svc_fail(c, 503, "runner_unavailable", "no runner is answering");
 		return;
 	}
-	gw_resp_json(r, 200, c);
+	svc_reply(c, 200, caps);
 }
 
-void gw_sandbox_list(struct gw_req *r)
+void svc_list(struct svc_call *c)
 {
-	r->fan = gw_fan_list(r->vh, listed, r);   /* listed may run first */
-	if (!r->fan && !r->resp_ready)
-		gw_resp_error(r, 500, "internal", "out of memory");
+	c->fan = gw_fan_list(c->vh, listed, c);   /* listed may run first */
+	if (!c->fan && !c->answered)
+		svc_fail(c, 500, "internal", "out of memory");
 }
 
-/* GET /v1/runners: the runners table as this gateway sees it; the whole
- * of it for the metrics key, names and states for an API key. */
-void gw_runners_list(struct gw_req *r)
-{
-	gw_resp_json(r, 200, gw_runners_json(r->vh, gw_auth_metrics(r->vh, r->wsi)));
-}
-
-static cJSON *id_req(struct gw_req *r, const char *op)
+static cJSON *id_req(struct svc_call *c, const char *op)
 {
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", op);
-	cJSON_AddStringToObject(req, "id", r->sid);
+	cJSON_AddStringToObject(req, "id", c->sid);
 	return req;
 }
 
-void gw_sandbox_get(struct gw_req *r)
+void svc_get(struct svc_call *c)
 {
-	gw_req_runner(r, id_req(r, "get"), on_one_200);
+	svc_runner(c, id_req(c, "get"), on_one_200);
 }
 
-void gw_sandbox_extend(struct gw_req *r, cJSON *body)
+void svc_extend(struct svc_call *c, cJSON *body)
 {
 	struct sbx_err err = { 0 };
 	if (sbx_json_refuse_nul(body, &err) < 0) {
 		cJSON_Delete(body);
-		gw_resp_error(r, 422, "invalid", "%s", err.msg);
+		svc_fail(c, 422, "invalid", "%s", err.msg);
 		return;
 	}
-	cJSON *req = id_req(r, "extend");
+	cJSON *req = id_req(c, "extend");
 	cJSON *d = cJSON_DetachItemFromObjectCaseSensitive(body, "duration_ms");
 	cJSON_Delete(body);
 	if (!d) {
 		cJSON_Delete(req);
-		gw_resp_error(r, 422, "invalid", "duration_ms is required");
+		svc_fail(c, 422, "invalid", "duration_ms is required");
 		return;
 	}
 	cJSON_AddItemToObject(req, "duration_ms", d);
 	/* the rule create's timeout_ms check stands for: a sandbox lives at most
 	 * --max-timeout-ms from its creation. The runner applies it against its
 	 * own clock (422 invalid naming duration_ms beyond it). */
-	int64_t max = r->vh->max_timeout_ms;
+	int64_t max = c->vh->max_timeout_ms;
 	if (max > 86400000)   /* the runner's own bound (docs/runner.md) */
 		max = 86400000;
 	cJSON_AddNumberToObject(req, "max_lifetime_ms", (double)(max < 1 ? 1 : max));
-	gw_req_runner(r, req, on_one_200);
+	svc_runner(c, req, on_one_200);
 }
 
-static int on_delete(struct gw_req *r, const struct sbx_frame *f)
+static int on_delete(struct svc_call *c, const struct sbx_frame *f)
 {
-	int rc = one_sandbox(r, f, 200);
+	int rc = one_sandbox(c, f, 200);
 	if (rc == 1) {
-		gw_owner_set_live(r->vh, r->sid, 0);
-		r->vh->m.sandboxes_deleted++;
+		gw_owner_set_live(c->vh, c->sid, 0);
+		c->vh->m.sandboxes_deleted++;
 	}
 	return rc;
 }
 
-void gw_sandbox_delete(struct gw_req *r)
+void svc_stop(struct svc_call *c)
 {
-	gw_req_runner(r, id_req(r, "stop"), on_delete);
+	svc_runner(c, id_req(c, "stop"), on_delete);
 }

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../core/gw.h"
+#include "svc.h"
 #include "sbx_log.h"
 
 #define DEFAULT_MEMORY_MB 512   /* the runner's default (docs/runner.md) */
@@ -31,24 +31,24 @@ static void note(struct gw_place *p, const struct gw_runner *rn, const char *why
 			 rn->name[0] ? rn->name : rn->addr, why);
 }
 
-static int none_up(struct gw_req *r);
+static int none_up(struct svc_call *c);
 
-static void answer_none(struct gw_req *r)
+static void answer_none(struct svc_call *c)
 {
-	if (none_up(r))
+	if (none_up(c))
 		return;   /* no runner answers at all: runner_unavailable */
-	gw_resp_error(r, 503, "no_capacity", "no runner can take this sandbox (%s)",
-		      r->place->why[0] ? r->place->why : "no runner is known");
+	svc_fail(c, 503, "no_capacity", "no runner can take this sandbox (%s)",
+		      c->place->why[0] ? c->place->why : "no runner is known");
 }
 
 /* Open the create on the next candidate: 1 opened, 2 answered (none left). */
-static int try_next(struct gw_req *r)
+static int try_next(struct svc_call *c)
 {
-	struct gw_place *p = r->place;
+	struct gw_place *p = c->place;
 
 	while (p->next < p->n) {
-		struct gw_runner *rn = &r->vh->runners[p->order[p->next++]];
-		int rc = gw_req_runner_on(r, rn, cJSON_Duplicate(p->req, 1), p->cb);
+		struct gw_runner *rn = &c->vh->runners[p->order[p->next++]];
+		int rc = svc_runner_on(c, rn, cJSON_Duplicate(p->req, 1), p->cb);
 		if (rc == 0) {
 			p->at = rn;
 			p->counted = rn;
@@ -60,13 +60,13 @@ static int try_next(struct gw_req *r)
 			return 2;   /* answered (no memory, adoption) */
 		note(p, rn, rc == GW_UP_EDOWN ? "down" : "connect failed");
 	}
-	answer_none(r);
+	answer_none(c);
 	return 2;
 }
 
-int gw_place_retry(struct gw_req *r, const cJSON *reply)
+int svc_place_retry(struct svc_call *c, const cJSON *reply)
 {
-	struct gw_place *p = r->place;
+	struct gw_place *p = c->place;
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
 	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
 	const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
@@ -79,13 +79,13 @@ int gw_place_retry(struct gw_req *r, const cJSON *reply)
 	if (p->at && code && !strcmp(code, "draining"))
 		p->at->draining = 1;   /* until its next status says otherwise */
 	p->at = NULL;
-	return try_next(r);
+	return try_next(c);
 }
 
-void gw_place_taken(struct gw_req *r)
+void svc_place_taken(struct svc_call *c)
 {
 	/* it stays counted until a status requested after it was sent */
-	r->place->answered = 1;
+	c->place->answered = 1;
 }
 
 void gw_place_free(struct gw_place *p)
@@ -114,9 +114,9 @@ static int stale_room(const struct gw_runner *const *rs, int n, const char *iso,
 
 /* No runner answers at all: 503 runner_unavailable, each runner and why
  * (its address and the connect's or handshake's reason). 1 when answered. */
-static int none_up(struct gw_req *r)
+static int none_up(struct svc_call *c)
 {
-	struct gw_vh *vh = r->vh;
+	struct gw_vh *vh = c->vh;
 	char why[600] = "";
 	size_t k = 0;
 
@@ -132,7 +132,7 @@ static int none_up(struct gw_req *r)
 		if (k >= sizeof why)
 			k = sizeof why - 1;
 	}
-	gw_resp_error(r, 503, "runner_unavailable", "no runner is answering (%s)",
+	svc_fail(c, 503, "runner_unavailable", "no runner is answering (%s)",
 		      why[0] ? why : "none is known");
 	return 1;
 }
@@ -163,7 +163,7 @@ static void known_names(struct gw_vh *vh, char *b, size_t n)
  * is available on no runner that could otherwise take it: 422
  * isolation_unavailable with the runner's own reason, as one runner
  * answers. 1 when answered. */
-static int iso_is_why(struct gw_req *r, const struct gw_runner *const *rs, int n, const char *iso)
+static int iso_is_why(struct svc_call *c, const struct gw_runner *const *rs, int n, const char *iso)
 {
 	const char *reason = "", *why, *name = iso, *who = "";
 	int up = 0, blocked = 0;
@@ -184,17 +184,17 @@ static int iso_is_why(struct gw_req *r, const struct gw_runner *const *rs, int n
 	if (!up || blocked < up)
 		return 0;
 	if (reason[0])   /* with the runner's own reason */
-		gw_resp_error(r, 422, "isolation_unavailable", "isolation: %s is not available on any "
+		svc_fail(c, 422, "isolation_unavailable", "isolation: %s is not available on any "
 			      "runner (%s: %s)", name, who, reason);
 	else
-		gw_resp_error(r, 422, "isolation_unavailable", "isolation %.32s is not available on any "
+		svc_fail(c, 422, "isolation_unavailable", "isolation %.32s is not available on any "
 			      "runner", iso && *iso ? iso : rs[0]->default_iso);
 	return 1;
 }
 
-void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb)
+void svc_place_create(struct svc_call *c, cJSON *req, svc_frame_cb cb)
 {
-	struct gw_vh *vh = r->vh;
+	struct gw_vh *vh = c->vh;
 	const struct gw_runner *rs[GW_RUNNERS_MAX];
 	const char *iso = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "isolation"));
 	const cJSON *mem = cJSON_GetObjectItemCaseSensitive(req, "memory_mb");
@@ -204,10 +204,10 @@ void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb)
 
 	if (!p) {
 		cJSON_Delete(req);
-		gw_resp_error(r, 500, "internal", "out of memory");
+		svc_fail(c, 500, "internal", "out of memory");
 		return;
 	}
-	r->place = p;
+	c->place = p;
 	p->req = req;
 	p->memory_mb = memory_mb;
 	p->cb = cb;
@@ -220,12 +220,12 @@ void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb)
 		if (known == 0) {
 			char names[200] = "";
 			known_names(vh, names, sizeof names);
-			gw_resp_error(r, 422, "unknown_isolation", "isolation: no isolation \"%.32s\" "
+			svc_fail(c, 422, "unknown_isolation", "isolation: no isolation \"%.32s\" "
 				      "(known: %s)", iso, names[0] ? names : "none: no runner is up");
 			return;
 		}
-		if (known == 1 && !iso_is_why(r, rs, vh->nrunners, iso)) {
-			gw_resp_error(r, 422, "isolation_unavailable", "isolation %.32s is not available on "
+		if (known == 1 && !iso_is_why(c, rs, vh->nrunners, iso)) {
+			svc_fail(c, 422, "isolation_unavailable", "isolation %.32s is not available on "
 				      "any runner that is up", iso);
 			return;
 		}
@@ -241,17 +241,17 @@ void gw_place_create(struct gw_req *r, cJSON *req, gw_frame_cb cb)
 		if (vh->runners[i].state == GW_RUNNER_DOWN && gw_runner_usable(&vh->runners[i]) &&
 		    !vh->runners[i].gone)
 			p->order[p->n++] = i;
-	if (!p->n && none_up(r))
+	if (!p->n && none_up(c))
 		return;
-	if (!p->n && iso_is_why(r, rs, vh->nrunners, iso))
+	if (!p->n && iso_is_why(c, rs, vh->nrunners, iso))
 		return;
 	if (!p->n) {
 		char why[64];
 		for (int i = 0; i < vh->nrunners; i++)
 			if (!vh->runners[i].gone || vh->runners[i].state == GW_RUNNER_UP)
 				note(p, rs[i], gw_place_why_not(rs[i], iso, memory_mb, why, sizeof why));
-		answer_none(r);
+		answer_none(c);
 		return;
 	}
-	try_next(r);
+	try_next(c);
 }

@@ -1,0 +1,220 @@
+/* The service layer: each operation of the API once, with typed arguments,
+ * for every front end (the /v1 REST handlers, the MCP tools, the
+ * @vercel/sandbox routes). A front end fills a struct svc_call (who asks,
+ * which sandbox, where answers go) and calls svc_*; the operation owns its
+ * upstream (gw_up), placement and owner checks, and answers through the
+ * call's sink: a JSON reply, an error as values (status, code, message;
+ * the status is the REST one, the code the API's), or a stream of bytes.
+ * Front ends are codecs: they read their wire format into svc arguments
+ * and write the sink's calls out in theirs.
+ *
+ * Layer: above core (gw_up, owners, runners), below the front ends; it
+ * knows nothing of HTTP transactions (struct gw_req) or lws sessions. */
+#ifndef SVC_H
+#define SVC_H
+#include <stdint.h>
+#include <stddef.h>
+#include <cJSON.h>
+#include "../core/gw.h"
+
+struct svc_call;
+
+/* Where a call's answers go. reply and fail are required; a call answers
+ * exactly once with one of them, or streams (begin/data/event, then end). */
+struct svc_sink {
+	/* The answer (body consumed), status as REST gives it (200, 201). */
+	void (*reply)(struct svc_call *c, int status, cJSON *body);
+	/* A refusal or failure: REST status, the API's error code, a message. */
+	void (*fail)(struct svc_call *c, int status, const char *code, const char *msg);
+	/* A streamed answer starts: read_file with the size the agent gave
+	 * (0: it said nothing), logs with -1. 0 to go on, -1 after failing. */
+	int (*begin)(struct svc_call *c, int64_t size);
+	/* Streamed bytes: SVC_DATA (a file's), SVC_STDOUT or SVC_STDERR (a
+	 * command's output; also told during a waited exec when set). 0 to go
+	 * on; nonzero ends the stream cut. */
+	int (*data)(struct svc_call *c, int stream, const void *p, size_t n);
+	/* logs: a {"exit_code","signal"} object (type "exit") or a
+	 * {"truncated": bytes} gap (type "truncated"); o is not consumed. */
+	int (*event)(struct svc_call *c, const char *type, const cJSON *o);
+	/* The stream ended; cut when short of what it promised. */
+	void (*end)(struct svc_call *c, int cut);
+	/* Optional: nonzero while the front end can take no more (the
+	 * upstream stops being read until svc_resume). */
+	int (*full)(struct svc_call *c);
+	/* Optional: a streamed upload's queue went below the watermark. */
+	void (*drained)(struct svc_call *c);
+	/* Optional: the call is waiting on something that may take long
+	 * (a create being refreshed, an owner lookup). */
+};
+
+enum { SVC_DATA, SVC_STDOUT, SVC_STDERR };
+
+typedef int (*svc_frame_cb)(struct svc_call *c, const struct sbx_frame *f);
+
+/* One operation in progress. The front end sets the first group
+ * (svc_call_init), svc_* the rest; svc_call_reset frees what an operation
+ * left and keeps the first group, so one call may run steps in turn. */
+struct svc_call {
+	/* set by the front end */
+	struct gw_vh *vh;
+	struct lws *wsi;            /* its close closes the upstream (may be NULL) */
+	const struct svc_sink *sink;
+	void *owner;                /* the front end's */
+	int key;                    /* the caller's key index */
+	char sid[80], cid[80];
+	const char *tag;            /* names the front end in the audit log */
+	/* arguments some operations take beyond their JSON */
+	char path[4096];            /* files */
+	long mode;                  /* write_file (-1, svc_call_init's: 0644) */
+	size_t read_cap;            /* read_file: answer 413 past it (0: none) */
+	int no_stdin;               /* a detached exec without a stdin pipe */
+	/* the operation's state */
+	int answered;               /* reply or fail went out, or the stream began */
+	int ended;                  /* the stream ended (or reply/fail) */
+	struct gw_up up;
+	svc_frame_cb on_frame;
+	struct gw_op op;
+	int create_pending;         /* counted in vh->creating[key] */
+	struct gw_owner_wait owner_wait;   /* a create waiting for the owner refresh */
+	cJSON *held_body;           /* its body meanwhile */
+	int refreshed;
+	struct gw_place *place;
+	struct gw_fan *fan;
+	struct gw_own_wait own_wait;
+	void (*admitted)(struct svc_call *c);
+	int queue_high;             /* bytes queued upstream that mean "full" */
+};
+
+/* svc_call.c */
+void svc_call_init(struct svc_call *c, struct gw_vh *vh, struct lws *wsi,
+		   const struct svc_sink *sink, void *owner, int key);
+/* Free what the last operation left (its upstream closes); keeps the
+ * front end's fields. */
+void svc_call_reset(struct svc_call *c);
+/* Answer: once per operation (later answers are dropped). svc_fail
+ * closes the upstream and returns -1. */
+void svc_reply(struct svc_call *c, int status, cJSON *body);
+int svc_fail(struct svc_call *c, int status, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* A runner's or agent's {"ok":false,"error":{...}} as the API's error. */
+void svc_runner_error(struct svc_call *c, const cJSON *reply);
+/* Streams: begin once, then data/event, then end (each a no-op after
+ * the end). 0 to go on, -1 when the stream ended (cut). */
+int svc_begin(struct svc_call *c, int64_t size);
+int svc_data(struct svc_call *c, int stream, const void *p, size_t n);
+void svc_end(struct svc_call *c, int cut);
+/* The front end drained what it held: read the upstream again. */
+void svc_resume(struct svc_call *c);
+
+/* svc_up.c: the call's upstream (c->up): a runner op, or an agent op
+ * through the runner's `connect` (straight to the agent's socket when
+ * the gateway knows it). cb gets every frame after the runner's ok. 0, or
+ * -1 after failing. */
+int svc_runner(struct svc_call *c, cJSON *runner_req, svc_frame_cb cb);
+int svc_agent(struct svc_call *c, cJSON *agent_req, svc_frame_cb cb);
+/* The same on runner rn, for placement: 0 opened; GW_UP_ECONNECT or
+ * GW_UP_EDOWN not answered (rn is down now); 1 answered (failed). */
+int svc_runner_on(struct svc_call *c, struct gw_runner *rn, cJSON *req, svc_frame_cb cb);
+int svc_send(struct svc_call *c, enum sbx_frame_type t, const void *p, size_t n);
+/* Parse a frame as a JSON object; with need_ok an error reply fails the
+ * call. NULL after failing. */
+cJSON *svc_reply_json(struct svc_call *c, const struct sbx_frame *f, int need_ok,
+		      const char *what);
+
+/* svc_place.c: place a create (req consumed) on a runner and send it. */
+void svc_place_create(struct svc_call *c, cJSON *req, svc_frame_cb cb);
+/* From the create's frame callback: reply the runner's error (NULL when
+ * it closed without one): 0 not a refusal for want of room, 1 sent to
+ * the next runner, 2 answered. */
+int svc_place_retry(struct svc_call *c, const cJSON *reply);
+void svc_place_taken(struct svc_call *c);
+
+/* svc_admit.c: the caller's key may use sandbox c->sid. then(c) when it
+ * may (at once, or after asking the sandbox's runner who owns it: a
+ * sandbox made through another gateway); otherwise the call fails: 404
+ * not_found (no such sandbox, or another key's: never told apart), 503
+ * runner_unavailable when its runner could not be asked, 503
+ * no_capacity when too many lookups are in flight. */
+void svc_admit(struct svc_call *c, void (*then)(struct svc_call *c));
+/* The same without waiting: 1 known and the key's; 0 unknown here (ask
+ * with svc_admit); -1 after failing (another key's). */
+int svc_admit_known(struct svc_call *c);
+
+/* svc_sandbox.c. body: the API's JSON (consumed). */
+void svc_create(struct svc_call *c, cJSON *body);
+void svc_list(struct svc_call *c);
+void svc_get(struct svc_call *c);
+void svc_stop(struct svc_call *c);
+void svc_extend(struct svc_call *c, cJSON *body);
+void svc_capabilities(struct svc_call *c);
+
+/* svc_command.c */
+void svc_exec(struct svc_call *c, cJSON *body);
+void svc_commands(struct svc_call *c);
+/* wait: answer at the command's exit */
+void svc_command_get(struct svc_call *c, int wait);
+void svc_kill(struct svc_call *c, cJSON *body);
+/* One agent request (consumed; "op" defaults to "commands"), answered
+ * with its reply, or with its member wrap when given: the step a front
+ * end's compound operation is made of (mkdir -p of a cwd, a stat, a move). */
+void svc_agent_op(struct svc_call *c, cJSON *agent_req, const char *wrap);
+/* stdin: svc_stdin_start, svc_stdin_data per chunk, svc_stdin_done; with
+ * eof the agent closes the command's stdin and answers; without, the
+ * answer comes once every byte went up. */
+void svc_stdin_start(struct svc_call *c, int eof);
+void svc_stdin_data(struct svc_call *c, const void *p, size_t n);
+void svc_stdin_done(struct svc_call *c);
+
+/* svc_logs.c: the command's output from byte since, to its exit with
+ * follow (else what existed), as sink data (SVC_STDOUT/SVC_STDERR) and
+ * events ("truncated", "exit"). c->op.logs_off is each chunk's offset. */
+void svc_logs(struct svc_call *c, int64_t since, int follow);
+
+/* svc_files.c: c->path names the file (and c->mode a write's mode) */
+void svc_read_file(struct svc_call *c);
+void svc_write_file_start(struct svc_call *c);
+void svc_write_file_data(struct svc_call *c, const void *p, size_t n);
+void svc_write_file_done(struct svc_call *c);
+void svc_mkdir(struct svc_call *c, cJSON *body);
+void svc_list_files(struct svc_call *c);
+
+/* svc_collect.c: a sink that keeps the whole answer, for front ends that
+ * answer once the operation is over (MCP, the Vercel routes): done(c, a)
+ * is called once, with the status and either the reply's JSON or the
+ * error's code and message, or a bounded read's bytes, or for logs the
+ * exit object (json) once the command ended. a is valid only
+ * during done; a->json may be taken (set it to NULL). */
+struct svc_answer {
+	int status;
+	cJSON *json;                /* the reply (NULL for an error or bytes) */
+	const char *code, *msg;     /* an error (status >= 400) */
+	const unsigned char *bytes; /* a read's content */
+	size_t len;
+	int cut;                    /* a stream ended early */
+	int gap;                    /* logs: output was dropped before it could be sent */
+};
+struct svc_collect {
+	struct svc_call call;
+	void (*done)(struct svc_collect *k, struct svc_answer *a);
+	/* optional: each output chunk (of a waited exec, of logs) as it
+	 * comes; nonzero ends the stream there (cut) */
+	int (*output)(struct svc_collect *k, int is_stderr, const void *p, size_t n);
+	struct sbx_buf bytes;
+	int status;
+	int pending;                /* an answer is kept until done runs */
+	cJSON *json;
+	char code[32], msg[600];
+	int cut, gap;
+	/* done runs from the event loop, never inside the upstream's own
+	 * callback (done may start the next step on the same call) */
+	lws_sorted_usec_list_t sul;
+};
+extern const struct svc_sink svc_collect_sink;
+/* Ready k for its first step (svc_call_init for its call, with this sink). */
+void svc_collect_init(struct svc_collect *k, struct gw_vh *vh, struct lws *wsi, void *owner,
+		      int key);
+/* Ready k for a step: what the last one left is freed, done set. */
+void svc_collect_step(struct svc_collect *k,
+		      void (*done)(struct svc_collect *k, struct svc_answer *a));
+void svc_collect_free(struct svc_collect *k);
+#endif

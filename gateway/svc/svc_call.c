@@ -1,0 +1,142 @@
+/* A call's life and its answers: every operation answers through here,
+ * once (reply or fail), or as one stream (begin, data, end), so a front
+ * end's sink never sees a second answer or data after the end. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "svc.h"
+
+void svc_call_init(struct svc_call *c, struct gw_vh *vh, struct lws *wsi,
+		   const struct svc_sink *sink, void *owner, int key)
+{
+	memset(c, 0, sizeof *c);
+	c->vh = vh;
+	c->wsi = wsi;
+	c->sink = sink;
+	c->owner = owner;
+	c->key = key;
+	c->queue_high = GW_QUEUE_HIGH;
+	c->mode = -1;
+}
+
+void svc_call_reset(struct svc_call *c)
+{
+	if (c->create_pending && c->vh && c->key >= 0)
+		c->vh->creating[c->key]--;
+	c->create_pending = 0;
+	gw_up_release(&c->up);
+	gw_owner_wait_cancel(&c->owner_wait);
+	gw_owner_lookup_cancel(&c->own_wait);
+	gw_place_free(c->place);
+	c->place = NULL;
+	gw_fan_cancel(c->fan);
+	c->fan = NULL;
+	cJSON_Delete(c->held_body);
+	c->held_body = NULL;
+	sbx_buf_free(&c->op.out);
+	sbx_buf_free(&c->op.err);
+	cJSON_Delete(c->op.acc);
+	memset(&c->op, 0, sizeof c->op);
+	memset(&c->up, 0, sizeof c->up);
+	c->on_frame = NULL;
+	c->answered = c->ended = c->refreshed = 0;
+	c->admitted = NULL;
+}
+
+void svc_reply(struct svc_call *c, int status, cJSON *body)
+{
+	if (c->answered) {
+		cJSON_Delete(body);
+		return;
+	}
+	c->answered = c->ended = 1;
+	c->sink->reply(c, status, body);
+}
+
+int svc_fail(struct svc_call *c, int status, const char *code, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	if (c->ended)   /* after a stream began: the sink ends it (cut) */
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	gw_up_close(&c->up);
+	c->answered = c->ended = 1;
+	c->sink->fail(c, status, code, msg);
+	return -1;
+}
+
+void svc_runner_error(struct svc_call *c, const cJSON *reply)
+{
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
+	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+	const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+	/* the runner's and agent's codes as the API says them */
+	static const struct { const char *in, *out; int st; } map[] = {
+		{ "bad_request", "invalid", 422 }, { "invalid", "invalid", 422 },
+		{ "not_found", "not_found", 404 }, { "conflict", "conflict", 409 },
+		{ "no_capacity", "no_capacity", 503 }, { "internal", "internal", 500 },
+		{ "draining", "no_capacity", 503 },
+		{ "too_many_connections", "too_many_connections", 503 },
+		{ "unknown_isolation", "unknown_isolation", 422 },
+		{ "isolation_unavailable", "isolation_unavailable", 422 },
+	};
+
+	if (!code)
+		code = "internal";
+	if (!msg)
+		msg = "upstream error";
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (!strcmp(code, map[i].in)) {
+			svc_fail(c, map[i].st, map[i].out, "%s", msg);
+			return;
+		}
+	c->vh->m.upstream_errors++;
+	svc_fail(c, 500, "internal", "%s", msg);
+}
+
+int svc_begin(struct svc_call *c, int64_t size)
+{
+	if (c->answered)
+		return -1;
+	c->answered = 1;
+	if (c->sink->begin(c, size) < 0) {
+		c->ended = 1;
+		gw_up_close(&c->up);
+		return -1;
+	}
+	return 0;
+}
+
+int svc_data(struct svc_call *c, int stream, const void *p, size_t n)
+{
+	if (c->ended)
+		return -1;
+	if (c->sink->data(c, stream, p, n)) {
+		svc_end(c, 1);
+		return -1;
+	}
+	return 0;
+}
+
+void svc_end(struct svc_call *c, int cut)
+{
+	if (c->ended)
+		return;
+	c->ended = 1;
+	if (!c->answered) {   /* nothing began: an empty stream */
+		c->answered = 1;
+		if (c->sink->begin(c, 0) < 0)
+			return;
+	}
+	c->sink->end(c, cut);
+}
+
+void svc_resume(struct svc_call *c)
+{
+	if (c->up.rx_paused)
+		gw_up_pause(&c->up, 0);
+}

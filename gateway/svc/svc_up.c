@@ -1,0 +1,180 @@
+/* A call's upstream (c->up, a gw_up): one runner operation, or one agent
+ * operation behind the runner's `connect` to port 1024 (straight to the
+ * agent's socket when the gateway knows it). Every frame after the
+ * runner's ok goes to c->on_frame; reads pause while the front end is
+ * full (its sink's full), and a streamed upload is told when the
+ * upstream took it (its sink's drained). */
+#include <errno.h>
+#include <string.h>
+#include "svc.h"
+#include "sbx_log.h"
+
+static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, int fd)
+{
+	struct svc_call *c = u->owner;
+	(void)fd;   /* never asked for */
+	if (!o && gw_up_unreachable(u))
+		return svc_fail(c, 503, "runner_unavailable", "%s", why);
+	if (!o)
+		return svc_fail(c, 502, "internal", "runner reply: %s", why);
+	if (!ok) {
+		svc_runner_error(c, o);
+		return -1;
+	}
+	return 0;
+}
+
+static int up_frame(struct gw_up *u, const struct sbx_frame *f)
+{
+	struct svc_call *c = u->owner;
+	int rc = c->on_frame(c, f);
+	if (!rc && c->sink->full && c->sink->full(c))
+		gw_up_pause(u, 1);
+	return rc;
+}
+
+static void up_fail(struct gw_up *u, const char *why)
+{
+	if (gw_up_unreachable(u)) {   /* a TLS runner not reached (gw_up.h) */
+		u->vh->m.upstream_errors++;
+		svc_fail(u->owner, 503, "runner_unavailable", "%s", why);
+		return;
+	}
+	svc_fail(u->owner, 502, "internal", why == gw_up_too_much ? "upstream %s" :
+		 why == gw_up_dial_refused ? "%s" : "upstream: %s", why);
+}
+
+/* stdin without eof: answered once every byte went to the agent */
+static int up_drained(struct gw_up *u)
+{
+	struct svc_call *c = u->owner;
+	if (c->op.phase != GW_OP_ANSWER_WHEN_SENT)
+		return 0;
+	svc_reply(c, 200, cJSON_CreateObject());
+	return 1;
+}
+
+static void up_sent(struct gw_up *u)
+{
+	struct svc_call *c = u->owner;
+	if (c->sink->drained && gw_up_queued(u) < (size_t)c->queue_high / 2)
+		c->sink->drained(c);
+}
+
+static void up_closed(struct gw_up *u, int by_peer, int lost)
+{
+	struct svc_call *c = u->owner;
+	(void)lost;
+	if (!by_peer)
+		return;
+	if (!c->answered && c->place && !c->place->answered && svc_place_retry(c, NULL)) {
+		/* a create whose runner went away before answering: the next */
+	} else if (!c->answered) {
+		svc_fail(c, 502, "internal", "upstream closed early");
+	} else {
+		svc_end(c, 1);   /* a stream cut short */
+	}
+}
+
+static const struct gw_up_ops up_ops = {
+	.reply = up_reply, .frame = up_frame, .fail = up_fail,
+	.drained = up_drained, .sent = up_sent, .closed = up_closed,
+};
+
+/* Fail c for gw_up_open's error rc on runner rn (may be NULL): -1. */
+static int open_error(struct svc_call *c, int rc, struct gw_runner *rn)
+{
+	char msg[200];
+
+	switch (rc) {
+	case GW_UP_ECONNECT: {
+		int e = errno;
+		c->vh->m.upstream_errors++;
+		if (gw_up_unreachable(&c->up))   /* a TLS runner; logged by gw_up.c */
+			return svc_fail(c, 503, "runner_unavailable", "%s", c->up.why);
+		sbx_warn("runner %s: %s", rn ? rn->addr : "?", strerror(e));
+		if (rn && rn->state == GW_RUNNER_DOWN && c->sid[0])
+			return svc_fail(c, 503, "runner_unavailable", "%s",
+					gw_runner_unavailable_msg(rn, msg, sizeof msg));
+		return svc_fail(c, 503, "no_capacity", "runner unavailable: %s", strerror(e));
+	}
+	case GW_UP_EDOWN:
+		return svc_fail(c, 503, "runner_unavailable", "%s",
+				gw_runner_unavailable_msg(rn, msg, sizeof msg));
+	case GW_UP_ENORUNNER:
+		if (c->sid[0] && gw_runner_route_error(c->vh, c->sid, &rn, msg, sizeof msg) == 503)
+			return svc_fail(c, 503, "runner_unavailable", "%s", msg);
+		return svc_fail(c, 404, "not_found", "no such sandbox");
+	case GW_UP_EADOPT:
+		return svc_fail(c, 500, "internal", "cannot adopt runner socket");
+	default:
+		return svc_fail(c, 500, "internal", "out of memory");
+	}
+}
+
+static void ready(struct svc_call *c, svc_frame_cb cb)
+{
+	if (c->up.ops != &up_ops)
+		gw_up_init(&c->up, c->vh, &up_ops, c);
+	c->on_frame = cb;
+}
+
+int svc_runner_on(struct svc_call *c, struct gw_runner *rn, cJSON *req, svc_frame_cb cb)
+{
+	int rc;
+
+	ready(c, cb);
+	rc = gw_up_open_runner(&c->up, c->wsi, rn, req, NULL, 0);
+	if (rc && rc != GW_UP_ECONNECT && rc != GW_UP_EDOWN) {
+		open_error(c, rc, rn);
+		return 1;
+	}
+	return rc;
+}
+
+static int open_up(struct svc_call *c, const char *sid, cJSON *first, cJSON *next, svc_frame_cb cb)
+{
+	struct gw_runner *rn;
+	int rc;
+
+	ready(c, cb);
+	/* a runner op: its sandbox's runner, or the local one */
+	rn = c->sid[0] ? gw_runner_for_sid(c->vh, c->sid) : gw_runner_local(c->vh);
+	if (sid)
+		rc = gw_up_open(&c->up, c->wsi, sid, first, next, 0);
+	else
+		rc = gw_up_open_runner(&c->up, c->wsi, rn, first, next, 0);
+	return rc ? open_error(c, rc, rn) : 0;
+}
+
+int svc_runner(struct svc_call *c, cJSON *runner_req, svc_frame_cb cb)
+{
+	return open_up(c, NULL, runner_req, NULL, cb);
+}
+
+int svc_agent(struct svc_call *c, cJSON *agent_req, svc_frame_cb cb)
+{
+	return open_up(c, c->sid, gw_up_connect_req(c->sid, 1024, 0), agent_req, cb);
+}
+
+int svc_send(struct svc_call *c, enum sbx_frame_type t, const void *p, size_t n)
+{
+	return gw_up_send(&c->up, t, p, n);
+}
+
+cJSON *svc_reply_json(struct svc_call *c, const struct sbx_frame *f, int need_ok, const char *what)
+{
+	struct sbx_err err = { 0 };
+	cJSON *o = f->type == SBX_FRAME_JSON ?
+		sbx_json_parse_object(f->payload, f->len, &err) : NULL;
+	if (!o) {
+		svc_fail(c, 502, "internal", "bad %s", what);
+		return NULL;
+	}
+	if (need_ok && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
+		svc_runner_error(c, o);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
