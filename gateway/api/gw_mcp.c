@@ -39,6 +39,18 @@ static cJSON *rpc_error(const cJSON *id, int code, const char *msg)
 	return o;
 }
 
+/* The same with the API's code and REST status in error.data, for an
+ * error a REST client gets too (a malformed body, an invalid argument). */
+static cJSON *rpc_error_api(const cJSON *id, int code, const char *msg, const char *api_code,
+			    int status)
+{
+	cJSON *o = rpc_error(id, code, msg);
+	cJSON *d = cJSON_AddObjectToObject(cJSON_GetObjectItemCaseSensitive(o, "error"), "data");
+	cJSON_AddStringToObject(d, "code", api_code);
+	cJSON_AddNumberToObject(d, "status", status);
+	return o;
+}
+
 static cJSON *rpc_result(const cJSON *id, cJSON *result)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -235,7 +247,7 @@ static void tools_call(struct gw_req *r, const cJSON *id, const cJSON *params, c
 	if (gw_mcp_tool_check(t, args, why, sizeof why)) {
 		cJSON_Delete(args);
 		snprintf(msg, sizeof msg, "invalid arguments for %s: %s", name->valuestring, why);
-		answer(r, 200, rpc_error(id, RPC_INVALID_PARAMS, msg));
+		answer(r, 200, rpc_error_api(id, RPC_INVALID_PARAMS, msg, "invalid", 422));
 		return;
 	}
 	c->id = cJSON_Duplicate(id, 1);
@@ -279,7 +291,7 @@ static int params_nul(struct gw_req *r, const cJSON *id, const cJSON *params)
 	if (!sbx_json_find_nul(params, at, sizeof at))
 		return 0;
 	snprintf(m, sizeof m, "params.%s must not contain NUL (\\u0000)", at);
-	answer(r, 200, rpc_error(id, RPC_INVALID_PARAMS, m));
+	answer(r, 200, rpc_error_api(id, RPC_INVALID_PARAMS, m, "invalid", 422));
 	return 1;
 }
 
@@ -294,7 +306,7 @@ void gw_mcp_body_done(struct gw_req *r)
 	r->body_done = 1;
 	if (!msg) {
 		snprintf(m, sizeof m, "parse error: %s", err.msg);
-		answer(r, 400, rpc_error(NULL, RPC_PARSE, m));
+		answer(r, 400, rpc_error_api(NULL, RPC_PARSE, m, "bad_request", 400));
 		return;
 	}
 	if (cJSON_IsArray(msg)) {

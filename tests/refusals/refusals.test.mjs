@@ -201,27 +201,7 @@ REFUSALS.push(
 
 // Why a front answers otherwise today. The key "row / front" covers the
 // status and the code, "row / front / status" (or "/ code") that one alone.
-const MCP_NO_STATUS = 'an MCP tool error carries no status, only the text "code: message" (tool_error in gw_mcp_tools.c)';
 const KNOWN_DIVERGENCE = {
-  'unknown sandbox: get / mcp / status': MCP_NO_STATUS,
-  'unknown sandbox: stop / mcp / status': MCP_NO_STATUS,
-  'unknown sandbox: extend / mcp / status': MCP_NO_STATUS,
-  'unknown sandbox: exec / mcp / status': MCP_NO_STATUS,
-  'unknown sandbox: read file / mcp / status': MCP_NO_STATUS,
-  'foreign sandbox: get / mcp / status': MCP_NO_STATUS,
-  'foreign sandbox: stop / mcp / status': MCP_NO_STATUS,
-  'foreign sandbox: extend / mcp / status': MCP_NO_STATUS,
-  'foreign sandbox: exec / mcp / status': MCP_NO_STATUS,
-  'foreign sandbox: read file / mcp / status': MCP_NO_STATUS,
-  'bad path: empty / mcp / status': MCP_NO_STATUS,
-  'bad path: a directory (the agent refuses to read it) / mcp / status': MCP_NO_STATUS,
-  'bad path: no such file / mcp / status': MCP_NO_STATUS,
-  'over quota: create / mcp / status': MCP_NO_STATUS,
-  'stopped sandbox: exec / mcp / status': MCP_NO_STATUS,
-  'unknown command / mcp / status': MCP_NO_STATUS,
-  'bad path: NUL / mcp': 'the argument schema check refuses it before the tool runs: JSON-RPC -32602 in an HTTP 200',
-  'malformed body: not JSON / mcp / code': 'JSON-RPC parse error -32700 (the HTTP 400 agrees), no REST code in error.data',
-  'malformed body: a field of the wrong type / mcp': 'the argument schema check: JSON-RPC -32602 in an HTTP 200, no REST code or status in error.data',
   'bad path: empty / vercel': 'the route resolves the path itself (cv_resolve): 400 bad_request',
   'bad path: a directory (the agent refuses to read it) / vercel': 'fs/read stats first and answers 400 bad_request "not a regular file" (read_checked)',
   'malformed body: a field of the wrong type / vercel': 'extend-timeout checks duration itself: 400 bad_request',
