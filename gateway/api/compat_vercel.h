@@ -1,7 +1,7 @@
 /* The @vercel/sandbox compatibility surface (/v2 and /v3, docs/vercel.md):
- * the SDK's wire format translated to the same internal requests the MCP
- * endpoint makes (gw_req.parent), so sandboxes, commands and files go
- * through the /v1 handlers, checks, quotas and ownership.
+ * the SDK's wire format translated to operations of the service layer
+ * (svc.h), as the /v1 handlers and the MCP tools are, so sandboxes,
+ * commands and files go through the same checks, quotas and ownership.
  *   compat_vercel_route.c  paths, auth, bodies, the call's steps, errors
  *   compat_vercel_shape.c  the SDK's JSON shapes; what we keep of commands
  *   compat_vercel_box.c    sandboxes and sessions
@@ -11,6 +11,7 @@
 #ifndef COMPAT_VERCEL_H
 #define COMPAT_VERCEL_H
 #include "../core/gw.h"
+#include "../svc/svc.h"
 
 #define CV_CWD             "/vercel/sandbox"   /* the SDK's default cwd */
 #define CV_WRITE_MAX_BYTES (256ull * 1024 * 1024) /* fs/write: tar bytes after gunzip */
@@ -21,21 +22,24 @@
 struct cv_call;
 struct cv_write;
 
-/* What a finished internal request answered. */
+/* What a step answered: its reply, or an error as values. */
 struct cv_answer {
 	int status;
-	cJSON *json;                /* its body parsed, or NULL */
+	cJSON *json;                /* the reply (NULL for an error) */
+	const char *code, *msg;     /* an error (status >= 400) */
 };
 
-/* A step's continuation: called with the answer of the internal request it
+/* A step's continuation: called with the answer of the operation it
  * started. It starts another step or answers r. */
 typedef void (*cv_step_fn)(struct gw_req *r, struct cv_call *c, struct cv_answer *a);
 
 struct cv_call {
 	int op;
 	int session_op;             /* an answer 409 may mean "stopped": ask (410) */
-	struct gw_req *sub;         /* the internal request in flight */
-	cv_step_fn next;            /* what its answer goes to */
+	struct svc_collect k;        /* the step in flight (an operation of svc.h) */
+	cv_step_fn next;            /* what its answer goes to; NULL: none in flight */
+	int put_full;               /* fs/write: the pump waits for the upload's queue */
+	char path[4096];            /* fs/read: the file */
 	cv_step_fn after_check;     /* the step a stopped-check interrupted */
 	cJSON *body;                /* the client's JSON body */
 	cJSON *keep;                /* what earlier steps learnt */
@@ -48,8 +52,8 @@ struct cv_call {
 	unsigned char carry[2][4];
 	size_t ncarry[2];
 	int want_logs;
-	/* answers of internal requests are taken from the event loop: lws
-	 * gives r no WRITEABLE while its body is still coming (fs/write) */
+	/* fs/write's pump runs from the event loop once the upload's queue
+	 * drained: lws gives r no WRITEABLE while its body is still coming */
 	lws_sorted_usec_list_t sul;
 	struct gw_req *r;
 };
@@ -59,13 +63,11 @@ struct cv_call {
 int compat_vercel_route(struct gw_req *r);
 void compat_vercel_body(struct gw_req *r, const void *in, size_t len);
 void compat_vercel_body_done(struct gw_req *r);
-void compat_vercel_writeable(struct gw_req *r);
-/* An internal request of r finished or drained: take it up soon. */
-void compat_vercel_wake(struct gw_req *r);
 void compat_vercel_free(struct cv_call *c);
-/* A new internal request of r on c's sandbox; NULL after answering 500. */
-struct gw_req *cv_sub(struct gw_req *r, struct cv_call *c, cv_step_fn next);
-/* Answer r with an error answer a sub-request gave (its code and message). */
+/* A step of r on c's sandbox: the call to run one operation on; its
+ * answer goes to next. */
+struct svc_call *cv_sub(struct gw_req *r, struct cv_call *c, cv_step_fn next);
+/* Answer r with the error a step gave (its status, code and message). */
 void cv_fail_answer(struct gw_req *r, const struct cv_answer *a);
 int cv_error(struct gw_req *r, int status, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -1,5 +1,5 @@
 /* Sandboxes and sessions: create, get (by name or session), list, stop,
- * extend-timeout, network-policy, on gw_sandbox.c's handlers. */
+ * extend-timeout, network-policy, as operations of the service layer. */
 #include <stdio.h>
 #include <string.h>
 #include "compat_vercel.h"
@@ -51,7 +51,7 @@ static void created_cwd(struct gw_req *r, struct cv_call *c, struct cv_answer *a
 static void created(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 {
 	const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a->json, "id"));
-	struct gw_req *s;
+	struct svc_call *s;
 	cJSON *mk;
 
 	if (a->status >= 400 || !id) {
@@ -71,14 +71,14 @@ static void created(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 	cJSON_AddNumberToObject(mk, "mode", 0755);
 	cJSON_AddNumberToObject(mk, "uid", 1000);
 	cJSON_AddNumberToObject(mk, "gid", 1000);
-	gw_cmd_simple(s, mk, NULL);
+	svc_agent_op(s, mk, NULL);
 }
 
 void cv_box_create(struct gw_req *r, struct cv_call *c)
 {
 	const cJSON *b = c->body, *v;
 	cJSON *req = cJSON_CreateObject();
-	struct gw_req *s;
+	struct svc_call *s;
 
 	if (refuse_field(r, b, "source", "creating from a git repository, tarball or snapshot is not supported") ||
 	    refuse_field(r, b, "image", "images are the gateway's (SANDBOX image dir), not container references") ||
@@ -110,7 +110,7 @@ void cv_box_create(struct gw_req *r, struct cv_call *c)
 	/* runtime (node22, python3.13, ...): the one image has both */
 	if (!(s = cv_sub(r, c, created)))
 		goto out;
-	gw_sandbox_create(s, req);   /* checks the values, as on /v1 */
+	svc_create(s, req);   /* checks the values, as on /v1 */
 	return;
 out:
 	cJSON_Delete(req);
@@ -133,10 +133,10 @@ static void got_box(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 
 void cv_box_get(struct gw_req *r, struct cv_call *c, int resume)
 {
-	struct gw_req *s = cv_sub(r, c, got_box);
+	struct svc_call *s = cv_sub(r, c, got_box);
 	c->op = resume;
 	if (s)
-		gw_sandbox_get(s);
+		svc_get(s);
 }
 
 static void got_session(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -150,9 +150,9 @@ static void got_session(struct gw_req *r, struct cv_call *c, struct cv_answer *a
 
 void cv_session_get(struct gw_req *r, struct cv_call *c)
 {
-	struct gw_req *s = cv_sub(r, c, got_session);
+	struct svc_call *s = cv_sub(r, c, got_session);
 	if (s)
-		gw_sandbox_get(s);
+		svc_get(s);
 }
 
 static void listed(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -185,10 +185,10 @@ static void listed(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 
 void cv_box_list(struct gw_req *r, struct cv_call *c, int sessions)
 {
-	struct gw_req *s = cv_sub(r, c, listed);
+	struct svc_call *s = cv_sub(r, c, listed);
 	c->op = sessions;
 	if (s)
-		gw_sandbox_list(s);
+		svc_list(s);
 }
 
 static void stopped(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -203,10 +203,10 @@ static void stopped(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 
 void cv_session_stop(struct gw_req *r, struct cv_call *c, int delete_shape)
 {
-	struct gw_req *s = cv_sub(r, c, stopped);
+	struct svc_call *s = cv_sub(r, c, stopped);
 	c->op = delete_shape;
 	if (s)
-		gw_sandbox_delete(s);
+		svc_stop(s);
 }
 
 static void session_only(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -221,18 +221,18 @@ static void session_only(struct gw_req *r, struct cv_call *c, struct cv_answer *
 void cv_session_extend(struct gw_req *r, struct cv_call *c)
 {
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(c->body, "duration");
-	struct gw_req *s;
+	struct svc_call *s;
 	cJSON *b;
 
 	if (!cJSON_IsNumber(d)) {
-		gw_resp_error(r, 400, "bad_request", "duration (milliseconds) is required");
+		gw_resp_error(r, 422, "invalid", "duration (milliseconds) is required");
 		return;
 	}
 	if (!(s = cv_sub(r, c, session_only)))
 		return;
 	b = cJSON_CreateObject();
 	cJSON_AddNumberToObject(b, "duration_ms", d->valuedouble);
-	gw_sandbox_extend(s, b);
+	svc_extend(s, b);
 }
 
 /* A running sandbox's network is fixed at create: asking for the mode it
@@ -256,8 +256,8 @@ static void network_checked(struct gw_req *r, struct cv_call *c, struct cv_answe
 
 void cv_session_network(struct gw_req *r, struct cv_call *c)
 {
-	struct gw_req *s;
+	struct svc_call *s;
 	if (!network_of(r, c->body) || !(s = cv_sub(r, c, network_checked)))
 		return;
-	gw_sandbox_get(s);
+	svc_get(s);
 }

@@ -203,13 +203,13 @@ void cv_cmd_run(struct gw_req *r, struct cv_call *c)
 	const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "command"));
 	const char *cwd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "cwd"));
 	char path[4096];
-	struct gw_req *s;
+	struct svc_call *s;
 	cJSON *req;
 
 	if (!cmd || !*cmd)
-		return (void)gw_resp_error(r, 400, "bad_request", "command is required");
+		return (void)gw_resp_error(r, 422, "invalid", "command is required");
 	if (!str_or_absent(b, "cwd"))
-		return (void)gw_resp_error(r, 400, "bad_request", "cwd must be a string");
+		return (void)gw_resp_error(r, 422, "invalid", "cwd must be a string");
 	/* a relative cwd is the SDK's default cwd's */
 	if (cv_resolve(r, cwd ? cwd : ".", NULL, path, sizeof path))
 		return;
@@ -227,12 +227,9 @@ void cv_cmd_run(struct gw_req *r, struct cv_call *c)
 	cJSON_AddTrueToObject(req, "detached");
 	c->keep = cJSON_CreateObject();
 	cJSON_AddStringToObject(c->keep, "cwd", path);
-	if (!(s = cv_sub(r, c, started))) {
-		cJSON_Delete(req);
-		return;
-	}
+	s = cv_sub(r, c, started);
 	s->no_stdin = 1;
-	gw_cmd_exec(s, req);   /* checks the fields as /v1 does */
+	svc_exec(s, req);   /* checks the fields as /v1 does */
 }
 
 static void shaped(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -245,14 +242,14 @@ static void shaped(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 
 static void status_of(struct gw_req *r, struct cv_call *c, const char *op, cv_step_fn next)
 {
-	struct gw_req *s = cv_sub(r, c, next);
+	struct svc_call *s = cv_sub(r, c, next);
 	cJSON *o;
 	if (!s)
 		return;
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "op", op);
 	cJSON_AddStringToObject(o, "id", c->cid);
-	gw_cmd_simple(s, o, "command");
+	svc_agent_op(s, o, "command");
 }
 
 void cv_cmd_get(struct gw_req *r, struct cv_call *c, int wait)
@@ -291,7 +288,7 @@ void cv_cmd_kill(struct gw_req *r, struct cv_call *c)
 {
 	const cJSON *sig = cJSON_GetObjectItemCaseSensitive(c->body, "signal");
 	char name[24];
-	struct gw_req *s;
+	struct svc_call *s;
 	cJSON *b;
 
 	if (cJSON_IsNumber(sig) && sig->valuedouble >= 1 && sig->valuedouble <= 64)
@@ -301,11 +298,11 @@ void cv_cmd_kill(struct gw_req *r, struct cv_call *c)
 	else if (cJSON_IsString(sig) && strlen(sig->valuestring) < sizeof name)
 		snprintf(name, sizeof name, "%s", sig->valuestring);
 	else
-		return (void)gw_resp_error(r, 400, "bad_request", "signal must be a signal number or name");
+		return (void)gw_resp_error(r, 422, "invalid", "signal must be a signal number or name");
 	c->session_op = 0;   /* a 409 here is an exited command */
 	if (!(s = cv_sub(r, c, killed)))
 		return;
 	b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "signal", name);
-	gw_cmd_kill(s, b);
+	svc_kill(s, b);
 }

@@ -73,20 +73,19 @@ static int body_path(struct gw_req *r, struct cv_call *c, char *out, size_t n)
 	const cJSON *p = cJSON_GetObjectItemCaseSensitive(c->body, "path");
 	const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(c->body, "cwd");
 	if (!cJSON_IsString(p) || (cwd && !cJSON_IsNull(cwd) && !cJSON_IsString(cwd)))
-		return gw_resp_error(r, 400, "bad_request", "path (a string) is required; cwd is a string");
+		return gw_resp_error(r, 422, "invalid", "path (a string) is required; cwd is a string");
 	return cv_resolve(r, p->valuestring, cJSON_GetStringValue(cwd), out, n);
 }
 
 static void read_checked(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 {
 	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a->json, "type"));
-	(void)c;
 	if (a->status >= 400) {
 		cv_fail_answer(r, a);
 		return;
 	}
 	if (!type || strcmp(type, "file")) {
-		gw_resp_error(r, 400, "bad_request", "%s is not a regular file", r->qpath);
+		gw_resp_error(r, 422, "invalid", "%s is not a regular file", c->path);
 		return;
 	}
 	/* streamed on r: Content-Length, application/octet-stream */
@@ -95,21 +94,21 @@ static void read_checked(struct gw_req *r, struct cv_call *c, struct cv_answer *
 		gw_resp_error(r, 500, "internal", "out of memory");
 		return;
 	}
-	snprintf(sc->path, sizeof sc->path, "%s", r->qpath);
+	snprintf(sc->path, sizeof sc->path, "%s", c->path);
 	gw_keepalive_http_download(r);
 	svc_read_file(sc);
 }
 
 void cv_fs_read(struct gw_req *r, struct cv_call *c)
 {
-	struct gw_req *s;
+	struct svc_call *s;
 	cJSON *o;
-	if (body_path(r, c, r->qpath, sizeof r->qpath) || !(s = cv_sub(r, c, read_checked)))
+	if (body_path(r, c, c->path, sizeof c->path) || !(s = cv_sub(r, c, read_checked)))
 		return;
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "op", "stat");
-	cJSON_AddStringToObject(o, "path", r->qpath);
-	gw_cmd_simple(s, o, NULL);
+	cJSON_AddStringToObject(o, "path", c->path);
+	svc_agent_op(s, o, NULL);
 }
 
 static void made_dir(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -124,7 +123,7 @@ static void made_dir(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 void cv_fs_mkdir(struct gw_req *r, struct cv_call *c)
 {
 	char path[4096];
-	struct gw_req *s;
+	struct svc_call *s;
 	cJSON *o;
 	if (body_path(r, c, path, sizeof path) || !(s = cv_sub(r, c, made_dir)))
 		return;
@@ -134,7 +133,7 @@ void cv_fs_mkdir(struct gw_req *r, struct cv_call *c)
 	cJSON_AddNumberToObject(o, "mode", 0755);
 	cJSON_AddNumberToObject(o, "uid", 1000);
 	cJSON_AddNumberToObject(o, "gid", 1000);
-	gw_cmd_simple(s, o, NULL);
+	svc_agent_op(s, o, NULL);
 }
 
 /* ---- write ---- */
@@ -172,7 +171,7 @@ static void cleaned(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 
 static void exec_bash(struct gw_req *r, struct cv_call *c, const char *script, cv_step_fn next)
 {
-	struct gw_req *s = cv_sub(r, c, next);
+	struct svc_call *s = cv_sub(r, c, next);
 	cJSON *b, *args;
 	if (!s)
 		return;
@@ -185,7 +184,7 @@ static void exec_bash(struct gw_req *r, struct cv_call *c, const char *script, c
 	cJSON_AddItemToArray(args, cJSON_CreateString(c->w->staging));
 	cJSON_AddStringToObject(b, "cwd", "/");
 	s->no_stdin = 1;
-	gw_cmd_exec(s, b);
+	svc_exec(s, b);
 }
 
 /* Refuse the archive: the staging directory goes, then the answer. */
@@ -203,10 +202,9 @@ static void refuse(struct gw_req *r, struct cv_call *c, int status, const char *
 	va_start(ap, fmt);
 	vsnprintf(w->err_msg, sizeof w->err_msg, fmt, ap);
 	va_end(ap);
-	if (c->sub) {         /* a staged file cut short: the agent drops it */
-		gw_req_reset(c->sub);
-		free(c->sub);
-		c->sub = NULL;
+	if (c->next) {        /* a staged file cut short: the agent drops it */
+		svc_collect_cancel(&c->k);
+		c->next = NULL;
 	}
 	sbx_buf_reset(&w->in);
 	rx_flow(r, w);   /* the rest of the body is read and thrown away */
@@ -248,14 +246,14 @@ static void manifest_written(struct gw_req *r, struct cv_call *c, struct cv_answ
 static void put_file(struct gw_req *r, struct cv_call *c, const char *name, long mode,
 		     const void *p, size_t n, cv_step_fn next)
 {
-	struct gw_req *s = cv_sub(r, c, next);
+	struct svc_call *s = cv_sub(r, c, next);
 	if (!s)
 		return;
-	snprintf(s->qpath, sizeof s->qpath, "%s/%s", c->w->staging, name);
-	s->put_mode = mode;
-	gw_files_put_start(s);
-	if (!s->resp_ready && n)
-		gw_files_put_data(s, p, n);
+	snprintf(s->path, sizeof s->path, "%s/%s", c->w->staging, name);
+	s->mode = mode;
+	svc_write_file_start(s);
+	if (!s->answered && n)
+		svc_write_file_data(s, p, n);
 }
 
 static void archive_read(struct gw_req *r, struct cv_call *c)
@@ -264,8 +262,8 @@ static void archive_read(struct gw_req *r, struct cv_call *c)
 	w->phase = W_MANIFEST;
 	put_file(r, c, ".manifest", 0600, sbx_buf_head(&w->manifest), w->manifest.len,
 		 manifest_written);
-	if (c->sub && !c->sub->resp_ready)
-		gw_files_put_done(c->sub);
+	if (c->next && !c->k.call.answered)
+		svc_write_file_done(&c->k.call);
 }
 
 static void staged(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -312,7 +310,7 @@ static void entry(struct gw_req *r, struct cv_call *c)
 		return;
 	}
 	put_file(r, c, src, (long)(w->tar.mode & 0777), NULL, 0, staged);
-	w->in_entry = c->sub != NULL;
+	w->in_entry = c->next != NULL;
 }
 
 void cv_fs_write_pump(struct gw_req *r, struct cv_call *c)
@@ -320,14 +318,14 @@ void cv_fs_write_pump(struct gw_req *r, struct cv_call *c)
 	struct cv_write *w = c->w;
 
 	while (w->phase == W_STREAM && !w->failed && !r->resp_ready && !w->waiting) {
-		struct gw_req *s = c->sub;
+		struct svc_call *s = c->next ? &c->k.call : NULL;
 		size_t used = 0;
 		enum cv_tar_ev ev;
 
-		if (s && (s->resp_ready || !w->in_entry))
-			break;   /* its answer comes through compat_vercel_writeable */
+		if (s && (s->answered || !w->in_entry))
+			break;   /* its answer comes to the step's continuation */
 		if (s && gw_up_queued(&s->up) >= GW_QUEUE_HIGH) {
-			s->http_rx_paused = 1;   /* gw_upstream.c wakes r once it drained */
+			c->put_full = 1;   /* the step's drained wakes the pump */
 			break;
 		}
 		ev = cv_tar_next(&w->tar, sbx_buf_head(&w->in), w->in.len, &used);
@@ -342,20 +340,20 @@ void cv_fs_write_pump(struct gw_req *r, struct cv_call *c)
 			entry(r, c);
 			break;
 		case CV_TAR_DATA:
-			if (!w->in_entry || !c->sub)
+			if (!w->in_entry || !c->next)
 				return refuse(r, c, 400, "bad_request", "tar entry \"%.200s\": data for no file", w->tar.name);
 			r->vh->m.files_put_bytes += w->tar.ndata;
 			/* the client waits while the sandbox takes the bytes: lws
 			 * would cut a body not complete within 5 s */
 			if (r->wsi)
 				lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, 60);
-			gw_files_put_data(c->sub, w->tar.data, w->tar.ndata);
+			svc_write_file_data(&c->k.call, w->tar.data, w->tar.ndata);
 			break;
 		case CV_TAR_ENTRY_END:
-			if (w->in_entry && c->sub) {
+			if (w->in_entry && c->next) {
 				w->in_entry = 0;
 				w->waiting = 1;
-				gw_files_put_done(c->sub);
+				svc_write_file_done(&c->k.call);
 			}
 			break;
 		case CV_TAR_END:
@@ -388,7 +386,7 @@ int cv_fs_write_start(struct gw_req *r, struct cv_call *c)
 	struct cv_write *w = calloc(1, sizeof *w);
 	unsigned char rnd[8];
 	char cwd[2048] = "/", norm[2048];
-	struct gw_req *s;
+	struct svc_call *s;
 	cJSON *o;
 	int n;
 
@@ -422,7 +420,7 @@ int cv_fs_write_start(struct gw_req *r, struct cv_call *c)
 	cJSON_AddNumberToObject(o, "mode", 0700);
 	cJSON_AddNumberToObject(o, "uid", 1000);
 	cJSON_AddNumberToObject(o, "gid", 1000);
-	gw_cmd_simple(s, o, NULL);
+	svc_agent_op(s, o, NULL);
 	return 0;
 }
 

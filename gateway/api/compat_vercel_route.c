@@ -2,9 +2,9 @@
  * /v3/sandboxes. One function (compat_vercel_route) decides whether a
  * request is ours; then auth (Bearer = an API key; teamId/projectId in the
  * query are accepted and ignored), ownership, the body (JSON capped as on
- * /v1; fs/write's gzip streamed), and the call's steps. A step is an
- * internal request (gw_req.parent = r) on the /v1 handlers; its answer
- * comes back here when lws says r's connection is writeable. */
+ * /v1; fs/write's gzip streamed), and the call's steps. A step is one
+ * operation of the service layer (svc.h) on the call's collecting sink;
+ * its answer comes back whole, as values, to the step's continuation. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,10 +147,7 @@ void compat_vercel_free(struct cv_call *c)
 	if (!c)
 		return;
 	lws_sul_cancel(&c->sul);
-	if (c->sub) {
-		gw_req_reset(c->sub);   /* closes its upstream */
-		free(c->sub);
-	}
+	svc_collect_free(&c->k);   /* closes its upstream */
 	cv_fs_write_free(c->w);
 	cJSON_Delete(c->body);
 	cJSON_Delete(c->keep);
@@ -158,26 +155,22 @@ void compat_vercel_free(struct cv_call *c)
 	free(c);
 }
 
-struct gw_req *cv_sub(struct gw_req *r, struct cv_call *c, cv_step_fn next)
+static void answered(struct svc_collect *k, struct svc_answer *sa);
+
+struct svc_call *cv_sub(struct gw_req *r, struct cv_call *c, cv_step_fn next)
 {
-	struct gw_req *s = gw_req_internal(r, "VCL", c->sid);
-	if (!s) {
-		gw_resp_error(r, 500, "internal", "out of memory");
-		return NULL;
-	}
-	snprintf(s->cid, sizeof s->cid, "%s", c->cid);
-	c->sub = s;
+	(void)r;
+	svc_collect_step(&c->k, answered);
+	snprintf(c->k.call.sid, sizeof c->k.call.sid, "%s", c->sid);
+	snprintf(c->k.call.cid, sizeof c->k.call.cid, "%s", c->cid);
 	c->next = next;
-	return s;
+	return &c->k.call;
 }
 
 void cv_fail_answer(struct gw_req *r, const struct cv_answer *a)
 {
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(a->json, "error");
-	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
-	const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
-	gw_resp_error(r, a->status >= 400 ? a->status : 502, code ? code : "internal", "%s",
-		      msg ? msg : "bad answer from the sandbox");
+	gw_resp_error(r, a->status >= 400 ? a->status : 502, a->code ? a->code : "internal", "%s",
+		      a->msg ? a->msg : "bad answer from the sandbox");
 }
 
 int cv_resolve(struct gw_req *r, const char *path, const char *cwd, char *out, size_t n)
@@ -186,13 +179,13 @@ int cv_resolve(struct gw_req *r, const char *path, const char *cwd, char *out, s
 	if (!cwd)
 		cwd = CV_CWD;
 	if (cwd[0] != '/')
-		return gw_resp_error(r, 400, "bad_request", "cwd must be an absolute path");
+		return gw_resp_error(r, 422, "invalid", "cwd must be an absolute path");
 	if (!path || !path[0])
-		return gw_resp_error(r, 400, "bad_request", "path is required");
+		return gw_resp_error(r, 422, "invalid", "path is empty");
 	k = path[0] == '/' ? snprintf(out, n, "%s", path) :
 	    snprintf(out, n, "%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", path);
 	if (k < 0 || (size_t)k >= n)
-		return gw_resp_error(r, 400, "bad_request", "path longer than %zu bytes", n - 1);
+		return gw_resp_error(r, 422, "invalid", "path longer than %zu bytes", n - 1);
 	return 0;
 }
 
@@ -212,41 +205,28 @@ static void stopped_checked(struct gw_req *r, struct cv_call *c, struct cv_answe
 static void answer_step(struct gw_req *r, struct cv_call *c, struct cv_answer *a, cv_step_fn next)
 {
 	if (a->status == 409 && c->session_op) {
-		const cJSON *e = cJSON_GetObjectItemCaseSensitive(a->json, "error");
-		const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
-		const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
 		c->err_status = a->status;
-		snprintf(c->err_code, sizeof c->err_code, "%s", code ? code : "conflict");
-		snprintf(c->err_msg, sizeof c->err_msg, "%s", msg ? msg : "conflict");
+		snprintf(c->err_code, sizeof c->err_code, "%s", a->code ? a->code : "conflict");
+		snprintf(c->err_msg, sizeof c->err_msg, "%s", a->msg ? a->msg : "conflict");
 		c->session_op = 0;
-		struct gw_req *s = cv_sub(r, c, stopped_checked);
-		if (s)
-			gw_sandbox_get(s);
+		svc_get(cv_sub(r, c, stopped_checked));
 		return;
 	}
 	next(r, c, a);
 }
 
-void compat_vercel_writeable(struct gw_req *r)
+/* A step's answer: to its continuation, unless r was answered meanwhile. */
+static void answered(struct svc_collect *k, struct svc_answer *sa)
 {
-	struct cv_call *c = r->vercel;
-	struct gw_req *s = c ? c->sub : NULL;
+	struct cv_call *c = k->call.owner;
+	struct gw_req *r = c->r;
+	cv_step_fn next = c->next;
+	struct cv_answer a = { .status = sa->status, .json = sa->json, .code = sa->code,
+			       .msg = sa->msg };
 
-	if (!c)
-		return;
-	if (s && s->resp_ready && s->resp_done && !r->resp_ready) {
-		struct cv_answer a = { .status = s->status };
-		cv_step_fn next = c->next;
-		a.json = cJSON_ParseWithLength((const char *)sbx_buf_head(&s->resp), s->resp.len);
-		c->sub = NULL;
-		c->next = NULL;
-		gw_req_reset(s);
-		free(s);
+	c->next = NULL;
+	if (!r->resp_ready && next)
 		answer_step(r, c, &a, next);
-		cJSON_Delete(a.json);
-	}
-	if (c->w && !r->resp_ready)
-		cv_fs_write_pump(r, c);
 }
 
 static void woken(lws_sorted_usec_list_t *sul)
@@ -254,16 +234,18 @@ static void woken(lws_sorted_usec_list_t *sul)
 	struct cv_call *c = lws_container_of(sul, struct cv_call, sul);
 	struct gw_req *r = c->r;
 
-	compat_vercel_writeable(r);   /* may answer r, never frees it */
-	if (r->resp_ready && r->wsi)
-		gw_pipe_want_write(r->wsi);
+	if (c->w && !r->resp_ready)
+		cv_fs_write_pump(r, c);   /* may answer r, never frees it */
 }
 
-void compat_vercel_wake(struct gw_req *r)
+/* fs/write's upload took what was queued: the pump goes on */
+static void drained(struct svc_collect *k)
 {
-	struct cv_call *c = r->vercel;
-	if (c && c->r == r)
-		lws_sul_schedule(r->vh->ctx, 0, &c->sul, woken, 1);
+	struct cv_call *c = k->call.owner;
+	if (c->put_full) {
+		c->put_full = 0;
+		lws_sul_schedule(c->r->vh->ctx, 0, &c->sul, woken, 1);
+	}
 }
 
 static void dispatch(struct gw_req *r, struct cv_call *c, int op)
@@ -353,6 +335,9 @@ int compat_vercel_route(struct gw_req *r)
 	}
 	r->vercel = c;
 	c->r = r;
+	svc_collect_init(&c->k, r->vh, r->wsi, c, r->key);
+	c->k.call.tag = "VCL";
+	c->k.drained = drained;
 	c->op = op;
 	c->session_op = op >= CV_STOP && op <= CV_FS_MKDIR && op != CV_STOP;
 	snprintf(r->sid, sizeof r->sid, "%s", c->sid);

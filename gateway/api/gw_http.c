@@ -130,8 +130,6 @@ static int writeable(struct gw_req *r, struct lws *wsi)
 	if (r->active)
 		gw_keepalive_http_progress(r);
 	gw_pipe_writeable(wsi);
-	if (r->active && r->vercel)
-		compat_vercel_writeable(r);
 	if (gw_resp_writeable(r))
 		return -1;
 	gw_pipe_idle(wsi);

@@ -37,30 +37,10 @@ void gw_req_reset(struct gw_req *r)
 	r->key = -1;
 }
 
-struct gw_req *gw_req_internal(struct gw_req *parent, const char *tag, const char *sid)
-{
-	struct gw_req *s = calloc(1, sizeof *s);
-	if (!s)
-		return NULL;
-	s->vh = parent->vh;
-	s->parent = parent;
-	s->key = parent->key;
-	s->scope = GW_SCOPE_ALL;
-	s->active = 1;
-	snprintf(s->method, sizeof s->method, "%s", tag);
-	snprintf(s->sid, sizeof s->sid, "%s", sid);
-	return s;
-}
-
 void gw_req_wake(struct gw_req *r)
 {
 	if (r->wsi)
 		gw_pipe_want_write(r->wsi);
-	else if (r->parent && r->parent->wsi) {
-		gw_pipe_want_write(r->parent->wsi);
-		if (r->parent->vercel)
-			compat_vercel_wake(r->parent);
-	}
 }
 
 static void ready(struct gw_req *r)

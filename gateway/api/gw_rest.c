@@ -51,10 +51,6 @@ void gw_rest_drained(struct svc_call *c)
 	if (r->http_rx_paused && r->wsi) {
 		r->http_rx_paused = 0;
 		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
-	} else if (r->http_rx_paused && r->parent) {
-		/* an internal upload (compat_vercel_fs.c) waits for this queue */
-		r->http_rx_paused = 0;
-		gw_req_wake(r);
 	}
 }
 
@@ -76,18 +72,8 @@ static int j_begin(struct svc_call *c, int64_t size)
 	return 0;
 }
 
-/* a waited exec's output as it comes: only an internal request (an MCP
- * tool's) listens */
-static int j_data(struct svc_call *c, int stream, const void *p, size_t n)
-{
-	struct gw_req *r = req_of(c);
-	if (r->on_output)
-		r->on_output(r, stream == SVC_STDERR, p, n);
-	return 0;
-}
-
 const struct svc_sink gw_rest_json_sink = {
-	.reply = gw_rest_reply, .fail = gw_rest_fail, .begin = j_begin, .data = j_data,
+	.reply = gw_rest_reply, .fail = gw_rest_fail, .begin = j_begin,
 	.end = gw_rest_end,
 	.full = gw_rest_full, .drained = gw_rest_drained,
 };
@@ -171,16 +157,10 @@ struct svc_call *gw_rest_call(struct gw_req *r, const struct svc_sink *sink)
 	if (!c) {
 		if (!(c = r->call = malloc(sizeof *c)))
 			return NULL;
-		/* an internal request's upstream closes with its parent's connection */
-		svc_call_init(c, r->vh, r->wsi ? r->wsi : r->parent ? r->parent->wsi : NULL,
-			      sink, r, r->key);
+		svc_call_init(c, r->vh, r->wsi, sink, r, r->key);
 		c->tag = "REST";
 		snprintf(c->sid, sizeof c->sid, "%s", r->sid);
 		snprintf(c->cid, sizeof c->cid, "%s", r->cid);
-		c->no_stdin = r->no_stdin;
-		c->read_cap = r->resp_cap;
-		if (r->parent)   /* its caller named the file */
-			snprintf(c->path, sizeof c->path, "%s", r->qpath);
 	}
 	c->sink = sink;
 	return c;

@@ -39,8 +39,7 @@ void gw_files_put_done(struct gw_req *r);
 void gw_files_get(struct gw_req *r);
 void gw_files_mkdir(struct gw_req *r, cJSON *body);
 void gw_files_list(struct gw_req *r);
-/* An agent operation answered with its reply (or its member wrap) */
-void gw_cmd_simple(struct gw_req *r, cJSON *agent_req, const char *wrap);
+
 
 /* gw_route.c: the route's owner check failed (answered): the body held
  * meanwhile is dropped and the connection read again */

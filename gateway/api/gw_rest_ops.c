@@ -93,13 +93,6 @@ void gw_cmd_get(struct gw_req *r)
 	svc_command_get(r->call, wait);
 }
 
-void gw_cmd_simple(struct gw_req *r, cJSON *agent_req, const char *wrap)
-{
-	if (!rest(r, &gw_rest_json_sink, agent_req))
-		return;
-	svc_agent_op(r->call, agent_req, wrap);
-}
-
 void gw_cmd_kill(struct gw_req *r, cJSON *body)
 {
 	if (!rest(r, &gw_rest_json_sink, body))
@@ -152,8 +145,6 @@ void gw_cmd_logs(struct gw_req *r)
 /* path= (required, not empty) into r->call->path: 0, or -1 after answering */
 static int path_arg(struct gw_req *r)
 {
-	if (r->parent)   /* an internal request: its caller set it */
-		return 0;
 	int rc = gw_query_str(r, "path", r->call->path, sizeof r->call->path);
 	if (rc < 0)
 		return -1;
@@ -183,9 +174,7 @@ void gw_files_put_start(struct gw_req *r)
 	long mode = 0644;
 	if (!rest(r, &gw_rest_json_sink, NULL))
 		return;
-	if (r->parent)   /* its caller set the path and mode */
-		mode = r->put_mode ? r->put_mode : 0644;
-	else if (path_arg(r) || mode_arg(r, &mode) < 0)
+	if (path_arg(r) || mode_arg(r, &mode) < 0)
 		return;
 	r->call->mode = mode;
 	svc_write_file_start(r->call);

@@ -210,19 +210,9 @@ struct gw_req {
 	int64_t ka_last_us;         /* when the last line was queued */
 	/* a WebSocket session */
 	struct gw_ws_session ws;
-	/* internal requests (gw_mcp*.c): an MCP tool call drives the same
-	 * handlers on a gw_req without a connection of its own (wsi NULL);
-	 * its finished response is read back by the request that made it */
-	struct gw_req *parent;      /* set on an internal request */
-	struct gw_mcp_call *mcp;    /* a POST /mcp: its call in progress */
-	size_t resp_cap;            /* internal: a streamed body's bound */
-	long put_mode;              /* internal: a PUT's mode (0: 0644) */
-	char qpath[4096];           /* internal: the path of a file operation */
-	/* internal: told of each output chunk of a waited command */
-	void (*on_output)(struct gw_req *r, int is_stderr, const void *p, size_t n);
-	/* the @vercel/sandbox surface (compat_vercel*.c): its call in progress */
-	struct cv_call *vercel;
-	int no_stdin;               /* internal: a detached exec without a stdin pipe */
+	/* the front ends' state of a call in progress */
+	struct gw_mcp_call *mcp;    /* a POST /mcp (gw_mcp.c) */
+	struct cv_call *vercel;     /* the @vercel/sandbox surface (compat_vercel*.c) */
 	const char *ka_text;        /* the keepalive line, when not the default one */
 };
 
@@ -314,12 +304,7 @@ void gw_resp_start_stream(struct gw_req *r, int status, const char *ctype,
 int gw_resp_writeable(struct gw_req *r);
 void gw_resp_runner_error(struct gw_req *r, const cJSON *reply);
 void gw_req_reset(struct gw_req *r);
-/* An internal request on behalf of parent (its key, every scope) on
- * sandbox sid; tag stands for its method in the log. NULL when out of
- * memory; freed with gw_req_reset, then free. */
-struct gw_req *gw_req_internal(struct gw_req *parent, const char *tag, const char *sid);
-/* Ask for the WRITEABLE callback that moves r's response on: r's own
- * connection, or for an internal request the connection of its parent. */
+/* Ask for the WRITEABLE callback that moves r's response on. */
 void gw_req_wake(struct gw_req *r);
 /* A response without a body (202 to an MCP notification). */
 void gw_resp_empty(struct gw_req *r, int status);

@@ -199,6 +199,8 @@ struct svc_collect {
 	/* optional: each output chunk (of a waited exec, of logs) as it
 	 * comes; nonzero ends the stream there (cut) */
 	int (*output)(struct svc_collect *k, int is_stderr, const void *p, size_t n);
+	/* optional: a streamed upload's queue went below the watermark */
+	void (*drained)(struct svc_collect *k);
 	struct sbx_buf bytes;
 	int status;
 	int pending;                /* an answer is kept until done runs */
@@ -216,5 +218,7 @@ void svc_collect_init(struct svc_collect *k, struct gw_vh *vh, struct lws *wsi, 
 /* Ready k for a step: what the last one left is freed, done set. */
 void svc_collect_step(struct svc_collect *k,
 		      void (*done)(struct svc_collect *k, struct svc_answer *a));
+/* Drop the step in flight (its upstream closes; done is not called). */
+void svc_collect_cancel(struct svc_collect *k);
 void svc_collect_free(struct svc_collect *k);
 #endif

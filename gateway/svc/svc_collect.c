@@ -91,9 +91,16 @@ static void c_end(struct svc_call *c, int cut)
 	later(k);
 }
 
+static void c_drained(struct svc_call *c)
+{
+	struct svc_collect *k = of(c);
+	if (k->drained)
+		k->drained(k);
+}
+
 const struct svc_sink svc_collect_sink = {
 	.reply = c_reply, .fail = c_fail, .begin = c_begin, .data = c_data, .event = c_event,
-	.end = c_end,
+	.end = c_end, .drained = c_drained,
 };
 
 void svc_collect_init(struct svc_collect *k, struct gw_vh *vh, struct lws *wsi, void *owner,
@@ -117,6 +124,14 @@ void svc_collect_step(struct svc_collect *k,
 	k->cut = k->gap = k->pending = 0;
 	k->done = done;
 	k->output = NULL;
+}
+
+void svc_collect_cancel(struct svc_collect *k)
+{
+	lws_sul_cancel(&k->sul);
+	svc_call_reset(&k->call);
+	k->pending = 0;
+	k->done = NULL;
 }
 
 void svc_collect_free(struct svc_collect *k)

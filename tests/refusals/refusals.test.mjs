@@ -202,9 +202,6 @@ REFUSALS.push(
 // Why a front answers otherwise today. The key "row / front" covers the
 // status and the code, "row / front / status" (or "/ code") that one alone.
 const KNOWN_DIVERGENCE = {
-  'bad path: empty / vercel': 'the route resolves the path itself (cv_resolve): 400 bad_request',
-  'bad path: a directory (the agent refuses to read it) / vercel': 'fs/read stats first and answers 400 bad_request "not a regular file" (read_checked)',
-  'malformed body: a field of the wrong type / vercel': 'extend-timeout checks duration itself: 400 bad_request',
   'stopped sandbox: exec / vercel': '410 sandbox_stopped, on purpose: the SDK tries to resume on a 410 (docs/vercel.md)',
 };
 
