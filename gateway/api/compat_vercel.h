@@ -34,7 +34,7 @@ struct cv_answer {
 typedef void (*cv_step_fn)(struct gw_req *r, struct cv_call *c, struct cv_answer *a);
 
 struct cv_call {
-	int op;
+	int op;                     /* a flag of the operation (resume, sessions, the shape) */
 	int session_op;             /* an answer 409 may mean "stopped": ask (410) */
 	struct svc_collect k;        /* the step in flight (an operation of svc.h) */
 	cv_step_fn next;            /* what its answer goes to; NULL: none in flight */
@@ -46,7 +46,6 @@ struct cv_call {
 	int err_status;             /* an error waiting for the stopped-check */
 	char err_code[32], err_msg[600];
 	char sid[80], cid[80];
-	struct sbx_buf jbody;       /* a JSON body being read */
 	struct cv_write *w;         /* fs/write in progress */
 	/* ndjson output: an incomplete UTF-8 sequence per stream */
 	unsigned char carry[2][4];
@@ -58,11 +57,31 @@ struct cv_call {
 	struct gw_req *r;
 };
 
-/* compat_vercel_route.c */
-/* 1 when uri is one of ours (answered or in progress), 0 otherwise. */
-int compat_vercel_route(struct gw_req *r);
-void compat_vercel_body(struct gw_req *r, const void *in, size_t len);
-void compat_vercel_body_done(struct gw_req *r);
+/* compat_vercel_route.c: the handlers of the /v2 and /v3 rows of the
+ * route table (JSON rows take the parsed body) */
+void cv_h_create(struct gw_req *r, cJSON *body);
+void cv_h_list(struct gw_req *r, cJSON *body);
+void cv_h_sessions(struct gw_req *r, cJSON *body);
+void cv_h_box_get(struct gw_req *r, cJSON *body);
+void cv_h_box_delete(struct gw_req *r, cJSON *body);
+void cv_h_session_get(struct gw_req *r, cJSON *body);
+void cv_h_stop(struct gw_req *r, cJSON *body);
+void cv_h_extend(struct gw_req *r, cJSON *body);
+void cv_h_network(struct gw_req *r, cJSON *body);
+void cv_h_cmd_run(struct gw_req *r, cJSON *body);
+void cv_h_cmd_get(struct gw_req *r, cJSON *body);
+void cv_h_cmd_logs(struct gw_req *r, cJSON *body);
+void cv_h_cmd_kill(struct gw_req *r, cJSON *body);
+void cv_h_fs_read(struct gw_req *r, cJSON *body);
+void cv_h_fs_mkdir(struct gw_req *r, cJSON *body);
+void cv_h_fs_write_start(struct gw_req *r);
+void cv_h_fs_write_data(struct gw_req *r, const void *p, size_t n);
+void cv_h_fs_write_done(struct gw_req *r);
+void cv_h_no_snapshots(struct gw_req *r);
+void cv_h_no_drives(struct gw_req *r);
+void cv_h_no_update(struct gw_req *r);
+void cv_h_no_fork(struct gw_req *r);
+void cv_h_no_interactive(struct gw_req *r);
 void compat_vercel_free(struct cv_call *c);
 /* A step of r on c's sandbox: the call to run one operation on; its
  * answer goes to next. */

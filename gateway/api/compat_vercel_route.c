@@ -1,8 +1,8 @@
-/* The entry of the @vercel/sandbox surface: /v2/sandboxes... and
- * /v3/sandboxes. One function (compat_vercel_route) decides whether a
- * request is ours; then auth (Bearer = an API key; teamId/projectId in the
- * query are accepted and ignored), ownership, the body (JSON capped as on
- * /v1; fs/write's gzip streamed), and the call's steps. A step is one
+/* The @vercel/sandbox surface's handlers: each /v2 and /v3 endpoint is a
+ * row of the one route table (gw_routes.c), which checks the key (Bearer
+ * = an API key; teamId/projectId in the query are accepted and ignored),
+ * the method, the sandbox's owner and the body (JSON capped as on /v1;
+ * fs/write's gzip streamed) as for every route; here the call's steps. A step is one
  * operation of the service layer (svc.h) on the call's collecting sink;
  * its answer comes back whole, as values, to the step's continuation. */
 #include <stdarg.h>
@@ -12,125 +12,6 @@
 #include "compat_vercel.h"
 #include "gw_rest.h"
 #include "sbx_log.h"
-
-enum {
-	CV_NONE, CV_CREATE, CV_LIST, CV_SESSIONS, CV_BOX_GET, CV_BOX_DELETE,
-	CV_SESSION_GET, CV_STOP, CV_EXTEND, CV_NETWORK, CV_CMD_RUN, CV_CMD_GET,
-	CV_CMD_LOGS, CV_CMD_KILL, CV_FS_WRITE, CV_FS_READ, CV_FS_MKDIR, CV_UNSUPPORTED,
-	CV_NOT_ALLOWED,
-};
-
-static int id_char(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-	       (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
-}
-
-/* The next path segment into out (empty when the path ended); -1 when it
- * holds other characters than an id's or is too long. */
-static int seg(const char **p, char *out, size_t n)
-{
-	size_t k = 0;
-	if (**p == '/')
-		(*p)++;
-	while (**p && **p != '/' && **p != '?') {
-		if (!id_char(**p) || k + 1 >= n)
-			return -1;
-		out[k++] = *(*p)++;
-	}
-	out[k] = '\0';
-	return 0;
-}
-
-static int is(const struct gw_req *r, const char *m)
-{
-	return !strcmp(r->method, m);
-}
-
-/* The operation of r's path and method (CV_NONE: no such endpoint). */
-static int pick(struct gw_req *r, struct cv_call *c, const char **unsupported)
-{
-	const char *p = r->uri;
-	char a[80], b[80], d[80];
-	int v3 = !strncmp(p, "/v3/sandboxes", 13);
-
-	p += 13;
-	if (*p && *p != '/' && *p != '?')
-		return CV_NONE;
-	if (seg(&p, a, sizeof a))
-		return CV_NONE;
-	if (!a[0])
-		return is(r, "POST") ? CV_CREATE : (!v3 && is(r, "GET")) ? CV_LIST : CV_NOT_ALLOWED;
-	if (v3)
-		return CV_NONE;
-	if (!strcmp(a, "snapshots") || !strcmp(a, "drives")) {
-		*unsupported = !strcmp(a, "drives") ? "drives" : "snapshots";
-		return CV_UNSUPPORTED;
-	}
-	if (!strcmp(a, "sessions")) {
-		if (seg(&p, c->sid, sizeof c->sid))
-			return CV_NONE;
-		if (!c->sid[0])
-			return is(r, "GET") ? CV_SESSIONS : CV_NOT_ALLOWED;
-		if (seg(&p, b, sizeof b))
-			return CV_NONE;
-		if (!b[0])
-			return is(r, "GET") ? CV_SESSION_GET : CV_NOT_ALLOWED;
-		if (!strcmp(b, "cmd")) {
-			if (seg(&p, c->cid, sizeof c->cid))
-				return CV_NONE;
-			if (!c->cid[0])
-				return is(r, "POST") ? CV_CMD_RUN : CV_NOT_ALLOWED;
-			if (seg(&p, d, sizeof d) || (*p && *p != '?'))
-				return CV_NONE;
-			if (!d[0])
-				return is(r, "GET") ? CV_CMD_GET : CV_NOT_ALLOWED;
-			if (!strcmp(d, "logs"))
-				return is(r, "GET") ? CV_CMD_LOGS : CV_NOT_ALLOWED;
-			if (!strcmp(d, "kill"))
-				return is(r, "POST") ? CV_CMD_KILL : CV_NOT_ALLOWED;
-			return CV_NONE;
-		}
-		if (!strcmp(b, "fs")) {
-			if (seg(&p, d, sizeof d) || (*p && *p != '?'))
-				return CV_NONE;
-			if (!is(r, "POST"))
-				return CV_NOT_ALLOWED;
-			return !strcmp(d, "write") ? CV_FS_WRITE : !strcmp(d, "read") ? CV_FS_READ :
-			       !strcmp(d, "mkdir") ? CV_FS_MKDIR : CV_NONE;
-		}
-		if (*p && *p != '?')
-			return CV_NONE;
-		if (!is(r, "POST"))
-			return CV_NOT_ALLOWED;
-		if (!strcmp(b, "stop"))
-			return CV_STOP;
-		if (!strcmp(b, "extend-timeout"))
-			return CV_EXTEND;
-		if (!strcmp(b, "network-policy"))
-			return CV_NETWORK;
-		if (!strcmp(b, "snapshot") || !strcmp(b, "interactive")) {
-			*unsupported = !strcmp(b, "snapshot") ? "snapshots" : "interactive sessions";
-			return CV_UNSUPPORTED;
-		}
-		return CV_NONE;
-	}
-	snprintf(c->sid, sizeof c->sid, "%s", a);
-	if (seg(&p, b, sizeof b) || (*p && *p != '?'))
-		return CV_NONE;
-	if (!b[0]) {
-		if (is(r, "PATCH")) {
-			*unsupported = "updating a sandbox";
-			return CV_UNSUPPORTED;
-		}
-		return is(r, "GET") ? CV_BOX_GET : is(r, "DELETE") ? CV_BOX_DELETE : CV_NOT_ALLOWED;
-	}
-	if (!strcmp(b, "fork")) {
-		*unsupported = "fork";
-		return CV_UNSUPPORTED;
-	}
-	return CV_NONE;
-}
 
 int cv_error(struct gw_req *r, int status, const char *code, const char *fmt, ...)
 {
@@ -151,7 +32,6 @@ void compat_vercel_free(struct cv_call *c)
 	cv_fs_write_free(c->w);
 	cJSON_Delete(c->body);
 	cJSON_Delete(c->keep);
-	sbx_buf_free(&c->jbody);
 	free(c);
 }
 
@@ -248,178 +128,213 @@ static void drained(struct svc_collect *k)
 	}
 }
 
-static void dispatch(struct gw_req *r, struct cv_call *c, int op)
+/* r's call (r->vercel), made when its row's handler runs, with the
+ * row's parsed body (consumed); NULL after answering. session_op: an
+ * operation on a running sandbox, whose 409 may mean "stopped" (410). */
+static struct cv_call *call_new(struct gw_req *r, cJSON *body, int session_op)
 {
 	struct sbx_err err = { 0 };
+	struct cv_call *c;
 
 	/* no string of a JSON body here is data (files come as a tar): a NUL
 	 * in one is refused by name, never cut (lib/sbx_json.h) */
-	if (sbx_json_refuse_nul(c->body, &err) < 0) {
+	if (body && sbx_json_refuse_nul(body, &err) < 0) {
+		cJSON_Delete(body);
 		gw_resp_error(r, 422, "invalid", "%s", err.msg);
-		return;
+		return NULL;
 	}
-	switch (op) {
-	case CV_CREATE: cv_box_create(r, c); return;
-	case CV_LIST: cv_box_list(r, c, 0); return;
-	case CV_SESSIONS: cv_box_list(r, c, 1); return;
-	case CV_BOX_GET: {
-		char v[8];
-		int resume = gw_query_get(r->wsi, "resume", v, sizeof v, NULL, 0) == 1 &&
-			     !strcmp(v, "true");
-		cv_box_get(r, c, resume);
-		return;
-	}
-	case CV_BOX_DELETE: cv_session_stop(r, c, 1); return;
-	case CV_SESSION_GET: cv_session_get(r, c); return;
-	case CV_STOP: cv_session_stop(r, c, 0); return;
-	case CV_EXTEND: cv_session_extend(r, c); return;
-	case CV_NETWORK: cv_session_network(r, c); return;
-	case CV_CMD_RUN: cv_cmd_run(r, c); return;
-	case CV_CMD_GET: {
-		char v[8];
-		int wait = gw_query_get(r->wsi, "wait", v, sizeof v, NULL, 0) == 1 &&
-			   (!strcmp(v, "true") || !strcmp(v, "1"));
-		cv_cmd_get(r, c, wait);
-		return;
-	}
-	case CV_CMD_LOGS: cv_cmd_logs(r, c); return;
-	case CV_CMD_KILL: cv_cmd_kill(r, c); return;
-	case CV_FS_READ: cv_fs_read(r, c); return;
-	case CV_FS_MKDIR: cv_fs_mkdir(r, c); return;
-	default: gw_resp_error(r, 404, "not_found", "no such endpoint");
-	}
-}
-
-int compat_vercel_route(struct gw_req *r)
-{
-	const char *what = NULL;
-	struct cv_call *c;
-	char cl[32];
-	int64_t len = 0;
-	int op;
-
-	if (strncmp(r->uri, "/v2/sandboxes", 13) && strncmp(r->uri, "/v3/sandboxes", 13))
-		return 0;
 	if (!(c = calloc(1, sizeof *c))) {
+		cJSON_Delete(body);
 		gw_resp_error(r, 500, "internal", "out of memory");
-		return 1;
-	}
-	op = pick(r, c, &what);
-	r->key = gw_auth_check(r->vh, r->wsi, 0, NULL, &r->scope);
-	if (op == CV_NONE) {
-		free(c);
-		gw_resp_error(r, 404, "not_found", "no such endpoint");
-		return 1;
-	}
-	if (r->key < 0) {
-		free(c);
-		gw_resp_error(r, 401, "unauthorized", "missing or unknown API key (Authorization: Bearer <key>)");
-		return 1;
-	}
-	if (op == CV_NOT_ALLOWED) {
-		free(c);
-		gw_resp_error(r, 405, "method_not_allowed", "method %s not allowed here", r->method);
-		return 1;
-	}
-	if (op == CV_UNSUPPORTED) {
-		free(c);
-		r->close_after = 1;   /* the body, if any, is not read */
-		gw_resp_error(r, 422, "unsupported", "%s: not supported by this gateway (docs/vercel.md)", what);
-		return 1;
-	}
-	if (c->sid[0] && gw_owner_get(r->vh, c->sid) != r->key) {
-		r->close_after = 1;
-		gw_resp_error(r, 404, "not_found", "no sandbox %s", c->sid);
-		free(c);
-		return 1;
+		return NULL;
 	}
 	r->vercel = c;
 	c->r = r;
+	c->body = body ? body : cJSON_CreateObject();
+	c->session_op = session_op;
+	snprintf(c->sid, sizeof c->sid, "%s", r->sid);
+	snprintf(c->cid, sizeof c->cid, "%s", r->cid);
 	svc_collect_init(&c->k, r->vh, r->wsi, c, r->key);
 	c->k.call.tag = "VCL";
 	c->k.drained = drained;
-	c->op = op;
-	c->session_op = op >= CV_STOP && op <= CV_FS_MKDIR && op != CV_STOP;
-	snprintf(r->sid, sizeof r->sid, "%s", c->sid);
-	snprintf(r->cid, sizeof r->cid, "%s", c->cid);
-	if (lws_hdr_total_length(r->wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
-		r->close_after = 1;
-		gw_resp_error(r, 411, "length_required", "send a Content-Length (chunked bodies are not accepted)");
-		return 1;
-	}
-	if (lws_hdr_copy(r->wsi, cl, sizeof cl, WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0) {
-		char *end;
-		len = strtoll(cl, &end, 10);
-		if (*end || len < 0)
-			len = -1;
-	}
-	if (len < 0) {
-		r->close_after = 1;
-		gw_resp_error(r, 400, "bad_request", "bad Content-Length");
-		return 1;
-	}
-	r->body_expected = len;
-	if (op == CV_FS_WRITE) {
-		if (len > (int64_t)GW_FILE_BODY_CAP) {
-			r->close_after = 1;
-			gw_resp_error(r, 413, "too_large", "archive over %u bytes", GW_FILE_BODY_CAP);
-			return 1;
-		}
-		r->body_stream = 1;
-		if (cv_fs_write_start(r, c) == 0 && !len) {
-			r->body_done = 1;
-			cv_fs_write_done(r, c);
-		}
-		return 1;
-	}
-	if (len > GW_JSON_BODY_CAP) {
-		r->close_after = 1;
-		gw_resp_error(r, 413, "too_large", "body over %d bytes", GW_JSON_BODY_CAP);
-		return 1;
-	}
-	if (op == CV_CMD_GET || op == CV_CMD_LOGS) {
-		/* they last as long as the command (lws would cut them at 5 s) */
-		gw_keepalive_http_start(r, op == CV_CMD_LOGS);
-		r->ka_text = "{\"stream\":\"stdout\",\"data\":\"\"}\n";   /* a line the SDK accepts */
-	}
-	if (!len) {
-		r->body_done = 1;
-		c->body = cJSON_CreateObject();
-		dispatch(r, c, op);
-		return 1;
-	}
-	sbx_buf_init(&c->jbody, GW_JSON_BODY_CAP);
-	return 1;
+	return c;
 }
 
-void compat_vercel_body(struct gw_req *r, const void *in, size_t len)
+/* A query flag: "true" (or "1" where one allows it) */
+static int query_true(struct gw_req *r, const char *name, int one)
 {
-	struct cv_call *c = r->vercel;
-	r->body_seen += len;
-	if (c->op == CV_FS_WRITE) {
-		cv_fs_write_data(r, c, in, len);
-		return;
-	}
-	if (sbx_buf_append(&c->jbody, in, len)) {
-		r->close_after = 1;
-		gw_resp_error(r, 413, "too_large", "body over %d bytes", GW_JSON_BODY_CAP);
-	}
+	char v[8];
+	return gw_query_get(r->wsi, name, v, sizeof v, NULL, 0) == 1 &&
+	       (!strcmp(v, "true") || (one && !strcmp(v, "1")));
 }
 
-void compat_vercel_body_done(struct gw_req *r)
+/* Responses that last as long as the command: lws would cut them at 5 s */
+static void lasting(struct gw_req *r, int lines)
 {
-	struct cv_call *c = r->vercel;
-	struct sbx_err err = { 0 };
+	gw_keepalive_http_start(r, lines);
+	r->ka_text = "{\"stream\":\"stdout\",\"data\":\"\"}\n";   /* a line the SDK accepts */
+}
 
-	r->body_done = 1;
-	if (c->op == CV_FS_WRITE) {
-		cv_fs_write_done(r, c);
+/* ---- the rows' handlers (gw_routes.c) ---- */
+
+void cv_h_create(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 0);
+	if (c)
+		cv_box_create(r, c);
+}
+
+void cv_h_list(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 0);
+	if (c)
+		cv_box_list(r, c, 0);
+}
+
+void cv_h_sessions(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 0);
+	if (c)
+		cv_box_list(r, c, 1);
+}
+
+void cv_h_box_get(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 0);
+	if (c)
+		cv_box_get(r, c, query_true(r, "resume", 0));
+}
+
+void cv_h_box_delete(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 0);
+	if (c)
+		cv_session_stop(r, c, 1);
+}
+
+void cv_h_session_get(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 0);
+	if (c)
+		cv_session_get(r, c);
+}
+
+void cv_h_stop(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 0);
+	if (c)
+		cv_session_stop(r, c, 0);
+}
+
+void cv_h_extend(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 1);
+	if (c)
+		cv_session_extend(r, c);
+}
+
+void cv_h_network(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 1);
+	if (c)
+		cv_session_network(r, c);
+}
+
+void cv_h_cmd_run(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 1);
+	if (c)
+		cv_cmd_run(r, c);
+}
+
+void cv_h_cmd_get(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 1);
+	if (!c)
 		return;
-	}
-	c->body = sbx_json_parse_object(sbx_buf_head(&c->jbody), c->jbody.len, &err);
-	if (!c->body) {
-		gw_resp_error(r, 400, "bad_request", "%s", err.msg);
+	lasting(r, 0);
+	cv_cmd_get(r, c, query_true(r, "wait", 1));
+}
+
+void cv_h_cmd_logs(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 1);
+	if (!c)
 		return;
-	}
-	dispatch(r, c, c->op);
+	lasting(r, 1);
+	cv_cmd_logs(r, c);
+}
+
+void cv_h_cmd_kill(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 1);
+	if (c)
+		cv_cmd_kill(r, c);
+}
+
+void cv_h_fs_read(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 1);
+	if (c)
+		cv_fs_read(r, c);
+}
+
+void cv_h_fs_mkdir(struct gw_req *r, cJSON *body)
+{
+	struct cv_call *c = call_new(r, body, 1);
+	if (c)
+		cv_fs_mkdir(r, c);
+}
+
+/* fs/write: a gzip'd tar streamed in (compat_vercel_fs.c) */
+void cv_h_fs_write_start(struct gw_req *r)
+{
+	struct cv_call *c = call_new(r, NULL, 1);
+	if (c)
+		cv_fs_write_start(r, c);
+}
+
+void cv_h_fs_write_data(struct gw_req *r, const void *p, size_t n)
+{
+	if (r->vercel)
+		cv_fs_write_data(r, r->vercel, p, n);
+}
+
+void cv_h_fs_write_done(struct gw_req *r)
+{
+	if (r->vercel)
+		cv_fs_write_done(r, r->vercel);
+}
+
+/* What the SDK can ask and this gateway does not do: 422 unsupported, the
+ * body (if any) unread. */
+static void unsupported(struct gw_req *r, const char *what)
+{
+	r->close_after = 1;
+	gw_resp_error(r, 422, "unsupported", "%s: not supported by this gateway (docs/vercel.md)", what);
+}
+
+void cv_h_no_snapshots(struct gw_req *r)
+{
+	unsupported(r, "snapshots");
+}
+
+void cv_h_no_drives(struct gw_req *r)
+{
+	unsupported(r, "drives");
+}
+
+void cv_h_no_update(struct gw_req *r)
+{
+	unsupported(r, "updating a sandbox");
+}
+
+void cv_h_no_fork(struct gw_req *r)
+{
+	unsupported(r, "fork");
+}
+
+void cv_h_no_interactive(struct gw_req *r)
+{
+	unsupported(r, "interactive sessions");
 }

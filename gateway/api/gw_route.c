@@ -95,24 +95,6 @@ static void metrics(struct gw_req *r)
 	gw_metrics_reply(r);
 }
 
-/* the @vercel/sandbox surface (compat_vercel*.c) routes /v2 and /v3 itself */
-static void vercel(struct gw_req *r)
-{
-	compat_vercel_route(r);
-}
-
-static void vercel_body(struct gw_req *r, const void *p, size_t n)
-{
-	if (r->vercel)
-		compat_vercel_body(r, p, n);
-}
-
-static void vercel_body_done(struct gw_req *r)
-{
-	if (r->vercel)
-		compat_vercel_body_done(r);
-}
-
 /* The query arguments each endpoint takes; any other is refused. */
 static const char *const no_args[] = { NULL };
 static const char *const put_args[] = { "path", "mode", NULL };
@@ -125,6 +107,8 @@ static const char *const pty_args[] = { "cmd", "cols", "rows", "access_token", N
 
 #define SBX "/v1/sandboxes/{sid}"
 #define CMD SBX "/commands/{cid}"
+#define V2 "/v2/sandboxes"
+#define VS V2 "/sessions/{sid}"
 #define KEY .auth = GW_AUTH_KEY
 #define JSON .body = GW_BODY_JSON
 
@@ -134,10 +118,6 @@ static const struct gw_route routes[] = {
 	{ "POST", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .body = GW_BODY_RAW,
 	  .body_cap = GW_MCP_BODY_CAP, .start = gw_mcp_post, .done = gw_mcp_body_done },
 	{ "DELETE", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .start = gw_mcp_delete },
-	{ NULL, "/v2/sandboxes", .prefix = 1, .body = GW_BODY_OWN, .start = vercel,
-	  .data = vercel_body, .done = vercel_body_done },
-	{ NULL, "/v3/sandboxes", .prefix = 1, .body = GW_BODY_OWN, .start = vercel,
-	  .data = vercel_body, .done = vercel_body_done },
 	{ "GET", "/v1/capabilities", KEY, .args = no_args, .start = gw_sandbox_capabilities },
 	{ "GET", "/v1/runners", .auth = GW_AUTH_KEY_OR_OPERATOR, .args = no_args, .start = gw_runners_list },
 	{ "POST", "/v1/sandboxes", KEY, JSON, .args = no_args, .json = gw_sandbox_create },
@@ -162,6 +142,32 @@ static const struct gw_route routes[] = {
 	  .done = gw_cmd_stdin_done },
 	{ "GET", CMD "/logs", KEY, .args = logs_args, .start = gw_cmd_logs },
 	{ NULL, CMD "/stream", KEY, .args = stream_args, .ws = GW_WS_STREAM, .ws_scope = GW_SCOPE_READ },
+	/* the @vercel/sandbox surface (compat_vercel*.c, docs/vercel.md): its
+	 * query arguments (teamId, projectId...) are not checked */
+	{ "POST", "/v3/sandboxes", KEY, JSON, .json = cv_h_create },
+	{ "POST", V2, KEY, JSON, .json = cv_h_create },
+	{ "GET", V2, KEY, JSON, .json = cv_h_list },
+	{ NULL, V2 "/snapshots", .prefix = 1, KEY, .start = cv_h_no_snapshots },
+	{ NULL, V2 "/drives", .prefix = 1, KEY, .start = cv_h_no_drives },
+	{ "GET", V2 "/sessions", KEY, JSON, .json = cv_h_sessions },
+	{ "GET", VS, KEY, JSON, .json = cv_h_session_get },
+	{ "POST", VS "/cmd", KEY, JSON, .json = cv_h_cmd_run },
+	{ "GET", VS "/cmd/{cid}", KEY, JSON, .json = cv_h_cmd_get },
+	{ "GET", VS "/cmd/{cid}/logs", KEY, JSON, .json = cv_h_cmd_logs },
+	{ "POST", VS "/cmd/{cid}/kill", KEY, JSON, .json = cv_h_cmd_kill },
+	{ "POST", VS "/fs/write", KEY, .body = GW_BODY_STREAM, .body_cap = GW_FILE_BODY_CAP,
+	  .start = cv_h_fs_write_start, .data = cv_h_fs_write_data, .done = cv_h_fs_write_done },
+	{ "POST", VS "/fs/read", KEY, JSON, .json = cv_h_fs_read },
+	{ "POST", VS "/fs/mkdir", KEY, JSON, .json = cv_h_fs_mkdir },
+	{ "POST", VS "/stop", KEY, JSON, .json = cv_h_stop },
+	{ "POST", VS "/extend-timeout", KEY, JSON, .json = cv_h_extend },
+	{ "POST", VS "/network-policy", KEY, JSON, .json = cv_h_network },
+	{ "POST", VS "/snapshot", KEY, .start = cv_h_no_snapshots },
+	{ "POST", VS "/interactive", KEY, .start = cv_h_no_interactive },
+	{ "GET", V2 "/{sid}", KEY, JSON, .json = cv_h_box_get },
+	{ "DELETE", V2 "/{sid}", KEY, JSON, .json = cv_h_box_delete },
+	{ "PATCH", V2 "/{sid}", KEY, .start = cv_h_no_update },
+	{ NULL, V2 "/{sid}/fork", KEY, .start = cv_h_no_fork },
 };
 #define NROUTES (sizeof routes / sizeof routes[0])
 
@@ -308,30 +314,6 @@ static int check(struct gw_req *r, const struct gw_route *rt, size_t cap)
 
 static void proceed(struct gw_req *r);
 
-/* The first sandbox id in the path (/v1/sandboxes/{id}/..., and the
- * @vercel/sandbox paths /v2/sandboxes/{id}, /v2/sandboxes/sessions/{id}/...):
- * 1 with it in sid. */
-static int uri_sid(const char *uri, char *sid, size_t n)
-{
-	char name[GW_RUNNER_NAME_MAX + 1];
-	const char *p = uri;
-
-	while (*p == '/') {
-		size_t k = 0;
-		p++;
-		while (is_id_char(p[k]))
-			k++;
-		if (k >= 5 && k < n && !strncmp(p, "sbx_", 4)) {
-			memcpy(sid, p, k);
-			sid[k] = '\0';
-			if (!gw_sid_runner_name(sid, name, sizeof name))
-				return 1;
-		}
-		p += k;
-	}
-	return 0;
-}
-
 /* What came of the body while the owner was asked goes the usual way;
  * reading again also after an answer: lws 4.1 writes no response on a
  * connection whose body it may not read (the rest is discarded). */
@@ -372,29 +354,9 @@ static void admitted(struct svc_call *c)
 	release_held(r, waited);
 }
 
-/* A @vercel/sandbox path's sandbox no key here has is asked of its
- * runner (gw_owner_lookup.c) before its own router checks the owner: a
- * sandbox made through another gateway is then this gateway's too. */
-static void owner_known(struct gw_own_wait *w, enum gw_own_result res, const char *msg)
-{
-	struct gw_req *r = lws_container_of(w, struct gw_req, own_wait);
-	int waited = r->owner_pending;
-
-	r->owner_pending = 0;
-	if (res == GW_OWN_UNAVAILABLE || res == GW_OWN_BUSY) {
-		if (r->body_expected > 0 && !r->held_done)
-			r->close_after = 1;   /* the rest of the body is not read */
-		gw_resp_error(r, 503, res == GW_OWN_BUSY ? "no_capacity" : "runner_unavailable",
-			      "%s", msg);
-	} else {
-		r->rt->start(r);
-	}
-	release_held(r, waited);
-}
-
 void gw_route(struct gw_req *r)
 {
-	char allow[64], sid[80];
+	char allow[64];
 	const struct gw_route *first, *rt = find(r, &first, allow, sizeof allow);
 
 	if (!first) {
@@ -405,17 +367,6 @@ void gw_route(struct gw_req *r)
 	if (admit(r, first, rt, allow))
 		return;
 	r->rt = rt;
-	if (rt->body == GW_BODY_OWN) {   /* the handler checks all itself */
-		if (uri_sid(r->uri, sid, sizeof sid) && gw_owner_get(r->vh, sid) < 0) {
-			r->body_expected = content_length(r);   /* for owner_known's close */
-			sbx_buf_init(&r->held, GW_JSON_BODY_CAP);
-			r->owner_pending = 1;
-			gw_owner_lookup(r->vh, sid, r->key, &r->own_wait, owner_known);
-			return;
-		}
-		rt->start(r);
-		return;
-	}
 	if (!r->sid[0]) {
 		proceed(r);
 		return;
@@ -444,8 +395,6 @@ static void proceed(struct gw_req *r)
 	if (check(r, rt, cap))
 		return;
 	switch (rt->body) {
-	case GW_BODY_OWN:
-		return;
 	case GW_BODY_NONE:
 		r->body_done = 1;
 		rt->start(r);
@@ -479,10 +428,9 @@ static void proceed(struct gw_req *r)
 
 void gw_route_body(struct gw_req *r, const void *in, size_t len)
 {
-	if (r->owner_pending) {   /* held until the owner is known (owner_known) */
+	if (r->owner_pending) {   /* held until the owner is known (svc_admit) */
 		if (sbx_buf_append(&r->held, in, len)) {
 			r->owner_pending = 0;
-			gw_owner_lookup_cancel(&r->own_wait);
 			if (r->call)
 				gw_owner_lookup_cancel(&r->call->own_wait);
 			r->close_after = 1;
@@ -498,10 +446,6 @@ void gw_route_body(struct gw_req *r, const void *in, size_t len)
 	}
 	if (r->resp_ready || r->body_done || !r->rt)
 		return;
-	if (r->rt->body == GW_BODY_OWN) {
-		r->rt->data(r, in, len);
-		return;
-	}
 	r->body_seen += len;
 	if (r->body_stream) {
 		r->rt->data(r, in, len);
@@ -527,10 +471,6 @@ void gw_route_body_done(struct gw_req *r)
 	}
 	if (r->resp_ready || r->body_done || !r->rt)
 		return;
-	if (r->rt->body == GW_BODY_OWN) {   /* it says itself when it is done */
-		r->rt->done(r);
-		return;
-	}
 	r->body_done = 1;
 	if (r->rt->body != GW_BODY_JSON) {
 		r->rt->done(r);

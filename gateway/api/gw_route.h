@@ -23,7 +23,6 @@ enum gw_rt_body {
 	GW_BODY_JSON,            /* a JSON object, parsed (400 when it is not), or {} */
 	GW_BODY_RAW,             /* bytes in r->body, up to the cap; done() when complete */
 	GW_BODY_STREAM,          /* start(), data() per chunk, done(): never held whole */
-	GW_BODY_OWN,             /* as STREAM, but the handler checks Content-Length itself */
 };
 
 enum gw_ws_kind { GW_WS_NONE, GW_WS_STREAM, GW_WS_PTY };
@@ -43,7 +42,7 @@ struct gw_route {
 	void (*start)(struct gw_req *r);                          /* NONE, RAW, STREAM */
 	void (*json)(struct gw_req *r, cJSON *body /* consumed */);  /* JSON */
 	void (*data)(struct gw_req *r, const void *p, size_t n);   /* STREAM */
-	void (*done)(struct gw_req *r);                            /* RAW, STREAM, OWN */
+	void (*done)(struct gw_req *r);                            /* RAW, STREAM */
 };
 
 /* The WebSocket row path (without its query) names, with sid and cid

@@ -120,16 +120,6 @@ void svc_read_file(struct svc_call *c)
 	svc_agent(c, a, on_get);
 }
 
-static int on_simple(struct svc_call *c, const struct sbx_frame *f)
-{
-	cJSON *o = svc_reply_json(c, f, 1, "agent frame");
-	if (!o)
-		return -1;
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "ok");
-	svc_reply(c, 200, o);
-	return 1;
-}
-
 void svc_mkdir(struct svc_call *c, cJSON *body)
 {
 	struct sbx_err err = { 0 };
@@ -152,7 +142,7 @@ void svc_mkdir(struct svc_call *c, cJSON *body)
 	cJSON_AddStringToObject(a, "path", path);
 	cJSON_AddBoolToObject(a, "parents", parents);
 	cJSON_Delete(body);
-	svc_agent(c, a, on_simple);
+	svc_agent_op(c, a, NULL);
 }
 
 void svc_list_files(struct svc_call *c)
@@ -162,5 +152,5 @@ void svc_list_files(struct svc_call *c)
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "list");
 	cJSON_AddStringToObject(a, "path", c->path);
-	svc_agent(c, a, on_simple);
+	svc_agent_op(c, a, NULL);
 }
