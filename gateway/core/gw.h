@@ -374,8 +374,9 @@ void gw_ws_output_flow(struct gw_req *r);
 void gw_ws_input_flow(struct gw_req *r);
 struct gw_sideop;
 void gw_ws_side_closed(struct gw_req *r, struct gw_sideop *s);
-/* End every open session of a revoked key. */
-void gw_ws_end_key(struct gw_vh *vh, int key);
+/* Register the stream layer's hooks (gw_hooks.h: a revoked key's and a
+ * lost runner's sessions end); once at start-up, 0 or -1. */
+int gw_stream_register(void);
 
 /* gw_stream.c: what a session does upstream. The agent request a
  * session opens with is made from the query when the session is

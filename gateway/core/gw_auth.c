@@ -9,6 +9,7 @@
 #include <openssl/hmac.h>
 #include <stdlib.h>
 #include "gw.h"
+#include "gw_hooks.h"
 #include "sbx_log.h"
 
 /* The owner tag a runner keeps for a key's sandboxes: 128 bits of
@@ -253,7 +254,7 @@ int gw_auth_reload(struct gw_vh *vh, const char *keys_file, const char *env)
 			explicit_bzero(vh->keys[i], sizeof vh->keys[i]);
 			memset(vh->key_tags[i], 0, sizeof vh->key_tags[i]);
 			gw_owner_forget_key(vh, i);
-			gw_ws_end_key(vh, i);
+			gw_hooks_key_revoked(vh, i);
 			removed++;
 		}
 	for (int j = 0; j < nv.nkeys; j++) {

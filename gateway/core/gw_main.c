@@ -111,6 +111,10 @@ static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_f
 		sbx_err_log("MCP sessions: out of memory");
 		return 1;
 	}
+	if (gw_stream_register()) {
+		sbx_err_log("stream layer: no room for its hooks");
+		return 1;
+	}
 	if (gw_psecret_load(vh, fl->psecret_file, &err)) {
 		sbx_err_log("preview secret: %s", err.msg);
 		return 1;

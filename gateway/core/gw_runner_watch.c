@@ -1,9 +1,10 @@
 /* Once a second: the embedded runner is started again when it died
  * (gw_local_runner.c), and the heap is trimmed after the last session.
  * Whether each runner is there is gw_probe.c's; when a runner on this
- * host stops listening, gw_runner_watch_lost ends the WebSocket sessions
- * of its sandboxes: they go straight to the agents, so a runner that died
- * would otherwise go unnoticed by them; but a runner that starts again
+ * host stops listening, gw_runner_watch_lost has the WebSocket sessions
+ * of its sandboxes end (the stream layer's runner_lost hook, gw_hooks.h):
+ * they go straight to the agents, so a runner that died would otherwise
+ * go unnoticed by them; but a runner that starts again
  * kills what its predecessor left (docs/runner.md), so those streams are
  * lost all the same: they end at once with an error and a close 4502
  * rather than when their sandbox is reaped. A remote runner relays every
@@ -11,6 +12,7 @@
 #include <malloc.h>
 #include <string.h>
 #include "gw.h"
+#include "gw_hooks.h"
 #include "sbx_log.h"
 
 static struct {
@@ -21,14 +23,8 @@ static struct {
 
 void gw_runner_watch_lost(struct gw_vh *vh, struct gw_runner *rn)
 {
-	int n = 0;
+	int n = gw_hooks_runner_lost(vh, rn);
 
-	for (struct gw_req *r = vh->sessions; r; r = r->ws.next)
-		if (!r->ws.closing && gw_runner_for_sid(vh, r->sid) == rn) {
-			gw_up_close(&r->up);
-			gw_ws_fail(r, 502, "internal", "the runner went away; its sandboxes are lost");
-			n++;
-		}
 	if (n)
 		sbx_err_log("runner %s (%s) is gone: %d stream(s) of its sandboxes ended", rn->name,
 			    rn->addr, n);

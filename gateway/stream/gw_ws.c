@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../core/gw.h"
+#include "../core/gw_hooks.h"
 #include "sbx_log.h"
 
 #define WSQ_TEXT 3
@@ -406,11 +407,34 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	}
 }
 
-void gw_ws_end_key(struct gw_vh *vh, int key)
+/* A revoked key's open sessions end. */
+static void ws_key_revoked(struct gw_vh *vh, int key)
 {
 	for (struct gw_req *r = vh->sessions; r; r = r->ws.next)
 		if (r->key == key && !r->ws.closing) {
 			gw_up_close(&r->up);
 			gw_ws_fail(r, 401, "unauthorized", "the API key was revoked");
 		}
+}
+
+/* A runner of this host went away: the sessions of its sandboxes end. */
+static int ws_runner_lost(struct gw_vh *vh, struct gw_runner *rn)
+{
+	int n = 0;
+
+	for (struct gw_req *r = vh->sessions; r; r = r->ws.next)
+		if (!r->ws.closing && gw_runner_for_sid(vh, r->sid) == rn) {
+			gw_up_close(&r->up);
+			gw_ws_fail(r, 502, "internal", "the runner went away; its sandboxes are lost");
+			n++;
+		}
+	return n;
+}
+
+int gw_stream_register(void)
+{
+	static const struct gw_hooks hooks = {
+		.key_revoked = ws_key_revoked, .runner_lost = ws_runner_lost,
+	};
+	return gw_hooks_register(&hooks);
 }
