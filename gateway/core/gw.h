@@ -283,14 +283,18 @@ int gw_ptoken_check(const struct gw_vh *vh, const char *id, const char *tok, siz
  * with err set (a file others may read is refused). */
 int gw_psecret_load(struct gw_vh *vh, const char *path, struct sbx_err *err);
 
-/* gw_query.c: every query argument goes through these. gw_query_get: 1
- * with the value in buf (at most size - 1 bytes), 0 when absent, -1 with
+/* gw_query_arg.c: every query argument goes through these. gw_query_get:
+ * 1 with the value in buf (at most size - 1 bytes), 0 when absent, -1 with
  * why set when too long or given twice. gw_query_known: -1 (why set) when
- * an argument is not in the NULL-terminated names. The gw_req forms answer
- * a refusal 422 themselves (1 present, 0 absent, -1 refused). */
+ * an argument is not in the NULL-terminated names. gw_query_num: as
+ * gw_query_get for a whole number lo..hi in *out (-1 too when it is none).
+ * gw_query.c: the gw_req forms answer a refusal 422 themselves (1 present,
+ * 0 absent, -1 refused). */
 int gw_query_get(struct lws *wsi, const char *name, char *buf, size_t size,
 		 char *why, size_t whylen);
 int gw_query_known(struct lws *wsi, const char *const *names, char *why, size_t whylen);
+int gw_query_num(struct lws *wsi, const char *name, int64_t lo, int64_t hi, int64_t *out,
+		 char *why, size_t whylen);
 int gw_query_str(struct gw_req *r, const char *name, char *buf, size_t size);
 int gw_query_i64(struct gw_req *r, const char *name, int64_t lo, int64_t hi, int64_t *out);
 int gw_query_bool(struct gw_req *r, const char *name, int *out);
