@@ -23,8 +23,6 @@ void gw_req_reset(struct gw_req *r)
 	sbx_buf_free(&r->op.out);
 	sbx_buf_free(&r->op.err);
 	sbx_buf_free(&r->resp);
-	sbx_buf_free(&r->ws.text);
-	cJSON_Delete(r->ws.start_req);
 	if (r->op.acc)
 		cJSON_Delete(r->op.acc);
 	if (r->mcp)
@@ -91,16 +89,12 @@ int gw_resp_error(struct gw_req *r, int status, const char *code,
 {
 	char msg[600];
 	va_list ap;
-	if (r->resp_ready || r->ws.closing)
+	if (r->resp_ready)
 		return -1;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	gw_up_close(&r->up);
-	if (r->ws.kind) {
-		gw_ws_fail(r, status, code, msg);
-		return -1;
-	}
 	cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
 	cJSON_AddStringToObject(e, "code", code);
 	cJSON_AddStringToObject(e, "message", msg);

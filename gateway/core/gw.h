@@ -71,7 +71,7 @@ struct gw_vh {
 	char metrics_key[GW_KEY_MAX];     /* Bearer for /metrics; "" = closed */
 	char key_tags[GW_MAX_KEYS][33];   /* owner tags: a hash of each key */
 	unsigned char token_secret[32];   /* stream tokens' HMAC key */
-	struct gw_req *sessions;          /* open WebSocket sessions */
+	struct gw_ws_session *sessions;   /* open WebSocket sessions (stream/gw_ws.h) */
 	int max_sandboxes_per_key;
 	int creating[GW_MAX_KEYS];  /* creates sent to the runner, not answered */
 	int64_t max_timeout_ms;
@@ -147,19 +147,7 @@ struct gw_op {
 	char wrap[16];              /* the member of the agent's reply to answer with */
 };
 
-/* A WebSocket session (gw_ws.c, gw_stream.c); the request's resp is its
- * outgoing message queue. */
-struct gw_ws_session {
-	enum gw_ws_kind kind;       /* GW_WS_NONE: not a session */
-	int counted, closing, paused, up_lost, drop;
-	int in_mid, in_bin, in_tagged;
-	struct sbx_buf text;        /* a client text message being assembled */
-	struct gw_sideop *stdin_side;
-	struct gw_sideop *resize_side; /* a resize in flight: input waits for it */
-	struct gw_req *next, *prev;    /* on vh->sessions */
-	int64_t pending_cols, pending_rows;
-	cJSON *start_req;           /* the agent request it opens with (gw_stream_request) */
-};
+struct gw_ws_session;   /* a WebSocket session (stream/gw_ws.h) */
 
 /* One HTTP transaction or WebSocket session (the pss of "http", reset per
  * request), or an internal request of an MCP tool call. By role: the
@@ -208,8 +196,8 @@ struct gw_req {
 	int ka_long, ka_lines, ka_no_deadline;
 	int ka_stall_s;             /* a download: cut after this long without progress */
 	int64_t ka_last_us;         /* when the last line was queued */
-	/* a WebSocket session */
-	struct gw_ws_session ws;
+	/* a WebSocket session, once established (stream/gw_ws.h) */
+	struct gw_ws_session *ws;
 	/* the front ends' state of a call in progress */
 	struct gw_mcp_call *mcp;    /* a POST /mcp (gw_mcp.c) */
 	struct cv_call *vercel;     /* the @vercel/sandbox surface (compat_vercel*.c) */
@@ -366,38 +354,12 @@ void gw_route(struct gw_req *r);
 void gw_route_body(struct gw_req *r, const void *in, size_t len);
 void gw_route_body_done(struct gw_req *r);
 
-/* gw_ws.c: WebSocket sessions (streams, terminals) */
+/* gw_ws.c: WebSocket sessions (streams, terminals; stream/gw_ws.h) */
 int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		   struct gw_req *r, struct gw_vh *vh, void *in, size_t len);
-int gw_ws_queue_bin(struct gw_req *r, unsigned tag, const void *p, size_t n);
-int gw_ws_queue_json(struct gw_req *r, cJSON *o /* consumed */);
-void gw_ws_queue_close(struct gw_req *r, int code, const char *reason);
-void gw_ws_error(struct gw_req *r, const char *code, const char *msg);
-void gw_ws_fail(struct gw_req *r, int status, const char *code, const char *msg);
-void gw_ws_output_flow(struct gw_req *r);
-void gw_ws_input_flow(struct gw_req *r);
-struct gw_sideop;
-void gw_ws_side_closed(struct gw_req *r, struct gw_sideop *s);
 /* Register the stream layer's hooks (gw_hooks.h: a revoked key's and a
  * lost runner's sessions end); once at start-up, 0 or -1. */
 int gw_stream_register(void);
-
-/* gw_stream.c: what a session does upstream. The agent request a
- * session opens with is made from the query when the session is
- * established (lws keeps the upgrade's headers no longer than that), and
- * sent when it starts, which may be later (an ownership lookup first).
- * NULL: refused, answered already. */
-cJSON *gw_stream_request(struct gw_req *r);
-cJSON *gw_pty_request(struct gw_req *r);
-void gw_session_start(struct gw_req *r, cJSON *req);
-void gw_session_input(struct gw_req *r, const void *p, size_t n);
-void gw_session_message(struct gw_req *r, const char *type, const cJSON *o);
-
-/* Bytes a side operation (stdin writer) still has queued; 0 for NULL. */
-size_t gw_session_side_queued(const struct gw_sideop *s);
-/* The session goes away: its stdin writer no longer reports to it. */
-void gw_session_detach(struct gw_req *r);
-
 
 /* gw_keepalive.c: pings and keepalive lines on long-lived responses */
 #define GW_KEEPALIVE_DEFAULT_S 25

@@ -29,7 +29,7 @@ static int req_frame(struct gw_up *u, const struct sbx_frame *f)
 	struct gw_req *r = u->owner;
 	int rc = r->on_frame(r, f);
 	/* an internal request has no reader: r->resp_cap bounds it */
-	if (!rc && r->wsi && (r->resp.len >= GW_QUEUE_HIGH || r->ws.paused))
+	if (!rc && r->wsi && r->resp.len >= GW_QUEUE_HIGH)
 		gw_up_pause(u, 1);
 	return rc;
 }
@@ -58,9 +58,7 @@ static int req_drained(struct gw_up *u)
 static void req_sent(struct gw_up *u)
 {
 	struct gw_req *r = u->owner;
-	if (r->ws.kind)
-		gw_ws_input_flow(r);
-	else if (r->http_rx_paused && r->wsi && gw_up_queued(u) < GW_QUEUE_HIGH / 2) {
+	if (r->http_rx_paused && r->wsi && gw_up_queued(u) < GW_QUEUE_HIGH / 2) {
 		r->http_rx_paused = 0;
 		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
 	}
@@ -71,18 +69,8 @@ static void req_closed(struct gw_up *u, int by_peer, int lost)
 	struct gw_req *r = u->owner;
 	if (!by_peer)
 		return;
-	if (r->ws.kind) {
-		/* Two ways to get here: the sandbox side went away (EOF or an
-		 * error on the socket), or lws closes this child because the
-		 * session itself is closing, after its close frame, which
-		 * nothing may follow. */
-		if (lost)
-			r->ws.up_lost = 1;
-		else   /* lws failed the session: finish the failing by closing it */
-			r->ws.closing = r->ws.drop = 1;
-		if (r->wsi)
-			lws_callback_on_writable(r->wsi);
-	} else if (!r->resp_ready) {
+	(void)lost;
+	if (!r->resp_ready) {
 		gw_resp_error(r, 502, "internal", "upstream closed early");
 	} else if (!r->resp_done) {
 		/* a stream cut short: close the client too */

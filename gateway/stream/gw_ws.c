@@ -1,14 +1,15 @@
 /* WebSocket sessions (command streams and terminals) on the "http"
- * protocol: admission before the upgrade, the outgoing message queue, and
- * client messages. The queue is r->resp holding records of
- * [kind 1 byte][length 4 bytes BE][payload]; kinds 1/2 are output of
- * stdout/stderr, 3 a text message, 4 a close. The upstream is paused while
- * the queue holds GW_QUEUE_HIGH bytes (gw_upstream.c), so a slow client
- * costs at most that much; it is resumed below half of it. */
+ * protocol: admission before the upgrade, the session's life, the
+ * outgoing message queue, and client messages. The queue is s->q holding
+ * records of [kind 1 byte][length 4 bytes BE][payload]; kinds 1/2 are
+ * output of stdout/stderr, 3 a text message, 4 a close. The upstream is
+ * paused while the queue holds GW_QUEUE_HIGH bytes (gw_stream.c), so a
+ * slow client costs at most that much; it is resumed below half of it. */
 #include <stdio.h>
 #include <string.h>
-#include "../core/gw.h"
+#include <stdlib.h>
 #include "../core/gw_hooks.h"
+#include "gw_ws.h"
 #include "sbx_log.h"
 
 #define WSQ_TEXT 3
@@ -16,13 +17,13 @@
 #define WS_MSG_MAX (64 * 1024)      /* largest binary message we send */
 #define WS_TEXT_MAX 4096            /* largest client text message */
 
-static int queue(struct gw_req *r, unsigned kind, const void *p, size_t n)
+static int queue(struct gw_ws_session *s, unsigned kind, const void *p, size_t n)
 {
 	unsigned char *d;
 
-	if (r->ws.closing)
+	if (s->closing)
 		return 0;
-	d = sbx_buf_reserve(&r->resp, 5 + n);
+	d = sbx_buf_reserve(&s->q, 5 + n);
 	if (!d)
 		return -1;
 	d[0] = (unsigned char)kind;
@@ -32,29 +33,29 @@ static int queue(struct gw_req *r, unsigned kind, const void *p, size_t n)
 	d[4] = (unsigned char)n;
 	if (n)
 		memcpy(d + 5, p, n);
-	sbx_buf_commit(&r->resp, 5 + n);
+	sbx_buf_commit(&s->q, 5 + n);
 	if (kind == WSQ_CLOSE)
-		r->ws.closing = 1;
-	lws_callback_on_writable(r->wsi);
+		s->closing = 1;
+	lws_callback_on_writable(s->r->wsi);
 	return 0;
 }
 
-int gw_ws_queue_bin(struct gw_req *r, unsigned tag, const void *p, size_t n)
+int gw_ws_queue_bin(struct gw_ws_session *s, unsigned tag, const void *p, size_t n)
 {
-	r->vh->m.bytes_streamed += n;
-	return queue(r, tag, p, n);
+	s->r->vh->m.bytes_streamed += n;
+	return queue(s, tag, p, n);
 }
 
-int gw_ws_queue_json(struct gw_req *r, cJSON *o)
+int gw_ws_queue_json(struct gw_ws_session *s, cJSON *o)
 {
-	char *s = o ? sbx_json_print(o) : NULL;
-	int rc = s ? queue(r, WSQ_TEXT, s, strlen(s)) : -1;
-	cJSON_free(s);
+	char *t = o ? sbx_json_print(o) : NULL;
+	int rc = t ? queue(s, WSQ_TEXT, t, strlen(t)) : -1;
+	cJSON_free(t);
 	cJSON_Delete(o);
 	return rc;
 }
 
-void gw_ws_queue_close(struct gw_req *r, int code, const char *reason)
+void gw_ws_queue_close(struct gw_ws_session *s, int code, const char *reason)
 {
 	unsigned char b[2 + 120];
 	size_t n = strlen(reason) < 120 ? strlen(reason) : 120;
@@ -62,11 +63,10 @@ void gw_ws_queue_close(struct gw_req *r, int code, const char *reason)
 	b[0] = (unsigned char)(code >> 8);
 	b[1] = (unsigned char)code;
 	memcpy(b + 2, reason, n);
-	queue(r, WSQ_CLOSE, b, 2 + n);
+	queue(s, WSQ_CLOSE, b, 2 + n);
 }
 
-/* The API's error body as a text message; the session goes on. */
-void gw_ws_error(struct gw_req *r, const char *code, const char *msg)
+void gw_ws_error(struct gw_ws_session *s, const char *code, const char *msg)
 {
 	cJSON *o = cJSON_CreateObject(), *e;
 
@@ -74,14 +74,16 @@ void gw_ws_error(struct gw_req *r, const char *code, const char *msg)
 	e = cJSON_AddObjectToObject(o, "error");
 	cJSON_AddStringToObject(e, "code", code);
 	cJSON_AddStringToObject(e, "message", msg);
-	gw_ws_queue_json(r, o);
+	gw_ws_queue_json(s, o);
 }
 
-/* The error message, then a close 4000 + status: the session ends. */
-void gw_ws_fail(struct gw_req *r, int status, const char *code, const char *msg)
+void gw_ws_fail(struct gw_ws_session *s, int status, const char *code, const char *msg)
 {
-	gw_ws_error(r, code, msg);
-	gw_ws_queue_close(r, 4000 + status % 1000, code);
+	if (s->closing)
+		return;
+	gw_up_close(&s->up);
+	gw_ws_error(s, code, msg);
+	gw_ws_queue_close(s, 4000 + status % 1000, code);
 }
 
 static uint32_t rec_len(const unsigned char *h)
@@ -91,18 +93,18 @@ static uint32_t rec_len(const unsigned char *h)
 
 /* Take up to max payload bytes of the head record; a record only partly
  * taken keeps its rest at the head with a rewritten header. */
-static size_t take(struct gw_req *r, unsigned char *dst, size_t max)
+static size_t take(struct gw_ws_session *s, unsigned char *dst, size_t max)
 {
-	unsigned char *h = sbx_buf_head(&r->resp);
+	unsigned char *h = sbx_buf_head(&s->q);
 	unsigned kind = h[0];
 	size_t n = rec_len(h), k = n < max ? n : max;
 
 	memcpy(dst, h + 5, k);
 	if (k == n) {
-		sbx_buf_consume(&r->resp, 5 + n);
+		sbx_buf_consume(&s->q, 5 + n);
 	} else {
-		sbx_buf_consume(&r->resp, k);
-		h = sbx_buf_head(&r->resp);
+		sbx_buf_consume(&s->q, k);
+		h = sbx_buf_head(&s->q);
 		h[0] = (unsigned char)kind;
 		n -= k;
 		h[1] = (unsigned char)(n >> 24);
@@ -113,149 +115,150 @@ static size_t take(struct gw_req *r, unsigned char *dst, size_t max)
 	return k;
 }
 
-void gw_ws_output_flow(struct gw_req *r)
+void gw_ws_output_flow(struct gw_ws_session *s)
 {
-	if (r->up.rx_paused && !r->ws.paused && r->resp.len < GW_QUEUE_HIGH / 2)
-		gw_up_pause(&r->up, 0);
+	if (s->up.rx_paused && !s->paused && s->q.len < GW_QUEUE_HIGH / 2)
+		gw_up_pause(&s->up, 0);
 }
 
-static int writeable(struct gw_req *r)
+static int writeable(struct gw_ws_session *s)
 {
 	unsigned char buf[LWS_PRE + 1 + WS_MSG_MAX];
 	unsigned char *p = buf + LWS_PRE;
+	struct lws *wsi = s->r->wsi;
 	unsigned kind;
 	size_t n = 0;
 
-	if (r->ws.drop)
+	if (s->drop)
 		return -1;
-	if (r->ws.up_lost && !r->ws.closing) {
-		r->ws.up_lost = 0;
-		gw_resp_error(r, 502, "internal", "the sandbox ended the stream");
+	if (s->up_lost && !s->closing) {
+		s->up_lost = 0;
+		gw_ws_fail(s, 502, "internal", "the sandbox ended the stream");
 	}
-	if (!r->resp.len)
+	if (!s->q.len)
 		return 0;
-	kind = sbx_buf_head(&r->resp)[0];
+	kind = sbx_buf_head(&s->q)[0];
 	if (kind == WSQ_CLOSE) {
-		unsigned char *h = sbx_buf_head(&r->resp);
+		unsigned char *h = sbx_buf_head(&s->q);
 		uint32_t len = rec_len(h);
-		lws_close_reason(r->wsi, (enum lws_close_status)(h[5] << 8 | h[6]),
-				 h + 7, len - 2);
-		sbx_buf_consume(&r->resp, 5 + len);
+		lws_close_reason(wsi, (enum lws_close_status)(h[5] << 8 | h[6]), h + 7, len - 2);
+		sbx_buf_consume(&s->q, 5 + len);
 		return -1;
 	}
 	if (kind == WSQ_TEXT) {
-		n = take(r, p, WS_MSG_MAX + 1);
-		if (lws_write(r->wsi, p, n, LWS_WRITE_TEXT) < (int)n)
+		n = take(s, p, WS_MSG_MAX + 1);
+		if (lws_write(wsi, p, n, LWS_WRITE_TEXT) < (int)n)
 			return -1;
 	} else {
 		/* output: everything of one stream that queued, up to one
 		 * message's worth, goes out together; a stream message starts
 		 * with its tag, a terminal's is bare screen bytes */
-		size_t hdr = r->ws.kind == GW_WS_PTY ? 0 : 1;
+		size_t hdr = s->kind == GW_WS_PTY ? 0 : 1;
 		p[0] = (unsigned char)kind;
 		n = hdr;
-		while (r->resp.len && sbx_buf_head(&r->resp)[0] == kind && n < hdr + WS_MSG_MAX)
-			n += take(r, p + n, hdr + WS_MSG_MAX - n);
-		if (lws_write(r->wsi, p, n, LWS_WRITE_BINARY) < (int)n)
+		while (s->q.len && sbx_buf_head(&s->q)[0] == kind && n < hdr + WS_MSG_MAX)
+			n += take(s, p + n, hdr + WS_MSG_MAX - n);
+		if (lws_write(wsi, p, n, LWS_WRITE_BINARY) < (int)n)
 			return -1;
 	}
-	if (r->resp.len)
-		lws_callback_on_writable(r->wsi);
-	gw_ws_output_flow(r);
+	if (s->q.len)
+		lws_callback_on_writable(wsi);
+	gw_ws_output_flow(s);
 	return 0;
 }
 
 /* Pause reading the client while what it sent has not gone upstream. */
-static void input_backpressure(struct gw_req *r)
+static void input_backpressure(struct gw_ws_session *s)
 {
-	if (!r->http_rx_paused &&
-	    (gw_up_queued(&r->up) >= GW_QUEUE_HIGH ||
-	     gw_session_side_queued(r->ws.stdin_side) >= GW_QUEUE_HIGH)) {
-		r->http_rx_paused = 1;
-		lws_rx_flow_control(r->wsi, 0);
+	if (!s->rx_paused &&
+	    (gw_up_queued(&s->up) >= GW_QUEUE_HIGH ||
+	     gw_session_side_queued(s->stdin_side) >= GW_QUEUE_HIGH)) {
+		s->rx_paused = 1;
+		lws_rx_flow_control(s->r->wsi, 0);
 	}
 }
 
-void gw_ws_input_flow(struct gw_req *r)
+void gw_ws_input_flow(struct gw_ws_session *s)
 {
-	if (r->http_rx_paused && !r->ws.resize_side && gw_up_queued(&r->up) < GW_QUEUE_HIGH / 2 &&
-	    gw_session_side_queued(r->ws.stdin_side) < GW_QUEUE_HIGH / 2) {
-		r->http_rx_paused = 0;
-		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+	if (s->rx_paused && !s->resize_side && gw_up_queued(&s->up) < GW_QUEUE_HIGH / 2 &&
+	    gw_session_side_queued(s->stdin_side) < GW_QUEUE_HIGH / 2) {
+		s->rx_paused = 0;
+		lws_rx_flow_control(s->r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
 	}
 }
 
-void gw_ws_side_closed(struct gw_req *r, struct gw_sideop *s)
+void gw_ws_side_closed(struct gw_ws_session *s, struct gw_sideop *side)
 {
-	if (r->ws.stdin_side == s) {
-		r->ws.stdin_side = NULL;
-		gw_ws_input_flow(r);
+	if (s->stdin_side == side) {
+		s->stdin_side = NULL;
+		gw_ws_input_flow(s);
 	}
-	if (r->ws.resize_side == s) {
-		r->ws.resize_side = NULL;
-		gw_ws_input_flow(r);
+	if (s->resize_side == side) {
+		s->resize_side = NULL;
+		gw_ws_input_flow(s);
 	}
 }
 
-static int receive(struct gw_req *r, const unsigned char *in, size_t len)
+/* A text message from the client, whole: parsed and handed on. */
+static void text_message(struct gw_ws_session *s)
 {
-	int start = !r->ws.in_mid;
-	int end = lws_is_final_fragment(r->wsi) && !lws_remaining_packet_payload(r->wsi);
+	struct sbx_err err = { 0 };
+	cJSON *o = sbx_json_parse_object(sbx_buf_head(&s->text), s->text.len, &err);
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
 
-	r->ws.in_mid = !end;
+	if (o && sbx_json_refuse_nul(o, &err) < 0) {   /* no string of one is data */
+		cJSON_Delete(o);
+		gw_ws_error(s, "invalid", err.msg);
+		return;
+	}
+	if (!o || !cJSON_IsString(t)) {
+		cJSON_Delete(o);
+		gw_ws_error(s, "bad_request", o ? "a message needs a string \"type\"" : err.msg);
+		return;
+	}
+	gw_session_message(s, t->valuestring, o);
+	cJSON_Delete(o);
+	input_backpressure(s);
+}
+
+static int receive(struct gw_ws_session *s, const unsigned char *in, size_t len)
+{
+	struct lws *wsi = s->r->wsi;
+	int start = !s->in_mid;
+	int end = lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi);
+
+	s->in_mid = !end;
 	if (start) {
-		r->ws.in_bin = lws_frame_is_binary(r->wsi);
-		sbx_buf_reset(&r->ws.text);
-		if (r->ws.in_bin) {
-			if (!len) {
-				r->ws.in_tagged = 0;   /* the tag comes in the next piece */
-				return 0;
-			}
-		}
-		r->ws.in_tagged = 0;
+		s->in_bin = lws_frame_is_binary(wsi);
+		sbx_buf_reset(&s->text);
+		s->in_tagged = 0;   /* a binary message's tag may come in a later piece */
 	}
-	if (r->ws.in_bin) {
-		if (r->ws.kind == GW_WS_PTY)   /* keystrokes, no tag */
-			r->ws.in_tagged = 1;
-		if (!r->ws.in_tagged && len) {
+	if (s->in_bin) {
+		if (s->kind == GW_WS_PTY)   /* keystrokes, no tag */
+			s->in_tagged = 1;
+		if (!s->in_tagged && len) {
 			if (in[0] != 0) {
-				gw_ws_fail(r, 400, "bad_request",
+				gw_ws_fail(s, 400, "bad_request",
 					   "binary messages from the client are stdin: tag 0 then bytes");
 				return 0;
 			}
-			r->ws.in_tagged = 1;
+			s->in_tagged = 1;
 			in++;
 			len--;
 		}
-		if (len && !r->ws.closing)
-			gw_session_input(r, in, len);
-		input_backpressure(r);
+		if (len && !s->closing)
+			gw_session_input(s, in, len);
+		input_backpressure(s);
 		return 0;
 	}
-	if (sbx_buf_append(&r->ws.text, in, len)) {
-		r->ws.closing = 1;
-		lws_close_reason(r->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+	if (sbx_buf_append(&s->text, in, len)) {
+		s->closing = 1;
+		lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
 				 (unsigned char *)"text message too large", 22);
 		return -1;
 	}
-	if (end && !r->ws.closing) {
-		struct sbx_err err = { 0 };
-		cJSON *o = sbx_json_parse_object(sbx_buf_head(&r->ws.text), r->ws.text.len, &err);
-		const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
-		if (o && sbx_json_refuse_nul(o, &err) < 0) {   /* no string of one is data */
-			cJSON_Delete(o);
-			gw_ws_error(r, "invalid", err.msg);
-			return 0;
-		}
-		if (!o || !cJSON_IsString(t)) {
-			cJSON_Delete(o);
-			gw_ws_error(r, "bad_request", o ? "a message needs a string \"type\"" : err.msg);
-			return 0;
-		}
-		gw_session_message(r, t->valuestring, o);
-		cJSON_Delete(o);
-		input_backpressure(r);
-	}
+	if (end && !s->closing)
+		text_message(s);
 	return 0;
 }
 
@@ -268,6 +271,7 @@ static int reject(struct lws *wsi, unsigned status, const char *code, const char
 
 /* Path, key and owner, before the upgrade (the route table's WebSocket
  * rows): a refused upgrade is an HTTP error with the API's JSON body.
+ * What it learns goes into r (the session is made once established).
  * Returns 0 to accept. */
 static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 {
@@ -309,40 +313,105 @@ static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 	if (gw_query_known(wsi, rt->args, why, sizeof why))
 		return reject(wsi, 422, "invalid", why);
 	r->key = key;
-	r->ws.kind = rt->ws;
 	r->rt = rt;
 	snprintf(r->uri, sizeof r->uri, "%s", uri);
 	return 0;
 }
 
-static void ws_start(struct gw_req *r)
+static void ws_start(struct gw_ws_session *s)
 {
-	cJSON *req = r->ws.start_req;
+	cJSON *req = s->start_req;
 
-	r->ws.start_req = NULL;
-	gw_session_start(r, req);
+	s->start_req = NULL;
+	gw_session_start(s, req);
 }
 
 static void ws_owner_known(struct gw_own_wait *w, enum gw_own_result res, const char *msg)
 {
-	struct gw_req *r = lws_container_of(w, struct gw_req, own_wait);
+	struct gw_ws_session *s = lws_container_of(w, struct gw_ws_session, own_wait);
 
-	r->owner_pending = 0;
-	if (r->ws.closing)
+	s->r->owner_pending = 0;
+	if (s->closing)
 		return;
 	if (res == GW_OWN_YES) {
-		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
-		ws_start(r);
+		lws_rx_flow_control(s->r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+		ws_start(s);
 	} else if (res == GW_OWN_NO) {
-		gw_ws_fail(r, 404, "not_found", "no such sandbox");
+		gw_ws_fail(s, 404, "not_found", "no such sandbox");
 	} else {
-		gw_ws_fail(r, 503, res == GW_OWN_BUSY ? "no_capacity" : "runner_unavailable", msg);
+		gw_ws_fail(s, 503, res == GW_OWN_BUSY ? "no_capacity" : "runner_unavailable", msg);
 	}
+}
+
+static const char *kind_name(const struct gw_ws_session *s)
+{
+	return s->kind == GW_WS_PTY ? "pty" : "stream";
+}
+
+/* The upgrade went through: the session is made, counted and listed. */
+static int established(struct gw_req *r, struct lws *wsi)
+{
+	struct gw_ws_session *s;
+
+	if (!r || !r->rt || !r->rt->ws || r->ws || !(s = calloc(1, sizeof *s)))
+		return -1;
+	s->r = r;
+	s->kind = r->rt->ws;
+	s->t0_us = (int64_t)lws_now_usecs();
+	sbx_buf_init(&s->q, 0);
+	sbx_buf_init(&s->text, WS_TEXT_MAX);
+	r->ws = s;
+	r->vh->m.ws_open++;
+	s->next = r->vh->sessions;
+	if (s->next)
+		s->next->prev = s;
+	r->vh->sessions = s;
+	sbx_info("ws open %s key=%d", kind_name(s), r->key);
+	gw_keepalive_ws_start(r);
+	/* the query now: lws lets the upgrade's headers go after this
+	 * callback, and an ownership lookup starts the session later */
+	s->start_req = s->kind == GW_WS_PTY ? gw_pty_request(s) : gw_stream_request(s);
+	if (!s->start_req)
+		return 0;   /* refused (422), answered */
+	if (r->owner_pending) {
+		/* nothing is read from the client until the stream starts */
+		lws_rx_flow_control(wsi, 0);
+		gw_owner_lookup(r->vh, r->sid, r->key, &s->own_wait, ws_owner_known);
+		return 0;
+	}
+	ws_start(s);
+	return 0;
+}
+
+static void closed(struct gw_req *r)
+{
+	struct gw_ws_session *s = r->ws;
+
+	r->vh->m.ws_open--;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		r->vh->sessions = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	sbx_info("ws close %s %lld ms", kind_name(s),
+		 (long long)((lws_now_usecs() - (lws_usec_t)s->t0_us) / 1000));
+	gw_session_detach(s);
+	gw_owner_lookup_cancel(&s->own_wait);
+	gw_up_release(&s->up);
+	sbx_buf_free(&s->q);
+	sbx_buf_free(&s->text);
+	cJSON_Delete(s->start_req);
+	free(s);
+	r->ws = NULL;
+	gw_req_reset(r);
 }
 
 int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		   struct gw_req *r, struct gw_vh *vh, void *in, size_t len)
 {
+	struct gw_ws_session *s = r ? r->ws : NULL;
+
 	switch (reason) {
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
 		if (!r || !vh)
@@ -350,57 +419,18 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		gw_req_reset(r);
 		return admit(r, vh, wsi);
 	case LWS_CALLBACK_ESTABLISHED:
-		if (!r || !r->ws.kind)
-			return -1;
-		r->vh->m.ws_open++;
-		r->ws.counted = 1;
-		r->ws.prev = NULL;
-		r->ws.next = r->vh->sessions;
-		if (r->ws.next)
-			r->ws.next->ws.prev = r;
-		r->vh->sessions = r;
-		r->t0_us = (int64_t)lws_now_usecs();
-		sbx_buf_init(&r->resp, 0);
-		sbx_buf_init(&r->ws.text, WS_TEXT_MAX);
-		sbx_info("ws open %s key=%d", r->ws.kind == GW_WS_PTY ? "pty" : "stream", r->key);
-		gw_keepalive_ws_start(r);
-		/* the query now: lws lets the upgrade's headers go after this
-		 * callback, and an ownership lookup starts the session later */
-		r->ws.start_req = r->ws.kind == GW_WS_PTY ? gw_pty_request(r) : gw_stream_request(r);
-		if (!r->ws.start_req)
-			return 0;   /* refused (422), answered */
-		if (r->owner_pending) {
-			/* nothing is read from the client until the stream starts */
-			lws_rx_flow_control(wsi, 0);
-			gw_owner_lookup(r->vh, r->sid, r->key, &r->own_wait, ws_owner_known);
-			return 0;
-		}
-		ws_start(r);
-		return 0;
+		return established(r, wsi);
 	case LWS_CALLBACK_RECEIVE:
-		return r && r->ws.kind ? receive(r, in, len) : -1;
+		return s ? receive(s, in, len) : -1;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
-		return r && r->ws.kind ? writeable(r) : 0;
+		return s ? writeable(s) : 0;
 	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-		if (r && r->ws.kind)
-			r->ws.closing = 1;   /* lws answers the close; nothing after it */
+		if (s)
+			s->closing = 1;   /* lws answers the close; nothing after it */
 		return 0;
 	case LWS_CALLBACK_CLOSED:
-		if (r && r->ws.kind) {
-			if (r->ws.counted) {
-				r->vh->m.ws_open--;
-				if (r->ws.prev)
-					r->ws.prev->ws.next = r->ws.next;
-				else
-					r->vh->sessions = r->ws.next;
-				if (r->ws.next)
-					r->ws.next->ws.prev = r->ws.prev;
-			}
-			sbx_info("ws close %s %lld ms", r->ws.kind == GW_WS_PTY ? "pty" : "stream",
-				 (long long)((lws_now_usecs() - (lws_usec_t)r->t0_us) / 1000));
-			gw_session_detach(r);
-			gw_req_reset(r);
-		}
+		if (s)
+			closed(r);
 		return 0;
 	default:
 		return 0;
@@ -410,11 +440,9 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 /* A revoked key's open sessions end. */
 static void ws_key_revoked(struct gw_vh *vh, int key)
 {
-	for (struct gw_req *r = vh->sessions; r; r = r->ws.next)
-		if (r->key == key && !r->ws.closing) {
-			gw_up_close(&r->up);
-			gw_ws_fail(r, 401, "unauthorized", "the API key was revoked");
-		}
+	for (struct gw_ws_session *s = vh->sessions; s; s = s->next)
+		if (s->r->key == key)
+			gw_ws_fail(s, 401, "unauthorized", "the API key was revoked");
 }
 
 /* A runner of this host went away: the sessions of its sandboxes end. */
@@ -422,10 +450,9 @@ static int ws_runner_lost(struct gw_vh *vh, struct gw_runner *rn)
 {
 	int n = 0;
 
-	for (struct gw_req *r = vh->sessions; r; r = r->ws.next)
-		if (!r->ws.closing && gw_runner_for_sid(vh, r->sid) == rn) {
-			gw_up_close(&r->up);
-			gw_ws_fail(r, 502, "internal", "the runner went away; its sandboxes are lost");
+	for (struct gw_ws_session *s = vh->sessions; s; s = s->next)
+		if (!s->closing && gw_runner_for_sid(vh, s->r->sid) == rn) {
+			gw_ws_fail(s, 502, "internal", "the runner went away; its sandboxes are lost");
 			n++;
 		}
 	return n;

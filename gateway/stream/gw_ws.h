@@ -1,0 +1,60 @@
+/* A WebSocket session (a command stream or a terminal): its own state,
+ * apart from the gw_req of the connection it upgraded (which keeps what
+ * admission filled in: vh, wsi, key, scope, sid, cid). Allocated when the
+ * session is established, pointed to by r->ws, freed when it closes
+ * (gw_ws.c). Its agent stream is its own upstream (gw_stream.c). */
+#ifndef GW_WS_H
+#define GW_WS_H
+#include "../core/gw.h"
+
+struct gw_sideop;
+
+struct gw_ws_session {
+	struct gw_req *r;           /* the connection; r->ws is this */
+	enum gw_ws_kind kind;
+	struct gw_up up;            /* the agent stream: attach, or the terminal's exec */
+	int started;                /* the agent's first reply came */
+	cJSON *start_req;           /* the agent request it opens with, until sent */
+	struct gw_own_wait own_wait;   /* the sandbox's owner being looked up */
+	/* to the client: records of [kind][length 4 BE][payload] (gw_ws.c) */
+	struct sbx_buf q;
+	int closing, paused, up_lost, drop;
+	/* from the client */
+	int rx_paused;              /* reading the client is paused */
+	int in_mid, in_bin, in_tagged;
+	struct sbx_buf text;        /* a client text message being assembled */
+	struct gw_sideop *stdin_side;
+	struct gw_sideop *resize_side; /* a resize in flight: input waits for it */
+	int64_t pending_cols, pending_rows;
+	struct gw_ws_session *next, *prev;   /* on vh->sessions */
+	int64_t t0_us;
+};
+
+/* gw_ws.c: the outgoing queue and flow control */
+int gw_ws_queue_bin(struct gw_ws_session *s, unsigned tag, const void *p, size_t n);
+int gw_ws_queue_json(struct gw_ws_session *s, cJSON *o /* consumed */);
+void gw_ws_queue_close(struct gw_ws_session *s, int code, const char *reason);
+/* The API's error body as a text message; the session goes on. */
+void gw_ws_error(struct gw_ws_session *s, const char *code, const char *msg);
+/* The error message, then a close 4000 + status: the session ends (its
+ * upstream is closed). */
+void gw_ws_fail(struct gw_ws_session *s, int status, const char *code, const char *msg);
+void gw_ws_output_flow(struct gw_ws_session *s);
+void gw_ws_input_flow(struct gw_ws_session *s);
+void gw_ws_side_closed(struct gw_ws_session *s, struct gw_sideop *side);
+
+/* gw_stream.c: what a session does upstream. The agent request a
+ * session opens with is made from the query when the session is
+ * established (lws keeps the upgrade's headers no longer than that), and
+ * sent when it starts, which may be later (an ownership lookup first).
+ * NULL: refused, answered already. */
+cJSON *gw_stream_request(struct gw_ws_session *s);
+cJSON *gw_pty_request(struct gw_ws_session *s);
+void gw_session_start(struct gw_ws_session *s, cJSON *req);
+void gw_session_input(struct gw_ws_session *s, const void *p, size_t n);
+void gw_session_message(struct gw_ws_session *s, const char *type, const cJSON *o);
+/* Bytes a side operation (stdin writer) still has queued; 0 for NULL. */
+size_t gw_session_side_queued(const struct gw_sideop *side);
+/* The session goes away: its stdin writer no longer reports to it. */
+void gw_session_detach(struct gw_ws_session *s);
+#endif
