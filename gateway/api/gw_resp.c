@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "../core/gw.h"
+#include "../core/gw_refusal.h"
 #include "compat_vercel.h"
 #include "gw_rest.h"
 #include "sbx_log.h"
@@ -111,27 +112,10 @@ int gw_resp_error(struct gw_req *r, int status, const char *code,
 
 void gw_resp_runner_error(struct gw_req *r, const cJSON *reply)
 {
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "code");
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
-	const char *code = cJSON_IsString(c) ? c->valuestring : "internal";
-	const char *msg = cJSON_IsString(m) ? m->valuestring : "upstream error";
-	static const struct { const char *in, *out; int st; } map[] = {
-		{ "bad_request", "invalid", 422 }, { "invalid", "invalid", 422 },
-		{ "not_found", "not_found", 404 }, { "conflict", "conflict", 409 },
-		{ "no_capacity", "no_capacity", 503 }, { "internal", "internal", 500 },
-		{ "draining", "no_capacity", 503 },
-		{ "too_many_connections", "too_many_connections", 503 },
-		{ "unknown_isolation", "unknown_isolation", 422 },
-		{ "isolation_unavailable", "isolation_unavailable", 422 },
-	};
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (!strcmp(code, map[i].in)) {
-			gw_resp_error(r, map[i].st, map[i].out, "%s", msg);
-			return;
-		}
-	r->vh->m.upstream_errors++;
-	gw_resp_error(r, 500, "internal", "%s", msg);
+	struct gw_refusal ref;
+
+	gw_refusal_reply(r->vh, reply, &ref);
+	gw_resp_error(r, ref.status, ref.code, "%s", ref.msg);
 }
 
 void gw_resp_start_stream(struct gw_req *r, int status, const char *ctype,

@@ -4,24 +4,21 @@
  * runner's ok goes to r->on_frame; reads pause (rx flow control) while the
  * client's response queue is full, and a streamed request body is read
  * again once the upstream took it. */
-#include <errno.h>
-#include <string.h>
 #include "gw.h"
-#include "sbx_log.h"
+#include "gw_refusal.h"
 
 static int req_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, int fd)
 {
 	struct gw_req *r = u->owner;
+	struct gw_refusal ref;
 	(void)fd;   /* never asked for */
-	if (!o && gw_up_unreachable(u))
-		return gw_resp_error(r, 503, "runner_unavailable", "%s", why);
-	if (!o)
-		return gw_resp_error(r, 502, "internal", "runner reply: %s", why);
-	if (!ok) {
-		gw_resp_runner_error(r, o);
-		return -1;
-	}
-	return 0;
+	if (ok)
+		return 0;
+	if (o)
+		gw_refusal_reply(r->vh, o, &ref);
+	else
+		gw_refusal_upstream(u, why, 1, &ref);
+	return gw_resp_error(r, ref.status, ref.code, "%s", ref.msg);
 }
 
 static int req_frame(struct gw_up *u, const struct sbx_frame *f)
@@ -36,13 +33,10 @@ static int req_frame(struct gw_up *u, const struct sbx_frame *f)
 
 static void req_fail(struct gw_up *u, const char *why)
 {
-	if (gw_up_unreachable(u)) {   /* a TLS runner not reached (gw_up.h) */
-		u->vh->m.upstream_errors++;
-		gw_resp_error(u->owner, 503, "runner_unavailable", "%s", why);
-		return;
-	}
-	gw_resp_error(u->owner, 502, "internal", why == gw_up_too_much ? "upstream %s" :
-		      why == gw_up_dial_refused ? "%s" : "upstream: %s", why);
+	struct gw_refusal ref;
+
+	gw_refusal_upstream(u, why, 0, &ref);
+	gw_resp_error(u->owner, ref.status, ref.code, "%s", ref.msg);
 }
 
 /* POST .../stdin without eof: answered once every byte went to the agent */
@@ -87,32 +81,10 @@ static const struct gw_up_ops req_ops = {
 
 static int open_error(struct gw_req *r, int rc, struct gw_runner *rn)
 {
-	char msg[200];
+	struct gw_refusal ref;
 
-	switch (rc) {
-	case GW_UP_ECONNECT: {
-		int e = errno;
-		r->vh->m.upstream_errors++;
-		if (gw_up_unreachable(&r->up))   /* a TLS runner; logged by gw_up.c */
-			return gw_resp_error(r, 503, "runner_unavailable", "%s", r->up.why);
-		sbx_warn("runner %s: %s", rn ? rn->addr : "?", strerror(e));
-		if (rn && rn->state == GW_RUNNER_DOWN && r->sid[0])
-			return gw_resp_error(r, 503, "runner_unavailable", "%s",
-					     gw_runner_unavailable_msg(rn, msg, sizeof msg));
-		return gw_resp_error(r, 503, "no_capacity", "runner unavailable: %s", strerror(e));
-	}
-	case GW_UP_EDOWN:
-		return gw_resp_error(r, 503, "runner_unavailable", "%s",
-				     gw_runner_unavailable_msg(rn, msg, sizeof msg));
-	case GW_UP_ENORUNNER:
-		if (r->sid[0] && gw_runner_route_error(r->vh, r->sid, &rn, msg, sizeof msg) == 503)
-			return gw_resp_error(r, 503, "runner_unavailable", "%s", msg);
-		return gw_resp_error(r, 404, "not_found", "no such sandbox");
-	case GW_UP_EADOPT:
-		return gw_resp_error(r, 500, "internal", "cannot adopt runner socket");
-	default:
-		return gw_resp_error(r, 500, "internal", "out of memory");
-	}
+	gw_refusal_open(r->vh, &r->up, rc, rn, r->sid, &ref);
+	return gw_resp_error(r, ref.status, ref.code, "%s", ref.msg);
 }
 
 static int open_up(struct gw_req *r, const char *sid, cJSON *first, cJSON *next, gw_frame_cb cb)
