@@ -291,6 +291,42 @@ if [ -z "$(h_services_missing)" ]; then
 	# files whose size at open is not their length (reads.sh)
 	port=$((port + 1))
 	suite_reads $gwb "$T/r.sock" $port
+	# a runner of this host that stops listening has lost its sandboxes:
+	# the streams that went straight to their agents end at once with
+	# close 4502 saying so (the stream layer's runner_lost hook), not
+	# when their sandboxes are reaped. The runner is then started again on
+	# its state, which reaps what its predecessor left, and stopped.
+	if start_runner "gwl$$" "$T/rl.sock" "$T/lstate" --default-isolation "${SANDBOX_TEST_ISOLATION:-jail}"; then
+		lrun=$RUNNER_PID
+		port=$((port + 1))
+		SANDBOX_API_KEYS=key-one start_gateway $gwb $port "$T/gw.lost.log" --runner-socket "$T/rl.sock"
+		code -H 'Authorization: Bearer key-one' -d '{}' http://127.0.0.1:$port/v1/sandboxes >/dev/null
+		lid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
+		code -H 'Authorization: Bearer key-one' -d '{"cmd":"sleep","args":["60"],"detached":true}' \
+			http://127.0.0.1:$port/v1/sandboxes/$lid/commands >/dev/null
+		lcid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
+		timeout 60 node -e '
+			const WebSocket = require("ws");
+			const ws = new WebSocket(process.argv[1]);
+			let msg = "";
+			ws.on("open", () => console.log("open"));
+			ws.on("message", (d) => { msg = d.toString(); });
+			ws.on("close", (c) => { console.log(c, msg.includes("the runner went away")); });
+		' "ws://127.0.0.1:$port/v1/sandboxes/$lid/commands/$lcid/stream?access_token=key-one" >"$T/lost.out" 2>&1 &
+		lnode=$!
+		for _ in $(seq 300); do grep -q '^open$' "$T/lost.out" && break; kill -0 $lnode 2>/dev/null || break; sleep 0.1; done
+		kill -KILL $lrun; wait $lrun 2>/dev/null
+		wait $lnode
+		check "runner-lost: a killed runner's open stream ends (close 4502, the runner went away)" \
+			"$(tr '\n' ' ' <"$T/lost.out")" "open 4502 true "
+		check "runner-lost: the gateway logs the streams it ended" \
+			"$(grep -c "runner gwl$$ .* is gone: 1 stream(s) of its sandboxes ended" "$T/gw.lost.log")" 1
+		rm -f "$T/rl.sock"
+		start_runner "gwl$$" "$T/rl.sock" "$T/lstate" --default-isolation "${SANDBOX_TEST_ISOLATION:-jail}" &&
+			{ kill -TERM $RUNNER_PID; wait $RUNNER_PID 2>/dev/null; }
+	else
+		fail "runner-lost: its runner did not start"
+	fi
 	if grep -q 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log; then fail "sanitizer report"; grep -A20 'ERROR: AddressSanitizer\|runtime error' "$T"/gw.*.log | head -40; else pass "no sanitizer report"; fi
 	# a gateway killed with -9 and started again knows its keys' sandboxes
 	# (owner tags kept by the runner) and a command's output is all there
