@@ -1,5 +1,5 @@
 # sandbox-gateway: the public REST API (docs/api.md) on libwebsockets.
-GW_SRCS := $(wildcard gateway/*/*.c)
+GW_SRCS := $(wildcard gateway/*.c gateway/*/*.c)
 
 $(BINDIR)/sandbox-gateway: $(call obj,$(GW_SRCS)) $(LIBSBX)
 	@mkdir -p $(dir $@)
@@ -17,7 +17,7 @@ FUZZ_EXTRA_fuzz_http_head := $(GW_PURE)
 build/fuzz/fuzz_http_head: $(GW_PURE) gateway/proxy/gw_http1.h gateway/proxy/gw_sni.h gateway/proxy/gw_proxy.h
 
 # cmocka test of the @vercel/sandbox fs/write archive reader (gzip + tar).
-$(OUT)/tests/test_cv_tar: $(call obj,gateway/api/compat_vercel_tar.c)
+$(OUT)/tests/test_cv_tar: $(call obj,gateway/vercel/compat_vercel_tar.c)
 $(OUT)/tests/test_cv_tar: LIBS_CMOCKA += $(LIBS_ZLIB)
 
 # cmocka test of the runners table's pure parts (sid names, placement
@@ -30,4 +30,4 @@ $(OUT)/tests/test_gw_tls: $(call obj,gateway/core/gw_runner_addr.c gateway/core/
 UNIT_LIBS_test_gw_tls = $(LIBS_LWS)
 
 # cmocka test of the Origins /mcp accepts.
-$(OUT)/tests/test_gw_mcp_origin: $(call obj,gateway/api/gw_mcp_origin.c)
+$(OUT)/tests/test_gw_mcp_origin: $(call obj,gateway/mcp/gw_mcp_origin.c)

@@ -1,10 +1,11 @@
 /* The /v1 routes' handlers (rows of gw_route.c): each reads its query
  * arguments and body into the service layer's arguments and calls the
- * one svc_* operation; the answer comes back through the REST sinks
+ * one svc_* operation (most rows need nothing more than gw_rest_plain or
+ * gw_rest_json with the operation in the row); the answer comes back through the REST sinks
  * (gw_rest.c). Nothing here talks to a runner or agent. */
 #include <stdio.h>
 #include <string.h>
-#include "../core/gw.h"
+#include "../http/gw_req.h"
 #include "gw_rest.h"
 
 /* r->call for this route's sink; NULL after answering 500 (body freed) */
@@ -18,25 +19,20 @@ static struct svc_call *rest(struct gw_req *r, const struct svc_sink *sink, cJSO
 	return c;
 }
 
-void gw_sandbox_create(struct gw_req *r, cJSON *body)
+/* A row whose codec is only "run this operation" (.ctx, a gw_rest_op):
+ * the operation's arguments are the path's ids and the JSON body. */
+void gw_rest_plain(struct gw_req *r)
 {
-	if (!rest(r, &gw_rest_json_sink, body))
-		return;
-	svc_create(r->call, body);
+	const struct gw_rest_op *op = r->rt->ctx;
+	if (rest(r, &gw_rest_json_sink, NULL))
+		op->plain(r->call);
 }
 
-void gw_sandbox_list(struct gw_req *r)
+void gw_rest_json(struct gw_req *r, cJSON *body)
 {
-	if (!rest(r, &gw_rest_json_sink, NULL))
-		return;
-	svc_list(r->call);
-}
-
-void gw_sandbox_capabilities(struct gw_req *r)
-{
-	if (!rest(r, &gw_rest_json_sink, NULL))
-		return;
-	svc_capabilities(r->call);
+	const struct gw_rest_op *op = r->rt->ctx;
+	if (rest(r, &gw_rest_json_sink, body))
+		op->json(r->call, body);
 }
 
 /* GET /v1/runners: the runners table as this gateway sees it; the whole
@@ -44,41 +40,6 @@ void gw_sandbox_capabilities(struct gw_req *r)
 void gw_runners_list(struct gw_req *r)
 {
 	gw_resp_json(r, 200, gw_runners_json(r->vh, gw_auth_metrics(r->vh, r->wsi)));
-}
-
-void gw_sandbox_get(struct gw_req *r)
-{
-	if (!rest(r, &gw_rest_json_sink, NULL))
-		return;
-	svc_get(r->call);
-}
-
-void gw_sandbox_extend(struct gw_req *r, cJSON *body)
-{
-	if (!rest(r, &gw_rest_json_sink, body))
-		return;
-	svc_extend(r->call, body);
-}
-
-void gw_sandbox_delete(struct gw_req *r)
-{
-	if (!rest(r, &gw_rest_json_sink, NULL))
-		return;
-	svc_stop(r->call);
-}
-
-void gw_cmd_exec(struct gw_req *r, cJSON *body)
-{
-	if (!rest(r, &gw_rest_json_sink, body))
-		return;
-	svc_exec(r->call, body);
-}
-
-void gw_cmd_list(struct gw_req *r)
-{
-	if (!rest(r, &gw_rest_json_sink, NULL))
-		return;
-	svc_commands(r->call);
 }
 
 void gw_cmd_get(struct gw_req *r)
@@ -91,13 +52,6 @@ void gw_cmd_get(struct gw_req *r)
 	if (!rest(r, &gw_rest_json_sink, NULL))
 		return;
 	svc_command_get(r->call, wait);
-}
-
-void gw_cmd_kill(struct gw_req *r, cJSON *body)
-{
-	if (!rest(r, &gw_rest_json_sink, body))
-		return;
-	svc_kill(r->call, body);
 }
 
 /* POST .../stdin: the body goes out as it comes; ?eof=1 closes the
@@ -198,13 +152,6 @@ void gw_files_get(struct gw_req *r)
 		return;
 	gw_keepalive_http_download(r);
 	svc_read_file(r->call);
-}
-
-void gw_files_mkdir(struct gw_req *r, cJSON *body)
-{
-	if (!rest(r, &gw_rest_json_sink, body))
-		return;
-	svc_mkdir(r->call, body);
 }
 
 void gw_files_list(struct gw_req *r)

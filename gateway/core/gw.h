@@ -1,7 +1,7 @@
-/* sandbox-gateway: shared types. One HTTP transaction is a struct gw_req
- * (the lws per-session data of the "http" protocol, reset per request);
- * its runner/agent upstream is a gw_up (gw_up.h), its route a row of the
- * route table (gw_route.h). Per-vhost state is struct gw_vh. */
+/* sandbox-gateway's core: the per-vhost state (struct gw_vh), keys and
+ * owners, runners (gw_runner.h) and upstreams (gw_up.h), which every
+ * layer above uses. The HTTP transaction is http/gw_req.h's; the
+ * operations are svc/svc.h's. */
 #ifndef GW_H
 #define GW_H
 #include <signal.h>
@@ -17,8 +17,6 @@
 #include "sbx_text.h"
 #include "gw_runner.h"
 #include "gw_up.h"
-#include "../api/gw_route.h"
-#include "../api/gw_pipeline.h"
 #include <stdlib.h>
 
 #define GW_MAX_KEYS      64
@@ -84,13 +82,6 @@ struct gw_vh {
 	struct ssl_ctx_st *runner_tls;      /* TLS runners' client context (gw_tls.h), or NULL */
 };
 
-struct gw_req;
-/* Called with each frame of the upstream after the runner accepted the
- * request (or with the runner's reply itself for plain runner ops).
- * Returns 0 to go on, 1 when the operation is complete (the upstream is
- * closed), -1 after having replied with an error. */
-typedef int (*gw_frame_cb)(struct gw_req *r, const struct sbx_frame *f);
-
 /* A create being placed (svc/svc_place.c). */
 struct svc_call;
 struct gw_place {
@@ -120,94 +111,6 @@ struct gw_owner_wait {
 	void (*cb)(struct gw_owner_wait *w);
 };
 
-/* What a handler remembers between the frames of its upstream. */
-enum gw_op_phase {
-	GW_OP_FIRST,            /* the first reply (exec, attach, read_file) not yet in */
-	GW_OP_STREAMING,        /* after it: output, data, events */
-	GW_OP_ANSWER_WHEN_SENT, /* POST stdin without eof: answered once it all went up */
-};
-enum gw_op_mode {
-	GW_OP_PLAIN,
-	GW_OP_CREATE,           /* a sandbox create: owner table and quota count */
-	GW_OP_EXEC_DETACHED,    /* answered at the exec reply */
-	GW_OP_EXEC_WAITED,      /* output collected to the exit */
-	GW_OP_STDIN_EOF,        /* stdin, then EOF and the agent's answer */
-	GW_OP_STDIN_OPEN,       /* stdin, answered once it went up */
-};
-struct gw_op {
-	enum gw_op_phase phase;
-	enum gw_op_mode mode;
-	int b64;                    /* output as base64 (a waited exec, logs) */
-	struct sbx_buf out, err;    /* a waited exec's output */
-	int out_trunc, err_trunc;
-	cJSON *acc;                 /* an accumulated reply object */
-	uint64_t logs_off;          /* ndjson logs: the next chunk's offset */
-	int64_t file_size;          /* a file read: the size stat gave (0: says nothing) */
-	int64_t file_got;           /* ... and the bytes of it taken so far */
-	char wrap[16];              /* the member of the agent's reply to answer with */
-};
-
-struct gw_ws_session;   /* a WebSocket session (stream/gw_ws.h) */
-
-/* One HTTP transaction or WebSocket session (the pss of "http", reset per
- * request), or an internal request of an MCP tool call. By role: the
- * transaction (method to response), its upstream, its handler's scratch
- * (op) and, for a WebSocket, the session (ws). */
-struct gw_req {
-	struct gw_vh *vh;
-	struct lws *wsi;
-	int active;                 /* a transaction is in progress */
-	char method[8];
-	char uri[1024];
-	int key;                    /* index of the caller's key, -1 none */
-	unsigned scope;             /* GW_SCOPE_* its credential allows */
-	int64_t t0_us;
-	/* body */
-	int64_t body_expected;
-	size_t body_seen;
-	struct sbx_buf body;
-	int body_stream;            /* body goes to the upstream as DATA frames */
-	int body_done;
-	/* route parameters */
-	const struct gw_route *rt;  /* its row in the route table */
-	char sid[80], cid[80];
-	/* upstream (gw_upstream.c) */
-	struct gw_up up;
-	gw_frame_cb on_frame;
-	int http_rx_paused;
-	/* the handler's scratch */
-	struct gw_op op;
-	struct gw_own_wait own_wait;   /* an ownership lookup (gw_owner_lookup.c) */
-	/* the operation of the service layer a /v1 route runs (gw_rest.c) */
-	struct svc_call *call;
-	int owner_pending;          /* the route waits for it: the body is held */
-	struct sbx_buf held;        /* the body meanwhile */
-	int held_done, held_paused;
-	/* response */
-	int status;
-	const char *ctype;
-	struct sbx_buf resp;
-	int64_t content_len;        /* -1: unknown (then the connection closes) */
-	int resp_ready, hdr_sent, resp_done, close_after;
-	uint64_t resp_bytes;
-	const char *xhdr_name;      /* one extra response header, or NULL */
-	char xhdr_val[80];
-	/* a response that lasts as long as a command (gw_keepalive.c) */
-	int ka_long, ka_lines, ka_no_deadline;
-	int ka_stall_s;             /* a download: cut after this long without progress */
-	int64_t ka_last_us;         /* when the last line was queued */
-	/* a WebSocket session, once established (stream/gw_ws.h) */
-	struct gw_ws_session *ws;
-	/* the front ends' state of a call in progress */
-	struct gw_mcp_call *mcp;    /* a POST /mcp (gw_mcp.c) */
-	struct cv_call *vercel;     /* the @vercel/sandbox surface (compat_vercel*.c) */
-	const char *ka_text;        /* the keepalive line, when not the default one */
-};
-
-/* gw_refuse.c: answer status with the API's JSON error body at once and
- * close (ws_version: with Sec-WebSocket-Version: 13, for a 426). -1. */
-int gw_http_refuse(struct lws *wsi, unsigned status, const char *code, const char *msg,
-		   int ws_version);
 
 /* gw_auth.c */
 int gw_auth_load_file(struct gw_vh *vh, const char *path, struct sbx_err *err);
@@ -283,41 +186,6 @@ int gw_query_get(struct lws *wsi, const char *name, char *buf, size_t size,
 int gw_query_known(struct lws *wsi, const char *const *names, char *why, size_t whylen);
 int gw_query_num(struct lws *wsi, const char *name, int64_t lo, int64_t hi, int64_t *out,
 		 char *why, size_t whylen);
-int gw_query_str(struct gw_req *r, const char *name, char *buf, size_t size);
-int gw_query_i64(struct gw_req *r, const char *name, int64_t lo, int64_t hi, int64_t *out);
-int gw_query_bool(struct gw_req *r, const char *name, int *out);
-
-/* gw_resp.c: responses, written only from HTTP_WRITEABLE */
-void gw_resp_json(struct gw_req *r, int status, cJSON *body /* consumed */);
-int gw_resp_error(struct gw_req *r, int status, const char *code,
-		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-void gw_resp_start_stream(struct gw_req *r, int status, const char *ctype,
-			  int64_t content_len);
-int gw_resp_writeable(struct gw_req *r);
-void gw_resp_runner_error(struct gw_req *r, const cJSON *reply);
-void gw_req_reset(struct gw_req *r);
-/* Ask for the WRITEABLE callback that moves r's response on. */
-void gw_req_wake(struct gw_req *r);
-/* A response without a body (202 to an MCP notification). */
-void gw_resp_empty(struct gw_req *r, int status);
-
-/* Move the fields named in names[0..n) from src into dst (the allow-list of
- * what a client request may pass on to the runner or agent). */
-void gw_json_move_fields(cJSON *dst, cJSON *src, const char *const *names,
-			 size_t n);
-
-/* gw_upstream.c: a request's upstream (r->up): a runner operation, or an
- * agent operation (through the runner's `connect` unless the gateway knows
- * the agent's socket). cb gets every frame after the runner said ok (for a
- * runner operation, its reply itself). 0, or -1 after answering an error. */
-int gw_req_runner(struct gw_req *r, cJSON *runner_req, gw_frame_cb cb);
-int gw_req_agent(struct gw_req *r, cJSON *agent_req, gw_frame_cb cb);
-int gw_req_send(struct gw_req *r, enum sbx_frame_type t, const void *p, size_t n);
-/* Parse a frame as a JSON object; with need_ok, an error reply is
- * answered. NULL after answering 502 (what names the peer) or the error. */
-cJSON *gw_reply_json(struct gw_req *r, const struct sbx_frame *f, int need_ok,
-		     const char *what);
-
 /* svc/svc_place.c */
 void gw_place_free(struct gw_place *p);
 
@@ -349,65 +217,9 @@ void gw_owner_lookup(struct gw_vh *vh, const char *sid, int key, struct gw_own_w
 void gw_owner_lookup_cancel(struct gw_own_wait *w);
 void gw_owner_lookup_stop(void);
 
-/* gw_route.c */
-void gw_route(struct gw_req *r);
-void gw_route_body(struct gw_req *r, const void *in, size_t len);
-void gw_route_body_done(struct gw_req *r);
-
-/* gw_ws.c: WebSocket sessions (streams, terminals; stream/gw_ws.h) */
-int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
-		   struct gw_req *r, struct gw_vh *vh, void *in, size_t len);
-/* Register the stream layer's hooks (gw_hooks.h: a revoked key's and a
- * lost runner's sessions end); once at start-up, 0 or -1. */
-int gw_stream_register(void);
-
-/* gw_keepalive.c: pings and keepalive lines on long-lived responses */
-#define GW_KEEPALIVE_DEFAULT_S 25
-#define GW_KEEPALIVE_MAX_S     3600
-void gw_keepalive_vhost(struct lws_context_creation_info *vi, int secs);
-void gw_keepalive_ws_start(struct gw_req *r);
-void gw_keepalive_http_start(struct gw_req *r, int lines);
-void gw_keepalive_http_download(struct gw_req *r);
-void gw_keepalive_http_progress(struct gw_req *r);
-void gw_keepalive_lines_sent(struct gw_req *r);
-int gw_keepalive_http_timer(struct gw_req *r);
-
-/* gw_static.c: the web demo's files */
-int gw_web_dir_init(struct gw_vh *vh, const char *dir);
-int gw_static_try(struct gw_req *r);
-
-/* gw_local_runner.c: the embedded runner when none is configured */
-/* drivers, default_isolation: the runner's --drivers and
- * --default-isolation (NULL: the runner's defaults). stop: a signal's
- * flag; set while the runner starts, the start gives up (the runner is
- * stopped by gw_local_runner_stop). */
-int gw_local_runner_start(const char *state_dir, const char *image_dir,
-			  const char *drivers, const char *default_isolation,
-			  const volatile sig_atomic_t *stop,
-			  const char **socket_path, struct sbx_err *err);
-void gw_local_runner_check(void);   /* no-op without an embedded runner */
-
 /* gw_runner_watch.c: is the runner there (once a second) */
-void gw_runner_watch_start(struct gw_vh *vh);
+/* each_second: called once a second too (the embedded runner's check) */
+void gw_runner_watch_start(struct gw_vh *vh, void (*each_second)(void));
 void gw_runner_watch_stop(void);
-void gw_local_runner_stop(void);
-
-/* gw_mcp.c: POST and DELETE /mcp (docs/mcp.md), rows of the route table */
-void gw_mcp_post(struct gw_req *r);
-void gw_mcp_delete(struct gw_req *r);
-void gw_mcp_body_done(struct gw_req *r);
-void gw_mcp_call_free(struct gw_mcp_call *c);
-/* gw_mcp_session.c: at most max_per_key sessions per key, each key's least
- * recently used one replaced (--mcp-sessions-per-key); 0, or -1 */
-#define GW_MCP_SESSIONS_PER_KEY      64
-#define GW_MCP_SESSIONS_PER_KEY_MAX  1024
-int gw_mcp_sessions_configure(int max_per_key);
-
-/* gw_metrics.c */
-void gw_metrics_reply(struct gw_req *r);
-
-/* gw_http.c */
-int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
-		     void *user, void *in, size_t len);
 
 #endif

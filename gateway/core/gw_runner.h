@@ -105,9 +105,10 @@ struct gw_runner *gw_runner_local(struct gw_vh *vh);
 /* The runner name inside a sandbox id (between "sbx_" and the last '_');
  * 0, or -1 when the id carries none that fits n. */
 int gw_sid_runner_name(const char *sid, char *name, size_t n);
-/* Set up the table from the flags; 0, or -1 after saying why (exit 2). */
-struct gw_flags;
-int gw_runners_init(struct gw_vh *vh, const struct gw_flags *fl);
+/* Set up the table: the runner on runner_socket (--runner-socket, may be
+ * NULL) and the comma-separated runners (--runners, may be NULL); 0, or
+ * -1 after saying why (exit 2). */
+int gw_runners_init(struct gw_vh *vh, const char *runner_socket, const char *runners);
 void gw_runners_free(struct gw_vh *vh);
 /* A request could not connect to rn (errno e): down at once. */
 void gw_runner_failed(struct gw_vh *vh, struct gw_runner *rn, int e, const char *why);

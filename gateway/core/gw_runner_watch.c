@@ -19,6 +19,7 @@ static struct {
 	struct gw_vh *vh;
 	lws_sorted_usec_list_t sul;
 	int had_sessions;
+	void (*each_second)(void);
 } w;
 
 void gw_runner_watch_lost(struct gw_vh *vh, struct gw_runner *rn)
@@ -33,7 +34,8 @@ void gw_runner_watch_lost(struct gw_vh *vh, struct gw_runner *rn)
 static void tick(lws_sorted_usec_list_t *sul)
 {
 	(void)sul;
-	gw_local_runner_check();
+	if (w.each_second)
+		w.each_second();
 	/* Streams' queues (up to a few hundred KiB each) come and go in
 	 * bursts and leave the heap at its high-water mark; with no session
 	 * open, give the memory back (the soak's idle-to-idle bound). */
@@ -43,9 +45,10 @@ static void tick(lws_sorted_usec_list_t *sul)
 	lws_sul_schedule(w.vh->ctx, 0, &w.sul, tick, LWS_US_PER_SEC);
 }
 
-void gw_runner_watch_start(struct gw_vh *vh)
+void gw_runner_watch_start(struct gw_vh *vh, void (*each_second)(void))
 {
 	w.vh = vh;
+	w.each_second = each_second;
 	lws_sul_schedule(vh->ctx, 0, &w.sul, tick, LWS_US_PER_SEC);
 }
 

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 #include "gw.h"
-#include "gw_flags.h"
 #include "gw_runner_addr.h"
 #include "sbx_log.h"
 
@@ -92,7 +91,7 @@ static int add_list(struct gw_vh *vh, const char *csv)
 	return rc;
 }
 
-int gw_runners_init(struct gw_vh *vh, const struct gw_flags *fl)
+int gw_runners_init(struct gw_vh *vh, const char *runner_socket, const char *runners)
 {
 	char why[200];
 
@@ -102,15 +101,15 @@ int gw_runners_init(struct gw_vh *vh, const struct gw_flags *fl)
 		fprintf(stderr, "sandbox-gateway: out of memory for the runners table\n");
 		return -1;
 	}
-	if (fl->runner_socket) {
-		struct gw_runner *rn = gw_runners_add(vh, fl->runner_socket, why, sizeof why);
+	if (runner_socket) {
+		struct gw_runner *rn = gw_runners_add(vh, runner_socket, why, sizeof why);
 		if (!rn) {
 			fprintf(stderr, "sandbox-gateway: --runner-socket: %s\n", why);
 			return -1;
 		}
 		rn->local = 1;
 	}
-	return fl->runners ? add_list(vh, fl->runners) : 0;
+	return runners ? add_list(vh, runners) : 0;
 }
 
 int gw_runners_tls(const struct gw_vh *vh)

@@ -5,7 +5,7 @@
  * (gw_ws.c). Its agent stream is its own upstream (gw_stream.c). */
 #ifndef GW_WS_H
 #define GW_WS_H
-#include "../core/gw.h"
+#include "../http/gw_req.h"
 
 struct gw_sideop;
 
@@ -57,4 +57,11 @@ void gw_session_message(struct gw_ws_session *s, const char *type, const cJSON *
 size_t gw_session_side_queued(const struct gw_sideop *side);
 /* The session goes away: its stdin writer no longer reports to it. */
 void gw_session_detach(struct gw_ws_session *s);
+/* gw_ws.c: the session's lws callbacks (gw_http.c hands them over) */
+int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
+		   struct gw_req *r, struct gw_vh *vh, void *in, size_t len);
+/* Register the stream layer's hooks (gw_hooks.h: a revoked key's and a
+ * lost runner's sessions end); once at start-up, 0 or -1. */
+int gw_stream_register(void);
+
 #endif

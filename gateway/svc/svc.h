@@ -19,6 +19,33 @@
 
 struct svc_call;
 
+/* What an operation remembers between the frames of its upstream. */
+enum gw_op_phase {
+	GW_OP_FIRST,            /* the first reply (exec, attach, read_file) not yet in */
+	GW_OP_STREAMING,        /* after it: output, data, events */
+	GW_OP_ANSWER_WHEN_SENT, /* POST stdin without eof: answered once it all went up */
+};
+enum gw_op_mode {
+	GW_OP_PLAIN,
+	GW_OP_CREATE,           /* a sandbox create: owner table and quota count */
+	GW_OP_EXEC_DETACHED,    /* answered at the exec reply */
+	GW_OP_EXEC_WAITED,      /* output collected to the exit */
+	GW_OP_STDIN_EOF,        /* stdin, then EOF and the agent's answer */
+	GW_OP_STDIN_OPEN,       /* stdin, answered once it went up */
+};
+struct gw_op {
+	enum gw_op_phase phase;
+	enum gw_op_mode mode;
+	int b64;                    /* output as base64 (a waited exec, logs) */
+	struct sbx_buf out, err;    /* a waited exec's output */
+	int out_trunc, err_trunc;
+	cJSON *acc;                 /* an accumulated reply object */
+	uint64_t logs_off;          /* ndjson logs: the next chunk's offset */
+	int64_t file_size;          /* a file read: the size stat gave (0: says nothing) */
+	int64_t file_got;           /* ... and the bytes of it taken so far */
+	char wrap[16];              /* the member of the agent's reply to answer with */
+};
+
 /* Where a call's answers go. reply and fail are required; a call answers
  * exactly once with one of them, or streams (begin/data/event, then end). */
 struct svc_sink {
@@ -98,6 +125,9 @@ int svc_fail(struct svc_call *c, int status, const char *code, const char *fmt, 
 	__attribute__((format(printf, 4, 5)));
 /* A runner's or agent's {"ok":false,"error":{...}} as the API's error. */
 void svc_runner_error(struct svc_call *c, const cJSON *reply);
+/* Fail with a refusal of core's mapping (core/gw_refusal.h). */
+struct gw_refusal;
+void svc_fail_as(struct svc_call *c, const struct gw_refusal *why);
 /* Streams: begin once, then data/event, then end (each a no-op after
  * the end). 0 to go on, -1 when the stream ended (cut). */
 int svc_begin(struct svc_call *c, int64_t size);

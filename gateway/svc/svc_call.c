@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "svc.h"
+#include "../core/gw_refusal.h"
 
 void svc_call_init(struct svc_call *c, struct gw_vh *vh, struct lws *wsi,
 		   const struct svc_sink *sink, void *owner, int key)
@@ -71,31 +72,14 @@ int svc_fail(struct svc_call *c, int status, const char *code, const char *fmt, 
 
 void svc_runner_error(struct svc_call *c, const cJSON *reply)
 {
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(reply, "error");
-	const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
-	const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
-	/* the runner's and agent's codes as the API says them */
-	static const struct { const char *in, *out; int st; } map[] = {
-		{ "bad_request", "invalid", 422 }, { "invalid", "invalid", 422 },
-		{ "not_found", "not_found", 404 }, { "conflict", "conflict", 409 },
-		{ "no_capacity", "no_capacity", 503 }, { "internal", "internal", 500 },
-		{ "draining", "no_capacity", 503 },
-		{ "too_many_connections", "too_many_connections", 503 },
-		{ "unknown_isolation", "unknown_isolation", 422 },
-		{ "isolation_unavailable", "isolation_unavailable", 422 },
-	};
+	struct gw_refusal why;
+	gw_refusal_reply(c->vh, reply, &why);
+	svc_fail_as(c, &why);
+}
 
-	if (!code)
-		code = "internal";
-	if (!msg)
-		msg = "upstream error";
-	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-		if (!strcmp(code, map[i].in)) {
-			svc_fail(c, map[i].st, map[i].out, "%s", msg);
-			return;
-		}
-	c->vh->m.upstream_errors++;
-	svc_fail(c, 500, "internal", "%s", msg);
+void svc_fail_as(struct svc_call *c, const struct gw_refusal *why)
+{
+	svc_fail(c, why->status, why->code, "%s", why->msg);
 }
 
 int svc_begin(struct svc_call *c, int64_t size)

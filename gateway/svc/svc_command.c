@@ -124,7 +124,7 @@ void svc_exec(struct svc_call *c, cJSON *body)
 	c->op.b64 = enc && !strcmp(enc, "base64");
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddStringToObject(a, "op", "exec");
-	gw_json_move_fields(a, body, exec_fields, sizeof exec_fields / sizeof exec_fields[0]);
+	sbx_json_move(a, body, exec_fields, sizeof exec_fields / sizeof exec_fields[0]);
 	cJSON_Delete(body);
 	if (!cJSON_GetObjectItemCaseSensitive(a, "cwd"))
 		cJSON_AddStringToObject(a, "cwd", "/home/sandbox");

@@ -181,7 +181,7 @@ void svc_create(struct svc_call *c, cJSON *body)
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", "create");
 	/* unknown fields are ignored, as the API says; the runner refuses them */
-	gw_json_move_fields(req, body, create_fields, sizeof create_fields / sizeof create_fields[0]);
+	sbx_json_move(req, body, create_fields, sizeof create_fields / sizeof create_fields[0]);
 	cJSON_Delete(body);
 	cJSON_AddStringToObject(req, "owner", c->vh->key_tags[c->key]);
 	cJSON_AddBoolToObject(req, "preview_auth", private_preview);

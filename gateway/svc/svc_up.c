@@ -4,19 +4,19 @@
  * runner's ok goes to c->on_frame; reads pause while the front end is
  * full (its sink's full), and a streamed upload is told when the
  * upstream took it (its sink's drained). */
-#include <errno.h>
-#include <string.h>
 #include "svc.h"
-#include "sbx_log.h"
+#include "../core/gw_refusal.h"
 
 static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, int fd)
 {
 	struct svc_call *c = u->owner;
 	(void)fd;   /* never asked for */
-	if (!o && gw_up_unreachable(u))
-		return svc_fail(c, 503, "runner_unavailable", "%s", why);
-	if (!o)
-		return svc_fail(c, 502, "internal", "runner reply: %s", why);
+	if (!o) {
+		struct gw_refusal ref;
+		gw_refusal_upstream(u, why, 1, &ref);
+		svc_fail_as(c, &ref);
+		return -1;
+	}
 	if (!ok) {
 		svc_runner_error(c, o);
 		return -1;
@@ -35,13 +35,9 @@ static int up_frame(struct gw_up *u, const struct sbx_frame *f)
 
 static void up_fail(struct gw_up *u, const char *why)
 {
-	if (gw_up_unreachable(u)) {   /* a TLS runner not reached (gw_up.h) */
-		u->vh->m.upstream_errors++;
-		svc_fail(u->owner, 503, "runner_unavailable", "%s", why);
-		return;
-	}
-	svc_fail(u->owner, 502, "internal", why == gw_up_too_much ? "upstream %s" :
-		 why == gw_up_dial_refused ? "%s" : "upstream: %s", why);
+	struct gw_refusal ref;
+	gw_refusal_upstream(u, why, 0, &ref);
+	svc_fail_as(u->owner, &ref);
 }
 
 /* stdin without eof: answered once every byte went to the agent */
@@ -84,32 +80,10 @@ static const struct gw_up_ops up_ops = {
 /* Fail c for gw_up_open's error rc on runner rn (may be NULL): -1. */
 static int open_error(struct svc_call *c, int rc, struct gw_runner *rn)
 {
-	char msg[200];
-
-	switch (rc) {
-	case GW_UP_ECONNECT: {
-		int e = errno;
-		c->vh->m.upstream_errors++;
-		if (gw_up_unreachable(&c->up))   /* a TLS runner; logged by gw_up.c */
-			return svc_fail(c, 503, "runner_unavailable", "%s", c->up.why);
-		sbx_warn("runner %s: %s", rn ? rn->addr : "?", strerror(e));
-		if (rn && rn->state == GW_RUNNER_DOWN && c->sid[0])
-			return svc_fail(c, 503, "runner_unavailable", "%s",
-					gw_runner_unavailable_msg(rn, msg, sizeof msg));
-		return svc_fail(c, 503, "no_capacity", "runner unavailable: %s", strerror(e));
-	}
-	case GW_UP_EDOWN:
-		return svc_fail(c, 503, "runner_unavailable", "%s",
-				gw_runner_unavailable_msg(rn, msg, sizeof msg));
-	case GW_UP_ENORUNNER:
-		if (c->sid[0] && gw_runner_route_error(c->vh, c->sid, &rn, msg, sizeof msg) == 503)
-			return svc_fail(c, 503, "runner_unavailable", "%s", msg);
-		return svc_fail(c, 404, "not_found", "no such sandbox");
-	case GW_UP_EADOPT:
-		return svc_fail(c, 500, "internal", "cannot adopt runner socket");
-	default:
-		return svc_fail(c, 500, "internal", "out of memory");
-	}
+	struct gw_refusal ref;
+	gw_refusal_open(c->vh, &c->up, rc, rn, c->sid, &ref);
+	svc_fail_as(c, &ref);
+	return -1;
 }
 
 static void ready(struct svc_call *c, svc_frame_cb cb)

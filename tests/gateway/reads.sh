@@ -1,6 +1,6 @@
 #!/bin/bash
 # REST GET of files whose size at open is not their length
-# (gateway/api/gw_files.c): procfs files that say 0, one without end, one
+# (gateway/svc/svc_files.c, gateway/http/gw_rest_sink.c): procfs files that say 0, one without end, one
 # growing while read (tests/gateway/reads.py does the reads). A gateway of
 # its own with key-reads, on a runner's socket. Sourced by tests/gateway/
 # run.sh where runners and sandboxes can run (defines suite_reads

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Several runners behind one gateway, and two gateways on the same runners
 # (gateway/core/gw_runners.c, gw_probe.c, gw_owner_lookup.c, gw_fanout.c,
-# gateway/api/gw_place.c). Three real sandbox-runners on this host, each
+# gateway/svc/svc_place.c). Three real sandbox-runners on this host, each
 # with its own name, socket and --max-memory-mb, given as --runners
 # unix:...; both gateways read one keys file. Sourced by tests/gateway/
 # run.sh where runners and sandboxes can run (defines suite_runners

@@ -3,7 +3,7 @@
 Usage: pipeline.py [--tls] PORT KEY SID CID GW_PID   every route, pipelines of 2, 3, 50
        pipeline.py [--tls] --random SEED N PORT KEY SID CID GW_PID   N random connections
 
-Every route of the gateway's route table (read from gateway/api/gw_route.c,
+Every route of the gateway's route table (read from gateway/gw_routes.c,
 so a new route is covered without an edit here) gets pipelines whose
 requests mix methods, bodies, early refusals (no key, 405, 411, 413), a
 body cut short, and requests behind a WebSocket upgrade. What the gateway
@@ -24,7 +24,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROUTES_C = os.path.join(HERE, "..", "..", "gateway", "api", "gw_route.c")
+ROUTES_C = os.path.join(HERE, "..", "..", "gateway", "gw_routes.c")
 # An answer the gateway gives within this long; a gateway stalled by one
 # connection answers never (the bug this guards against froze it for good)
 ANSWER_S = 5.0
@@ -51,21 +51,20 @@ def result(name, ok, detail=""):
 def routes():
     """(method or None, path pattern, ws) of every row of the route table."""
     src = open(ROUTES_C).read()
-    macros = dict(re.findall(r'#define (SBX|CMD) (.*)', src))
-    table = src[src.index("static const struct gw_route routes[]"):]
-    table = table[:table.index("};")]
+    # the path macros (#define SBX "/v1/sandboxes/{sid}", #define CMD SBX "...")
+    macros = dict(re.findall(r'#define ([A-Z0-9]+) ((?:[A-Z0-9]+\s*)?"[^"]*")\s*$', src, re.M))
+
+    def expand(text):
+        return "".join(expand(macros[t]) if t in macros else t.strip('"')
+                       for t in re.findall(r'[A-Z0-9]+|"[^"]*"', text))
+    table = src[src.index("const struct gw_route gw_routes[]"):]
+    table = table[:table.index("\n};")]
     out = []
-    for m in re.finditer(r'\{\s*(NULL|"[A-Z]+")\s*,\s*((?:SBX|CMD|"[^"]*")(?:\s*"[^"]*")*)\s*,([^}]*)', table):
+    names = "|".join(macros) or "NONE"
+    for m in re.finditer(r'\{\s*(NULL|"[A-Z]+")\s*,\s*((?:%s|"[^"]*")(?:\s*(?:%s|"[^"]*"))*)\s*,([^\n]*)'
+                         % (names, names), table):
         method = None if m.group(1) == "NULL" else m.group(1).strip('"')
-        path = ""
-        for tok in re.findall(r'SBX|CMD|"[^"]*"', m.group(2)):
-            if tok in macros:
-                tok = macros[tok]
-                for t in re.findall(r'SBX|"[^"]*"', tok):
-                    path += macros["SBX"].strip('"') if t == "SBX" else t.strip('"')
-            else:
-                path += tok.strip('"')
-        out.append((method, path, ".ws" in m.group(3)))
+        out.append((method, expand(m.group(2)), ".ws" in m.group(3)))
     return out
 
 
@@ -96,8 +95,8 @@ ANY = {200, 201, 202, 204, 400, 401, 403, 404, 405, 409, 411, 413, 422, 426, 429
 
 def reqs_for(method, path, ws, key, sid, cid):
     """The requests made of one route row."""
-    if method == "DELETE" and "{cid}" not in path:   # the shared sandbox stays
-        sid = "sbx_local_" + "a" * 24
+    if (method == "DELETE" and "{cid}" not in path) or path.endswith("/stop"):
+        sid = "sbx_local_" + "a" * 24   # the shared sandbox stays
     p = path.replace("{sid}", sid).replace("{cid}", cid)
     if p.endswith("/files") or p.endswith("/files/list"):
         p += "?path=/tmp/pipe.txt"

@@ -145,7 +145,7 @@ def p59(ctx):
     # revocation: remove a key from the keys file while one of its streams is
     # open and ask the gateway to reload (SIGHUP). Only tried when the
     # gateway handles SIGHUP: unhandled, SIGHUP would end it.
-    src = open(ctx.root + "/gateway/core/gw_main.c").read()
+    src = open(ctx.root + "/gateway/gw_main.c").read()
     if "SIGHUP" not in src:
         say("key revocation without a restart: absent (no SIGHUP handler, keys read once)")
         if ok:

@@ -1,5 +1,5 @@
 /* Unit tests of the @vercel/sandbox fs/write archive reader
- * (gateway/api/compat_vercel_tar.c): ustar entries fed a byte at a time, pax
+ * (gateway/vercel/compat_vercel_tar.c): ustar entries fed a byte at a time, pax
  * long names, names that escape, the tar-bomb bound at the header, bad
  * checksums, and cut or trailing gzip. */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../gateway/api/compat_vercel_tar.h"
+#include "../../gateway/vercel/compat_vercel_tar.h"
 
 static unsigned char tarbuf[1 << 16];
 static size_t tarlen;

@@ -1,4 +1,4 @@
-/* Unit tests of the Origins /mcp accepts (gateway/api/gw_mcp_origin.c):
+/* Unit tests of the Origins /mcp accepts (gateway/mcp/gw_mcp_origin.c):
  * the gateway's own URL from its listen address, port and scheme,
  * --public-url and --mcp-allowed-origins, and what is never accepted
  * (a DNS-rebinding name, the wrong scheme or port, anything that is not
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../../gateway/api/gw_mcp_origin.h"
+#include "../../gateway/mcp/gw_mcp_origin.h"
 
 static int ok(const char *origin, int tls, int port)
 {

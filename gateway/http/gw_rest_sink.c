@@ -1,4 +1,4 @@
-/* The /v1 REST codec's side of the service layer: a request's operation
+/* The HTTP side of the service layer: a request's operation
  * is r->call, and its answers become the HTTP response through one of
  * three sinks: JSON (most routes), a file's bytes (GET .../files), and
  * ndjson lines (GET .../logs). Backpressure both ways: the upstream is
@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../core/gw.h"
+#include "../http/gw_req.h"
 #include "../svc/svc.h"
-#include "gw_rest.h"
+#include "gw_rest_sink.h"
 
 static struct gw_req *req_of(struct svc_call *c)
 {

@@ -1,6 +1,7 @@
 /* GET /metrics: Prometheus text exposition of the per-vhost counters. */
 #include <stdio.h>
-#include "gw.h"
+#include "../http/gw_req.h"
+#include "gw_rest.h"
 
 void gw_metrics_reply(struct gw_req *r)
 {

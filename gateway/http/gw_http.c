@@ -3,8 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "../core/gw.h"
-#include "compat_vercel.h"
+#include "../http/gw_req.h"
 #include "../core/gw_fdguard.h"
 
 static const struct { enum lws_token_indexes tok; const char *name; } methods[] = {
@@ -43,6 +42,14 @@ static void start(struct gw_req *r, struct gw_vh *vh, struct lws *wsi,
  * reads a body (a Content-Length above 0; a POST, PUT or PATCH without
  * a readable one counts as 100 MiB), 1 it calls BODY and BODY_COMPLETION
  * with nothing (a POST's Content-Length that reads as 0), 0 neither. */
+/* The WebSocket sessions' callbacks: the stream layer's (set by main). */
+static gw_http_ws_cb ws_cb;
+
+void gw_http_set_ws(gw_http_ws_cb ws)
+{
+	ws_cb = ws;
+}
+
 static int body_follows(struct lws *wsi)
 {
 	char cl[31];   /* lws's own copy: 32 bytes less one */
@@ -178,7 +185,7 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
 	case LWS_CALLBACK_CLOSED:
-		return gw_ws_callback(wsi, reason, r, vh, in, len);
+		return ws_cb ? ws_cb(wsi, reason, r, vh, in, len) : -1;
 	case LWS_CALLBACK_WSI_CREATE:    /* every wsi, whatever its protocol */
 		gw_fd_wsi(1);
 		break;

@@ -13,7 +13,7 @@
  * vhost): it starts for a server connection only when someone confirms
  * validity, which gw_keepalive_ws_start does when the session opens. */
 #include <string.h>
-#include "../core/gw.h"
+#include "../http/gw_req.h"
 
 #define KEEPALIVE_LINE "{\"keepalive\":true}\n"
 #define PEER_CHECK_US ((int64_t)LWS_US_PER_SEC)

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../core/gw.h"
+#include "../http/gw_req.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
 

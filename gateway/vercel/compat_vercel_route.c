@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compat_vercel.h"
-#include "gw_rest.h"
+#include "../http/gw_rest_sink.h"
 #include "sbx_log.h"
 
 int cv_error(struct gw_req *r, int status, const char *code, const char *fmt, ...)
@@ -23,8 +23,10 @@ int cv_error(struct gw_req *r, int status, const char *code, const char *fmt, ..
 	return gw_resp_error(r, status, code, "%s", msg);
 }
 
-void compat_vercel_free(struct cv_call *c)
+static void call_free(void *front)
 {
+	struct cv_call *c = front;
+
 	if (!c)
 		return;
 	lws_sul_cancel(&c->sul);
@@ -128,7 +130,7 @@ static void drained(struct svc_collect *k)
 	}
 }
 
-/* r's call (r->vercel), made when its row's handler runs, with the
+/* r's call (r->front), made when its row's handler runs, with the
  * row's parsed body (consumed); NULL after answering. session_op: an
  * operation on a running sandbox, whose 409 may mean "stopped" (410). */
 static struct cv_call *call_new(struct gw_req *r, cJSON *body, int session_op)
@@ -148,7 +150,8 @@ static struct cv_call *call_new(struct gw_req *r, cJSON *body, int session_op)
 		gw_resp_error(r, 500, "internal", "out of memory");
 		return NULL;
 	}
-	r->vercel = c;
+	r->front = c;
+	r->front_free = call_free;
 	c->r = r;
 	c->body = body ? body : cJSON_CreateObject();
 	c->session_op = session_op;
@@ -160,130 +163,53 @@ static struct cv_call *call_new(struct gw_req *r, cJSON *body, int session_op)
 	return c;
 }
 
-/* A query flag: "true" (or "1" where one allows it) */
-static int query_true(struct gw_req *r, const char *name, int one)
+int cv_query_true(struct gw_req *r, const char *name, int one)
 {
 	char v[8];
 	return gw_query_get(r->wsi, name, v, sizeof v, NULL, 0) == 1 &&
 	       (!strcmp(v, "true") || (one && !strcmp(v, "1")));
 }
 
-/* Responses that last as long as the command: lws would cut them at 5 s */
-static void lasting(struct gw_req *r, int lines)
-{
-	gw_keepalive_http_start(r, lines);
-	r->ka_text = "{\"stream\":\"stdout\",\"data\":\"\"}\n";   /* a line the SDK accepts */
-}
+/* The operations the JSON rows name (.ctx): what runs, whether it acts on
+ * a running sandbox (a 409 may then mean "stopped", answered 410), the
+ * flag it reads in c->op, and whether its answer lasts as long as a
+ * command (with keepalive lines or not; lws would cut it at 5 s). */
+struct cv_op {
+	void (*run)(struct gw_req *r, struct cv_call *c);
+	int session_op, flag;
+	int lasting;                /* -1 no, 0 yes, 1 yes with keepalive lines */
+};
+const struct cv_op cv_op_create = { cv_box_create, 0, 0, -1 };
+const struct cv_op cv_op_list = { cv_box_list, 0, 0, -1 };
+const struct cv_op cv_op_sessions = { cv_box_list, 0, 1, -1 };
+const struct cv_op cv_op_box_get = { cv_box_get, 0, 0, -1 };
+const struct cv_op cv_op_box_delete = { cv_session_stop, 0, 1, -1 };
+const struct cv_op cv_op_session_get = { cv_session_get, 0, 0, -1 };
+const struct cv_op cv_op_stop = { cv_session_stop, 0, 0, -1 };
+const struct cv_op cv_op_extend = { cv_session_extend, 1, 0, -1 };
+const struct cv_op cv_op_network = { cv_session_network, 1, 0, -1 };
+const struct cv_op cv_op_cmd_run = { cv_cmd_run, 1, 0, -1 };
+const struct cv_op cv_op_cmd_get = { cv_cmd_get, 1, 0, 0 };
+const struct cv_op cv_op_cmd_logs = { cv_cmd_logs, 1, 0, 1 };
+const struct cv_op cv_op_cmd_kill = { cv_cmd_kill, 1, 0, -1 };
+const struct cv_op cv_op_fs_read = { cv_fs_read, 1, 0, -1 };
+const struct cv_op cv_op_fs_mkdir = { cv_fs_mkdir, 1, 0, -1 };
 
-/* ---- the rows' handlers (gw_routes.c) ---- */
+/* ---- the rows' handlers (the route table) ---- */
 
-void cv_h_create(struct gw_req *r, cJSON *body)
+void cv_h_json(struct gw_req *r, cJSON *body)
 {
-	struct cv_call *c = call_new(r, body, 0);
-	if (c)
-		cv_box_create(r, c);
-}
+	const struct cv_op *op = r->rt->ctx;
+	struct cv_call *c = call_new(r, body, op->session_op);
 
-void cv_h_list(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 0);
-	if (c)
-		cv_box_list(r, c, 0);
-}
-
-void cv_h_sessions(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 0);
-	if (c)
-		cv_box_list(r, c, 1);
-}
-
-void cv_h_box_get(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 0);
-	if (c)
-		cv_box_get(r, c, query_true(r, "resume", 0));
-}
-
-void cv_h_box_delete(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 0);
-	if (c)
-		cv_session_stop(r, c, 1);
-}
-
-void cv_h_session_get(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 0);
-	if (c)
-		cv_session_get(r, c);
-}
-
-void cv_h_stop(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 0);
-	if (c)
-		cv_session_stop(r, c, 0);
-}
-
-void cv_h_extend(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 1);
-	if (c)
-		cv_session_extend(r, c);
-}
-
-void cv_h_network(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 1);
-	if (c)
-		cv_session_network(r, c);
-}
-
-void cv_h_cmd_run(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 1);
-	if (c)
-		cv_cmd_run(r, c);
-}
-
-void cv_h_cmd_get(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 1);
 	if (!c)
 		return;
-	lasting(r, 0);
-	cv_cmd_get(r, c, query_true(r, "wait", 1));
-}
-
-void cv_h_cmd_logs(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 1);
-	if (!c)
-		return;
-	lasting(r, 1);
-	cv_cmd_logs(r, c);
-}
-
-void cv_h_cmd_kill(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 1);
-	if (c)
-		cv_cmd_kill(r, c);
-}
-
-void cv_h_fs_read(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 1);
-	if (c)
-		cv_fs_read(r, c);
-}
-
-void cv_h_fs_mkdir(struct gw_req *r, cJSON *body)
-{
-	struct cv_call *c = call_new(r, body, 1);
-	if (c)
-		cv_fs_mkdir(r, c);
+	c->op = op->flag;
+	if (op->lasting >= 0) {
+		gw_keepalive_http_start(r, op->lasting);
+		r->ka_text = "{\"stream\":\"stdout\",\"data\":\"\"}\n";   /* a line the SDK accepts */
+	}
+	op->run(r, c);
 }
 
 /* fs/write: a gzip'd tar streamed in (compat_vercel_fs.c) */
@@ -296,14 +222,14 @@ void cv_h_fs_write_start(struct gw_req *r)
 
 void cv_h_fs_write_data(struct gw_req *r, const void *p, size_t n)
 {
-	if (r->vercel)
-		cv_fs_write_data(r, r->vercel, p, n);
+	if (r->front)
+		cv_fs_write_data(r, r->front, p, n);
 }
 
 void cv_h_fs_write_done(struct gw_req *r)
 {
-	if (r->vercel)
-		cv_fs_write_done(r, r->vercel);
+	if (r->front)
+		cv_fs_write_done(r, r->front);
 }
 
 /* What the SDK can ask and this gateway does not do: 422 unsupported, the

@@ -60,7 +60,7 @@ static cJSON *rpc_result(const cJSON *id, cJSON *result)
 	return o;
 }
 
-void gw_mcp_call_free(struct gw_mcp_call *c)
+static void mcp_call_free(struct gw_mcp_call *c)
 {
 	svc_collect_free(&c->k);   /* closes its upstream */
 	sbx_buf_free(&c->data);
@@ -70,6 +70,11 @@ void gw_mcp_call_free(struct gw_mcp_call *c)
 	cJSON_Delete(c->acc);
 	cJSON_Delete(c->progress);
 	free(c);
+}
+
+static void call_free(void *front)
+{
+	mcp_call_free(front);
 }
 
 /* The spec asks servers to check Origin against DNS rebinding: a browser
@@ -134,11 +139,13 @@ void gw_mcp_post(struct gw_req *r)
 {
 	if (admit(r))
 		return;
-	struct gw_mcp_call *c = r->mcp = calloc(1, sizeof *r->mcp);
+	struct gw_mcp_call *c = calloc(1, sizeof *c);
 	if (!c) {
 		gw_resp_error(r, 500, "internal", "out of memory");
 		return;
 	}
+	r->front = c;
+	r->front_free = call_free;
 	c->r = r;
 	svc_collect_init(&c->k, r->vh, r->wsi, c, r->key);
 	c->k.call.tag = "MCP";
@@ -229,7 +236,7 @@ static void tools_call(struct gw_req *r, const cJSON *id, const cJSON *params, c
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	const struct gw_mcp_tool *t;
 	char why[300], msg[400];
-	struct gw_mcp_call *c = r->mcp;
+	struct gw_mcp_call *c = r->front;
 
 	if (!cJSON_IsString(name)) {
 		cJSON_Delete(args);

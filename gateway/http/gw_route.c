@@ -1,175 +1,25 @@
-/* Request routing: the route table (gw_route.h) and the one path every
- * HTTP request takes through it: path, key, method, ownership, query
+/* Request routing: the route table (gw_route.h; its rows are the
+ * composition root's, gw_routes.c) and the one path every HTTP request
+ * takes through it: path, key, method, ownership, query
  * arguments, Content-Length and body (JSON capped and answered 413 from
  * Content-Length without reading it; file uploads and stdin streamed to
  * the agent). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../core/gw.h"
-#include "gw_mcp.h"
+#include "../http/gw_req.h"
 #include "gw_route.h"
-#include "compat_vercel.h"
-#include "gw_rest.h"
+#include "gw_rest_sink.h"
 
-/* The scopes a token request names: {"scopes":["read","write","terminal"]},
- * read alone when it names none. 0 after answering 422. */
-static unsigned token_scopes(struct gw_req *r, const cJSON *body)
+static const struct gw_route *routes;
+static size_t nroutes;
+
+void gw_route_table(const struct gw_route *rows, size_t n)
 {
-	static const struct { const char *name; unsigned bit; } names[] = {
-		{ "read", GW_SCOPE_READ }, { "write", GW_SCOPE_WRITE },
-		{ "terminal", GW_SCOPE_TERMINAL },
-	};
-	const cJSON *a = cJSON_GetObjectItemCaseSensitive(body, "scopes"), *e;
-	unsigned scope = 0;
-	struct sbx_err err = { 0 };
-
-	if (sbx_json_refuse_nul(body, &err) < 0) {
-		gw_resp_error(r, 422, "invalid", "%s", err.msg);
-		return 0;
-	}
-	if (!a)
-		return GW_SCOPE_READ;
-	if (!cJSON_IsArray(a) || !cJSON_GetArraySize(a)) {
-		gw_resp_error(r, 422, "invalid", "scopes must be a non-empty array of \"read\", \"write\", \"terminal\"");
-		return 0;
-	}
-	cJSON_ArrayForEach(e, a) {
-		size_t i = 0;
-		while (i < sizeof names / sizeof names[0] &&
-		       !(cJSON_IsString(e) && !strcmp(e->valuestring, names[i].name)))
-			i++;
-		if (i == sizeof names / sizeof names[0]) {
-			gw_resp_error(r, 422, "invalid", "unknown scope (read, write, terminal)");
-			return 0;
-		}
-		scope |= names[i].bit;
-	}
-	return scope;
+	routes = rows;
+	nroutes = n;
 }
 
-/* POST .../token: a stream token for WebSocket URLs (docs/api.md) */
-static void token(struct gw_req *r, cJSON *body)
-{
-	char t[128];
-	int64_t exp = sbx_now_ms() + GW_TOKEN_TTL_MS;
-	unsigned scope = token_scopes(r, body);
-	cJSON *o, *a;
-
-	cJSON_Delete(body);
-	if (!scope)
-		return;
-	if (gw_token_make(r->vh, r->key, r->sid, exp, scope, t, sizeof t)) {
-		gw_resp_error(r, 500, "internal", "cannot make a token");
-		return;
-	}
-	o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "token", t);
-	cJSON_AddNumberToObject(o, "expires_at", (double)exp);
-	a = cJSON_AddArrayToObject(o, "scopes");
-	if (scope & GW_SCOPE_READ)
-		cJSON_AddItemToArray(a, cJSON_CreateString("read"));
-	if (scope & GW_SCOPE_WRITE)
-		cJSON_AddItemToArray(a, cJSON_CreateString("write"));
-	if (scope & GW_SCOPE_TERMINAL)
-		cJSON_AddItemToArray(a, cJSON_CreateString("terminal"));
-	gw_resp_json(r, 201, o);
-}
-
-static void healthz(struct gw_req *r)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "status", "ok");
-	gw_resp_json(r, 200, o);
-}
-
-/* every tenant's counters: only for the metrics key */
-static void metrics(struct gw_req *r)
-{
-	if (!gw_auth_metrics(r->vh, r->wsi)) {
-		gw_resp_error(r, 401, "unauthorized", r->vh->metrics_key[0] ?
-			      "metrics need the metrics key (Authorization: Bearer <metrics key>)" :
-			      "metrics are off: start the gateway with --metrics-key-file or SANDBOX_METRICS_KEY");
-		return;
-	}
-	gw_metrics_reply(r);
-}
-
-/* The query arguments each endpoint takes; any other is refused. */
-static const char *const no_args[] = { NULL };
-static const char *const put_args[] = { "path", "mode", NULL };
-static const char *const path_args[] = { "path", NULL };
-static const char *const wait_args[] = { "wait", NULL };
-static const char *const eof_args[] = { "eof", NULL };
-static const char *const logs_args[] = { "since", "follow", "encoding", NULL };
-static const char *const stream_args[] = { "since", "access_token", NULL };
-static const char *const pty_args[] = { "cmd", "cols", "rows", "access_token", NULL };
-
-#define SBX "/v1/sandboxes/{sid}"
-#define CMD SBX "/commands/{cid}"
-#define V2 "/v2/sandboxes"
-#define VS V2 "/sessions/{sid}"
-#define KEY .auth = GW_AUTH_KEY
-#define JSON .body = GW_BODY_JSON
-
-static const struct gw_route routes[] = {
-	{ NULL, "/healthz", .start = healthz },
-	{ NULL, "/metrics", .start = metrics },
-	{ "POST", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .body = GW_BODY_RAW,
-	  .body_cap = GW_MCP_BODY_CAP, .start = gw_mcp_post, .done = gw_mcp_body_done },
-	{ "DELETE", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .start = gw_mcp_delete },
-	{ "GET", "/v1/capabilities", KEY, .args = no_args, .start = gw_sandbox_capabilities },
-	{ "GET", "/v1/runners", .auth = GW_AUTH_KEY_OR_OPERATOR, .args = no_args, .start = gw_runners_list },
-	{ "POST", "/v1/sandboxes", KEY, JSON, .args = no_args, .json = gw_sandbox_create },
-	{ "GET", "/v1/sandboxes", KEY, .args = no_args, .start = gw_sandbox_list },
-	{ "GET", SBX, KEY, .args = no_args, .start = gw_sandbox_get },
-	{ "DELETE", SBX, KEY, .args = no_args, .start = gw_sandbox_delete },
-	{ "POST", SBX "/extend", KEY, JSON, .args = no_args, .json = gw_sandbox_extend },
-	{ "POST", SBX "/token", KEY, JSON, .args = no_args, .json = token },
-	{ NULL, SBX "/pty", KEY, .args = pty_args, .ws = GW_WS_PTY, .ws_scope = GW_SCOPE_TERMINAL },
-	{ "PUT", SBX "/files", KEY, .body = GW_BODY_STREAM, .body_cap = GW_FILE_BODY_CAP,
-	  .args = put_args, .start = gw_files_put_start, .data = gw_files_put_data,
-	  .done = gw_files_put_done },
-	{ "GET", SBX "/files", KEY, .args = path_args, .start = gw_files_get },
-	{ "POST", SBX "/files/mkdir", KEY, JSON, .args = no_args, .json = gw_files_mkdir },
-	{ "GET", SBX "/files/list", KEY, .args = path_args, .start = gw_files_list },
-	{ "POST", SBX "/commands", KEY, JSON, .args = no_args, .json = gw_cmd_exec },
-	{ "GET", SBX "/commands", KEY, .args = no_args, .start = gw_cmd_list },
-	{ "GET", CMD, KEY, .args = wait_args, .start = gw_cmd_get },
-	{ "POST", CMD "/kill", KEY, JSON, .args = no_args, .json = gw_cmd_kill },
-	{ "POST", CMD "/stdin", KEY, .body = GW_BODY_STREAM, .body_cap = SBX_FRAME_MAX,
-	  .args = eof_args, .start = gw_cmd_stdin_start, .data = gw_cmd_stdin_data,
-	  .done = gw_cmd_stdin_done },
-	{ "GET", CMD "/logs", KEY, .args = logs_args, .start = gw_cmd_logs },
-	{ NULL, CMD "/stream", KEY, .args = stream_args, .ws = GW_WS_STREAM, .ws_scope = GW_SCOPE_READ },
-	/* the @vercel/sandbox surface (compat_vercel*.c, docs/vercel.md): its
-	 * query arguments (teamId, projectId...) are not checked */
-	{ "POST", "/v3/sandboxes", KEY, JSON, .json = cv_h_create },
-	{ "POST", V2, KEY, JSON, .json = cv_h_create },
-	{ "GET", V2, KEY, JSON, .json = cv_h_list },
-	{ NULL, V2 "/snapshots", .prefix = 1, KEY, .start = cv_h_no_snapshots },
-	{ NULL, V2 "/drives", .prefix = 1, KEY, .start = cv_h_no_drives },
-	{ "GET", V2 "/sessions", KEY, JSON, .json = cv_h_sessions },
-	{ "GET", VS, KEY, JSON, .json = cv_h_session_get },
-	{ "POST", VS "/cmd", KEY, JSON, .json = cv_h_cmd_run },
-	{ "GET", VS "/cmd/{cid}", KEY, JSON, .json = cv_h_cmd_get },
-	{ "GET", VS "/cmd/{cid}/logs", KEY, JSON, .json = cv_h_cmd_logs },
-	{ "POST", VS "/cmd/{cid}/kill", KEY, JSON, .json = cv_h_cmd_kill },
-	{ "POST", VS "/fs/write", KEY, .body = GW_BODY_STREAM, .body_cap = GW_FILE_BODY_CAP,
-	  .start = cv_h_fs_write_start, .data = cv_h_fs_write_data, .done = cv_h_fs_write_done },
-	{ "POST", VS "/fs/read", KEY, JSON, .json = cv_h_fs_read },
-	{ "POST", VS "/fs/mkdir", KEY, JSON, .json = cv_h_fs_mkdir },
-	{ "POST", VS "/stop", KEY, JSON, .json = cv_h_stop },
-	{ "POST", VS "/extend-timeout", KEY, JSON, .json = cv_h_extend },
-	{ "POST", VS "/network-policy", KEY, JSON, .json = cv_h_network },
-	{ "POST", VS "/snapshot", KEY, .start = cv_h_no_snapshots },
-	{ "POST", VS "/interactive", KEY, .start = cv_h_no_interactive },
-	{ "GET", V2 "/{sid}", KEY, JSON, .json = cv_h_box_get },
-	{ "DELETE", V2 "/{sid}", KEY, JSON, .json = cv_h_box_delete },
-	{ "PATCH", V2 "/{sid}", KEY, .start = cv_h_no_update },
-	{ NULL, V2 "/{sid}/fork", KEY, .start = cv_h_no_fork },
-};
-#define NROUTES (sizeof routes / sizeof routes[0])
 
 static int is_id_char(char c)
 {
@@ -207,7 +57,7 @@ static int match(const struct gw_route *rt, const char *path, char *sid, char *c
 
 const struct gw_route *gw_route_ws(const char *path, char *sid, char *cid)
 {
-	for (size_t i = 0; i < NROUTES; i++)
+	for (size_t i = 0; i < nroutes; i++)
 		if (routes[i].ws && match(&routes[i], path, sid, cid))
 			return &routes[i];
 	return NULL;
@@ -224,7 +74,7 @@ static const struct gw_route *find(struct gw_req *r, const struct gw_route **fir
 
 	*first = NULL;
 	allow[0] = '\0';
-	for (size_t i = 0; i < NROUTES; i++) {
+	for (size_t i = 0; i < nroutes; i++) {
 		const struct gw_route *rt = &routes[i];
 		size_t k = strlen(allow);
 		if (!match(rt, r->uri, sid, cid))

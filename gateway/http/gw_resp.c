@@ -6,30 +6,21 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "../core/gw.h"
+#include "../http/gw_req.h"
 #include "../core/gw_refusal.h"
-#include "compat_vercel.h"
-#include "gw_rest.h"
+#include "gw_rest_sink.h"
 #include "sbx_log.h"
 
 void gw_req_reset(struct gw_req *r)
 {
 	struct gw_vh *vh = r->vh;
 	struct lws *wsi = r->wsi;
-	gw_up_release(&r->up);
-	gw_owner_lookup_cancel(&r->own_wait);
 	gw_rest_call_free(r);
 	sbx_buf_free(&r->held);
 	sbx_buf_free(&r->body);
-	sbx_buf_free(&r->op.out);
-	sbx_buf_free(&r->op.err);
 	sbx_buf_free(&r->resp);
-	if (r->op.acc)
-		cJSON_Delete(r->op.acc);
-	if (r->mcp)
-		gw_mcp_call_free(r->mcp);
-	if (r->vercel)
-		compat_vercel_free(r->vercel);
+	if (r->front)
+		r->front_free(r->front);
 	memset(r, 0, sizeof *r);
 	r->vh = vh;
 	r->wsi = wsi;
@@ -95,7 +86,6 @@ int gw_resp_error(struct gw_req *r, int status, const char *code,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	gw_up_close(&r->up);
 	cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
 	cJSON_AddStringToObject(e, "code", code);
 	cJSON_AddStringToObject(e, "message", msg);
@@ -108,14 +98,6 @@ int gw_resp_error(struct gw_req *r, int status, const char *code,
 	cJSON_free(s);
 	finish_json(r, status);
 	return -1;
-}
-
-void gw_resp_runner_error(struct gw_req *r, const cJSON *reply)
-{
-	struct gw_refusal ref;
-
-	gw_refusal_reply(r->vh, reply, &ref);
-	gw_resp_error(r, ref.status, ref.code, "%s", ref.msg);
 }
 
 void gw_resp_start_stream(struct gw_req *r, int status, const char *ctype,
@@ -189,12 +171,8 @@ int gw_resp_writeable(struct gw_req *r)
 		if (lws_write(r->wsi, start, n, fin ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < (int)n)
 			return -1;
 		r->resp_bytes += n;
-		if (r->resp.len < GW_QUEUE_HIGH / 2) {
-			if (r->up.rx_paused)
-				gw_up_pause(&r->up, 0);
-			if (r->call)
-				svc_resume(r->call);
-		}
+		if (r->resp.len < GW_QUEUE_HIGH / 2 && r->call)
+			svc_resume(r->call);
 		if (!fin) {
 			if (r->resp.len)
 				gw_pipe_want_write(r->wsi);

@@ -2,7 +2,7 @@
  * gw_mcp_tools.c: the tools; gw_mcp_session.c: Mcp-Session-Id). */
 #ifndef GW_MCP_H
 #define GW_MCP_H
-#include "../core/gw.h"
+#include "../http/gw_req.h"
 #include "../svc/svc.h"
 
 #define GW_MCP_BODY_CAP      (1024 * 1024)   /* a POST /mcp body */
@@ -60,4 +60,14 @@ int gw_mcp_session_new(int key, const char *proto, char id[33]);
 /* 1 when id is a live session of key (and refreshes it), 0 otherwise */
 int gw_mcp_session_check(const char *id, int key);
 int gw_mcp_session_end(const char *id, int key);
+/* gw_mcp.c: POST and DELETE /mcp (docs/mcp.md), rows of the route table */
+void gw_mcp_post(struct gw_req *r);
+void gw_mcp_delete(struct gw_req *r);
+void gw_mcp_body_done(struct gw_req *r);
+/* gw_mcp_session.c: at most max_per_key sessions per key, each key's least
+ * recently used one replaced (--mcp-sessions-per-key); 0, or -1 */
+#define GW_MCP_SESSIONS_PER_KEY      64
+#define GW_MCP_SESSIONS_PER_KEY_MAX  1024
+int gw_mcp_sessions_configure(int max_per_key);
+
 #endif

@@ -43,8 +43,12 @@ struct gw_route {
 	void (*json)(struct gw_req *r, cJSON *body /* consumed */);  /* JSON */
 	void (*data)(struct gw_req *r, const void *p, size_t n);   /* STREAM */
 	void (*done)(struct gw_req *r);                            /* RAW, STREAM */
+	const void *ctx;         /* what a handler serving several rows reads (r->rt->ctx) */
 };
 
+/* The table the router reads (rows[0..n): the composition root's, once
+ * at start-up). */
+void gw_route_table(const struct gw_route *rows, size_t n);
 /* The WebSocket row path (without its query) names, with sid and cid
  * filled (80 bytes each); NULL when none. */
 const struct gw_route *gw_route_ws(const char *path, char *sid, char *cid);

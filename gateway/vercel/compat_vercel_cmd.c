@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compat_vercel.h"
-#include "gw_rest.h"
+#include "../http/gw_rest_sink.h"
 
 /* Bytes at the end of p[0..n) that begin a UTF-8 sequence not complete yet. */
 static size_t incomplete_tail(const unsigned char *p, size_t n)
@@ -41,7 +41,7 @@ static int line(struct gw_req *r, int e, const unsigned char *p, size_t n)
 
 static int on_chunk(struct gw_req *r, int e, const unsigned char *p, size_t n)
 {
-	struct cv_call *c = r->vercel;
+	struct cv_call *c = r->front;
 	unsigned char *joined = NULL;
 	size_t total, keep;
 	int rc;
@@ -68,7 +68,7 @@ static int on_chunk(struct gw_req *r, int e, const unsigned char *p, size_t n)
 
 static int on_finish(struct gw_req *r, const cJSON *exit)
 {
-	struct cv_call *c = r->vercel;
+	struct cv_call *c = r->front;
 	char *s;
 	int rc = 0;
 
@@ -252,9 +252,9 @@ static void status_of(struct gw_req *r, struct cv_call *c, const char *op, cv_st
 	svc_agent_op(s, o, "command");
 }
 
-void cv_cmd_get(struct gw_req *r, struct cv_call *c, int wait)
+void cv_cmd_get(struct gw_req *r, struct cv_call *c)
 {
-	status_of(r, c, wait ? "wait" : "status", shaped);
+	status_of(r, c, cv_query_true(r, "wait", 1) ? "wait" : "status", shaped);
 }
 
 static void logs_known(struct gw_req *r, struct cv_call *c, struct cv_answer *a)

@@ -5,7 +5,7 @@
  * queued on it (lws_return_http_status does the same, with HTML). */
 #include <stdio.h>
 #include <string.h>
-#include "gw.h"
+#include "gw_req.h"
 
 int gw_http_refuse(struct lws *wsi, unsigned status, const char *code, const char *msg,
 		   int ws_version)

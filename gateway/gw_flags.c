@@ -9,9 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gw.h"
+#include "http/gw_req.h"
+#include "mcp/gw_mcp.h"
 #include "gw_flags.h"
-#include "../proxy/gw_plimit.h"
+#include "proxy/gw_plimit.h"
 
 enum {
 	F_PORT, F_LISTEN, F_RUNNER, F_KEYS, F_PDOMAIN, F_MAXKEY, F_MAXTIMEOUT, F_WEB,

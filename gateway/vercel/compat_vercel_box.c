@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "compat_vercel.h"
-#include "gw_rest.h"
+#include "../http/gw_rest_sink.h"
 #include "sbx_log.h"
 
 /* {sandbox, session, routes} (or a subset) from our sandbox object. */
@@ -131,10 +131,10 @@ static void got_box(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 	gw_resp_json(r, 200, shapes(r, a->json, 1, 1, 1));
 }
 
-void cv_box_get(struct gw_req *r, struct cv_call *c, int resume)
+void cv_box_get(struct gw_req *r, struct cv_call *c)
 {
 	struct svc_call *s = cv_sub(r, c, got_box);
-	c->op = resume;
+	c->op = cv_query_true(r, "resume", 0);
 	if (s)
 		svc_get(s);
 }
@@ -183,10 +183,9 @@ static void listed(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 	gw_resp_json(r, 200, o);
 }
 
-void cv_box_list(struct gw_req *r, struct cv_call *c, int sessions)
+void cv_box_list(struct gw_req *r, struct cv_call *c)
 {
 	struct svc_call *s = cv_sub(r, c, listed);
-	c->op = sessions;
 	if (s)
 		svc_list(s);
 }
@@ -201,10 +200,9 @@ static void stopped(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 		gw_resp_json(r, 200, shapes(r, a->json, 1, 1, 0));
 }
 
-void cv_session_stop(struct gw_req *r, struct cv_call *c, int delete_shape)
+void cv_session_stop(struct gw_req *r, struct cv_call *c)
 {
 	struct svc_call *s = cv_sub(r, c, stopped);
-	c->op = delete_shape;
 	if (s)
 		svc_stop(s);
 }

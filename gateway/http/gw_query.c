@@ -3,7 +3,7 @@
  * argument is core/gw_query_arg.c's. */
 #include <stdio.h>
 #include <string.h>
-#include "../core/gw.h"
+#include "../http/gw_req.h"
 
 /* A refused request's body is not read, so its connection closes after
  * the answer. */

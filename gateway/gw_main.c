@@ -8,15 +8,19 @@
 #include <string.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-#include "gw.h"
+#include "http/gw_req.h"
+#include "stream/gw_ws.h"
+#include "mcp/gw_mcp.h"
+#include "gw_local_runner.h"
+#include "gw_routes.h"
 #include "gw_flags.h"
-#include "gw_runner_addr.h"
-#include "gw_tls.h"
-#include "../api/gw_mcp_origin.h"
-#include "../proxy/gw_front.h"
-#include "../proxy/gw_proxy.h"
-#include "gw_fdguard.h"
-#include "../proxy/gw_plimit.h"
+#include "core/gw_runner_addr.h"
+#include "core/gw_tls.h"
+#include "mcp/gw_mcp_origin.h"
+#include "proxy/gw_front.h"
+#include "proxy/gw_proxy.h"
+#include "core/gw_fdguard.h"
+#include "proxy/gw_plimit.h"
 #include "sbx_log.h"
 
 static volatile sig_atomic_t stop_flag, reload_flag;   /* set by signals */
@@ -111,6 +115,8 @@ static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_f
 		sbx_err_log("MCP sessions: out of memory");
 		return 1;
 	}
+	gw_route_table(gw_routes, gw_nroutes);
+	gw_http_set_ws(gw_ws_callback);
 	if (gw_stream_register()) {
 		sbx_err_log("stream layer: no room for its hooks");
 		return 1;
@@ -125,7 +131,7 @@ static int configure(struct gw_vh *vh, struct gw_front *front, const struct gw_f
 			    "with --runner-socket, --runners or --runners-dns give them to those runners");
 		return 2;
 	}
-	if (gw_runners_init(vh, fl) || runner_tls_configure(vh, fl))
+	if (gw_runners_init(vh, fl->runner_socket, fl->runners) || runner_tls_configure(vh, fl))
 		return 2;
 	if (!vh->nkeys) {
 		sbx_err_log("no API keys: give --keys-file or SANDBOX_API_KEYS");
@@ -262,7 +268,7 @@ static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *
 		 "at most %d per sandbox, %d per client address", nofile, gw_fd_reserve(),
 		 fl->pmax_sandbox ? (int)fl->pmax_sandbox : GW_PREVIEW_MAX_PER_SANDBOX,
 		 fl->pmax_client ? (int)fl->pmax_client : GW_PREVIEW_MAX_PER_CLIENT);
-	gw_runner_watch_start(vh);
+	gw_runner_watch_start(vh, gw_local_runner_check);
 	rc = 0;
 	while (!stop_flag) {
 		if (lws_service(ctx, 0) < 0)

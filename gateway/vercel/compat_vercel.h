@@ -10,7 +10,7 @@
  *   compat_vercel_tar.c    streaming gzip + tar reader (no I/O) */
 #ifndef COMPAT_VERCEL_H
 #define COMPAT_VERCEL_H
-#include "../core/gw.h"
+#include "../http/gw_req.h"
 #include "../svc/svc.h"
 
 #define CV_CWD             "/vercel/sandbox"   /* the SDK's default cwd */
@@ -21,6 +21,7 @@
 
 struct cv_call;
 struct cv_write;
+struct cv_op;
 
 /* What a step answered: its reply, or an error as values. */
 struct cv_answer {
@@ -59,21 +60,11 @@ struct cv_call {
 
 /* compat_vercel_route.c: the handlers of the /v2 and /v3 rows of the
  * route table (JSON rows take the parsed body) */
-void cv_h_create(struct gw_req *r, cJSON *body);
-void cv_h_list(struct gw_req *r, cJSON *body);
-void cv_h_sessions(struct gw_req *r, cJSON *body);
-void cv_h_box_get(struct gw_req *r, cJSON *body);
-void cv_h_box_delete(struct gw_req *r, cJSON *body);
-void cv_h_session_get(struct gw_req *r, cJSON *body);
-void cv_h_stop(struct gw_req *r, cJSON *body);
-void cv_h_extend(struct gw_req *r, cJSON *body);
-void cv_h_network(struct gw_req *r, cJSON *body);
-void cv_h_cmd_run(struct gw_req *r, cJSON *body);
-void cv_h_cmd_get(struct gw_req *r, cJSON *body);
-void cv_h_cmd_logs(struct gw_req *r, cJSON *body);
-void cv_h_cmd_kill(struct gw_req *r, cJSON *body);
-void cv_h_fs_read(struct gw_req *r, cJSON *body);
-void cv_h_fs_mkdir(struct gw_req *r, cJSON *body);
+void cv_h_json(struct gw_req *r, cJSON *body);   /* the row's .ctx: a struct cv_op */
+extern const struct cv_op cv_op_create, cv_op_list, cv_op_sessions, cv_op_box_get,
+	cv_op_box_delete, cv_op_session_get, cv_op_stop, cv_op_extend, cv_op_network,
+	cv_op_cmd_run, cv_op_cmd_get, cv_op_cmd_logs, cv_op_cmd_kill, cv_op_fs_read,
+	cv_op_fs_mkdir;
 void cv_h_fs_write_start(struct gw_req *r);
 void cv_h_fs_write_data(struct gw_req *r, const void *p, size_t n);
 void cv_h_fs_write_done(struct gw_req *r);
@@ -82,7 +73,6 @@ void cv_h_no_drives(struct gw_req *r);
 void cv_h_no_update(struct gw_req *r);
 void cv_h_no_fork(struct gw_req *r);
 void cv_h_no_interactive(struct gw_req *r);
-void compat_vercel_free(struct cv_call *c);
 /* A step of r on c's sandbox: the call to run one operation on; its
  * answer goes to next. */
 struct svc_call *cv_sub(struct gw_req *r, struct cv_call *c, cv_step_fn next);
@@ -92,6 +82,8 @@ int cv_error(struct gw_req *r, int status, const char *code, const char *fmt, ..
 	__attribute__((format(printf, 4, 5)));
 /* An absolute path from path and cwd (default CV_CWD); -1 when too long or
  * cwd is relative (answered 400). */
+/* A query flag of r: "true" (or "1" when one) */
+int cv_query_true(struct gw_req *r, const char *name, int one);
 int cv_resolve(struct gw_req *r, const char *path, const char *cwd, char *out, size_t n);
 
 /* compat_vercel_shape.c */
@@ -107,16 +99,16 @@ double cv_exit_code(const cJSON *exit_code, const cJSON *signal);
 
 /* compat_vercel_box.c */
 void cv_box_create(struct gw_req *r, struct cv_call *c);
-void cv_box_get(struct gw_req *r, struct cv_call *c, int resume);
-void cv_box_list(struct gw_req *r, struct cv_call *c, int sessions);
+void cv_box_get(struct gw_req *r, struct cv_call *c);
+void cv_box_list(struct gw_req *r, struct cv_call *c);
 void cv_session_get(struct gw_req *r, struct cv_call *c);
-void cv_session_stop(struct gw_req *r, struct cv_call *c, int delete_shape);
+void cv_session_stop(struct gw_req *r, struct cv_call *c);
 void cv_session_extend(struct gw_req *r, struct cv_call *c);
 void cv_session_network(struct gw_req *r, struct cv_call *c);
 
 /* compat_vercel_cmd.c */
 void cv_cmd_run(struct gw_req *r, struct cv_call *c);
-void cv_cmd_get(struct gw_req *r, struct cv_call *c, int wait);
+void cv_cmd_get(struct gw_req *r, struct cv_call *c);
 void cv_cmd_logs(struct gw_req *r, struct cv_call *c);
 void cv_cmd_kill(struct gw_req *r, struct cv_call *c);
 

@@ -15,7 +15,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "gw.h"
+#include "core/gw.h"
+#include "gw_local_runner.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compat_vercel.h"
-#include "gw_rest.h"
+#include "../http/gw_rest_sink.h"
 #include "compat_vercel_tar.h"
 #include "sbx_log.h"
 
