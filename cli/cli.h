@@ -58,6 +58,7 @@ int cli_write_all(int fd, const void *p, size_t n);
 
 int cli_cmd_create(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_ls(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_images(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_stop(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_url(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_exec(const struct cli_cfg *c, int argc, char **argv);

@@ -24,6 +24,9 @@ static const struct cli_command commands[] = {
 	{ "ls", cli_cmd_ls,
 	  "sbx ls\n  List this key's sandboxes: id, status, seconds left, ports\n"
 	  "  (--json: the gateway's list).\n" },
+	{ "images", cli_cmd_images,
+	  "sbx images\n  List the images a sandbox can be created from: name, OS, node and\n"
+	  "  python versions (--json: the gateway's list).\n" },
 	{ "stop", cli_cmd_stop,
 	  "sbx stop ID...\n  Stop and destroy sandboxes (stopping a stopped one is not an error;\n"
 	  "  --json: each stopped object).\n" },

@@ -176,6 +176,38 @@ int cli_cmd_ls(const struct cli_cfg *c, int argc, char **argv)
 	return 0;
 }
 
+int cli_cmd_images(const struct cli_cfg *c, int argc, char **argv)
+{
+	cJSON *res = NULL, *img;
+	int rc;
+
+	(void)argv;
+	if (argc != 1) {
+		cli_errf("images takes no arguments");
+		return CLI_EXIT_USAGE;
+	}
+	rc = cli_api_json(c, "GET", "/v1/images", NULL, &res);
+	if (rc)
+		return rc;
+	if (c->json) {
+		rc = cli_print_json(res);
+		cJSON_Delete(res);
+		return rc;
+	}
+	printf("%-20s %-12s %-10s %s\n", "NAME", "NODE", "PYTHON", "OS");
+	cJSON_ArrayForEach(img, cJSON_GetObjectItemCaseSensitive(res, "images")) {
+		const cJSON *rt = cJSON_GetObjectItemCaseSensitive(img, "runtimes");
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(img, "name"));
+		const char *os = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(img, "os"));
+		const char *node = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rt, "node"));
+		const char *py = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rt, "python"));
+		printf("%-20s %-12s %-10s %s\n", name ? name : "?", node ? node : "-", py ? py : "-",
+		       os ? os : "");
+	}
+	cJSON_Delete(res);
+	return 0;
+}
+
 int cli_cmd_stop(const struct cli_cfg *c, int argc, char **argv)
 {
 	char path[256];

@@ -33,6 +33,7 @@ const struct gw_route gw_routes[] = {
 	  .body_cap = GW_MCP_BODY_CAP, .start = gw_mcp_post, .done = gw_mcp_body_done },
 	{ "DELETE", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .start = gw_mcp_delete },
 	{ "GET", "/v1/capabilities", KEY, .args = no_args, GW_REST_PLAIN(svc_capabilities) },
+	{ "GET", "/v1/images", KEY, .args = no_args, GW_REST_PLAIN(svc_images) },
 	{ "GET", "/v1/runners", .auth = GW_AUTH_KEY_OR_OPERATOR, .args = no_args, .start = gw_runners_list },
 	{ "POST", "/v1/sandboxes", KEY, JSON, .args = no_args, GW_REST_JSON(svc_create) },
 	{ "GET", "/v1/sandboxes", KEY, .args = no_args, GW_REST_PLAIN(svc_list) },

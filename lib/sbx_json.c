@@ -472,3 +472,12 @@ char *sbx_json_print(const cJSON *obj)
 {
 	return cJSON_PrintUnformatted(obj);
 }
+
+void sbx_json_move(cJSON *dst, cJSON *src, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(src, names[i]);
+		if (v)
+			cJSON_AddItemToObject(dst, names[i], v);
+	}
+}

@@ -60,6 +60,9 @@ int sbx_json_get_bytes(const cJSON *obj, const char *name, char **out,
 		       size_t *len, struct sbx_err *err);
 int sbx_json_get_bool(const cJSON *obj, const char *name, int *out,
 		      struct sbx_err *err);
+/* Move the members named in names[0..n) from src into dst: the
+ * allow-list of what a client's request may pass on. */
+void sbx_json_move(cJSON *dst, cJSON *src, const char *const *names, size_t n);
 int sbx_json_get_i64(const cJSON *obj, const char *name, int64_t min,
 		     int64_t max, int64_t *out, struct sbx_err *err);
 

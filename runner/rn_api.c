@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rn_drivers.h"
+#include "rn_images.h"
 #include "rn_sandbox.h"
 #include "rn_status.h"
 #include "sbx_id.h"
@@ -267,6 +268,8 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		op_connect(r, c, req);
 	else if (strcmp(op, "capabilities") == 0)
 		rn_conn_reply_ok(c, "capabilities", rn_drivers_json(r));
+	else if (strcmp(op, "images") == 0)
+		rn_conn_reply_ok(c, "images", rn_images_json(r));
 	else if (strcmp(op, "ping") == 0) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", r->name);
@@ -279,6 +282,6 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		op_drain(r, c, req);
 	else
 		rn_conn_reply_err(c, "bad_request", "op: unknown operation (create, get, "
-				  "list, extend, stop, connect, capabilities, ping, status, "
-				  "drain)");
+				  "list, extend, stop, connect, capabilities, images, ping, "
+				  "status, drain)");
 }

@@ -120,7 +120,7 @@ static int parse_env(const cJSON *req, struct rn_spec *spec, struct sbx_err *err
 	return 0;
 }
 
-static int image_name_ok(const char *s)
+int rn_image_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -173,7 +173,7 @@ static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *er
 	s = "default";
 	if (sbx_json_get_str(req, "image", &s, err) < 0)
 		return -1;
-	if (!image_name_ok(s))
+	if (!rn_image_name_ok(s))
 		return sbx_err_set(err, EINVAL, "image: invalid image name");
 	strcpy(spec->image, s);
 	s = "";

@@ -58,4 +58,7 @@ const char *rn_network_name(enum rn_network n);
  * o: the sandbox object and state.json carry them alike. */
 void rn_spec_limits_json(cJSON *o, const struct rn_spec *spec);
 
+/* 1 when s may name an image (a directory of the image dir): 1 to 32 of
+ * a-z 0-9 - _ . , not starting with . or - */
+int rn_image_name_ok(const char *s);
 #endif

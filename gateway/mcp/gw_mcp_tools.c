@@ -222,6 +222,11 @@ static void list_start(struct gw_mcp_call *c)
 	svc_list(step(c));
 }
 
+static void images_start(struct gw_mcp_call *c)
+{
+	svc_images(step(c));
+}
+
 static void stop_start(struct gw_mcp_call *c)
 {
 	struct svc_call *s = sandbox_step(c);
@@ -567,6 +572,14 @@ static const struct gw_mcp_tool tools[] = {
 	  "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":" SANDBOX_OUT "}},"
 	  "\"required\":[\"sandboxes\"]}", list_start, done_plain, NULL },
+	{ "list_images", "List images",
+	  "The images a sandbox can be created from (create_sandbox's image), with the OS and "
+	  "the node and python versions in each.",
+	  "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":"
+	  "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"os\":{\"type\":\"string\"},"
+	  "\"created_at\":{\"type\":\"number\"},\"runtimes\":{\"type\":\"object\"}},"
+	  "\"required\":[\"name\"]}}},\"required\":[\"images\"]}", images_start, done_plain, NULL },
 	{ "stop_sandbox", "Stop a sandbox", "Stop a sandbox and free its resources.",
 	  "{\"type\":\"object\",\"properties\":{" SID "},\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
 	  SANDBOX_OUT, stop_start, done_plain, NULL },

@@ -177,6 +177,8 @@ void svc_get(struct svc_call *c);
 void svc_stop(struct svc_call *c);
 void svc_extend(struct svc_call *c, cJSON *body);
 void svc_capabilities(struct svc_call *c);
+/* svc_images.c: {"images":[{name, created_at, os, runtimes}...]} */
+void svc_images(struct svc_call *c);
 
 /* svc_command.c */
 void svc_exec(struct svc_call *c, cJSON *body);

@@ -57,6 +57,10 @@ id=$(sbx create --timeout 10m --port 3000)
 check "create: exits 0" "$?" 0
 [[ $id =~ ^sbx_[a-z0-9_]+$ ]] && pass "create: prints the id" || fail "create: prints the id: '$id'"
 check "ls: lists it running" "$(sbx ls | awk -v i="$id" '$1 == i {print $2, $4}')" "running 3000"
+check "images: the default image, with the node version GET /v1/images gives" \
+	"$(sbx images | awk '$1 == "default" {print $1, $2}')" \
+	"default $(sbx --json images | python3 -c 'import json,sys;print([i for i in json.load(sys.stdin)["images"] if i["name"]=="default"][0]["runtimes"]["node"])')"
+check "images: takes no arguments (exit 120, a usage error)" "$(sbx images x 2>/dev/null; echo $?)" 120
 check "ls --json: the gateway's object" "$(sbx --json ls | python3 -c 'import json,sys;print([s["status"] for s in json.load(sys.stdin)["sandboxes"] if s["id"]==sys.argv[1]])' "$id")" "['running']"
 check "url: the preview URL" "$(sbx url "$id" 3000)" "http://3000-$id.localhost:$GW_PORT"
 check "url --json: the route object" "$(sbx --json url "$id" 3000 | python3 -c 'import json,sys;d=json.load(sys.stdin);print(d["port"],d["url"])')" "3000 http://3000-$id.localhost:$GW_PORT"

@@ -120,6 +120,16 @@ suite_isolation() { # port (gateway on the suite's runner)
 		"$c $(python3 -c 'import json,sys;print(json.load(open(sys.argv[1])).get("isolation"))' "$T/body")" "201 jail"
 	local iid; iid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)
 	check "$n: get reports the isolation" "$(curl -s -m 10 -H "$A" $u/v1/sandboxes/$iid | grep -c '"isolation":"jail"')" 1
+	# GET /v1/images: what the runner read of each image's files, against
+	# what the image's own node and python say when run in a sandbox of it
+	check "images: without a key 401" "$(code $u/v1/images)" 401
+	check "images: 200" "$(code -H "$A" $u/v1/images)" 200
+	cp "$T/body" "$T/images.json"
+	local have want
+	have=$(python3 -c 'import json,sys;d={i["name"]:i for i in json.load(open(sys.argv[1]))["images"]}["default"];print("Debian" in d["os"], d["runtimes"].get("node"), d["runtimes"].get("python"), d["created_at"] > 0)' "$T/images.json" 2>&1)
+	want="True $(curl -s -m 30 -H "$A" -d '{"cmd":"node","args":["--version"]}' "$u/v1/sandboxes/$iid/commands" | python3 -c 'import json,sys;print(json.load(sys.stdin)["stdout"].strip().lstrip("v"))') $(curl -s -m 30 -H "$A" -d '{"cmd":"python3","args":["--version"]}' "$u/v1/sandboxes/$iid/commands" | python3 -c 'import json,sys;print(json.load(sys.stdin)["stdout"].split()[1])') True"
+	check "images: default is Debian, its node and python versions are what they print in a sandbox" "$have" "$want"
+	check "images: GET only (405)" "$(code -H "$A" -X POST $u/v1/images)" 405
 	code -H "$A" -X DELETE $u/v1/sandboxes/$iid >/dev/null
 }
 

@@ -89,7 +89,7 @@ function previewGet(url, path) {
   });
 }
 
-const EXPECTED_TOOLS = ['command_output', 'create_sandbox', 'extend', 'list_files', 'list_sandboxes',
+const EXPECTED_TOOLS = ['command_output', 'create_sandbox', 'extend', 'list_files', 'list_images', 'list_sandboxes',
   'preview_url', 'read_file', 'run_command', 'start_command', 'stop_sandbox', 'write_files'];
 
 async function main() {
@@ -228,6 +228,11 @@ async function main() {
 
   const ext = await call('extend', { sandbox_id: id, duration_ms: 1000 });
   check('extend: expires later', ext.structuredContent.expires_at, sb.expires_at + 1000);
+  // list_images is GET /v1/images: the same operation of the gateway's service layer
+  const images = await call('list_images', {});
+  const restImages = await (await fetch(new URL('/v1/images', GW_URL), { headers: { Authorization: `Bearer ${GW_KEY}` } })).json();
+  check('list_images is what GET /v1/images lists', images.structuredContent, restImages);
+  check('list_images has the default image', images.structuredContent.images.some((i) => i.name === 'default'), true);
   const list = await call('list_sandboxes', {});
   check('list_sandboxes has it', list.structuredContent.sandboxes.some((s) => s.id === id), true);
   check('list_sandboxes never echoes env values', JSON.stringify(list).includes('hunter2'), false);

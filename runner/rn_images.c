@@ -1,0 +1,169 @@
+/* The images of the image dir: each <image_dir>/<name>/rootfs is one. What
+ * an image is comes from its own files, never from running anything in
+ * it: the OS from os-release, the runtimes from dpkg's status (the node
+ * and python3 packages), when it was built from the rootfs' mtime. Files
+ * are opened without following a last symlink and read up to a bound. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "runner.h"
+#include "rn_images.h"
+#include "rn_spec.h"
+
+#define OS_RELEASE_MAX (64 * 1024)
+#define DPKG_STATUS_MAX (32 * 1024 * 1024)
+
+/* The file rel under dir (a directory descriptor) into a malloc'd,
+ * NUL-terminated buffer of at most max bytes; NULL when absent or not a
+ * regular file. */
+static char *read_file(int dir, const char *rel, size_t max, size_t *len)
+{
+	int fd = openat(dir, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	char *buf = NULL;
+	size_t n = 0;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(buf = malloc(max + 1)))
+		goto out;
+	while (n < max) {
+		ssize_t k = read(fd, buf + n, max - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	*len = n;
+out:
+	close(fd);
+	return buf;
+}
+
+int rn_images_dpkg_version(const char *p, size_t n, const char *pkg, char *out, size_t outlen)
+{
+	size_t plen = strlen(pkg);
+	const char *end = p + n;
+
+	/* paragraphs are blank-line separated; "Package: x" starts its own */
+	for (const char *l = p; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		const char *le = nl ? nl : end;
+		if ((size_t)(le - l) == 9 + plen && !strncmp(l, "Package: ", 9) &&
+		    !strncmp(l + 9, pkg, plen)) {
+			for (const char *v = le; v < end && !(v + 1 < end && v[0] == '\n' && v[1] == '\n');) {
+				const char *vn = memchr(v + 1, '\n', (size_t)(end - v - 1));
+				const char *ve = vn ? vn : end;
+				if (ve - v > 10 && !strncmp(v + 1, "Version: ", 9)) {
+					const char *s = v + 10;
+					size_t k = 0;
+					if (memchr(s, ':', (size_t)(ve - s)))   /* an epoch */
+						s = (const char *)memchr(s, ':', (size_t)(ve - s)) + 1;
+					while (s + k < ve && !strchr("+-~", s[k]) && k + 1 < outlen)
+						k++;
+					memcpy(out, s, k);
+					out[k] = '\0';
+					return k ? 0 : -1;
+				}
+				v = ve;
+			}
+			return -1;
+		}
+		l = le + 1;
+	}
+	return -1;
+}
+
+/* PRETTY_NAME of os-release, unquoted, into out ("" when absent). */
+static void os_name(int root, char *out, size_t n)
+{
+	size_t len = 0;
+	char *t = read_file(root, "usr/lib/os-release", OS_RELEASE_MAX, &len);
+	const char *v;
+
+	out[0] = '\0';
+	if (!t)
+		t = read_file(root, "etc/os-release", OS_RELEASE_MAX, &len);
+	if (!t)
+		return;
+	v = strstr(t, "PRETTY_NAME=");
+	if (v && (v == t || v[-1] == '\n')) {
+		size_t k;
+		v += 12;
+		if (*v == '"')
+			v++;
+		k = strcspn(v, "\"\n");
+		snprintf(out, n, "%.*s", (int)k, v);
+	}
+	free(t);
+}
+
+static cJSON *one(const struct runner *r, int images, const char *name)
+{
+	char rel[64], os[128], ver[64];
+	struct stat st;
+	size_t len = 0;
+	int root;
+	cJSON *o, *rt;
+	char *status;
+
+	snprintf(rel, sizeof rel, "%s/rootfs", name);
+	root = openat(images, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (root < 0)
+		return NULL;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", name);
+	if (!fstat(root, &st))
+		cJSON_AddNumberToObject(o, "created_at",
+					(double)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000);
+	os_name(root, os, sizeof os);
+	cJSON_AddStringToObject(o, "os", os);
+	rt = cJSON_AddObjectToObject(o, "runtimes");
+	status = read_file(root, "var/lib/dpkg/status", DPKG_STATUS_MAX, &len);
+	if (status && !rn_images_dpkg_version(status, len, "nodejs", ver, sizeof ver))
+		cJSON_AddStringToObject(rt, "node", ver);
+	if (status && !rn_images_dpkg_version(status, len, "python3", ver, sizeof ver))
+		cJSON_AddStringToObject(rt, "python", ver);
+	free(status);
+	close(root);
+	(void)r;
+	return o;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+cJSON *rn_images_json(const struct runner *r)
+{
+	cJSON *arr = cJSON_CreateArray();
+	int images = open(r->image_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = images >= 0 ? fdopendir(dup(images)) : NULL;
+	char *names[256];
+	size_t n = 0;
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) && n < sizeof names / sizeof names[0])
+		if (rn_image_name_ok(e->d_name) && (names[n] = strdup(e->d_name)))
+			n++;
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof names[0], by_name);
+	for (size_t i = 0; i < n; i++) {
+		cJSON *o = one(r, images, names[i]);
+		if (o)
+			cJSON_AddItemToArray(arr, o);
+		free(names[i]);
+	}
+	if (images >= 0)
+		close(images);
+	return arr;
+}
