@@ -298,7 +298,7 @@ static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 		struct gw_runner *rn;
 		/* A sandbox of no key here may be one made through another
 		 * gateway: the upgrade is accepted and the stream starts once
-		 * its runner said whose it is (ws_owner_known); one whose id
+		 * its runner said whose it is (svc_admit); one whose id
 		 * names no runner, or another key's, is refused now. */
 		if (gw_owner_get(vh, r->sid) >= 0 ||
 		    gw_runner_route(vh, r->sid, &rn) == GW_RUNNER_REFUSED)
@@ -326,22 +326,37 @@ static void ws_start(struct gw_ws_session *s)
 	gw_session_start(s, req);
 }
 
-static void ws_owner_known(struct gw_own_wait *w, enum gw_own_result res, const char *msg)
+/* The owner of a sandbox no key here had was asked (svc_admit, as for
+ * every front end): the stream starts, or the session fails with the
+ * same status and code a REST call gets. */
+static void admitted(struct svc_call *c)
 {
-	struct gw_ws_session *s = lws_container_of(w, struct gw_ws_session, own_wait);
+	struct gw_ws_session *s = c->owner;
 
 	s->r->owner_pending = 0;
 	if (s->closing)
 		return;
-	if (res == GW_OWN_YES) {
-		lws_rx_flow_control(s->r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
-		ws_start(s);
-	} else if (res == GW_OWN_NO) {
-		gw_ws_fail(s, 404, "not_found", "no such sandbox");
-	} else {
-		gw_ws_fail(s, 503, res == GW_OWN_BUSY ? "no_capacity" : "runner_unavailable", msg);
-	}
+	lws_rx_flow_control(s->r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+	ws_start(s);
 }
+
+static void admit_reply(struct svc_call *c, int status, cJSON *body)
+{
+	(void)c;
+	(void)status;
+	cJSON_Delete(body);   /* an admission answers only by failing */
+}
+
+static void admit_fail(struct svc_call *c, int status, const char *code, const char *msg)
+{
+	struct gw_ws_session *s = c->owner;
+
+	s->r->owner_pending = 0;
+	if (!s->closing)
+		gw_ws_fail(s, status, code, msg);
+}
+
+static const struct svc_sink admit_sink = { .reply = admit_reply, .fail = admit_fail };
 
 static const char *kind_name(const struct gw_ws_session *s)
 {
@@ -376,7 +391,13 @@ static int established(struct gw_req *r, struct lws *wsi)
 	if (r->owner_pending) {
 		/* nothing is read from the client until the stream starts */
 		lws_rx_flow_control(wsi, 0);
-		gw_owner_lookup(r->vh, r->sid, r->key, &s->own_wait, ws_owner_known);
+		if (!(s->admit = malloc(sizeof *s->admit))) {
+			gw_ws_fail(s, 500, "internal", "out of memory");
+			return 0;
+		}
+		svc_call_init(s->admit, r->vh, wsi, &admit_sink, s, r->key);
+		snprintf(s->admit->sid, sizeof s->admit->sid, "%s", r->sid);
+		svc_admit(s->admit, admitted);
 		return 0;
 	}
 	ws_start(s);
@@ -397,7 +418,10 @@ static void closed(struct gw_req *r)
 	sbx_info("ws close %s %lld ms", kind_name(s),
 		 (long long)((lws_now_usecs() - (lws_usec_t)s->t0_us) / 1000));
 	gw_session_detach(s);
-	gw_owner_lookup_cancel(&s->own_wait);
+	if (s->admit) {
+		svc_call_reset(s->admit);
+		free(s->admit);
+	}
 	gw_up_release(&s->up);
 	sbx_buf_free(&s->q);
 	sbx_buf_free(&s->text);

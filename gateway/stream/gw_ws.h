@@ -6,6 +6,7 @@
 #ifndef GW_WS_H
 #define GW_WS_H
 #include "../http/gw_req.h"
+#include "../svc/svc.h"
 
 struct gw_sideop;
 
@@ -15,7 +16,7 @@ struct gw_ws_session {
 	struct gw_up up;            /* the agent stream: attach, or the terminal's exec */
 	int started;                /* the agent's first reply came */
 	cJSON *start_req;           /* the agent request it opens with, until sent */
-	struct gw_own_wait own_wait;   /* the sandbox's owner being looked up */
+	struct svc_call *admit;     /* the sandbox's owner being asked (svc_admit) */
 	/* to the client: records of [kind][length 4 BE][payload] (gw_ws.c) */
 	struct sbx_buf q;
 	int closing, paused, up_lost, drop;
