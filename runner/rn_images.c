@@ -142,21 +142,39 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The image names of the image dir, sorted, into names (at most max, each
+ * malloc'd); how many. */
+static size_t list_names(const struct runner *r, int images, char **names, size_t max)
+{
+	DIR *d = images >= 0 ? fdopendir(dup(images)) : NULL;
+	struct dirent *e;
+	size_t n = 0;
+	char rel[300];
+	struct stat st;
+
+	(void)r;
+	while (d && (e = readdir(d)) && n < max) {
+		if (!rn_image_name_ok(e->d_name))
+			continue;
+		snprintf(rel, sizeof rel, "%s/rootfs", e->d_name);
+		if (fstatat(images, rel, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+			continue;
+		if ((names[n] = strdup(e->d_name)))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof names[0], by_name);
+	return n;
+}
+
 cJSON *rn_images_json(const struct runner *r)
 {
 	cJSON *arr = cJSON_CreateArray();
 	int images = open(r->image_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = images >= 0 ? fdopendir(dup(images)) : NULL;
 	char *names[256];
-	size_t n = 0;
-	struct dirent *e;
+	size_t n = list_names(r, images, names, sizeof names / sizeof names[0]);
 
-	while (d && (e = readdir(d)) && n < sizeof names / sizeof names[0])
-		if (rn_image_name_ok(e->d_name) && (names[n] = strdup(e->d_name)))
-			n++;
-	if (d)
-		closedir(d);
-	qsort(names, n, sizeof names[0], by_name);
 	for (size_t i = 0; i < n; i++) {
 		cJSON *o = one(r, images, names[i]);
 		if (o)
@@ -166,4 +184,20 @@ cJSON *rn_images_json(const struct runner *r)
 	if (images >= 0)
 		close(images);
 	return arr;
+}
+
+void rn_images_names(const struct runner *r, char *out, size_t len)
+{
+	int images = open(r->image_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *names[256];
+	size_t n = list_names(r, images, names, sizeof names / sizeof names[0]), k = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (k + strlen(names[i]) + 3 < len)
+			k += (size_t)snprintf(out + k, len - k, "%s%s", k ? ", " : "", names[i]);
+		free(names[i]);
+	}
+	if (images >= 0)
+		close(images);
 }

@@ -1,5 +1,6 @@
 /* The image and the agent runtime a sandbox runs from (rn_runtime.h). */
 #include "rn_runtime.h"
+#include "rn_images.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -137,11 +138,15 @@ int rn_runtime_find_loader(const char *dir, char *loader, size_t loader_len)
 int rn_runtime_image(const struct runner *r, const char *image, char *rootfs,
 		     size_t rootfs_len, struct sbx_err *err)
 {
+	char names[256];
+
 	snprintf(rootfs, rootfs_len, "%s/%s/rootfs", r->image_dir, image);
-	if (access(rootfs, X_OK) < 0)
-		return sbx_err_set(err, EINVAL, "image: no image \"%s\" on this runner "
-				   "(%s missing)", image, rootfs);
-	return 0;
+	if (access(rootfs, X_OK) == 0)
+		return 0;
+	/* the images there are: never the host's paths */
+	rn_images_names(r, names, sizeof names);
+	return sbx_err_set(err, EINVAL, "image: no image \"%.32s\" on this runner (images: %s)",
+			   image, names[0] ? names : "none");
 }
 
 int rn_runtime_ready(const struct runner *r, const char *loader, struct sbx_err *err)

@@ -130,6 +130,9 @@ suite_isolation() { # port (gateway on the suite's runner)
 	want="True $(curl -s -m 30 -H "$A" -d '{"cmd":"node","args":["--version"]}' "$u/v1/sandboxes/$iid/commands" | python3 -c 'import json,sys;print(json.load(sys.stdin)["stdout"].strip().lstrip("v"))') $(curl -s -m 30 -H "$A" -d '{"cmd":"python3","args":["--version"]}' "$u/v1/sandboxes/$iid/commands" | python3 -c 'import json,sys;print(json.load(sys.stdin)["stdout"].split()[1])') True"
 	check "images: default is Debian, its node and python versions are what they print in a sandbox" "$have" "$want"
 	check "images: GET only (405)" "$(code -H "$A" -X POST $u/v1/images)" 405
+	c=$(code -H "$A" -d '{"image":"nosuch","timeout_ms":60000}' $u/v1/sandboxes)
+	check "images: an unknown image is 422 invalid naming the images there are, never a host path" \
+		"$c $(jerr nosuch default) $(grep -c /var "$T/body")" "422 invalid True 0"
 	code -H "$A" -X DELETE $u/v1/sandboxes/$iid >/dev/null
 }
 
