@@ -132,24 +132,36 @@ int cli_cmd_create(const struct cli_cfg *c, int argc, char **argv)
 	return rc;
 }
 
-int cli_cmd_ls(const struct cli_cfg *c, int argc, char **argv)
+/* GET path for a listing command that takes no arguments (name): *res to
+ * print as a table, or NULL and the exit status (the gateway's JSON was
+ * printed for --json, or an error said). */
+static int listing(const struct cli_cfg *c, int argc, const char *name, const char *path,
+		   cJSON **res)
 {
-	cJSON *res = NULL, *list, *sb;
 	int rc;
 
-	(void)argv;
+	*res = NULL;
 	if (argc != 1) {
-		cli_errf("ls takes no arguments");
+		cli_errf("%s takes no arguments", name);
 		return CLI_EXIT_USAGE;
 	}
-	rc = cli_api_json(c, "GET", "/v1/sandboxes", NULL, &res);
-	if (rc)
+	rc = cli_api_json(c, "GET", path, NULL, res);
+	if (rc || !c->json)
 		return rc;
-	if (c->json) {
-		rc = cli_print_json(res);
-		cJSON_Delete(res);
+	rc = cli_print_json(*res);
+	cJSON_Delete(*res);
+	*res = NULL;
+	return rc;
+}
+
+int cli_cmd_ls(const struct cli_cfg *c, int argc, char **argv)
+{
+	cJSON *res, *list, *sb;
+	int rc = listing(c, argc, "ls", "/v1/sandboxes", &res);
+
+	(void)argv;
+	if (!res)
 		return rc;
-	}
 	list = cJSON_GetObjectItemCaseSensitive(res, "sandboxes");
 	printf("%-40s %-9s %8s  %s\n", "ID", "STATUS", "LEFT_S", "PORTS");
 	cJSON_ArrayForEach(sb, list) {
@@ -178,22 +190,12 @@ int cli_cmd_ls(const struct cli_cfg *c, int argc, char **argv)
 
 int cli_cmd_images(const struct cli_cfg *c, int argc, char **argv)
 {
-	cJSON *res = NULL, *img;
-	int rc;
+	cJSON *res, *img;
+	int rc = listing(c, argc, "images", "/v1/images", &res);
 
 	(void)argv;
-	if (argc != 1) {
-		cli_errf("images takes no arguments");
-		return CLI_EXIT_USAGE;
-	}
-	rc = cli_api_json(c, "GET", "/v1/images", NULL, &res);
-	if (rc)
+	if (!res)
 		return rc;
-	if (c->json) {
-		rc = cli_print_json(res);
-		cJSON_Delete(res);
-		return rc;
-	}
 	printf("%-20s %-12s %-10s %s\n", "NAME", "NODE", "PYTHON", "OS");
 	cJSON_ArrayForEach(img, cJSON_GetObjectItemCaseSensitive(res, "images")) {
 		const cJSON *rt = cJSON_GetObjectItemCaseSensitive(img, "runtimes");
