@@ -4,6 +4,7 @@
 // "N passed, N failed" (tests/lib/results.mjs).
 // Env: GW_URL, GW_KEY, GW_KEY2 (a second key), GW_PORT.
 import http from 'node:http';
+import { request } from '../lib/http.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { result, finish } from '../lib/results.mjs';
@@ -26,26 +27,12 @@ async function connect(key) {
 }
 
 // A raw POST /mcp: { status, headers, body (parsed when JSON) }
-function post(body, headers = {}) {
-  return new Promise((resolve, reject) => {
-    const data = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
-    const req = http.request(MCP, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-        'Content-Length': Buffer.byteLength(data), ...headers },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        let json = null;
-        try { json = JSON.parse(text); } catch { /* not JSON */ }
-        resolve({ status: res.statusCode, headers: res.headers, body: json, text });
-      });
-    });
-    req.on('error', reject);
-    req.end(data);
+async function post(body, headers = {}) {
+  const res = await request(MCP, {
+    method: 'POST', body,
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
   });
+  return { ...res, body: res.json };
 }
 
 // Headers announcing a body over the cap, and no body: the gateway answers

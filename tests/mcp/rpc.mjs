@@ -2,30 +2,17 @@
 // never sends (foreign Origins, many sessions): one keep-alive agent, every
 // header the caller's (Host included).
 import http from 'node:http';
+import { request } from '../lib/http.mjs';
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
 // { status, headers, body (parsed when JSON), text }
-export function mcpRequest(url, method, body, headers = {}) {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? '' : JSON.stringify(body);
-    const req = http.request(new URL('/mcp', url), {
-      method, agent,
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-        'Content-Length': Buffer.byteLength(data), ...headers },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        let json = null;
-        try { json = JSON.parse(text); } catch { /* not JSON */ }
-        resolve({ status: res.statusCode, headers: res.headers, body: json, text });
-      });
-    });
-    req.on('error', reject);
-    req.end(data);
+export async function mcpRequest(url, method, body, headers = {}) {
+  const res = await request(new URL('/mcp', url), {
+    method, agent, body: body === undefined ? '' : JSON.stringify(body),
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
   });
+  return { ...res, body: res.json };
 }
 
 export const initialize = (url, key, headers = {}) => mcpRequest(url, 'POST', {

@@ -22,38 +22,18 @@
 import http from 'node:http';
 import { openSession, close as closeRpc } from '../mcp/rpc.mjs';
 import { result, skip, finish } from '../lib/results.mjs';
+import { request } from '../lib/http.mjs';
 
 const BASE = process.env.GW_URL, KEY = process.env.GW_KEY, OTHER = process.env.GW_KEY2;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
-// One HTTP request: { status, json, text }. announce: send only the headers,
-// with that Content-Length, or chunked when announce is 'chunked' (a refusal
-// from the header, the body never sent: sending a body the gateway refuses
-// may end in a reset that eats the answer).
+// One HTTP request (tests/lib/http.mjs): { status, headers, json, text }.
 function send(method, path, { key = KEY, body, headers = {}, announce } = {}) {
-  const data = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
   const auth = key === null ? {} : { Authorization: `Bearer ${key}` };
-  const length = announce === 'chunked' ? { 'Transfer-Encoding': 'chunked' } :
-    { 'Content-Length': announce ?? Buffer.byteLength(data) };
-  return new Promise((resolve, reject) => {
-    const req = http.request(new URL(path, BASE), {
-      method, agent: announce ? undefined : agent,
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-        ...length, ...auth, ...headers },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        let json = null;
-        try { json = JSON.parse(text); } catch { /* not JSON */ }
-        resolve({ status: res.statusCode, json, text });
-        if (announce) req.destroy();
-      });
-    });
-    req.on('error', (e) => { if (!req.destroyed) reject(e); });
-    if (announce) req.flushHeaders();
-    else req.end(data);
+  return request(new URL(path, BASE), {
+    method, body, announce, agent: announce ? undefined : agent,
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      ...auth, ...headers },
   });
 }
 
