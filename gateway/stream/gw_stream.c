@@ -41,7 +41,7 @@ static void side_done(struct svc_collect *k, struct svc_answer *a)
 	struct gw_side *side = lws_container_of(k, struct gw_side, k);
 	struct gw_ws_session *s = side->s;
 
-	if (a->status >= 400)
+	if (a->status >= 400 && !k->call.parent_closed)
 		gw_ws_error(s, a->code, a->msg);
 	if (s->stdin_side == side)
 		s->stdin_side = NULL;
@@ -133,9 +133,24 @@ static void main_reply(struct svc_call *c, int status, cJSON *body)
 	cJSON_Delete(body);   /* a stream answers by streaming or failing */
 }
 
+/* lws closes the upstream when it closes the session itself (a protocol
+ * error of the client's, after its close frame, which nothing may
+ * follow): finish by closing, with nothing more queued. 1 if so. */
+static int session_gone(struct gw_ws_session *s, struct svc_call *c)
+{
+	if (!c->parent_closed)
+		return 0;
+	s->closing = s->drop = 1;
+	lws_callback_on_writable(s->r->wsi);
+	return 1;
+}
+
 static void main_fail(struct svc_call *c, int status, const char *code, const char *msg)
 {
-	gw_ws_fail(session_of(c), status, code, msg);
+	struct gw_ws_session *s = session_of(c);
+
+	if (!session_gone(s, c))
+		gw_ws_fail(s, status, code, msg);
 }
 
 /* The attach or exec reply: a terminal learns its command's id. */
@@ -181,9 +196,8 @@ static int main_event(struct svc_call *c, const char *type, const cJSON *o)
 	return 0;
 }
 
-/* Cut short, two ways: the sandbox side went away (EOF or an error on
- * the socket), or lws closes the upstream because the session itself is
- * closing, after its close frame, which nothing may follow. */
+/* Cut short: the sandbox side went away (EOF or an error on the
+ * socket), or lws closed the session. */
 static void main_end(struct svc_call *c, int cut)
 {
 	struct gw_ws_session *s = session_of(c);
@@ -192,13 +206,10 @@ static void main_end(struct svc_call *c, int cut)
 		return;
 	if (!cut) {
 		gw_ws_queue_close(s, 1000, "");
-		return;
-	}
-	if (c->peer_gone)
+	} else if (!session_gone(s, c)) {
 		s->up_lost = 1;
-	else   /* lws failed the session: finish the failing by closing it */
-		s->closing = s->drop = 1;
-	lws_callback_on_writable(s->r->wsi);
+		lws_callback_on_writable(s->r->wsi);
+	}
 }
 
 /* Reads of the agent stop while the client's queue is full or the client

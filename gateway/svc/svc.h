@@ -111,8 +111,9 @@ struct svc_call {
 	struct gw_own_wait own_wait;
 	void (*admitted)(struct svc_call *c);
 	int queue_high;             /* bytes queued upstream that mean "full" */
-	int peer_gone;              /* the upstream's peer closed it (EOF or an
-	                             * error), not lws with the front end's wsi */
+	int parent_closed;          /* lws closed the upstream with wsi (the front
+	                             * end is going away): the fail or cut end
+	                             * that follows is moot */
 };
 
 /* svc_call.c */
