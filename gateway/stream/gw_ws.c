@@ -3,7 +3,7 @@
  * outgoing message queue, and client messages. The queue is s->q holding
  * records of [kind 1 byte][length 4 bytes BE][payload]; kinds 1/2 are
  * output of stdout/stderr, 3 a text message, 4 a close. The upstream is
- * paused while the queue holds GW_QUEUE_HIGH bytes (gw_stream.c), so a
+ * paused while the queue holds GW_QUEUE_HIGH bytes (gw_stream.c's sink), so a
  * slow client costs at most that much; it is resumed below half of it. */
 #include <stdio.h>
 #include <string.h>
@@ -42,8 +42,7 @@ static int queue(struct gw_ws_session *s, unsigned kind, const void *p, size_t n
 
 int gw_ws_queue_bin(struct gw_ws_session *s, unsigned tag, const void *p, size_t n)
 {
-	s->r->vh->m.bytes_streamed += n;
-	return queue(s, tag, p, n);
+	return queue(s, tag, p, n);   /* counted in bytes_streamed by svc */
 }
 
 int gw_ws_queue_json(struct gw_ws_session *s, cJSON *o)
@@ -81,7 +80,7 @@ void gw_ws_fail(struct gw_ws_session *s, int status, const char *code, const cha
 {
 	if (s->closing)
 		return;
-	gw_up_close(&s->up);
+	gw_up_close(&s->main.up);
 	gw_ws_error(s, code, msg);
 	gw_ws_queue_close(s, 4000 + status % 1000, code);
 }
@@ -117,8 +116,8 @@ static size_t take(struct gw_ws_session *s, unsigned char *dst, size_t max)
 
 void gw_ws_output_flow(struct gw_ws_session *s)
 {
-	if (s->up.rx_paused && !s->paused && s->q.len < GW_QUEUE_HIGH / 2)
-		gw_up_pause(&s->up, 0);
+	if (!s->paused && s->q.len < GW_QUEUE_HIGH / 2)
+		svc_resume(&s->main);
 }
 
 static int writeable(struct gw_ws_session *s)
@@ -171,7 +170,7 @@ static int writeable(struct gw_ws_session *s)
 static void input_backpressure(struct gw_ws_session *s)
 {
 	if (!s->rx_paused &&
-	    (gw_up_queued(&s->up) >= GW_QUEUE_HIGH ||
+	    (gw_up_queued(&s->main.up) >= GW_QUEUE_HIGH ||
 	     gw_session_side_queued(s->stdin_side) >= GW_QUEUE_HIGH)) {
 		s->rx_paused = 1;
 		lws_rx_flow_control(s->r->wsi, 0);
@@ -180,22 +179,10 @@ static void input_backpressure(struct gw_ws_session *s)
 
 void gw_ws_input_flow(struct gw_ws_session *s)
 {
-	if (s->rx_paused && !s->resize_side && gw_up_queued(&s->up) < GW_QUEUE_HIGH / 2 &&
+	if (s->rx_paused && !s->resize_side && gw_up_queued(&s->main.up) < GW_QUEUE_HIGH / 2 &&
 	    gw_session_side_queued(s->stdin_side) < GW_QUEUE_HIGH / 2) {
 		s->rx_paused = 0;
 		lws_rx_flow_control(s->r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
-	}
-}
-
-void gw_ws_side_closed(struct gw_ws_session *s, struct gw_sideop *side)
-{
-	if (s->stdin_side == side) {
-		s->stdin_side = NULL;
-		gw_ws_input_flow(s);
-	}
-	if (s->resize_side == side) {
-		s->resize_side = NULL;
-		gw_ws_input_flow(s);
 	}
 }
 
@@ -318,14 +305,6 @@ static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
 	return 0;
 }
 
-static void ws_start(struct gw_ws_session *s)
-{
-	cJSON *req = s->start_req;
-
-	s->start_req = NULL;
-	gw_session_start(s, req);
-}
-
 /* The owner of a sandbox no key here had was asked (svc_admit, as for
  * every front end): the stream starts, or the session fails with the
  * same status and code a REST call gets. */
@@ -337,7 +316,7 @@ static void admitted(struct svc_call *c)
 	if (s->closing)
 		return;
 	lws_rx_flow_control(s->r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
-	ws_start(s);
+	gw_session_start(s);
 }
 
 static void admit_reply(struct svc_call *c, int status, cJSON *body)
@@ -385,8 +364,8 @@ static int established(struct gw_req *r, struct lws *wsi)
 	gw_keepalive_ws_start(r);
 	/* the query now: lws lets the upgrade's headers go after this
 	 * callback, and an ownership lookup starts the session later */
-	s->start_req = s->kind == GW_WS_PTY ? gw_pty_request(s) : gw_stream_request(s);
-	if (!s->start_req)
+	gw_session_init(s);
+	if (gw_session_query(s) < 0)
 		return 0;   /* refused (422), answered */
 	if (r->owner_pending) {
 		/* nothing is read from the client until the stream starts */
@@ -400,7 +379,7 @@ static int established(struct gw_req *r, struct lws *wsi)
 		svc_admit(s->admit, admitted);
 		return 0;
 	}
-	ws_start(s);
+	gw_session_start(s);
 	return 0;
 }
 
@@ -422,10 +401,8 @@ static void closed(struct gw_req *r)
 		svc_call_reset(s->admit);
 		free(s->admit);
 	}
-	gw_up_release(&s->up);
 	sbx_buf_free(&s->q);
 	sbx_buf_free(&s->text);
-	cJSON_Delete(s->start_req);
 	free(s);
 	r->ws = NULL;
 	gw_req_reset(r);

@@ -2,20 +2,22 @@
  * apart from the gw_req of the connection it upgraded (which keeps what
  * admission filled in: vh, wsi, key, scope, sid, cid). Allocated when the
  * session is established, pointed to by r->ws, freed when it closes
- * (gw_ws.c). Its agent stream is its own upstream (gw_stream.c). */
+ * (gw_ws.c). Its agent stream is an svc call with the session's sink
+ * (gw_stream.c). */
 #ifndef GW_WS_H
 #define GW_WS_H
 #include "../http/gw_req.h"
 #include "../svc/svc.h"
 
-struct gw_sideop;
+struct gw_side;
 
 struct gw_ws_session {
 	struct gw_req *r;           /* the connection; r->ws is this */
 	enum gw_ws_kind kind;
-	struct gw_up up;            /* the agent stream: attach, or the terminal's exec */
-	int started;                /* the agent's first reply came */
-	cJSON *start_req;           /* the agent request it opens with, until sent */
+	struct svc_call main;       /* the stream: svc_logs, or the terminal's svc_pty */
+	/* its arguments, from the upgrade's query */
+	int64_t since, cols, rows;
+	char cmd[GW_QUERY_CMD_MAX + 1];
 	struct svc_call *admit;     /* the sandbox's owner being asked (svc_admit) */
 	/* to the client: records of [kind][length 4 BE][payload] (gw_ws.c) */
 	struct sbx_buf q;
@@ -24,8 +26,9 @@ struct gw_ws_session {
 	int rx_paused;              /* reading the client is paused */
 	int in_mid, in_bin, in_tagged;
 	struct sbx_buf text;        /* a client text message being assembled */
-	struct gw_sideop *stdin_side;
-	struct gw_sideop *resize_side; /* a resize in flight: input waits for it */
+	struct gw_side *sides;      /* side operations in flight (gw_stream.c) */
+	struct gw_side *stdin_side; /* one of them: the stdin writer */
+	struct gw_side *resize_side; /* one of them: a resize; input waits for it */
 	int64_t pending_cols, pending_rows;
 	struct gw_ws_session *next, *prev;   /* on vh->sessions */
 	int64_t t0_us;
@@ -42,21 +45,20 @@ void gw_ws_error(struct gw_ws_session *s, const char *code, const char *msg);
 void gw_ws_fail(struct gw_ws_session *s, int status, const char *code, const char *msg);
 void gw_ws_output_flow(struct gw_ws_session *s);
 void gw_ws_input_flow(struct gw_ws_session *s);
-void gw_ws_side_closed(struct gw_ws_session *s, struct gw_sideop *side);
 
-/* gw_stream.c: what a session does upstream. The agent request a
- * session opens with is made from the query when the session is
- * established (lws keeps the upgrade's headers no longer than that), and
- * sent when it starts, which may be later (an ownership lookup first).
- * NULL: refused, answered already. */
-cJSON *gw_stream_request(struct gw_ws_session *s);
-cJSON *gw_pty_request(struct gw_ws_session *s);
-void gw_session_start(struct gw_ws_session *s, cJSON *req);
+/* gw_stream.c: what a session does upstream. Its svc call is readied
+ * and its arguments read from the query when the session is established
+ * (lws keeps the upgrade's headers no longer than that); it starts later
+ * when its owner must be asked first. gw_session_query: -1 refused,
+ * answered already. */
+void gw_session_init(struct gw_ws_session *s);
+int gw_session_query(struct gw_ws_session *s);
+void gw_session_start(struct gw_ws_session *s);
 void gw_session_input(struct gw_ws_session *s, const void *p, size_t n);
 void gw_session_message(struct gw_ws_session *s, const char *type, const cJSON *o);
 /* Bytes a side operation (stdin writer) still has queued; 0 for NULL. */
-size_t gw_session_side_queued(const struct gw_sideop *side);
-/* The session goes away: its stdin writer no longer reports to it. */
+size_t gw_session_side_queued(const struct gw_side *side);
+/* The session goes away: its stream and side operations are dropped. */
 void gw_session_detach(struct gw_ws_session *s);
 /* gw_ws.c: the session's lws callbacks (gw_http.c hands them over) */
 int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,

@@ -32,6 +32,7 @@ enum gw_op_mode {
 	GW_OP_EXEC_WAITED,      /* output collected to the exit */
 	GW_OP_STDIN_EOF,        /* stdin, then EOF and the agent's answer */
 	GW_OP_STDIN_OPEN,       /* stdin, answered once it went up */
+	GW_OP_PTY,              /* a terminal: its exec reply names the command */
 };
 struct gw_op {
 	enum gw_op_phase phase;
@@ -110,6 +111,9 @@ struct svc_call {
 	struct gw_own_wait own_wait;
 	void (*admitted)(struct svc_call *c);
 	int queue_high;             /* bytes queued upstream that mean "full" */
+	int parent_closed;          /* lws closed the upstream with wsi (the front
+	                             * end is going away): the fail or cut end
+	                             * that follows is moot */
 };
 
 /* svc_call.c */
@@ -196,11 +200,22 @@ void svc_agent_op(struct svc_call *c, cJSON *agent_req, const char *wrap);
 void svc_stdin_start(struct svc_call *c, int eof);
 void svc_stdin_data(struct svc_call *c, const void *p, size_t n);
 void svc_stdin_done(struct svc_call *c);
+/* A stdin that stays open (a WebSocket session's writer): svc_stdin_data
+ * per chunk, svc_send(SBX_FRAME_EOF) closes it. An error of the agent's
+ * fails the call; the command's exit with every byte sent answers 200 {}
+ * (the agent's conflict then is the writer's normal end). */
+void svc_stdin_stream(struct svc_call *c);
 
 /* svc_logs.c: the command's output from byte since, to its exit with
  * follow (else what existed), as sink data (SVC_STDOUT/SVC_STDERR) and
  * events ("truncated", "exit"). c->op.logs_off is each chunk's offset. */
 void svc_logs(struct svc_call *c, int64_t since, int follow);
+/* A terminal: cmd (NULL or "": a login bash) on a cols x rows PTY as the
+ * sandbox user in its home, attached, hung up when the call's upstream
+ * closes. Its output streams as svc_logs' does; the exec reply names the
+ * command (c->cid, set before the stream begins); keystrokes go up with
+ * svc_send (SBX_FRAME_STDIN). */
+void svc_pty(struct svc_call *c, const char *cmd, int cols, int rows);
 
 /* svc_files.c: c->path names the file (and c->mode a write's mode) */
 void svc_read_file(struct svc_call *c);

@@ -40,7 +40,7 @@ void svc_call_reset(struct svc_call *c)
 	memset(&c->op, 0, sizeof c->op);
 	memset(&c->up, 0, sizeof c->up);
 	c->on_frame = NULL;
-	c->answered = c->ended = c->refreshed = 0;
+	c->answered = c->ended = c->refreshed = c->parent_closed = 0;
 	c->admitted = NULL;
 }
 

@@ -222,3 +222,34 @@ void svc_stdin_done(struct svc_call *c)
 	c->op.phase = GW_OP_ANSWER_WHEN_SENT;
 	gw_up_want_write(&c->up);
 }
+
+/* The agent answers each frame of an open stdin; only an error is news. */
+static int on_stdin_stream(struct svc_call *c, const struct sbx_frame *f)
+{
+	cJSON *o = svc_reply_json(c, f, 0, "agent frame");
+	const cJSON *code;
+
+	if (!o)
+		return -1;
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
+		cJSON_Delete(o);
+		return 0;
+	}
+	code = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "error"),
+						"code");
+	if (!gw_up_queued(&c->up) && cJSON_IsString(code) &&
+	    !strcmp(code->valuestring, "conflict"))
+		svc_reply(c, 200, cJSON_CreateObject());
+	else
+		svc_runner_error(c, o);
+	cJSON_Delete(o);
+	return 1;
+}
+
+void svc_stdin_stream(struct svc_call *c)
+{
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "op", "stdin");
+	cJSON_AddStringToObject(a, "id", c->cid);
+	svc_agent(c, a, on_stdin_stream);
+}

@@ -1,8 +1,9 @@
-/* A command's output from an offset: the agent's attach, its chunks as
- * sink data (c->op.logs_off is where each chunk's first byte is in the
+/* A command's output from an offset (the agent's attach), or a terminal's
+ * (the agent's exec on a PTY with attach): its chunks as sink data (c->op.logs_off is where each chunk's first byte is in the
  * output of both streams), a gap the agent's retention bound made as a
  * "truncated" event, and the exit as an "exit" event; without follow it
  * stops at what existed when asked ("end"). */
+#include <stdio.h>
 #include <string.h>
 #include "svc.h"
 
@@ -22,7 +23,12 @@ static int on_frame(struct svc_call *c, const struct sbx_frame *f)
 		return -1;
 	if (c->op.phase == GW_OP_FIRST) {
 		const cJSON *off = cJSON_GetObjectItemCaseSensitive(o, "offset");
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
 		c->op.logs_off = cJSON_IsNumber(off) ? (uint64_t)off->valuedouble : 0;
+		if (c->op.mode == GW_OP_PTY && cJSON_IsString(id)) {
+			snprintf(c->cid, sizeof c->cid, "%s", id->valuestring);
+			c->vh->m.commands_started++;
+		}
 		c->op.phase = GW_OP_STREAMING;
 		cJSON_Delete(o);
 		return svc_begin(c, -1) ? -1 : 0;
@@ -64,5 +70,25 @@ void svc_logs(struct svc_call *c, int64_t since, int follow)
 	cJSON_AddStringToObject(a, "id", c->cid);
 	cJSON_AddNumberToObject(a, "offset", (double)since);
 	cJSON_AddBoolToObject(a, "follow", follow);
+	svc_agent(c, a, on_frame);
+}
+
+void svc_pty(struct svc_call *c, const char *cmd, int cols, int rows)
+{
+	cJSON *a = cJSON_CreateObject(), *args;
+	cJSON_AddStringToObject(a, "op", "exec");
+	cJSON_AddStringToObject(a, "cmd", cmd && *cmd ? cmd : "bash");
+	args = cJSON_AddArrayToObject(a, "args");
+	if (!cmd || !*cmd || !strcmp(cmd, "bash"))
+		cJSON_AddItemToArray(args, cJSON_CreateString("-l"));
+	cJSON_AddStringToObject(a, "cwd", "/home/sandbox");
+	cJSON_AddNumberToObject(a, "uid", 1000);
+	cJSON_AddNumberToObject(a, "gid", 1000);
+	cJSON_AddBoolToObject(a, "pty", 1);
+	cJSON_AddBoolToObject(a, "attach", 1);
+	cJSON_AddBoolToObject(a, "hangup_on_detach", 1);
+	cJSON_AddNumberToObject(a, "cols", cols);
+	cJSON_AddNumberToObject(a, "rows", rows);
+	c->op.mode = GW_OP_PTY;
 	svc_agent(c, a, on_frame);
 }

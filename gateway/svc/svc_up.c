@@ -60,9 +60,9 @@ static void up_sent(struct gw_up *u)
 static void up_closed(struct gw_up *u, int by_peer, int lost)
 {
 	struct svc_call *c = u->owner;
-	(void)lost;
 	if (!by_peer)
 		return;
+	c->parent_closed = !lost;
 	if (!c->answered && c->place && !c->place->answered && svc_place_retry(c, NULL)) {
 		/* a create whose runner went away before answering: the next */
 	} else if (!c->answered) {
