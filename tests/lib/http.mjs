@@ -1,0 +1,31 @@
+// One HTTP request of a Node suite, the whole answer as values:
+// { status, headers, json (the body parsed, or null), text }.
+// body: a string or Buffer sent as is, or any other value sent as JSON.
+// announce: send only the headers, with that Content-Length (or chunked for
+// 'chunked'), and never the body: a refusal answered from the header
+// alone (sending a body the gateway refuses could end in a reset that eats
+// the answer). agent: an http.Agent (keep-alive), or none.
+import http from 'node:http';
+
+export function request(url, { method = 'GET', headers = {}, body, agent, announce } = {}) {
+  const data = body === undefined ? '' :
+    typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  const length = announce === 'chunked' ? { 'Transfer-Encoding': 'chunked' } :
+    { 'Content-Length': announce ?? Buffer.byteLength(data) };
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, agent, headers: { ...length, ...headers } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let json = null;
+        try { json = JSON.parse(text); } catch { /* not JSON */ }
+        resolve({ status: res.statusCode, headers: res.headers, json, text });
+        if (announce) req.destroy();
+      });
+    });
+    req.on('error', (e) => { if (!req.destroyed) reject(e); });
+    if (announce) req.flushHeaders();
+    else req.end(data);
+  });
+}
