@@ -19,6 +19,10 @@ struct gw_mcp_tool {
 	/* the argument (at any depth) whose strings are data, where a NUL is
 	 * a byte like any other; in every other string it is refused */
 	const char *data;
+	/* a tool that is one operation names it instead of a start: op(call)
+	 * (on sandbox_id's sandbox when on_sandbox, once admitted) */
+	void (*op)(struct svc_call *c);
+	int on_sandbox;
 };
 
 #define SID "\"sandbox_id\":{\"type\":\"string\",\"description\":\"the sandbox's id\"}"
@@ -217,23 +221,6 @@ static void create_start(struct gw_mcp_call *c)
 	svc_create(step(c), cJSON_Duplicate(c->args, 1));
 }
 
-static void list_start(struct gw_mcp_call *c)
-{
-	svc_list(step(c));
-}
-
-static void images_start(struct gw_mcp_call *c)
-{
-	svc_images(step(c));
-}
-
-static void stop_start(struct gw_mcp_call *c)
-{
-	struct svc_call *s = sandbox_step(c);
-	if (s)
-		svc_admit(s, svc_stop);
-}
-
 static void extend_go(struct svc_call *s)
 {
 	svc_extend(s, body_of(call_of(s)));
@@ -244,13 +231,6 @@ static void extend_start(struct gw_mcp_call *c)
 	struct svc_call *s = sandbox_step(c);
 	if (s)
 		svc_admit(s, extend_go);
-}
-
-static void get_start(struct gw_mcp_call *c)
-{
-	struct svc_call *s = sandbox_step(c);
-	if (s)
-		svc_admit(s, svc_get);
 }
 
 static cJSON *preview_done(struct gw_mcp_call *c, struct svc_answer *a)
@@ -567,11 +547,11 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"vcpus\":{\"type\":\"integer\",\"minimum\":1},\"memory_mb\":{\"type\":\"integer\",\"minimum\":1},"
 	  "\"image\":{\"type\":\"string\"},\"preview_auth\":{\"type\":\"boolean\"}," ENV "},"
 	  "\"additionalProperties\":false}",
-	  SANDBOX_OUT, create_start, done_plain, NULL },
+	  SANDBOX_OUT, create_start, done_plain, NULL, NULL, 0 },
 	{ "list_sandboxes", "List sandboxes", "The sandboxes of your API key.",
 	  "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"sandboxes\":{\"type\":\"array\",\"items\":" SANDBOX_OUT "}},"
-	  "\"required\":[\"sandboxes\"]}", list_start, done_plain, NULL },
+	  "\"required\":[\"sandboxes\"]}", NULL, done_plain, NULL, svc_list, 0 },
 	{ "list_images", "List images",
 	  "The images a sandbox can be created from (create_sandbox's image), with the OS and "
 	  "the node and python versions in each.",
@@ -579,14 +559,14 @@ static const struct gw_mcp_tool tools[] = {
 	  "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":"
 	  "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"os\":{\"type\":\"string\"},"
 	  "\"created_at\":{\"type\":\"number\"},\"runtimes\":{\"type\":\"object\"}},"
-	  "\"required\":[\"name\"]}}},\"required\":[\"images\"]}", images_start, done_plain, NULL },
+	  "\"required\":[\"name\"]}}},\"required\":[\"images\"]}", NULL, done_plain, NULL, svc_images, 0 },
 	{ "stop_sandbox", "Stop a sandbox", "Stop a sandbox and free its resources.",
 	  "{\"type\":\"object\",\"properties\":{" SID "},\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
-	  SANDBOX_OUT, stop_start, done_plain, NULL },
+	  SANDBOX_OUT, NULL, done_plain, NULL, svc_stop, 1 },
 	{ "extend", "Extend a sandbox's lifetime", "Add duration_ms to a sandbox's timeout.",
 	  "{\"type\":\"object\",\"properties\":{" SID ",\"duration_ms\":{\"type\":\"integer\",\"minimum\":1}},"
 	  "\"required\":[\"sandbox_id\",\"duration_ms\"],\"additionalProperties\":false}",
-	  SANDBOX_OUT, extend_start, done_plain, NULL },
+	  SANDBOX_OUT, extend_start, done_plain, NULL, NULL, 0 },
 	{ "preview_url", "Preview URL of a port",
 	  "The public URL of a port the sandbox declared at creation (a server listening on "
 	  "0.0.0.0 there).",
@@ -594,7 +574,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"required\":[\"sandbox_id\",\"port\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},\"port\":{\"type\":\"integer\"},"
 	  "\"preview_token\":{\"type\":\"string\"}},\"required\":[\"url\",\"port\"]}",
-	  get_start, preview_done, NULL },
+	  NULL, preview_done, NULL, svc_get, 1 },
 	{ "run_command", "Run a command and wait",
 	  "Run a command in the sandbox and wait for it to end; returns its exit code and "
 	  "output (each stream capped at 1 MiB, with a truncated flag). For long jobs use "
@@ -608,7 +588,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"
 	  "\"duration_ms\":{\"type\":\"number\"}},"
 	  "\"required\":[\"id\",\"exit_code\",\"stdout\",\"stderr\",\"stdout_truncated\",\"stderr_truncated\"]}",
-	  run_start, done_plain, NULL },
+	  run_start, done_plain, NULL, NULL, 0 },
 	{ "start_command", "Start a command in the background",
 	  "Start a command without waiting; read its output with command_output.",
 	  "{\"type\":\"object\",\"properties\":{" SID ",\"cmd\":{\"type\":\"string\"},"
@@ -616,7 +596,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"sudo\":{\"type\":\"boolean\"},\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1}," ENV "},"
 	  "\"required\":[\"sandbox_id\",\"cmd\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\"}},"
-	  "\"required\":[\"id\",\"status\"]}", start_start, done_plain, NULL },
+	  "\"required\":[\"id\",\"status\"]}", start_start, done_plain, NULL, NULL, 0 },
 	{ "command_output", "Output of a started command",
 	  "The output a command printed from byte offset since (both streams counted "
 	  "together) up to now, and its exit once it ended. Call again with next_since.",
@@ -627,7 +607,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"next_since\":{\"type\":\"integer\"},\"exited\":{\"type\":\"boolean\"},"
 	  "\"exit_code\":{\"type\":[\"integer\",\"null\"]},\"signal\":{},\"more\":{\"type\":\"boolean\"},"
 	  "\"output_dropped\":{\"type\":\"boolean\"}},"
-	  "\"required\":[\"stdout\",\"stderr\",\"next_since\",\"exited\"]}", output_start, output_done, NULL },
+	  "\"required\":[\"stdout\",\"stderr\",\"next_since\",\"exited\"]}", output_start, output_done, NULL, NULL, 0 },
 	{ "write_files", "Write files",
 	  "Write files into the sandbox (created or replaced, owned by the sandbox user). "
 	  "content is text, or base64 with encoding \"base64\".",
@@ -639,7 +619,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"required\":[\"sandbox_id\",\"files\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"files\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
 	  "\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}}},\"required\":[\"files\"]}",
-	  write_start, write_done, "content" },
+	  write_start, write_done, "content", NULL, 0 },
 	{ "read_file", "Read a file",
 	  "Read a file of the sandbox (at most 1 MiB): as text (invalid UTF-8 shown as U+FFFD) "
 	  "or base64.",
@@ -648,13 +628,13 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"required\":[\"sandbox_id\",\"path\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
 	  "\"encoding\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"}},"
-	  "\"required\":[\"path\",\"size\",\"encoding\",\"content\"]}", read_start, read_done, NULL },
+	  "\"required\":[\"path\",\"size\",\"encoding\",\"content\"]}", read_start, read_done, NULL, NULL, 0 },
 	{ "list_files", "List a directory", "The entries of a directory of the sandbox.",
 	  "{\"type\":\"object\",\"properties\":{" SID ",\"path\":{\"type\":\"string\"}},"
 	  "\"required\":[\"sandbox_id\",\"path\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
 	  "\"properties\":{\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"}}}}},"
-	  "\"required\":[\"entries\"]}", list_files_start, done_plain, NULL },
+	  "\"required\":[\"entries\"]}", list_files_start, done_plain, NULL, NULL, 0 },
 };
 #define NTOOLS (sizeof tools / sizeof tools[0])
 
@@ -708,7 +688,15 @@ int gw_mcp_tool_streams(const struct gw_mcp_tool *t)
 
 void gw_mcp_tool_start(struct gw_mcp_call *c)
 {
-	c->tool->start(c);
+	const struct gw_mcp_tool *t = c->tool;
+	struct svc_call *s;
+
+	if (t->start)
+		t->start(c);
+	else if (!t->on_sandbox)
+		t->op(step(c));
+	else if ((s = sandbox_step(c)))
+		svc_admit(s, t->op);
 }
 
 cJSON *gw_mcp_tool_step(struct gw_mcp_call *c, struct svc_answer *a)
