@@ -158,7 +158,6 @@ struct svc_call *gw_rest_call(struct gw_req *r, const struct svc_sink *sink)
 		if (!(c = r->call = malloc(sizeof *c)))
 			return NULL;
 		svc_call_init(c, r->vh, r->wsi, sink, r, r->key);
-		c->tag = "REST";
 		snprintf(c->sid, sizeof c->sid, "%s", r->sid);
 		snprintf(c->cid, sizeof c->cid, "%s", r->cid);
 	}

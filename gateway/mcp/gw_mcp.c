@@ -148,7 +148,6 @@ void gw_mcp_post(struct gw_req *r)
 	r->front_free = call_free;
 	c->r = r;
 	svc_collect_init(&c->k, r->vh, r->wsi, c, r->key);
-	c->k.call.tag = "MCP";
 	sbx_buf_init(&c->data, 0);
 	sbx_buf_init(&c->data2, 0);
 }

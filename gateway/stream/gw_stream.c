@@ -238,7 +238,6 @@ void gw_session_init(struct gw_ws_session *s)
 	svc_call_init(&s->main, r->vh, r->wsi, &main_sink, s, r->key);
 	snprintf(s->main.sid, sizeof s->main.sid, "%s", r->sid);
 	snprintf(s->main.cid, sizeof s->main.cid, "%s", r->cid);
-	s->main.tag = "WS";
 }
 
 void gw_session_start(struct gw_ws_session *s)

@@ -90,7 +90,6 @@ struct svc_call {
 	void *owner;                /* the front end's */
 	int key;                    /* the caller's key index */
 	char sid[80], cid[80];
-	const char *tag;            /* names the front end in the audit log */
 	/* arguments some operations take beyond their JSON */
 	char path[4096];            /* files */
 	long mode;                  /* write_file (-1, svc_call_init's: 0644) */
@@ -110,7 +109,6 @@ struct svc_call {
 	struct gw_fan *fan;
 	struct gw_own_wait own_wait;
 	void (*admitted)(struct svc_call *c);
-	int queue_high;             /* bytes queued upstream that mean "full" */
 	int parent_closed;          /* lws closed the upstream with wsi (the front
 	                             * end is going away): the fail or cut end
 	                             * that follows is moot */

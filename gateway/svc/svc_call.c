@@ -16,7 +16,6 @@ void svc_call_init(struct svc_call *c, struct gw_vh *vh, struct lws *wsi,
 	c->sink = sink;
 	c->owner = owner;
 	c->key = key;
-	c->queue_high = GW_QUEUE_HIGH;
 	c->mode = -1;
 }
 

@@ -53,7 +53,7 @@ static int up_drained(struct gw_up *u)
 static void up_sent(struct gw_up *u)
 {
 	struct svc_call *c = u->owner;
-	if (c->sink->drained && gw_up_queued(u) < (size_t)c->queue_high / 2)
+	if (c->sink->drained && gw_up_queued(u) < GW_QUEUE_HIGH / 2)
 		c->sink->drained(c);
 }
 

@@ -158,7 +158,6 @@ static struct cv_call *call_new(struct gw_req *r, cJSON *body, int session_op)
 	snprintf(c->sid, sizeof c->sid, "%s", r->sid);
 	snprintf(c->cid, sizeof c->cid, "%s", r->cid);
 	svc_collect_init(&c->k, r->vh, r->wsi, c, r->key);
-	c->k.call.tag = "VCL";
 	c->k.drained = drained;
 	return c;
 }
