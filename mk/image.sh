@@ -1,5 +1,5 @@
 #!/bin/bash
-# Build the default sandbox image: a Debian 12 (bookworm) root filesystem
+# Build the default sandbox image: a Debian 13 (trixie) root filesystem
 # used read-only as the lower layer of every sandbox's overlay.
 #
 #   mk/image.sh            build <image-dir>/default/rootfs unless it is there
@@ -18,13 +18,15 @@
 set -euo pipefail
 
 IMAGE_NAME=default
-IMAGE_VERSION=2   # 2: /vercel/sandbox (the @vercel/sandbox SDK's default cwd)
-SUITE=bookworm
+IMAGE_VERSION=3   # 2: /vercel/sandbox (the @vercel/sandbox SDK's default cwd)
+                  # 3: Debian 13 (Node 20.19, Python 3.13), digest and size in the stamp
+SUITE=trixie
 # Small enough for debootstrap's own resolver; the heavy packages go through
 # apt-get inside the new root, because debootstrap leaves npm's long
 # dependency chain unconfigured.
 BOOT_INCLUDE=ca-certificates
-APT_PACKAGES="python3 python3-pip python3-venv nodejs npm git curl procps"
+# libatomic1: the official Node 26 binary (mk/runtime-images.sh) links it
+APT_PACKAGES="python3 python3-pip python3-venv nodejs npm git curl procps libatomic1"
 
 IMAGE_DIR=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
 DEST=$IMAGE_DIR/$IMAGE_NAME
@@ -54,11 +56,11 @@ command -v debootstrap >/dev/null || die "debootstrap is missing (mk/deps.sh ins
 # The mirror the host's apt already uses for $SUITE main: deb822 .sources
 # files first, then one-line .list files. Nothing is hard-coded so that the
 # image builds wherever the host's apt works.
-host_mirror() {
+host_mirror() { # suite
 	local f
 	for f in /etc/apt/sources.list.d/*.sources; do
 		[ -f "$f" ] || continue
-		awk -v suite="$SUITE" '
+		awk -v suite="$1" '
 			function flush() {
 				if (uri != "" && deb && has_suite && has_main && enabled) { print uri; found = 1; exit }
 				uri = ""; deb = 0; has_suite = 0; has_main = 0; enabled = 1
@@ -79,18 +81,18 @@ host_mirror() {
 	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
 		[ -f "$f" ] || continue
 		# deb [options] URI suite components...
-		sed -E 's/\[[^]]*\]//' "$f" | awk -v suite="$SUITE" \
+		sed -E 's/\[[^]]*\]//' "$f" | awk -v suite="$1" \
 			'$1 == "deb" && $3 == suite { for (i = 4; i <= NF; i++) if ($i == "main") { print $2; exit } }'
 	done
 }
 
 # The security archive's URL, if the host uses one (same sources, suite
 # $SUITE-security).
-host_security_mirror() {
+host_security_mirror() { # suite
 	local f
 	for f in /etc/apt/sources.list.d/*.sources; do
 		[ -f "$f" ] || continue
-		awk -v suite="$SUITE-security" '
+		awk -v suite="$1-security" '
 			/^[ \t]*$/ { if (uri != "" && ok) { print uri; exit } uri = ""; ok = 0; next }
 			{ key = tolower($1); sub(/:$/, "", key)
 			  if (key == "uris") uri = $2
@@ -99,13 +101,19 @@ host_security_mirror() {
 	done
 	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
 		[ -f "$f" ] || continue
-		sed -E 's/\[[^]]*\]//' "$f" | awk -v suite="$SUITE-security" '$1 == "deb" && $3 == suite { print $2; exit }'
+		sed -E 's/\[[^]]*\]//' "$f" | awk -v suite="$1-security" '$1 == "deb" && $3 == suite { print $2; exit }'
 	done
 }
 
-MIRROR=${SANDBOX_IMAGE_MIRROR:-$(host_mirror | head -1)}
+# A host of another release (a bookworm host building this trixie image)
+# has no source for $SUITE: Debian's archives carry every release under one
+# URL, so the mirror the host uses for its own release serves $SUITE too.
+HOST_SUITE=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+MIRROR=${SANDBOX_IMAGE_MIRROR:-$(host_mirror "$SUITE" | head -1)}
+[ -n "$MIRROR" ] || [ -z "$HOST_SUITE" ] || MIRROR=$(host_mirror "$HOST_SUITE" | head -1)
 [ -n "$MIRROR" ] || die "no apt source for '$SUITE main' found on the host; set SANDBOX_IMAGE_MIRROR"
-SECURITY=$(host_security_mirror | head -1)
+SECURITY=$(host_security_mirror "$SUITE" | head -1)
+[ -n "$SECURITY" ] || [ -z "$HOST_SUITE" ] || SECURITY=$(host_security_mirror "$HOST_SUITE" | head -1)
 
 mkdir -p "$DEST"
 # One build at a time: make test and make run may both ask for the image.
@@ -198,13 +206,18 @@ chmod 1777 "$TMP/tmp" "$TMP/var/tmp"
 # Mount points the runner needs in a read-only lower layer.
 mkdir -p "$TMP/proc" "$TMP/sys" "$TMP/dev" "$TMP/tmp" "$TMP/run" "$TMP/home/sandbox"
 
-step "5/5 stamp and rename into place"
+step "5/5 digest, stamp and rename into place"
+chmod 755 "$TMP"
+read -r DIGEST SIZE < <("$(dirname "$0")/image-digest.sh" "$TMP" "$DEST/manifest.new") ||
+	fail "digest"
 {
 	echo "name=$IMAGE_NAME"
 	echo "version=$IMAGE_VERSION"
 	echo "suite=$SUITE"
 	echo "packages=$BOOT_INCLUDE $APT_PACKAGES"
 	echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "digest=$DIGEST"
+	echo "size=$SIZE"
 } >"$TMP/$STAMP_NAME"
 chmod 755 "$TMP"
 if [ -e "$ROOTFS" ]; then
@@ -220,5 +233,6 @@ else
 	mv "$TMP" "$ROOTFS"
 fi
 TMP=
+mv "$DEST/manifest.new" "$DEST/manifest"
 size=$(du -sh "$ROOTFS" 2>/dev/null | cut -f1)
-step "done: $ROOTFS ($size)"
+step "done: $ROOTFS ($size, $DIGEST)"
