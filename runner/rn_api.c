@@ -270,6 +270,8 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_ok(c, "capabilities", rn_drivers_json(r));
 	else if (strcmp(op, "images") == 0)
 		rn_conn_reply_ok(c, "images", rn_images_json(r));
+	else if (strcmp(op, "image_delete") == 0)
+		rn_images_delete(r, c, req);
 	else if (strcmp(op, "ping") == 0) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", r->name);

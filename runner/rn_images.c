@@ -1,8 +1,10 @@
 /* The images of the image dir: each <image_dir>/<name>/rootfs is one. What
  * an image is comes from its own files, never from running anything in
  * it: the OS from os-release, the runtimes from dpkg's status (the node
- * and python3 packages), when it was built from the rootfs' mtime. Files
- * are opened without following a last symlink and read up to a bound. */
+ * and python3 packages) unless the build's stamp (.sandbox-image, written
+ * by mk/image.sh and mk/runtime-images.sh) names them, the digest and size
+ * from that stamp, when it was built from the rootfs' mtime. Files are
+ * opened without following a last symlink and read up to a bound. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +19,8 @@
 
 #define OS_RELEASE_MAX (64 * 1024)
 #define DPKG_STATUS_MAX (32 * 1024 * 1024)
+#define STAMP_MAX (16 * 1024)
+#define STAMP_NAME ".sandbox-image"
 
 /* The file rel under dir (a directory descriptor) into a malloc'd,
  * NUL-terminated buffer of at most max bytes; NULL when absent or not a
@@ -81,6 +85,28 @@ int rn_images_dpkg_version(const char *p, size_t n, const char *pkg, char *out, 
 	return -1;
 }
 
+int rn_images_stamp_value(const char *p, const char *key, char *out, size_t outlen)
+{
+	size_t klen = strlen(key);
+
+	for (const char *l = p; *l;) {
+		size_t n = strcspn(l, "\n");
+		if (n > klen && l[klen] == '=' && !strncmp(l, key, klen)) {
+			size_t v = n - klen - 1;
+			if (!v || v >= outlen)
+				return -1;
+			memcpy(out, l + klen + 1, v);
+			out[v] = '\0';
+			for (size_t i = 0; i < v; i++)   /* printable ASCII only */
+				if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] > 0x7e)
+					return -1;
+			return 0;
+		}
+		l += n + (l[n] == '\n');
+	}
+	return -1;
+}
+
 /* PRETTY_NAME of os-release, unquoted, into out ("" when absent). */
 static void os_name(int root, char *out, size_t n)
 {
@@ -107,12 +133,12 @@ static void os_name(int root, char *out, size_t n)
 
 static cJSON *one(const struct runner *r, int images, const char *name)
 {
-	char rel[64], os[128], ver[64];
+	char rel[64], os[128], ver[80];
 	struct stat st;
 	size_t len = 0;
 	int root;
 	cJSON *o, *rt;
-	char *status;
+	char *status, *stamp;
 
 	snprintf(rel, sizeof rel, "%s/rootfs", name);
 	root = openat(images, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -125,13 +151,29 @@ static cJSON *one(const struct runner *r, int images, const char *name)
 					(double)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000);
 	os_name(root, os, sizeof os);
 	cJSON_AddStringToObject(o, "os", os);
+	stamp = read_file(root, STAMP_NAME, STAMP_MAX, &len);
+	if (stamp && !rn_images_stamp_value(stamp, "digest", ver, sizeof ver) &&
+	    !strncmp(ver, "sha256:", 7) && strlen(ver) == 71)
+		cJSON_AddStringToObject(o, "digest", ver);
+	if (stamp && !rn_images_stamp_value(stamp, "size", ver, sizeof ver) &&
+	    strspn(ver, "0123456789") == strlen(ver))
+		cJSON_AddNumberToObject(o, "size", strtod(ver, NULL));
 	rt = cJSON_AddObjectToObject(o, "runtimes");
 	status = read_file(root, "var/lib/dpkg/status", DPKG_STATUS_MAX, &len);
-	if (status && !rn_images_dpkg_version(status, len, "nodejs", ver, sizeof ver))
+	/* a runtime image's node (and its npm, corepack) are not dpkg's:
+	 * its stamp names them and wins over the base's nodejs package */
+	if (stamp && !rn_images_stamp_value(stamp, "node", ver, sizeof ver))
 		cJSON_AddStringToObject(rt, "node", ver);
+	else if (status && !rn_images_dpkg_version(status, len, "nodejs", ver, sizeof ver))
+		cJSON_AddStringToObject(rt, "node", ver);
+	if (stamp && !rn_images_stamp_value(stamp, "npm", ver, sizeof ver))
+		cJSON_AddStringToObject(rt, "npm", ver);
+	if (stamp && !rn_images_stamp_value(stamp, "corepack", ver, sizeof ver))
+		cJSON_AddStringToObject(rt, "corepack", ver);
 	if (status && !rn_images_dpkg_version(status, len, "python3", ver, sizeof ver))
 		cJSON_AddStringToObject(rt, "python", ver);
 	free(status);
+	free(stamp);
 	close(root);
 	(void)r;
 	return o;

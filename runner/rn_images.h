@@ -6,12 +6,23 @@
 
 struct runner;
 
-/* [{"name","created_at","os","runtimes":{"node","python"}}...] of every
- * <image_dir>/<name>/rootfs, by name; read from the image's files. */
+/* [{"name","created_at","os","digest","size","runtimes":{"node","npm",
+ * "corepack","python"}}...] of every <image_dir>/<name>/rootfs, by name;
+ * read from the image's files (digest and size when its stamp has them). */
 cJSON *rn_images_json(const struct runner *r);
 /* The names of the images, comma-separated, into out ("" when none). */
 void rn_images_names(const struct runner *r, char *out, size_t n);
 /* The upstream version of package pkg in a dpkg status file's text
  * (p[0..n)): "18.20.4" of "18.20.4+dfsg-1~deb12u1"; 0, or -1 when absent. */
 int rn_images_dpkg_version(const char *p, size_t n, const char *pkg, char *out, size_t outlen);
+/* The value of "key=value" in a stamp's text p (NUL-terminated) into out:
+ * 0, or -1 when absent, empty, longer than outlen - 1 or not printable. */
+int rn_images_stamp_value(const char *p, const char *key, char *out, size_t outlen);
+/* op image_delete {"name"}: the image's directory goes (renamed aside at
+ * once, removed by a child process); conflict while a sandbox of this
+ * runner not yet stopped uses it, not_found when there is none, invalid
+ * for a bad name and for "default" (creates without an image need it). */
+struct rn_conn;
+struct cJSON;
+void rn_images_delete(struct runner *r, struct rn_conn *c, const struct cJSON *req);
 #endif

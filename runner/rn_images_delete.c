@@ -1,0 +1,107 @@
+/* op image_delete: an image of the image dir goes. Refused while a sandbox
+ * of this runner that is not yet stopped uses it: its overlay has the
+ * image as the lower layer, and files removed under a live overlay would
+ * vanish inside the sandbox. The directory is renamed aside first (one
+ * step: the name is gone for creates and listings at once, and a delete
+ * interrupted by a crash leaves a dot-name no listing shows); a child
+ * process removes the tree, so a large image never stalls the event loop,
+ * and it also removes what an earlier crash left aside. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runner.h"
+#include "rn_conn.h"
+#include "rn_images.h"
+#include "rn_sandbox.h"
+#include "rn_spec.h"
+#include "sbx_fs.h"
+#include "sbx_json.h"
+#include "sbx_log.h"
+
+#define ASIDE_PREFIX ".deleting-"
+
+/* In the child: every ASIDE_PREFIX entry of the image dir, removed. */
+static void remove_aside(const char *image_dir)
+{
+	DIR *d = opendir(image_dir);
+	struct dirent *e;
+	char path[PATH_MAX + 300];
+
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, ASIDE_PREFIX, strlen(ASIDE_PREFIX)))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", image_dir, e->d_name);
+		if (sbx_rmtree(path) < 0)
+			sbx_warn("image dir %s: removing %s: %s", image_dir, e->d_name, strerror(errno));
+	}
+	if (d)
+		closedir(d);
+}
+
+static const struct rn_sandbox *user_of(const struct runner *r, const char *name)
+{
+	for (const struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
+		if (!rn_sandbox_final(sb) && !strcmp(sb->spec.image, name))
+			return sb;
+	return NULL;
+}
+
+void rn_images_delete(struct runner *r, struct rn_conn *c, const struct cJSON *req)
+{
+	struct sbx_err err = { 0, "" };
+	const char *name = NULL;
+	const struct rn_sandbox *user;
+	char from[PATH_MAX + 64], to[PATH_MAX + 96], msg[300];
+	static unsigned seq;
+	struct stat st;
+	cJSON *o;
+	pid_t pid;
+	int rc = sbx_json_get_str(req, "name", &name, &err);
+
+	if (rc <= 0 || !rn_image_name_ok(name)) {
+		rn_conn_reply_err(c, "invalid", rc < 0 ? err.msg : "name: required, an image name");
+		return;
+	}
+	snprintf(from, sizeof from, "%s/%s", r->image_dir, name);
+	if (lstat(from, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(msg, sizeof msg, "name: no image \"%s\" on runner %s", name, r->name);
+		rn_conn_reply_err(c, "not_found", msg);
+		return;
+	}
+	if (!strcmp(name, "default")) {
+		rn_conn_reply_err(c, "conflict", "name: the default image stays (a create without "
+				  "an image starts from it)");
+		return;
+	}
+	if ((user = user_of(r, name))) {
+		snprintf(msg, sizeof msg, "name: image \"%s\" is in use by sandbox %s", name, user->id);
+		rn_conn_reply_err(c, "conflict", msg);
+		return;
+	}
+	snprintf(to, sizeof to, "%s/" ASIDE_PREFIX "%s-%ld-%u", r->image_dir, name,
+		 (long)getpid(), seq++);
+	if (rename(from, to) < 0) {
+		sbx_err_log("image %s: rename to %s: %s", name, to, strerror(errno));
+		snprintf(msg, sizeof msg, "image \"%s\" could not be removed: %s", name, strerror(errno));
+		rn_conn_reply_err(c, "internal", msg);
+		return;
+	}
+	sbx_info("image %s deleted (its tree is removed in the background)", name);
+	/* reaped by rn_sandbox_reap, which skips pids that are no sandbox's */
+	pid = fork();
+	if (pid == 0) {
+		remove_aside(r->image_dir);
+		_exit(0);
+	}
+	if (pid < 0)
+		sbx_warn("image %s: fork: %s; %s stays until the next delete", name,
+			 strerror(errno), to);
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", name);
+	rn_conn_reply_ok(c, "image", o);
+}
