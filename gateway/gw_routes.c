@@ -34,6 +34,7 @@ const struct gw_route gw_routes[] = {
 	{ "DELETE", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .start = gw_mcp_delete },
 	{ "GET", "/v1/capabilities", KEY, .args = no_args, GW_REST_PLAIN(svc_capabilities) },
 	{ "GET", "/v1/images", KEY, .args = no_args, GW_REST_PLAIN(svc_images) },
+	{ "DELETE", "/v1/images/{name}", KEY, .args = no_args, GW_REST_PLAIN(svc_image_delete) },
 	{ "GET", "/v1/runners", .auth = GW_AUTH_KEY_OR_OPERATOR, .args = no_args, .start = gw_runners_list },
 	{ "POST", "/v1/sandboxes", KEY, JSON, .args = no_args, GW_REST_JSON(svc_create) },
 	{ "GET", "/v1/sandboxes", KEY, .args = no_args, GW_REST_PLAIN(svc_list) },

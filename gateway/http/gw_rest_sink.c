@@ -18,6 +18,11 @@ static struct gw_req *req_of(struct svc_call *c)
 
 void gw_rest_reply(struct svc_call *c, int status, cJSON *body)
 {
+	if (status == 204) {   /* no content: the body is for other front ends */
+		cJSON_Delete(body);
+		gw_resp_empty(req_of(c), 204);
+		return;
+	}
 	gw_resp_json(req_of(c), status, body);
 }
 

@@ -28,7 +28,8 @@ static int is_id_char(char c)
 }
 
 /* 1 when path (up to its end or a '?') fits the pattern, with {sid} and
- * {cid} copied into sid and cid (80 bytes each). */
+ * {cid} copied into sid and cid (80 bytes each); {name} (an image name,
+ * which may hold a '.') goes where {cid} does. */
 static int match(const struct gw_route *rt, const char *path, char *sid, char *cid)
 {
 	const char *pat = rt->pattern;
@@ -37,7 +38,8 @@ static int match(const struct gw_route *rt, const char *path, char *sid, char *c
 		if (*pat == '{') {
 			char *dst = pat[1] == 's' ? sid : cid;
 			size_t n = 0;
-			while (is_id_char(path[n])) {
+			int dot = pat[1] == 'n';
+			while (is_id_char(path[n]) || (dot && path[n] == '.')) {
 				if (n + 1 >= 80)
 					return 0;
 				dst[n] = path[n];
@@ -83,7 +85,7 @@ static const struct gw_route *find(struct gw_req *r, const struct gw_route **fir
 			*first = rt;
 			if (strstr(rt->pattern, "{sid}"))
 				snprintf(r->sid, sizeof r->sid, "%s", sid);
-			if (strstr(rt->pattern, "{cid}"))
+			if (strstr(rt->pattern, "{cid}") || strstr(rt->pattern, "{name}"))
 				snprintf(r->cid, sizeof r->cid, "%s", cid);
 		}
 		if (rt->method && k + strlen(rt->method) + 3 < n)

@@ -532,6 +532,19 @@ static void list_files_start(struct gw_mcp_call *c)
 		svc_admit(s, svc_list_files);
 }
 
+/* The image named "name" (the schema requires it) goes. */
+static void delete_image_start(struct gw_mcp_call *c)
+{
+	struct svc_call *s = step(c);
+	const char *name = arg_str(c, "name");
+	if (strlen(name) >= sizeof s->cid) {
+		svc_fail(s, 422, "invalid", "name: longer than %zu bytes", sizeof s->cid - 1);
+		return;
+	}
+	snprintf(s->cid, sizeof s->cid, "%s", name);
+	svc_image_delete(s);
+}
+
 /* ---- the table ---- */
 
 static const struct gw_mcp_tool tools[] = {
@@ -558,8 +571,17 @@ static const struct gw_mcp_tool tools[] = {
 	  "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":"
 	  "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"os\":{\"type\":\"string\"},"
-	  "\"created_at\":{\"type\":\"number\"},\"runtimes\":{\"type\":\"object\"}},"
+	  "\"created_at\":{\"type\":\"number\"},\"digest\":{\"type\":\"string\"},"
+	  "\"size\":{\"type\":\"number\"},\"runtimes\":{\"type\":\"object\"}},"
 	  "\"required\":[\"name\"]}}},\"required\":[\"images\"]}", NULL, done_plain, NULL, svc_images, 0 },
+	{ "delete_image", "Delete an image",
+	  "Delete an image of list_images. Refused (conflict) while a sandbox uses it, and for "
+	  "the default image.",
+	  "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":"
+	  "\"the image's name\"}},\"required\":[\"name\"],\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+	  "\"deleted\":{\"type\":\"boolean\"}},\"required\":[\"name\",\"deleted\"]}",
+	  delete_image_start, done_plain, NULL, NULL, 0 },
 	{ "stop_sandbox", "Stop a sandbox", "Stop a sandbox and free its resources.",
 	  "{\"type\":\"object\",\"properties\":{" SID "},\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
 	  SANDBOX_OUT, NULL, done_plain, NULL, svc_stop, 1 },

@@ -181,6 +181,9 @@ void svc_extend(struct svc_call *c, cJSON *body);
 void svc_capabilities(struct svc_call *c);
 /* svc_images.c: {"images":[{name, created_at, os, runtimes}...]} */
 void svc_images(struct svc_call *c);
+/* svc_images.c: the image named c->cid goes from the runner: 204, 409
+ * conflict while a sandbox uses it (and for "default"), 404 unknown. */
+void svc_image_delete(struct svc_call *c);
 
 /* svc_command.c */
 void svc_exec(struct svc_call *c, cJSON *body);

@@ -24,3 +24,26 @@ void svc_images(struct svc_call *c)
 	cJSON_AddStringToObject(req, "op", "images");
 	svc_runner(c, req, on_images);
 }
+
+/* The runner's {"ok":true,"image":{"name"}}: 204 for REST (the body is
+ * for the front ends that answer with one, MCP). */
+static int on_delete(struct svc_call *c, const struct sbx_frame *f)
+{
+	cJSON *o = svc_reply_json(c, f, 1, "runner reply"), *out;
+	if (!o)
+		return -1;
+	out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "name", c->cid);
+	cJSON_AddBoolToObject(out, "deleted", 1);
+	cJSON_Delete(o);
+	svc_reply(c, 204, out);
+	return 1;
+}
+
+void svc_image_delete(struct svc_call *c)
+{
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "op", "image_delete");
+	cJSON_AddStringToObject(req, "name", c->cid);
+	svc_runner(c, req, on_delete);
+}
