@@ -74,11 +74,34 @@ static void created(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 	svc_agent_op(s, mk, NULL);
 }
 
+/* The SDK's runtime (its RUNTIMES type) as the image that carries it
+ * (mk/runtime-images.sh; python3.13 is the default image): "" for none
+ * given, NULL after refusing another value with 400 bad_request, as
+ * Vercel's API refuses a value outside its enum. */
+static const char *image_of_runtime(struct gw_req *r, const cJSON *v)
+{
+	static const char *const map[][2] = {
+		{ "node22", "node22" }, { "node24", "node24" }, { "node26", "node26" },
+		{ "python3.13", "default" },
+	};
+	const char *s = cJSON_GetStringValue(v);
+
+	if (!v || cJSON_IsNull(v))
+		return "";
+	for (size_t i = 0; s && i < sizeof map / sizeof map[0]; i++)
+		if (!strcmp(s, map[i][0]))
+			return map[i][1];
+	gw_resp_error(r, 400, "bad_request", "runtime: must be one of \"node22\", \"node24\", "
+		      "\"node26\", \"python3.13\"");
+	return NULL;
+}
+
 void cv_box_create(struct gw_req *r, struct cv_call *c)
 {
 	const cJSON *b = c->body, *v;
 	cJSON *req = cJSON_CreateObject();
 	struct svc_call *s;
+	const char *img;
 
 	if (refuse_field(r, b, "source", "creating from a git repository, tarball or snapshot is not supported") ||
 	    refuse_field(r, b, "image", "images are the gateway's (SANDBOX image dir), not container references") ||
@@ -107,7 +130,10 @@ void cv_box_create(struct gw_req *r, struct cv_call *c)
 			goto out;
 		cJSON_AddStringToObject(req, "network", net);
 	}
-	/* runtime (node22, python3.13, ...): the one image has both */
+	if (!(img = image_of_runtime(r, cJSON_GetObjectItemCaseSensitive(b, "runtime"))))
+		goto out;
+	if (img[0])
+		cJSON_AddStringToObject(req, "image", img);
 	if (!(s = cv_sub(r, c, created)))
 		goto out;
 	svc_create(s, req);   /* checks the values, as on /v1 */
