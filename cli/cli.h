@@ -67,14 +67,15 @@ int cli_cmd_cp(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_logs(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_sh(const struct cli_cfg *c, int argc, char **argv);
 
-/* Create a sandbox from create's options (argv parsed from optind);
- * 0 with id filled, or an exit code. Used by create and run. */
+/* Create a sandbox from create's options (argv parsed from optind; image
+ * NULL: the gateway's default); 0 with id filled, or an exit code. Used
+ * by create and run. */
 int cli_create_sandbox(const struct cli_cfg *c, long long timeout_ms,
-		       const int *ports, int nports, char *id, size_t idlen,
-		       cJSON **obj);
+		       const int *ports, int nports, const char *image, char *id,
+		       size_t idlen, cJSON **obj);
 
 int cli_parse_create_opts(int argc, char **argv, long long *timeout_ms, int *ports,
-			  int *nports, int *rest);
+			  int *nports, const char **image, int *rest);
 
 /* Run argv in sandbox id, streaming; returns the command's exit status or
  * an sbx exit code. */

@@ -17,16 +17,18 @@ struct cli_command {
 
 static const struct cli_command commands[] = {
 	{ "create", cli_cmd_create,
-	  "sbx create [--timeout 10m] [--port 3000]...\n"
+	  "sbx create [--timeout 10m] [--port 3000]... [--image NAME]\n"
 	  "  Create a sandbox and print its id (--json: the whole object).\n"
 	  "  --timeout: ms, s (default unit), m or h, e.g. 90s, 10m; --port: a port\n"
-	  "  to preview (repeat for more).\n" },
+	  "  to preview (repeat for more); --image: one of sbx images (default:\n"
+	  "  the gateway's default image).\n" },
 	{ "ls", cli_cmd_ls,
 	  "sbx ls\n  List this key's sandboxes: id, status, seconds left, ports\n"
 	  "  (--json: the gateway's list).\n" },
 	{ "images", cli_cmd_images,
 	  "sbx images\n  List the images a sandbox can be created from: name, OS, node and\n"
-	  "  python versions (--json: the gateway's list).\n" },
+	  "  python versions (--json: the gateway's list).\n"
+	  "sbx images rm NAME...\n  Delete images (refused while a sandbox uses one).\n" },
 	{ "stop", cli_cmd_stop,
 	  "sbx stop ID...\n  Stop and destroy sandboxes (stopping a stopped one is not an error;\n"
 	  "  --json: each stopped object).\n" },
@@ -41,7 +43,7 @@ static const struct cli_command commands[] = {
 	  "  sbx exits with its status (128+N for signal N). -d (--detach): start it,\n"
 	  "  print its id (for sbx logs; --json: the command object) and return.\n" },
 	{ "run", cli_cmd_run,
-	  "sbx run [--timeout 10m] [--port N]... -- CMD [ARGS...]\n"
+	  "sbx run [--timeout 10m] [--port N]... [--image NAME] -- CMD [ARGS...]\n"
 	  "  Create a sandbox, exec CMD in it as `exec` does, stop the sandbox.\n" },
 	{ "cp", cli_cmd_cp,
 	  "sbx cp LOCAL ID:PATH\nsbx cp ID:PATH LOCAL\n"

@@ -1,4 +1,4 @@
-/* sbx create, ls, stop, url: the sandbox lifecycle over REST. */
+/* sbx create, ls, images, stop, url: the sandbox lifecycle over REST. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -30,9 +30,23 @@ static int id_ok(const char *id)
 	return 1;
 }
 
+/* Whether name looks like an image name (it goes into a URL path; the
+ * runner's rule, runner/rn_spec.c). */
+static int image_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > 32 || name[0] == '.' || name[0] == '-' ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") != n) {
+		cli_errf("'%s' is not an image name (sbx images lists them)", name);
+		return 0;
+	}
+	return 1;
+}
+
 int cli_create_sandbox(const struct cli_cfg *c, long long timeout_ms,
-		       const int *ports, int nports, char *id, size_t idlen,
-		       cJSON **obj)
+		       const int *ports, int nports, const char *image, char *id,
+		       size_t idlen, cJSON **obj)
 {
 	cJSON *req = cJSON_CreateObject(), *pa = NULL, *res = NULL, *jid;
 	char *body;
@@ -45,6 +59,8 @@ int cli_create_sandbox(const struct cli_cfg *c, long long timeout_ms,
 		for (i = 0; i < nports; i++)
 			cJSON_AddItemToArray(pa, cJSON_CreateNumber(ports[i]));
 	}
+	if (image)
+		cJSON_AddStringToObject(req, "image", image);
 	body = cJSON_PrintUnformatted(req);
 	cJSON_Delete(req);
 	if (!body)
@@ -70,12 +86,13 @@ int cli_create_sandbox(const struct cli_cfg *c, long long timeout_ms,
 /* Parse create's options from argv[1..]; stops at "--" (returned in *rest).
  * 0, or CLI_EXIT_USAGE after saying why. */
 int cli_parse_create_opts(int argc, char **argv, long long *timeout_ms, int *ports,
-			  int *nports, int *rest)
+			  int *nports, const char **image, int *rest)
 {
 	int i;
 
 	*timeout_ms = -1;
 	*nports = 0;
+	*image = NULL;
 	*rest = argc;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -99,6 +116,10 @@ int cli_parse_create_opts(int argc, char **argv, long long *timeout_ms, int *por
 				return CLI_EXIT_USAGE;
 			}
 			ports[(*nports)++] = (int)p;
+		} else if (!strcmp(a, "--image") && i + 1 < argc) {
+			if (!image_ok(argv[++i]))
+				return CLI_EXIT_USAGE;
+			*image = argv[i];
 		} else {
 			cli_errf("%s: unexpected argument '%s' (sbx %s --help)", argv[0], a, argv[0]);
 			return CLI_EXIT_USAGE;
@@ -113,15 +134,16 @@ int cli_cmd_create(const struct cli_cfg *c, int argc, char **argv)
 	int ports[MAX_PORTS], nports, rest, rc;
 	char id[128];
 	cJSON *obj = NULL;
+	const char *image;
 
-	rc = cli_parse_create_opts(argc, argv, &timeout_ms, ports, &nports, &rest);
+	rc = cli_parse_create_opts(argc, argv, &timeout_ms, ports, &nports, &image, &rest);
 	if (rc)
 		return rc;
 	if (rest != argc) {
 		cli_errf("create takes no command");
 		return CLI_EXIT_USAGE;
 	}
-	rc = cli_create_sandbox(c, timeout_ms, ports, nports, id, sizeof(id), &obj);
+	rc = cli_create_sandbox(c, timeout_ms, ports, nports, image, id, sizeof(id), &obj);
 	if (rc)
 		return rc;
 	if (c->json)
@@ -188,12 +210,36 @@ int cli_cmd_ls(const struct cli_cfg *c, int argc, char **argv)
 	return 0;
 }
 
+/* sbx images rm NAME...: DELETE /v1/images/NAME for each. */
+static int images_rm(const struct cli_cfg *c, int argc, char **argv)
+{
+	char path[128];
+	int rc = 0;
+
+	if (argc < 3) {
+		cli_errf("usage: sbx images rm NAME...");
+		return CLI_EXIT_USAGE;
+	}
+	for (int i = 2; i < argc; i++) {
+		int r;
+		if (!image_ok(argv[i]))
+			return CLI_EXIT_USAGE;
+		snprintf(path, sizeof(path), "/v1/images/%s", argv[i]);
+		r = cli_api_json(c, "DELETE", path, NULL, NULL);
+		if (r && !rc)
+			rc = r;
+	}
+	return rc;
+}
+
 int cli_cmd_images(const struct cli_cfg *c, int argc, char **argv)
 {
 	cJSON *res, *img;
-	int rc = listing(c, argc, "images", "/v1/images", &res);
+	int rc;
 
-	(void)argv;
+	if (argc >= 2 && !strcmp(argv[1], "rm"))
+		return images_rm(c, argc, argv);
+	rc = listing(c, argc, "images", "/v1/images", &res);
 	if (!res)
 		return rc;
 	printf("%-20s %-12s %-10s %s\n", "NAME", "NODE", "PYTHON", "OS");
