@@ -8,7 +8,7 @@ import { vercelSandboxOptions } from '../../web-demo/vercel-options.js';
 import zlib from 'node:zlib';
 import http from 'node:http';
 import https from 'node:https';
-import { result, finish } from '../lib/results.mjs';
+import { result, skip, finish } from '../lib/results.mjs';
 
 const URL_ = process.env.GW_URL, KEY = process.env.GW_KEY;
 const opts = vercelSandboxOptions({ url: URL_, apiKey: KEY });
@@ -342,6 +342,33 @@ await check('delete: DELETE /v2/sandboxes/{name} stops it; listSessions shows it
 	eq(sessions.sessions[0].id, s.name, 'the session id is the name');
 	await s.delete();
 	eq((await Sandbox.get({ ...opts, name: s.name })).status, 'stopped', 'stopped');
+});
+
+/* ---- runtime: the SDK's RUNTIMES start from the runtime images ---- */
+const images = (await raw('GET', '/v1/images')).json?.images?.map((i) => i.name) || [];
+for (const [runtime, cmd, want] of [['node22', 'node', /^v22\.\d+\.\d+\n$/], ['node24', 'node', /^v24\./],
+	['node26', 'node', /^v26\./], ['python3.13', 'python3', /^Python 3\.13\.\d+\n$/]]) {
+	const image = runtime.startsWith('node') ? runtime : 'default';
+	if (!images.includes(image)) {
+		skip(`runtime ${runtime}`, `no image ${image} on the runner (make image)`);
+		continue;
+	}
+	await check(`runtime ${runtime}: ${cmd} --version answers ${want}`, async () => {
+		const s = await Sandbox.create({ ...opts, timeout: 60_000, runtime });
+		try {
+			const r = await s.runCommand(cmd, ['--version']);
+			const out = await r.stdout();
+			assert(want.test(out), `${cmd} --version: ${JSON.stringify(out)}`);
+		} finally { await s.stop(); }
+	});
+}
+await check('runtime: one outside the SDK\'s RUNTIMES is a 400 APIError naming the four, and nothing is created', async () => {
+	const before = (await raw('GET', '/v1/sandboxes')).json.sandboxes.length;
+	let e;
+	try { await Sandbox.create({ ...opts, timeout: 60_000, runtime: 'node18' }); } catch (x) { e = x; }
+	assert(e instanceof APIError && e.response.status === 400, `400: ${e}`);
+	assert(/node22.*node24.*node26.*python3\.13/.test(e.message), `message: ${e.message}`);
+	eq((await raw('GET', '/v1/sandboxes')).json.sandboxes.length, before, 'sandboxes');
 });
 
 /* ---- round trip: create + write + run + stop, SDK versus our client ---- */
