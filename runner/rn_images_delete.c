@@ -67,15 +67,22 @@ void rn_images_delete(struct runner *r, struct rn_conn *c, const struct cJSON *r
 		rn_conn_reply_err(c, "invalid", rc < 0 ? err.msg : "name: required, an image name");
 		return;
 	}
-	snprintf(from, sizeof from, "%s/%s", r->image_dir, name);
-	if (lstat(from, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(msg, sizeof msg, "name: no image \"%s\" on runner %s", name, r->name);
-		rn_conn_reply_err(c, "not_found", msg);
-		return;
-	}
 	if (!strcmp(name, "default")) {
 		rn_conn_reply_err(c, "conflict", "name: the default image stays (a create without "
 				  "an image starts from it)");
+		return;
+	}
+	snprintf(from, sizeof from, "%s/%s", r->image_dir, name);
+	if (!lstat(from, &st) && S_ISLNK(st.st_mode)) {
+		/* the operator's link to a tree elsewhere: theirs to remove */
+		snprintf(msg, sizeof msg, "name: image \"%s\" is a link in the image dir of runner "
+			 "%s; it is removed there, not through the API", name, r->name);
+		rn_conn_reply_err(c, "conflict", msg);
+		return;
+	}
+	if (lstat(from, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(msg, sizeof msg, "name: no image \"%s\" on runner %s", name, r->name);
+		rn_conn_reply_err(c, "not_found", msg);
 		return;
 	}
 	if ((user = user_of(r, name))) {
