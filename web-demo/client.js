@@ -89,6 +89,12 @@ export class SandboxClient {
 		return this.request('GET', '/v1/capabilities');
 	}
 
+	/** GET /v1/images: {images: [{name, digest, size, os, runtimes: {node, npm, corepack, python}}]},
+	 *  what a create's `image` may name on this gateway. */
+	async images() {
+		return this.request('GET', '/v1/images');
+	}
+
 	async get(id) {
 		return new Sandbox(this, await this.request('GET', `/v1/sandboxes/${encodeURIComponent(id)}`));
 	}
@@ -117,6 +123,8 @@ export class Sandbox {
 	get status() { return this.info.status; }
 	/** How it is isolated: 'jail', 'gvisor', ... (GET /v1/capabilities lists them). */
 	get isolation() { return this.info.isolation; }
+	/** The image it started from: 'default', 'node22', ... (GET /v1/images lists them). */
+	get image() { return this.info.image; }
 	/** Milliseconds until the sandbox times out, by this machine's clock. */
 	timeLeft(now = Date.now()) { return Math.max(0, (this.info.expires_at || 0) - now); }
 

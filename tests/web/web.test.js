@@ -476,6 +476,35 @@ test('isolation: with more than one available the choice is shown; the sandbox r
 	await shot('isolation-choice.png');
 });
 
+test('runtime: the choice beside the language lists the images with their Node; choosing node22 starts a sandbox from it', async () => {
+	const client = new SandboxClient({ baseUrl: GW_URL, apiKey: GW_KEY });
+	const { images } = await client.images();
+	const node22 = images.find((i) => i.name === 'node22');
+	if (!node22) throw new Skip('no node22 image on the runner (make image)');
+	await openRunning();
+	assert.equal(await page.isVisible('#runtime'), true, 'the choice is shown');
+	const options = await page.$$eval('#runtime option', (os) => os.map((o) => [o.value, o.textContent]));
+	assert.deepEqual(options.map((o) => o[0]), images.map((i) => i.name), 'one option per image, in the listing\'s order');
+	assert.ok(options.find((o) => o[0] === 'node22')[1].includes(`Node ${node22.runtimes.node}`), JSON.stringify(options));
+	assert.equal(await page.inputValue('#runtime'), 'default', 'the default image is chosen first');
+	assert.equal(await page.textContent('#sandbox-image'), 'default');
+	const before = await page.textContent('#sandbox-id');
+	await page.selectOption('#runtime', 'node22');
+	await page.waitForFunction((b) => document.getElementById('sandbox-id').textContent !== b &&
+		document.getElementById('sandbox-status').textContent === 'running' &&
+		document.getElementById('sandbox-image').textContent === 'node22', before, { timeout: 30000 });
+	const sbx = await client.get(await page.textContent('#sandbox-id'));
+	assert.equal(sbx.image, 'node22', 'the gateway reports the chosen image');
+	const r = await sbx.runCommand({ cmd: 'node', args: ['--version'] });
+	assert.equal(r.stdout, `v${node22.runtimes.node}\n`);
+	await shot('runtime-choice.png');
+	await page.selectOption('#runtime', 'default');
+	await page.waitForFunction(() => document.getElementById('sandbox-image').textContent === 'default' &&
+		document.getElementById('sandbox-status').textContent === 'running', null, { timeout: 30000 });
+	await page.click('#stop-sandbox');
+	await page.waitForFunction(() => document.getElementById('sandbox-status').textContent.startsWith('stopped'), null, { timeout: 15000 });
+});
+
 test('no script errors on the page; no WebSocket URL carried the API key', async () => {
 	assert.deepEqual(pageErrors, []);
 	assert.ok(socketUrls.length >= 5, `${socketUrls.length} sockets`);

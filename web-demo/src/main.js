@@ -10,6 +10,7 @@ import { TerminalPane } from './terminal-pane.js';
 import { PreviewPane } from './preview-pane.js';
 import { SandboxStatus } from './sandbox-status.js';
 import { IsolationChoice } from './isolation-choice.js';
+import { RuntimeChoice } from './runtime-choice.js';
 import { LANGUAGES, SAMPLES, APP_PORT } from './samples.js';
 import { mirrorInlineStyles } from './csp-styles.js';
 
@@ -29,8 +30,9 @@ const output = new RunOutput($('output'), $('exit-status'));
 const terminal = new TerminalPane($('terminal'));
 const preview = new PreviewPane({ iframe: $('preview'), link: $('preview-url'), reloadButton: $('reload-preview') });
 const isolation = new IsolationChoice($('isolation'), $('isolation-label'));
+const runtime = new RuntimeChoice($('runtime'), $('runtime-label'));
 const status = new SandboxStatus(
-	{ id: $('sandbox-id'), status: $('sandbox-status'), isolation: $('sandbox-isolation'), timeLeft: $('sandbox-time-left'), extendButton: $('extend'), stopButton: $('stop-sandbox') },
+	{ id: $('sandbox-id'), status: $('sandbox-status'), isolation: $('sandbox-isolation'), image: $('sandbox-image'), timeLeft: $('sandbox-time-left'), extendButton: $('extend'), stopButton: $('stop-sandbox') },
 	{ onError: showError, onStopped: sandboxEnded },
 );
 
@@ -79,6 +81,7 @@ async function startSandbox() {
 	const client = new SandboxClient({ apiKey });
 	showMessage('starting a sandbox...');
 	await isolation.load(client);
+	await runtime.load(client);
 	let sandbox = null;
 	const previousId = sessionStorage.getItem(SANDBOX_ID_KEY);
 	if (previousId && !ui.sandbox) {
@@ -89,9 +92,10 @@ async function startSandbox() {
 	}
 	if (!sandbox) {
 		if (ui.sandbox && sandboxLive()) ui.sandbox.stop().catch(() => {});
-		sandbox = await client.create({ ports: [APP_PORT], timeout_ms: 10 * 60 * 1000, ...isolation.fields() });
+		sandbox = await client.create({ ports: [APP_PORT], timeout_ms: 10 * 60 * 1000, ...isolation.fields(), ...runtime.fields() });
 	}
 	sessionStorage.setItem(SANDBOX_ID_KEY, sandbox.id);
+	runtime.show(sandbox.image);
 	ui.sandbox = sandbox;
 	ui.run = null;
 	output.clear();
@@ -170,7 +174,10 @@ $('language').addEventListener('change', (e) => showFile(e.target.value, ui.file
 $('api-key').addEventListener('change', () => {
 	const apiKey = $('api-key').value.trim();
 	if (apiKey) isolation.load(new SandboxClient({ apiKey })).catch(() => {});
+	if (apiKey) runtime.load(new SandboxClient({ apiKey })).catch(() => {});
 });
+// an image is fixed for a sandbox's life: another runtime is another sandbox
+$('runtime').addEventListener('change', guarded(async () => { if (ui.sandbox) await startSandbox(); }));
 for (const b of document.querySelectorAll('.file-tab')) b.addEventListener('click', () => showFile(ui.language, b.dataset.file));
 for (const b of document.querySelectorAll('.side-tab')) b.addEventListener('click', () => showSidePane(b.dataset.pane));
 $('run').addEventListener('click', guarded(() => runFile(ui.file)));

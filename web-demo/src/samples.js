@@ -11,7 +11,7 @@ export const LANGUAGES = {
 	},
 	node: {
 		label: 'Node',
-		files: { program: 'main.mjs', app: 'app.mjs' }, // .mjs: ES modules (top-level await) on the image's Node 18
+		files: { program: 'main.mjs', app: 'app.mjs' }, // .mjs: ES modules (top-level await) on any Node the images carry
 		command: (file) => ({ cmd: 'node', args: [file] }),
 	},
 };

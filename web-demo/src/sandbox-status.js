@@ -8,8 +8,8 @@ function formatLeft(ms) {
 }
 
 export class SandboxStatus {
-	constructor({ id, status, isolation, timeLeft, extendButton, stopButton }, { onError, onStopped }) {
-		Object.assign(this, { idEl: id, statusEl: status, isolationEl: isolation, leftEl: timeLeft, extendButton, stopButton, onError, onStopped });
+	constructor({ id, status, isolation, image, timeLeft, extendButton, stopButton }, { onError, onStopped }) {
+		Object.assign(this, { idEl: id, statusEl: status, isolationEl: isolation, imageEl: image, leftEl: timeLeft, extendButton, stopButton, onError, onStopped });
 		this.sandbox = null;
 		extendButton.addEventListener('click', () => this.guard(async () => {
 			await this.sandbox.extendTimeout(5 * 60 * 1000);
@@ -47,6 +47,7 @@ export class SandboxStatus {
 		this.statusEl.textContent = s ? s.status + (s.info.stop_reason ? ` (${s.info.stop_reason})` : '') : '-';
 		this.statusEl.dataset.status = s ? s.status : '';
 		if (this.isolationEl) this.isolationEl.textContent = (s && s.isolation) || '-';
+		if (this.imageEl) this.imageEl.textContent = (s && s.image) || '-';
 		this.leftEl.textContent = live ? formatLeft(s.timeLeft()) : '-';
 		this.extendButton.disabled = !live;
 		this.stopButton.disabled = !live;
