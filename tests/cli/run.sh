@@ -61,6 +61,25 @@ check "images: the default image, with the node version GET /v1/images gives" \
 	"$(sbx images | awk '$1 == "default" {print $1, $2}')" \
 	"default $(sbx --json images | python3 -c 'import json,sys;print([i for i in json.load(sys.stdin)["images"] if i["name"]=="default"][0]["runtimes"]["node"])')"
 check "images: takes no arguments (exit 120, a usage error)" "$(sbx images x 2>/dev/null; echo $?)" 120
+sbx images rm default 2>"$T/err"
+check "images rm: the default is refused (exit 121, the gateway's conflict said)" "$?$(grep -c '(conflict, HTTP 409)' "$T/err")" 1211
+sbx images rm no-such-image 2>"$T/err"
+check "images rm: an unknown image exits 121 (not_found)" "$?$(grep -c '(not_found, HTTP 404)' "$T/err")" 1211
+check "images rm: a name that is a path is a usage error, nothing asked" "$(sbx images rm ../default 2>/dev/null; echo $?)" 120
+check "create --image: a name that is a path is a usage error" "$(sbx create --image ../x 2>/dev/null; echo $?)" 120
+sbx create --image no-such-image >/dev/null 2>"$T/err"
+check "create --image: an unknown image exits 121, the gateway naming the images there are" \
+	"$?$(grep -c 'images: default' "$T/err")" 1211
+img=$(sbx --json images | python3 -c 'import json,sys;l=[i for i in json.load(sys.stdin)["images"] if i["name"]=="node22"];print(l[0]["runtimes"]["node"] if l else "")')
+if [ -n "$img" ]; then
+	iid=$(sbx create --image node22 --timeout 2m)
+	check "create --image node22: the sandbox is node22's and its node is the listing's" \
+		"$(sbx --json ls | python3 -c 'import json,sys;print([s["image"] for s in json.load(sys.stdin)["sandboxes"] if s["id"]==sys.argv[1]])' "$iid") $(sbx exec "$iid" -- node --version)" \
+		"['node22'] v$img"
+	sbx stop "$iid"
+else
+	skip "create --image node22: no node22 image (make image)"
+fi
 check "ls --json: the gateway's object" "$(sbx --json ls | python3 -c 'import json,sys;print([s["status"] for s in json.load(sys.stdin)["sandboxes"] if s["id"]==sys.argv[1]])' "$id")" "['running']"
 check "url: the preview URL" "$(sbx url "$id" 3000)" "http://3000-$id.localhost:$GW_PORT"
 check "url --json: the route object" "$(sbx --json url "$id" 3000 | python3 -c 'import json,sys;d=json.load(sys.stdin);print(d["port"],d["url"])')" "3000 http://3000-$id.localhost:$GW_PORT"

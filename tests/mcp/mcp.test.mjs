@@ -76,7 +76,7 @@ function previewGet(url, path) {
   });
 }
 
-const EXPECTED_TOOLS = ['command_output', 'create_sandbox', 'extend', 'list_files', 'list_images', 'list_sandboxes',
+const EXPECTED_TOOLS = ['command_output', 'create_sandbox', 'delete_image', 'extend', 'list_files', 'list_images', 'list_sandboxes',
   'preview_url', 'read_file', 'run_command', 'start_command', 'stop_sandbox', 'write_files'];
 
 async function main() {
@@ -220,6 +220,13 @@ async function main() {
   const restImages = await (await fetch(new URL('/v1/images', GW_URL), { headers: { Authorization: `Bearer ${GW_KEY}` } })).json();
   check('list_images is what GET /v1/images lists', images.structuredContent, restImages);
   check('list_images has the default image', images.structuredContent.images.some((i) => i.name === 'default'), true);
+  // delete_image is DELETE /v1/images/{name}: the default stays (conflict), an unknown name is not_found
+  const delDefault = await call('delete_image', { name: 'default' });
+  check('delete_image of the default: a conflict tool error, and it is still listed',
+    [delDefault.isError, /^conflict: /.test(delDefault.content[0].text),
+      (await call('list_images', {})).structuredContent.images.some((i) => i.name === 'default')], [true, true, true]);
+  const delNone = await call('delete_image', { name: 'no-such-image' });
+  check('delete_image of an unknown image: a not_found tool error', [delNone.isError, /^not_found: /.test(delNone.content[0].text)], [true, true]);
   const list = await call('list_sandboxes', {});
   check('list_sandboxes has it', list.structuredContent.sandboxes.some((s) => s.id === id), true);
   check('list_sandboxes never echoes env values', JSON.stringify(list).includes('hunter2'), false);
