@@ -27,3 +27,6 @@ $(OUT)/tests/test_gvisor_sock: $(call obj,runner/driver_gvisor_sock.c)
 
 # cmocka test of the --listen-tls address parser.
 $(OUT)/tests/test_rn_addr: $(call obj,runner/rn_addr.c)
+
+# cmocka test of what the runner reads from an image's stamp and dpkg status.
+$(OUT)/tests/test_rn_images: $(call obj,runner/rn_images.c runner/rn_spec.c)
