@@ -38,7 +38,7 @@ rm -f "$IMG/scratch/rootfs.new/etc/scratch-build"
 echo one >"$IMG/scratch/rootfs.new/etc/scratch-build"
 mv "$IMG/scratch/rootfs.new" "$IMG/scratch/rootfs"
 
-SANDBOX_API_KEYS=key-one start_services images || h_abort "services did not start"
+SANDBOX_API_KEYS=key-one start_services "images$$" || h_abort "services did not start"
 A='Authorization: Bearer key-one'
 u=$GW_URL/v1
 
