@@ -31,3 +31,6 @@ UNIT_LIBS_test_gw_tls = $(LIBS_LWS)
 
 # cmocka test of the Origins /mcp accepts.
 $(OUT)/tests/test_gw_mcp_origin: $(call obj,gateway/mcp/gw_mcp_origin.c)
+
+# cmocka test of the preview proxy's response checks (framing, cookies).
+$(OUT)/tests/test_gw_presp: $(call obj,gateway/proxy/gw_presp.c gateway/proxy/gw_http1.c)
