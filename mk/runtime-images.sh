@@ -188,6 +188,7 @@ build_one() { # name node-major npm-major
 	rm -rf --one-file-system "$dl"
 	CLEAN=
 	exec 9>&-
+	BUILT=1
 	step "$name: done ($digest)"
 }
 
@@ -213,7 +214,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-found=0
+found=0 BUILT=0
 for rt in $RUNTIMES; do
 	IFS=: read -r name node_major npm_major <<<"$rt"
 	[ -z "$ONLY" ] || [ "$ONLY" = "$name" ] || continue
@@ -221,4 +222,4 @@ for rt in $RUNTIMES; do
 	build_one "$name" "$node_major" "$npm_major"
 done
 [ "$found" = 1 ] || die "no runtime image named $ONLY (node22, node24, node26)"
-step "done: $(du -shc "$BASE" $(for rt in $RUNTIMES; do echo "$IMAGE_DIR/${rt%%:*}/rootfs"; done) 2>/dev/null | tail -1 | cut -f1) for the default and the runtime images together"
+[ "$BUILT" = 0 ] || step "done: $(du -shc "$BASE" $(for rt in $RUNTIMES; do echo "$IMAGE_DIR/${rt%%:*}/rootfs"; done) 2>/dev/null | tail -1 | cut -f1) for the default and the runtime images together"
