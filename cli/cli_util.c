@@ -70,6 +70,12 @@ int cli_api_json(const struct cli_cfg *c, const char *method, const char *path,
 		return cli_fail_request(c, &err);
 	if (status < 200 || status > 299)
 		return cli_fail_status(h, status);
+	if (status == 204) {   /* done, and nothing to say (DELETE /v1/images/NAME) */
+		cli_http_close(h);
+		if (out)
+			*out = NULL;
+		return 0;
+	}
 	text = cli_http_read_all(h, JSON_MAX, NULL, &err);
 	cli_http_close(h);
 	if (!text) {

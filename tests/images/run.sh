@@ -37,6 +37,8 @@ cp -al "$STORE/default/rootfs" "$IMG/scratch/rootfs.new" 2>/dev/null ||
 rm -f "$IMG/scratch/rootfs.new/etc/scratch-build"
 echo one >"$IMG/scratch/rootfs.new/etc/scratch-build"
 mv "$IMG/scratch/rootfs.new" "$IMG/scratch/rootfs"
+# a second one, for sbx images rm
+mkdir -p "$IMG/scratch2" && cp -al "$STORE/default/rootfs" "$IMG/scratch2/rootfs"
 
 SANDBOX_API_KEYS=key-one start_services "images$$" || h_abort "services did not start"
 A='Authorization: Bearer key-one'
@@ -63,12 +65,12 @@ code -H "$A" "$u/images" >/dev/null
 cp "$T/body" "$T/list2.json"
 digests() { jq_py "$1" '" ".join("%s=%s" % (i["name"], i.get("digest")) for i in d["images"])'; }
 check "images: the suite's image dir, by name" "$(jq_py "$T/list1.json" '" ".join(i["name"] for i in d["images"])')" \
-	"default node22 node24 node26 scratch"
+	"default node22 node24 node26 scratch scratch2"
 check "images: every image has a sha256 digest and a size" \
 	"$(jq_py "$T/list1.json" 'all(len(i.get("digest",""))==71 and i["digest"].startswith("sha256:") and i.get("size",0)>0 for i in d["images"])')" True
 check "images: the digests are the same in two listings" "$(digests "$T/list2.json")" "$(digests "$T/list1.json")"
 check "images: default, node22, node24 and node26 have four different digests" \
-	"$(jq_py "$T/list1.json" 'len(set(i["digest"] for i in d["images"] if i["name"]!="scratch"))')" 4
+	"$(jq_py "$T/list1.json" 'len(set(i["digest"] for i in d["images"] if not i["name"].startswith("scratch")))')" 4
 check "images: a hard-link copy of the default has the default's digest (the tree's, not the name's)" \
 	"$(jq_py "$T/list1.json" 'len(set(i["digest"] for i in d["images"] if i["name"] in ("scratch","default")))')" 1
 rt() { jq_py "$T/list1.json" "[i for i in d['images'] if i['name']=='$1'][0]['runtimes'].get('$2','')"; }
@@ -122,7 +124,9 @@ stop "$old"
 check "delete: once its sandboxes stopped 204" "$(code -H "$A" -X DELETE "$u/images/scratch")" 204
 check "delete: gone from the listing" \
 	"$(curl -s -m 20 -H "$A" "$u/images" | python3 -c 'import json,sys;print(" ".join(i["name"] for i in json.load(sys.stdin)["images"]))')" \
-	"default node22 node24 node26"
+	"default node22 node24 node26 scratch2"
+out=$(SBX_URL=$GW_URL SBX_API_KEY=key-one bin/sbx images rm scratch2 2>&1)
+check "delete: sbx images rm scratch2 exits 0 and says nothing" "$?:$out" "0:"
 check "delete: a create from it is now 422 naming the images there are" \
 	"$(code -H "$A" -d '{"image":"scratch"}' "$u/sandboxes") $(grep -c 'default, node22, node24, node26' "$T/body")" "422 1"
 gone=0
