@@ -25,8 +25,10 @@ SUITE=trixie
 # apt-get inside the new root, because debootstrap leaves npm's long
 # dependency chain unconfigured.
 BOOT_INCLUDE=ca-certificates
-# libatomic1: the official Node 26 binary (mk/runtime-images.sh) links it
-APT_PACKAGES="python3 python3-pip python3-venv nodejs npm git curl procps libatomic1"
+# python3-setuptools: Debian 12's pip pulled it in, Debian 13's does not (pip
+# builds from setup.py need it); libatomic1: the official Node 26 binary
+# (mk/runtime-images.sh) links it
+APT_PACKAGES="python3 python3-pip python3-venv python3-setuptools nodejs npm git curl procps libatomic1"
 
 IMAGE_DIR=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
 DEST=$IMAGE_DIR/$IMAGE_NAME
