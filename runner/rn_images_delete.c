@@ -4,12 +4,16 @@
  * vanish inside the sandbox. The directory is renamed aside first (one
  * step: the name is gone for creates and listings at once, and a delete
  * interrupted by a crash leaves a dot-name no listing shows); a child
- * process removes the tree, so a large image never stalls the event loop,
- * and it also removes what an earlier crash left aside. */
+ * process removes the tree, so a large image never stalls the event loop.
+ * It also removes what a runner that is gone left aside (a crash), never
+ * a tree another delete in progress is removing: an aside name carries
+ * the pid of the runner that made it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,15 +29,35 @@
 
 #define ASIDE_PREFIX ".deleting-"
 
-/* In the child: every ASIDE_PREFIX entry of the image dir, removed. */
-static void remove_aside(const char *image_dir)
+/* The pid in an aside name (ASIDE_PREFIX<name>-<pid>-<seq>), or 0. */
+static pid_t aside_pid(const char *entry)
 {
-	DIR *d = opendir(image_dir);
+	const char *seq = strrchr(entry, '-'), *p;
+	if (!seq || seq == entry)
+		return 0;
+	for (p = seq - 1; p > entry && *p >= '0' && *p <= '9'; p--)
+		;
+	return *p == '-' && p + 1 < seq ? (pid_t)strtol(p + 1, NULL, 10) : 0;
+}
+
+/* In the child: the tree renamed aside (mine), then the aside entries of
+ * runners that are gone. One that a live process made is its own child's
+ * to remove: two walks of one tree would trip over each other. */
+static void remove_aside(const char *image_dir, const char *mine)
+{
+	DIR *d;
 	struct dirent *e;
 	char path[PATH_MAX + 300];
 
+	if (sbx_rmtree(mine) < 0)
+		sbx_warn("image dir %s: removing %s: %s", image_dir, mine, strerror(errno));
+	d = opendir(image_dir);
 	while (d && (e = readdir(d))) {
+		pid_t pid;
 		if (strncmp(e->d_name, ASIDE_PREFIX, strlen(ASIDE_PREFIX)))
+			continue;
+		pid = aside_pid(e->d_name);
+		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
 			continue;
 		snprintf(path, sizeof path, "%s/%s", image_dir, e->d_name);
 		if (sbx_rmtree(path) < 0)
@@ -102,11 +126,11 @@ void rn_images_delete(struct runner *r, struct rn_conn *c, const struct cJSON *r
 	/* reaped by rn_sandbox_reap, which skips pids that are no sandbox's */
 	pid = fork();
 	if (pid == 0) {
-		remove_aside(r->image_dir);
+		remove_aside(r->image_dir, to);
 		_exit(0);
 	}
 	if (pid < 0)
-		sbx_warn("image %s: fork: %s; %s stays until the next delete", name,
+		sbx_warn("image %s: fork: %s; %s stays until a delete after this runner ends", name,
 			 strerror(errno), to);
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "name", name);
