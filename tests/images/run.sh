@@ -115,9 +115,9 @@ stop "$new"
 
 # ---- DELETE ----
 check "delete: without a key 401" "$(code -X DELETE "$u/images/scratch")" 401
-check "delete: '..' is 422 invalid, and the image dir is unchanged" \
-	"$(code --path-as-is -H "$A" -X DELETE "$u/images/..") $(jq_py "$T/body" 'd["error"]["code"]') $(ls -A "$IMG" | tr '\n' ' ')" \
-	"422 invalid default node22 node24 node26 scratch scratch2 "
+check "delete: '..' never names an image (404), a dot-name is 422 invalid, the image dir is unchanged" \
+	"$(code --path-as-is -H "$A" -X DELETE "$u/images/..") $(code -H "$A" -X DELETE "$u/images/.deleting-scratch") $(jq_py "$T/body" 'd["error"]["code"]') $(ls -A "$IMG" | tr '\n' ' ')" \
+	"404 422 invalid default node22 node24 node26 scratch scratch2 "
 check "delete: while a sandbox uses it 409 conflict, naming the sandbox" \
 	"$(code -H "$A" -X DELETE "$u/images/scratch") $(jq_py "$T/body" 'd["error"]["code"]') $(grep -c "$old" "$T/body")" \
 	"409 conflict 1"
