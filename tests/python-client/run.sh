@@ -26,6 +26,20 @@ else
 	h_abort "install: pip install --no-build-isolation"
 fi
 
+# Typed (PEP 561): mypy --strict sees the installed package's types; a typed
+# example passes, misuse is caught.
+if "$PY" -m mypy --version >/dev/null 2>&1; then
+	mypy() { (cd "$T" && "$PY" -m mypy --strict --python-executable "$T/venv/bin/python" \
+		--cache-dir "$T/mypy-cache" --no-error-summary "$@"); }
+	mypy "$PWD/tests/python-client/typed_example.py" >"$T/mypy.out" 2>&1
+	check "typed: mypy --strict passes a typed example against the installed package" "$?:$(cat "$T/mypy.out")" "0:"
+	mypy "$PWD/tests/python-client/typed_misuse.py" >"$T/mypy.out" 2>&1
+	check "typed: mypy --strict catches misuse (errors on lines 6, 7)" \
+		"$(grep -oE '^[^:]*typed_misuse.py:[0-9]+: error' "$T/mypy.out" | sed 's/.*py:\([0-9]*\).*/\1/' | tr '\n' ' ')" "6 7 "
+else
+	skip "typed: mypy is missing (mk/deps.sh installs Debian's mypy)"
+fi
+
 export GW_KEY=test-key-$RANDOM$RANDOM
 SANDBOX_API_KEYS=$GW_KEY start_services "pyclient$$" || h_abort "services did not start"
 export SANDBOX_URL=$GW_URL SANDBOX_API_KEY=$GW_KEY GW_URL GW_PORT TOP=$PWD

@@ -7,7 +7,7 @@ sbx, so a code means the same thing whichever client sees it.
 from __future__ import annotations
 
 import json
-from typing import Dict, Optional, Type
+from typing import Any, Dict, Type
 
 
 class SandboxError(Exception):
@@ -103,7 +103,7 @@ def error_from_body(status: int, body: bytes, reason: str = "") -> SandboxError:
     JSON error keeps the status line (code "http_<status>")."""
     code, message = f"http_{status}", reason or "HTTP error"
     try:
-        err: Optional[dict] = json.loads(body.decode("utf-8")).get("error")
+        err: Any = json.loads(body.decode("utf-8")).get("error")
         if isinstance(err, dict):
             code = str(err.get("code", code))
             message = str(err.get("message", message))

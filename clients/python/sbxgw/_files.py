@@ -29,7 +29,7 @@ def _params(path: str, mode: Optional[Union[int, str]] = None) -> Dict[str, str]
 
 def _file_size(f: Any) -> int:
     try:
-        return os.fstat(f.fileno()).st_size - f.tell()
+        return int(os.fstat(f.fileno()).st_size - f.tell())
     except (AttributeError, OSError, ValueError):
         here = f.tell()
         end = f.seek(0, os.SEEK_END)
@@ -123,7 +123,7 @@ def _abody(data: AsyncData, size: Optional[int]) -> Tuple[Any, int]:
     if hasattr(data, "read"):
         n = _file_size(data) if size is None else size
         return _apieces(data, n), n
-    content, n = _body(data, size)  # type: ignore[arg-type]
+    content, n = _body(data, size)
     return (content if isinstance(content, bytes) else _aiter_sync(content)), n
 
 

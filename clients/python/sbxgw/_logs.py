@@ -35,7 +35,7 @@ class _Resume:
         self.failures = 0        # reopenings in a row that brought nothing
         self.truncated = 0       # bytes lost to the agent's retention bound
         self.exit: Optional[Dict[str, Any]] = None
-        self.last_error: Optional[dict] = None
+        self.last_error: Optional[Dict[str, Any]] = None
         self.done = False
 
     def message(self, msg: Message) -> Optional[Chunk]:
@@ -78,7 +78,7 @@ class _Resume:
             self.done = True
             raise make_error(0, "connection_failed",
                              f"command stream lost after {self.failures} attempts: {why}") from why
-        delay = min(2.0, 0.1 * 2 ** self.failures)
+        delay = min(2.0, 0.1 * 2.0 ** self.failures)
         self.failures += 1
         self.reconnects += 1
         return delay

@@ -14,7 +14,7 @@ from ._wsproto import Closed, Dropped, Message, error_of_close
 class _Screen:
     def __init__(self) -> None:
         self.exit: Optional[Dict[str, Any]] = None
-        self.last_error: Optional[dict] = None
+        self.last_error: Optional[Dict[str, Any]] = None
         self.ended = False
 
     def message(self, msg: Message) -> Optional[bytes]:

@@ -8,7 +8,7 @@ from typing import Deque, Dict, Optional
 
 from ._errors import make_error
 from ._wsproto import (MAX_HEAD, OP_BINARY, OP_CLOSE, OP_PONG, OP_TEXT, Closed, Dropped,
-                       FrameReader, Message, check_upgrade, close_payload, encode_frame,
+                       CloseFrame, Event, FrameReader, Message, Ping, check_upgrade, close_payload, encode_frame,
                        handshake_request, parse_head, split_url)
 
 
@@ -20,7 +20,7 @@ class AsyncSocket:
         self.r = reader
         self.w = writer
         self.frames = FrameReader()
-        self.events: Deque = deque(self.frames.feed(early))
+        self.events: Deque[Event] = deque(self.frames.feed(early))
         self.closed = False
 
     @classmethod
@@ -55,19 +55,18 @@ class AsyncSocket:
     async def recv(self) -> Message:
         while True:
             while self.events:
-                kind, value = self.events.popleft()
-                if kind == "message":
-                    return value  # type: ignore[return-value]
-                if kind == "ping":
-                    await self._send(OP_PONG, value)  # type: ignore[arg-type]
-                elif kind == "close":
-                    code, reason = value  # type: ignore[misc]
+                ev = self.events.popleft()
+                if isinstance(ev, Ping):
+                    await self._send(OP_PONG, ev.payload)
+                elif isinstance(ev, CloseFrame):
                     try:
-                        await self._send(OP_CLOSE, close_payload(code if code != 1005 else 1000))
+                        await self._send(OP_CLOSE, close_payload(ev.code if ev.code != 1005 else 1000))
                     except Dropped:
                         pass
                     self.abort()
-                    raise Closed(code, reason)
+                    raise Closed(ev.code, ev.reason)
+                else:
+                    return ev
             if self.closed:
                 raise Dropped("socket closed")
             try:

@@ -9,7 +9,7 @@ from typing import Deque, Dict, Optional
 
 from ._errors import make_error
 from ._wsproto import (MAX_HEAD, OP_BINARY, OP_CLOSE, OP_PONG, OP_TEXT, Closed, Dropped,
-                       FrameReader, Message, check_upgrade, close_payload, encode_frame,
+                       CloseFrame, Event, FrameReader, Message, Ping, check_upgrade, close_payload, encode_frame,
                        handshake_request, parse_head, split_url)
 
 
@@ -20,7 +20,7 @@ class SyncSocket:
     def __init__(self, sock: socket.socket, reader: FrameReader, early: bytes) -> None:
         self.sock = sock
         self.reader = reader
-        self.events: Deque = deque(reader.feed(early))
+        self.events: Deque[Event] = deque(reader.feed(early))
         self.send_lock = threading.Lock()  # a terminal may be written from another thread
         self.closed = False
 
@@ -66,16 +66,18 @@ class SyncSocket:
     def recv(self) -> Message:
         while True:
             while self.events:
-                kind, value = self.events.popleft()
-                if kind == "message":
-                    return value  # type: ignore[return-value]
-                if kind == "ping":
-                    self._send(OP_PONG, value)  # type: ignore[arg-type]
-                elif kind == "close":
-                    code, reason = value  # type: ignore[misc]
-                    self._send(OP_CLOSE, close_payload(code if code != 1005 else 1000))
+                ev = self.events.popleft()
+                if isinstance(ev, Ping):
+                    self._send(OP_PONG, ev.payload)
+                elif isinstance(ev, CloseFrame):
+                    try:
+                        self._send(OP_CLOSE, close_payload(ev.code if ev.code != 1005 else 1000))
+                    except Dropped:
+                        pass
                     self.abort()
-                    raise Closed(code, reason)
+                    raise Closed(ev.code, ev.reason)
+                else:
+                    return ev
             if self.closed:
                 raise Dropped("socket closed")
             try:

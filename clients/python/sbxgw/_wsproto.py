@@ -11,7 +11,7 @@ import base64
 import hashlib
 import os
 import struct
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 from ._errors import SandboxError, error_from_body, make_error
@@ -36,6 +36,21 @@ class Dropped(Exception):
 
 
 Message = Union[str, bytes]
+
+
+class Ping:
+    def __init__(self, payload: bytes) -> None:
+        self.payload = payload
+
+
+class CloseFrame:
+    def __init__(self, code: int, reason: str) -> None:
+        self.code = code
+        self.reason = reason
+
+
+# What the reader makes of the bytes: a whole message, a ping to answer, a close.
+Event = Union[str, bytes, Ping, CloseFrame]
 
 
 def split_url(url: str) -> Tuple[bool, str, int, str]:
@@ -112,29 +127,28 @@ def close_payload(code: int, reason: str = "") -> bytes:
 
 
 class FrameReader:
-    """Bytes in, events out: ("message", str|bytes), ("ping", bytes),
-    ("close", (code, reason)). Incomplete frames wait for more bytes."""
+    """Bytes in, Events out; an incomplete frame waits for more bytes."""
 
     def __init__(self) -> None:
         self.buf = bytearray()
         self.parts: List[bytes] = []
         self.part_op: Optional[int] = None
 
-    def feed(self, data: bytes) -> List[Tuple[str, object]]:
+    def feed(self, data: bytes) -> List[Event]:
         self.buf += data
-        out: List[Tuple[str, object]] = []
+        out: List[Event] = []
         while True:
             frame = self._frame()
             if frame is None:
                 return out
             fin, op, payload = frame
             if op == OP_PING:
-                out.append(("ping", payload))
+                out.append(Ping(payload))
             elif op == OP_PONG:
                 continue
             elif op == OP_CLOSE:
                 code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
-                out.append(("close", (code, payload[2:].decode("utf-8", "replace"))))
+                out.append(CloseFrame(code, payload[2:].decode("utf-8", "replace")))
             else:
                 if op != OP_CONT:
                     self.part_op, self.parts = op, []
@@ -147,7 +161,7 @@ class FrameReader:
                     whole = b"".join(self.parts)
                     msg: Message = whole.decode("utf-8") if self.part_op == OP_TEXT else whole
                     self.part_op, self.parts = None, []
-                    out.append(("message", msg))
+                    out.append(msg)
 
     def _frame(self) -> Optional[Tuple[bool, int, bytes]]:
         b = self.buf
@@ -179,7 +193,8 @@ class FrameReader:
         return fin, op, payload
 
 
-def error_of_close(code: int, reason: str, last_error: Optional[dict]) -> SandboxError:
+def error_of_close(code: int, reason: str,
+                   last_error: Optional[Dict[str, Any]]) -> SandboxError:
     """A close 4000 + status (docs/api.md) as the API's error, with the code and
     message of the error message that came before it."""
     status = code - 4000 if 4000 <= code < 5000 else 0
