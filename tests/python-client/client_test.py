@@ -278,6 +278,24 @@ def _():
     eq(logs.exit_code, 5)
 
 
+@test("a loop left early closes its socket; iterating the stream again goes on at the next byte")
+def _():
+    cmd = state["sbx"].exec(PACED)
+    logs = cmd.logs()
+    first = []
+    for c in logs:
+        first.append(c)
+        if len(first) == 3:
+            break
+    assert logs.ws is None, "the socket stayed open"
+    rest = list(logs)
+    chunks = first + rest
+    eq(text(chunks, "stdout"), PACED_OUT)
+    eq(text(chunks, "stderr"), PACED_ERR)
+    contiguous(chunks)
+    eq(logs.exit_code, 5)
+
+
 def check_cut(proxy, chunks, logs, reference):
     out, err = big_expected()
     eq(proxy.cuts_done, 3, "connections cut by the proxy")
@@ -449,7 +467,7 @@ async def _():
                 chunks.append(c)
                 if not released and logs.reconnects >= 1:
                     released = (await asyncio.to_thread(sbx.run, ["touch", go])).exit_code == 0
-            assert released
+            assert released, "the program was not released after the first cut"
         finally:
             await via.aclose()
         check_cut(proxy, chunks, logs, list(sbx.command(cmd.id).logs()))

@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ._api import AsyncApi
 from ._config import command_path, sandbox_path
+from ._errors import NotFoundError
 from ._files import AsyncFiles
 from ._logs import AsyncLogStream
 from ._pty import AsyncTerminal
@@ -142,7 +143,11 @@ class AsyncSandbox:
 
     async def stop(self) -> "AsyncSandbox":
         await self.client.api.call("DELETE", self._path())
-        return await self.refresh()
+        try:
+            return await self.refresh()
+        except NotFoundError:  # gone already: stopped all the same
+            self.info = {**self.info, "status": "stopped"}
+            return self
 
     async def aclose(self) -> None:
         if self._owns_client:

@@ -113,18 +113,24 @@ class LogStream(_Resume):
         return self.ws
 
     def __iter__(self) -> Iterator[Chunk]:
-        while not self.done:
-            try:
-                msg = self._socket().recv()
-            except (Closed, Dropped, SandboxError) as e:
+        try:
+            while not self.done:
+                try:
+                    msg = self._socket().recv()
+                except (Closed, Dropped, SandboxError) as e:
+                    self.ws = None
+                    delay = self.lost(e)
+                    if delay > 0:
+                        time.sleep(delay)
+                    continue
+                chunk = self.message(msg)
+                if chunk is not None:
+                    yield chunk
+        finally:
+            # A loop left early lets the socket go; iterating again resumes at `received`.
+            if self.ws is not None:
+                self.ws.close()
                 self.ws = None
-                delay = self.lost(e)
-                if delay > 0:
-                    time.sleep(delay)
-                continue
-            chunk = self.message(msg)
-            if chunk is not None:
-                yield chunk
 
     def read_all(self) -> bytes:
         """Every remaining byte of both streams, in order."""
@@ -169,18 +175,23 @@ class AsyncLogStream(_Resume):
         return self.ws
 
     async def __aiter__(self) -> AsyncIterator[Chunk]:
-        while not self.done:
-            try:
-                msg = await (await self._socket()).recv()
-            except (Closed, Dropped, SandboxError) as e:
+        try:
+            while not self.done:
+                try:
+                    msg = await (await self._socket()).recv()
+                except (Closed, Dropped, SandboxError) as e:
+                    self.ws = None
+                    delay = self.lost(e)
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    continue
+                chunk = self.message(msg)
+                if chunk is not None:
+                    yield chunk
+        finally:
+            if self.ws is not None:
+                self.ws.abort()  # no await in a finalizer an event loop may run late
                 self.ws = None
-                delay = self.lost(e)
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                continue
-            chunk = self.message(msg)
-            if chunk is not None:
-                yield chunk
 
     async def read_all(self) -> bytes:
         return b"".join([c.data async for c in self])

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ._api import Api
 from ._config import command_path, sandbox_path
+from ._errors import NotFoundError
 from ._files import Files
 from ._logs import LogStream
 from ._pty import Terminal
@@ -146,7 +147,11 @@ class Sandbox:
     def stop(self) -> "Sandbox":
         """Stops and destroys the sandbox; repeating it is not an error."""
         self.client.api.call("DELETE", self._path())
-        return self.refresh()
+        try:
+            return self.refresh()
+        except NotFoundError:  # gone already: stopped all the same
+            self.info = {**self.info, "status": "stopped"}
+            return self
 
     def close(self) -> None:
         """Closes the connection pool this sandbox made (not the sandbox)."""
