@@ -128,4 +128,3 @@ class AsyncTerminal(_Screen):
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()
-

@@ -1,9 +1,10 @@
 """What the API's answers hold, as typed values."""
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, Optional, Sequence, Union
+
+from ._errors import make_error
 
 Cmd = Union[str, Sequence[str]]
 
@@ -19,10 +20,6 @@ def argv(cmd: Cmd, args: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     if not items:
         raise ValueError("cmd is empty")
     return {"cmd": items[0], "args": items[1:]}
-
-
-def describe(cmd: Cmd) -> str:
-    return cmd if isinstance(cmd, str) else shlex.join(cmd)
 
 
 @dataclass(frozen=True)
@@ -90,12 +87,8 @@ def route_url(info: Dict[str, Any], port: int) -> str:
     for r in info.get("routes") or []:
         if int(r.get("port", -1)) == int(port):
             return str(r["url"])
-    from ._errors import make_error
     raise make_error(0, "no_route", f"port {port} was not declared when the sandbox was created")
 
 
 def drop_none(d: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
-
-
-StrList = List[str]

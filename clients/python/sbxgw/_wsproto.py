@@ -68,10 +68,8 @@ def handshake_request(url: str, headers: Dict[str, str]) -> Tuple[bytes, str]:
     """The upgrade request for url and the Sec-WebSocket-Accept it must get."""
     tls, host, port, path = split_url(url)
     key = base64.b64encode(os.urandom(16)).decode()
-    default_port = 443 if tls else 80
-    host_header = host if port == default_port else f"{host}:{port}"
-    if ":" in host and not host.startswith("["):
-        host_header = f"[{host}]" if port == default_port else f"[{host}]:{port}"
+    bare = f"[{host}]" if ":" in host else host  # an IPv6 address
+    host_header = bare if port == (443 if tls else 80) else f"{bare}:{port}"
     lines = [f"GET {path} HTTP/1.1", f"Host: {host_header}", "Upgrade: websocket",
              "Connection: Upgrade", f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
