@@ -5,11 +5,15 @@ import asyncio
 import inspect
 import os
 import re
+import signal
 import time
 import traceback
 
 CASES = []
 ONLY = re.compile(os.environ["TEST_ONLY"]) if os.environ.get("TEST_ONLY") else None
+# A case stuck on a socket that never answers fails instead of holding the
+# suite; generous, for a busy machine: no case is timed.
+CASE_LIMIT_S = 300
 
 
 class Skip(Exception):
@@ -24,10 +28,16 @@ def test(name):
     return register
 
 
+def _stuck(signum, frame):
+    raise TimeoutError(f"no end after {CASE_LIMIT_S} s")
+
+
 def run():
     passed = failed = skipped = 0
+    signal.signal(signal.SIGALRM, _stuck)
     for name, fn in CASES:
         t0 = time.monotonic()
+        signal.alarm(CASE_LIMIT_S)
         try:
             if inspect.iscoroutinefunction(fn):
                 asyncio.run(fn())
@@ -42,5 +52,7 @@ def run():
             failed += 1
             detail = "".join(traceback.format_exception(type(e), e, e.__traceback__))
             print(f"FAIL: {name}: {detail}", flush=True)
+        finally:
+            signal.alarm(0)
     print(f"{passed} passed, {failed} failed, {skipped} skipped", flush=True)
     return failed == 0
