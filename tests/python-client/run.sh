@@ -61,6 +61,11 @@ check "readme example: every chunk is stdout" "$(grep -c '^\[stderr\]' "$T/examp
 check "readme example: the command's exit" "$(grep -c '^exited with 0$' "$T/example.out")" 1
 check "readme example: its sandbox was stopped" "$(running)" 0
 [ "$H_FAIL" = 0 ] || { echo "--- example output"; cat "$T/example.out"; }
+# Its second code block, the asyncio one, as it stands too.
+awk '/^```python$/ { n++; if (n == 2) { f = 1; next } } f && /^```$/ { exit } f' clients/python/README.md >"$T/example_async.py"
+out=$(cd "$T" && timeout 600 "$T/venv/bin/python" example_async.py 2>&1)
+check "readme asyncio example: its output" "$out" "$(printf 'hi\n1\n2\n3')"
+check "readme asyncio example: its sandbox was stopped" "$(running)" 0
 
 (cd "$T" && "$T/venv/bin/python" "$TOP/tests/python-client/client_test.py") 2>&1 | tee "$T/client.out"
 h_count -q "$T/client.out"
