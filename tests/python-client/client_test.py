@@ -370,6 +370,18 @@ def _():
     eq(logs.reconnects, 0, "reopened")
 
 
+@test("a refusal after the upgrade (close 4422 after an error message) raises the code's class, status 422")
+def _():
+    sbx = state["sbx"]
+    cmd = sbx.exec("true")
+    logs = cmd.logs(since=-1)
+    raises(InvalidError, lambda: list(logs),
+           lambda e: e.status == 422 and e.code == "invalid" and "since" in e.message)
+    eq(logs.reconnects, 0, "reopened")
+    term = sbx.pty(cols=5000)
+    raises(InvalidError, term.read, lambda e: e.status == 422 and "cols" in e.message)
+
+
 def screen(term, pattern):
     """Terminal output until its plain text (escapes and CRs removed) matches."""
     seen = b""
