@@ -34,3 +34,5 @@ $(OUT)/tests/test_gw_mcp_origin: $(call obj,gateway/mcp/gw_mcp_origin.c)
 
 # cmocka test of the preview proxy's response checks (framing, cookies).
 $(OUT)/tests/test_gw_presp: $(call obj,gateway/proxy/gw_presp.c gateway/proxy/gw_http1.c)
+FUZZ_EXTRA_fuzz_http_resp := gateway/proxy/gw_presp.c gateway/proxy/gw_http1.c
+build/fuzz/fuzz_http_resp: gateway/proxy/gw_presp.c gateway/proxy/gw_presp.h gateway/proxy/gw_http1.c
