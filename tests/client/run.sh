@@ -1,5 +1,5 @@
 #!/bin/bash
-# Client suite: web-demo/client.js under Node 20 against the real gateway,
+# Client suite: the JS client (clients/js) under Node 20 against the real gateway,
 # runner and sandboxes. Ends with "N passed, N failed, N skipped" (the
 # closing line of client.test.js).
 . "$(dirname "$0")/../lib/harness.sh"
