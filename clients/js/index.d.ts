@@ -162,8 +162,9 @@ export interface LogsOptions {
 	input?: boolean;
 }
 
-export interface OutputEvent {
-	type: 'stdout' | 'stderr';
+/** A chunk of one stream (OutputEvent<'stdout'> narrows to stdout only). */
+export interface OutputEvent<Stream extends 'stdout' | 'stderr' = 'stdout' | 'stderr'> {
+	type: Stream;
 	data: Uint8Array;
 	/** Chunk bytes of both streams before this one. */
 	offset: number;
@@ -178,7 +179,7 @@ export interface ExitEvent {
 	exit_code: number | null;
 	signal: string | null;
 }
-export type StreamEvent = OutputEvent | TruncatedEvent | ExitEvent;
+export type StreamEvent = OutputEvent<'stdout'> | OutputEvent<'stderr'> | TruncatedEvent | ExitEvent;
 
 /** A command's output over its WebSocket stream, resumed where it left off after a drop. */
 export class CommandStream implements AsyncIterableIterator<StreamEvent> {
@@ -287,29 +288,28 @@ export class Command {
 /** An API error: the HTTP status, the body's code and its message (docs/errors.md). */
 export class SandboxError extends Error {
 	constructor(status: number, code: string, message: string);
-	/** The HTTP status (0 for an error found by the client itself). */
+	/** The HTTP status (0: found on this side, e.g. connection_failed, no_route). */
 	readonly status: number;
 	/** The API's error code, e.g. `not_found`. */
 	readonly code: string;
 	/** On errors that ended a stream: its close code (4000 + the HTTP status). */
 	closeCode?: number;
 }
-/** not_found */
-export class NotFound extends SandboxError {}
-/** unauthorized, forbidden */
-export class Unauthorized extends SandboxError {}
-/** invalid, bad_request and the other refusals of what was sent */
-export class Invalid extends SandboxError {}
-/** conflict */
-export class Conflict extends SandboxError {}
-/** insufficient_storage */
-export class InsufficientStorage extends SandboxError {}
-/** limit_reached, too_many_connections */
-export class RateLimited extends SandboxError {}
-/** no_capacity, runner_unavailable */
-export class Unavailable extends SandboxError {}
-/** internal */
-export class Internal extends SandboxError {}
+// The classes of docs/errors.md's table (by code, else by status).
+/** The request itself is wrong (bad_request, invalid, too_large, ...): fix it, do not retry. */
+export class InvalidError extends SandboxError {}
+/** unauthorized, forbidden: no key, a wrong or revoked key, or a token without the scope. */
+export class UnauthorizedError extends SandboxError {}
+/** not_found: no such sandbox, command or file. */
+export class NotFoundError extends SandboxError {}
+/** conflict, sandbox_stopped: the sandbox or command is not in a state for this. */
+export class ConflictError extends SandboxError {}
+/** limit_reached: this key is at its limit. */
+export class RateLimitedError extends SandboxError {}
+/** no_capacity, too_many_connections, insufficient_storage: no room now. */
+export class CapacityError extends SandboxError {}
+/** runner_unavailable, connection_failed: the runner or the gateway cannot be reached now. */
+export class UnavailableError extends SandboxError {}
 
 export interface RenderWatermarkOptions {
 	/** Pause above this many unrendered bytes (default 256 KiB). */

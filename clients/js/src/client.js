@@ -10,14 +10,15 @@
 import { defaultWebSocket, environmentDefaults, missing } from '#platform';
 import { CommandStream } from './command-stream.js';
 import { PtySession } from './pty-session.js';
-import { SandboxError, errorFor } from './errors.js';
+import { errorFor } from './errors.js';
 
 export { CommandStream } from './command-stream.js';
 export { PtySession } from './pty-session.js';
 export { RenderWatermark } from './flow-control.js';
 export { vercelSandboxOptions } from './vercel-options.js';
 export {
-	SandboxError, NotFound, Unauthorized, Invalid, Conflict, InsufficientStorage, RateLimited, Unavailable, Internal,
+	SandboxError, InvalidError, UnauthorizedError, NotFoundError, ConflictError,
+	RateLimitedError, CapacityError, UnavailableError,
 } from './errors.js';
 
 /** One API key at one gateway; makes and finds sandboxes. */
@@ -44,7 +45,12 @@ export class SandboxClient {
 			headers['Content-Type'] = 'application/json';
 			body = JSON.stringify(json);
 		}
-		const res = await this.fetch(this.baseUrl + path, { method, headers, body });
+		let res;
+		try {
+			res = await this.fetch(this.baseUrl + path, { method, headers, body });
+		} catch (e) {
+			throw errorFor(0, 'connection_failed', `${this.baseUrl}: ${e.cause ? e.cause.message || e.cause.code : e.message}`);
+		}
 		if (!res.ok) {
 			let code = 'http_' + res.status, message = res.statusText;
 			try {
@@ -211,7 +217,7 @@ export class Sandbox {
 	/** The preview URL of a port the sandbox declared at creation. */
 	domain(port) {
 		const r = (this.info.routes || []).find((x) => Number(x.port) === Number(port));
-		if (!r) throw new SandboxError(0, 'no_route', `port ${port} was not declared when the sandbox was created`);
+		if (!r) throw errorFor(0, 'no_route', `port ${port} was not declared when the sandbox was created`);
 		return r.url;
 	}
 

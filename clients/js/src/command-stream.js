@@ -120,7 +120,7 @@ export class CommandStream {
 		// Dropped before the exit message: reopen from `received`, backing off
 		// while attempts bring nothing.
 		if (this.failures >= this.maxReconnects) {
-			return this.finish(new Error(`command stream closed (code ${ev.code}) after ${this.failures} attempts`));
+			return this.finish(errorFor(0, 'connection_failed', `command stream closed (code ${ev.code}) after ${this.failures} attempts`));
 		}
 		const delay = Math.min(2000, 100 * 2 ** this.failures);
 		this.failures++;

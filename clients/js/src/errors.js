@@ -1,10 +1,10 @@
 // The API's errors as classes: every refusal is a SandboxError carrying the
 // body's code and message and the HTTP status; its subclass names the family
-// of the code (docs/errors.md is the table), so callers catch `NotFound`
-// instead of comparing strings. A code this client does not know yet falls
-// back to its HTTP status's family, then to SandboxError itself.
+// of the code, so callers catch `NotFoundError` instead of comparing strings.
+// docs/errors.md is the table, the same for every client (the Python client,
+// sbx). A code this client does not know yet goes by its HTTP status.
 
-/** An API error: the HTTP status plus the body's error code and message. */
+/** An API error: the HTTP status (0: found on this side), the body's code and its message. */
 export class SandboxError extends Error {
 	constructor(status, code, message) {
 		super(message);
@@ -13,62 +13,66 @@ export class SandboxError extends Error {
 	}
 }
 
-/** not_found: no such sandbox, command, file or path (or another key's). */
-export class NotFound extends SandboxError {}
-/** unauthorized, forbidden: no key, a wrong key, or a token without the scope. */
-export class Unauthorized extends SandboxError {}
-/** invalid, bad_request and the other refusals of what was sent. */
-export class Invalid extends SandboxError {}
-/** conflict: the sandbox or command is not in a state that allows it (stopped, exited). */
-export class Conflict extends SandboxError {}
-/** insufficient_storage: the runner's disk cannot hold it. */
-export class InsufficientStorage extends SandboxError {}
-/** limit_reached, too_many_connections: a per-key or per-sandbox limit; retry later or ask for less. */
-export class RateLimited extends SandboxError {}
-/** no_capacity, runner_unavailable: no runner can take it now. */
-export class Unavailable extends SandboxError {}
-/** internal: the gateway or its runner failed. */
-export class Internal extends SandboxError {}
+/** The request itself is wrong (bad JSON, a field's value, a size): fix it, do not retry. */
+export class InvalidError extends SandboxError {}
+/** No key, a wrong or revoked key, or a token without the scope. */
+export class UnauthorizedError extends SandboxError {}
+/** No such sandbox, command or file (another key's sandbox is not found too). */
+export class NotFoundError extends SandboxError {}
+/** The sandbox or command is not in a state for this (e.g. not running). */
+export class ConflictError extends SandboxError {}
+/** This key is at its limit (sandboxes at once, timeout): stop one or ask for less. */
+export class RateLimitedError extends SandboxError {}
+/** The service has no room now (memory, slots, storage): try again later or elsewhere. */
+export class CapacityError extends SandboxError {}
+/** The sandbox's runner (or the gateway) cannot be reached now: try again. */
+export class UnavailableError extends SandboxError {}
 
 // Each class's name set by hand: a minifying bundler renames the classes themselves.
-const CLASSES = { SandboxError, NotFound, Unauthorized, Invalid, Conflict, InsufficientStorage, RateLimited, Unavailable, Internal };
+const CLASSES = {
+	SandboxError, InvalidError, UnauthorizedError, NotFoundError, ConflictError,
+	RateLimitedError, CapacityError, UnavailableError,
+};
 for (const [name, Class] of Object.entries(CLASSES)) Class.prototype.name = name;
 
+// docs/errors.md: one row per code, sorted by code.
 const CLASS_OF_CODE = {
-	bad_request: Invalid,
-	conflict: Conflict,
-	forbidden: Unauthorized,
-	insufficient_storage: InsufficientStorage,
-	internal: Internal,
-	invalid: Invalid,
-	isolation_unavailable: Invalid,
-	length_required: Invalid,
-	limit_reached: RateLimited,
-	method_not_allowed: Invalid,
-	no_capacity: Unavailable,
-	not_found: NotFound,
-	runner_unavailable: Unavailable,
-	too_large: Invalid,
-	too_many_connections: RateLimited,
-	unauthorized: Unauthorized,
-	unknown_isolation: Invalid,
-	upgrade_required: Invalid,
+	bad_request: InvalidError,
+	conflict: ConflictError,
+	connection_failed: UnavailableError,
+	forbidden: UnauthorizedError,
+	insufficient_storage: CapacityError,
+	internal: SandboxError,
+	invalid: InvalidError,
+	isolation_unavailable: InvalidError,
+	length_required: InvalidError,
+	limit_reached: RateLimitedError,
+	method_not_allowed: InvalidError,
+	no_capacity: CapacityError,
+	no_route: InvalidError,
+	not_found: NotFoundError,
+	runner_unavailable: UnavailableError,
+	sandbox_stopped: ConflictError,
+	too_large: InvalidError,
+	too_many_connections: CapacityError,
+	unauthorized: UnauthorizedError,
+	unknown_isolation: InvalidError,
+	unsupported: InvalidError,
+	upgrade_required: InvalidError,
+	write_failed: SandboxError,
 };
 
-function classOfStatus(status) {
-	if (status === 401 || status === 403) return Unauthorized;
-	if (status === 404) return NotFound;
-	if (status === 409) return Conflict;
-	if (status === 429) return RateLimited;
-	if (status === 503) return Unavailable;
-	if (status === 507) return InsufficientStorage;
-	if (status >= 400 && status < 500) return Invalid;
-	if (status >= 500) return Internal;
-	return SandboxError;
-}
+// A code not in the table (a newer gateway's) goes by its status.
+const CLASS_OF_STATUS = {
+	400: InvalidError, 401: UnauthorizedError, 403: UnauthorizedError,
+	404: NotFoundError, 405: InvalidError, 409: ConflictError, 410: ConflictError,
+	411: InvalidError, 413: InvalidError, 414: InvalidError, 422: InvalidError,
+	426: InvalidError, 429: RateLimitedError, 503: UnavailableError, 507: CapacityError,
+};
 
-/** The error for a refusal: the class of its code, else of its status. */
+/** The error for a refusal: the class of its code, else of its status, else SandboxError. */
 export function errorFor(status, code, message) {
-	const Class = Object.hasOwn(CLASS_OF_CODE, code) ? CLASS_OF_CODE[code] : classOfStatus(status);
+	const Class = (Object.hasOwn(CLASS_OF_CODE, code) && CLASS_OF_CODE[code])
+		|| (Object.hasOwn(CLASS_OF_STATUS, status) && CLASS_OF_STATUS[status]) || SandboxError;
 	return new Class(status, code, message);
 }
