@@ -38,7 +38,8 @@ export function checker(doc) {
     const key = JSON.stringify(schema);
     if (!compiled.has(key)) compiled.set(key, ajv.compile(rebase(schema)));
     const v = compiled.get(key);
-    return v(value) ? null : ajv.errorsText(v.errors, { separator: '; ' });
+    return v(value) ? null : v.errors.map((e) => `${e.instancePath || '(body)'} ${e.message}${
+      e.params?.additionalProperty ? `: "${e.params.additionalProperty}"` : ''}`).join('; ');
   };
   const escape = (t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   // the document's paths as patterns; literal segments beat parameters
