@@ -29,10 +29,10 @@ void gw_keepalive_vhost(struct lws_context_creation_info *vi, int secs)
 	vi->retry_and_idle_policy = &policy;
 }
 
-void gw_keepalive_ws_start(struct gw_req *r)
+void gw_keepalive_ws_start(struct gw_vh *vh, struct lws *wsi)
 {
-	if (r->vh->keepalive_s > 0)
-		lws_validity_confirmed(r->wsi);   /* first ping in keepalive_s */
+	if (vh->keepalive_s > 0)
+		lws_validity_confirmed(wsi);   /* first ping in keepalive_s */
 }
 
 /* Called while routing a GET whose response lasts as long as a command

@@ -10,11 +10,10 @@
 #include "gw_route.h"
 #include "gw_pipeline.h"
 
-struct gw_ws_session;   /* a WebSocket session (stream/gw_ws.h) */
-
 /* One HTTP transaction (the pss of "http", reset per request): the
  * request, its body, its route, the service layer's operation it runs
- * (call), the response and, once upgraded, its WebSocket session (ws). */
+ * (call) and the response. A connection upgraded to a WebSocket drops
+ * its gw_req for the stream layer's session (gw_http.c). */
 struct gw_req {
 	struct gw_vh *vh;
 	struct lws *wsi;
@@ -52,8 +51,6 @@ struct gw_req {
 	int ka_long, ka_lines, ka_no_deadline;
 	int ka_stall_s;             /* a download: cut after this long without progress */
 	int64_t ka_last_us;         /* when the last line was queued */
-	/* a WebSocket session, once established (stream/gw_ws.h) */
-	struct gw_ws_session *ws;
 	/* a front end's state of a call in progress (MCP's, the Vercel
 	 * surface's), freed with the transaction by front_free */
 	void *front;
@@ -94,7 +91,7 @@ void gw_route_body_done(struct gw_req *r);
 #define GW_KEEPALIVE_DEFAULT_S 25
 #define GW_KEEPALIVE_MAX_S     3600
 void gw_keepalive_vhost(struct lws_context_creation_info *vi, int secs);
-void gw_keepalive_ws_start(struct gw_req *r);
+void gw_keepalive_ws_start(struct gw_vh *vh, struct lws *wsi);
 void gw_keepalive_http_start(struct gw_req *r, int lines);
 void gw_keepalive_http_download(struct gw_req *r);
 void gw_keepalive_http_progress(struct gw_req *r);
@@ -106,9 +103,12 @@ int gw_web_dir_init(struct gw_vh *vh, const char *dir);
 int gw_static_try(struct gw_req *r);
 
 /* gw_http.c: the "http" protocol's callback. The WebSocket sessions'
- * callbacks go to ws (the stream layer's gw_ws_callback, set by main). */
+ * callbacks go to ws (the stream layer's gw_ws_callback, set by main):
+ * the upgrade's filter with the connection's gw_req as user, which the
+ * session replaces when ws answers 0; every callback of the connection
+ * after that, with the session as user. */
 typedef int (*gw_http_ws_cb)(struct lws *wsi, enum lws_callback_reasons reason,
-			     struct gw_req *r, struct gw_vh *vh, void *in, size_t len);
+			     void *user, struct gw_vh *vh, void *in, size_t len);
 void gw_http_set_ws(gw_http_ws_cb ws);
 int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		     void *user, void *in, size_t len);
