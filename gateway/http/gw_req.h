@@ -10,6 +10,23 @@
 #include "gw_route.h"
 #include "gw_pipeline.h"
 
+/* A request held while the sandbox's owner is asked (gw_route.c): its
+ * body waits here, and reading the client pauses at the body cap. */
+struct gw_hold {
+	int pending;                /* the owner is being asked (svc_admit) */
+	struct sbx_buf body;        /* the body meanwhile */
+	int done;                   /* all of it came in */
+	int paused;                 /* reading the client is paused */
+};
+
+/* A response that lasts as long as a command (gw_keepalive.c). */
+struct gw_ka {
+	int on, lines, no_deadline;
+	int stall_s;                /* a download: cut after this long without progress */
+	int64_t last_us;            /* when the last line was queued */
+	const char *text;           /* the keepalive line, when not the default one */
+};
+
 /* One HTTP transaction (the pss of "http", reset per request): the
  * request, its body, its route, the service layer's operation it runs
  * (call) and the response. A connection upgraded to a WebSocket drops
@@ -35,9 +52,7 @@ struct gw_req {
 	int http_rx_paused;         /* a streamed body waits for its upstream */
 	/* the operation of the service layer the route runs (gw_rest.c) */
 	struct svc_call *call;
-	int owner_pending;          /* the route waits for it: the body is held */
-	struct sbx_buf held;        /* the body meanwhile */
-	int held_done, held_paused;
+	struct gw_hold hold;
 	/* response */
 	int status;
 	const char *ctype;
@@ -45,17 +60,17 @@ struct gw_req {
 	int64_t content_len;        /* -1: unknown (then the connection closes) */
 	int resp_ready, hdr_sent, resp_done, close_after;
 	uint64_t resp_bytes;
-	const char *xhdr_name;      /* one extra response header, or NULL */
-	char xhdr_val[80];
-	/* a response that lasts as long as a command (gw_keepalive.c) */
-	int ka_long, ka_lines, ka_no_deadline;
-	int ka_stall_s;             /* a download: cut after this long without progress */
-	int64_t ka_last_us;         /* when the last line was queued */
+	struct {
+		const char *name;   /* one extra response header, or NULL */
+		char val[80];
+	} xhdr;
+	struct gw_ka ka;
 	/* a front end's state of a call in progress (MCP's, the Vercel
-	 * surface's), freed with the transaction by front_free */
-	void *front;
-	void (*front_free)(void *front);
-	const char *ka_text;        /* the keepalive line, when not the default one */
+	 * surface's), freed with the transaction */
+	struct {
+		void *state;
+		void (*free)(void *state);
+	} front;
 };
 
 /* gw_refuse.c: answer status with the API's JSON error body at once and
