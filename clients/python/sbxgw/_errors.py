@@ -58,6 +58,7 @@ CODE_CLASSES: Dict[str, Type[SandboxError]] = {
     "conflict": ConflictError,
     "connection_failed": UnavailableError,
     "forbidden": UnauthorizedError,
+    "insufficient_storage": CapacityError,
     "internal": SandboxError,
     "invalid": InvalidError,
     "isolation_unavailable": InvalidError,
