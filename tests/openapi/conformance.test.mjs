@@ -79,6 +79,9 @@ await call('capabilities, no key', 'GET', '/v1/capabilities', 401, { key: null }
 await call('capabilities, an unknown query argument', 'GET', '/v1/capabilities?x=1', 422);
 await call('capabilities, a method it does not take', 'DELETE', '/v1/capabilities', 405);
 await call('images', 'GET', '/v1/images', 200);
+await call('delete an image that is not there', 'DELETE', '/v1/images/no-such-image', 404);
+await call('delete the default image', 'DELETE', '/v1/images/default', 409);
+await call('delete an image, no key', 'DELETE', '/v1/images/default', 401, { key: null });
 await call('runners', 'GET', '/v1/runners', 200);
 await call('runners, the operator', 'GET', '/v1/runners', 200, { key: METRICS_KEY });
 await call('unknown path', 'GET', '/v1/nope', 404);
