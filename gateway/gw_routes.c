@@ -11,6 +11,7 @@
 
 /* The query arguments each endpoint takes; any other is refused. */
 static const char *const no_args[] = { NULL };
+static const char *const list_args[] = { "limit", "cursor", NULL };
 static const char *const put_args[] = { "path", "mode", NULL };
 static const char *const path_args[] = { "path", NULL };
 static const char *const wait_args[] = { "wait", NULL };
@@ -37,7 +38,7 @@ const struct gw_route gw_routes[] = {
 	{ "GET", "/v1/images", KEY, .args = no_args, GW_REST_PLAIN(svc_images) },
 	{ "GET", "/v1/runners", .auth = GW_AUTH_KEY_OR_OPERATOR, .args = no_args, .start = gw_runners_list },
 	{ "POST", "/v1/sandboxes", KEY, JSON, .args = no_args, GW_REST_JSON(svc_create) },
-	{ "GET", "/v1/sandboxes", KEY, .args = no_args, GW_REST_PLAIN(svc_list) },
+	{ "GET", "/v1/sandboxes", KEY, .args = list_args, .start = gw_sandboxes_list },
 	{ "GET", SBX, KEY, .args = no_args, GW_REST_PLAIN(svc_get) },
 	{ "DELETE", SBX, KEY, .args = no_args, GW_REST_PLAIN(svc_stop) },
 	{ "POST", SBX "/extend", KEY, JSON, .args = no_args, GW_REST_JSON(svc_extend) },

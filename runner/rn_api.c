@@ -9,6 +9,7 @@
 
 #include "rn_drivers.h"
 #include "rn_images.h"
+#include "rn_list.h"
 #include "rn_sandbox.h"
 #include "rn_status.h"
 #include "sbx_id.h"
@@ -99,40 +100,6 @@ static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
 	}
 	/* The reply waits for the agent to answer (or for the failure). */
 	rn_conn_wait(c, sb, RN_WAIT_READY);
-}
-
-/* Live sandboxes first, then stopped ones, while the reply stays well
- * inside one frame (SBX_FRAME_MAX); "truncated":true says some were left
- * out (get still answers for each). */
-#define LIST_BUDGET (900u * 1024)
-
-static void op_list(struct runner *r, struct rn_conn *c)
-{
-	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "sandboxes");
-	size_t total = 0;
-	int truncated = 0;
-
-	cJSON_AddBoolToObject(o, "ok", 1);
-	for (int pass = 0; pass < 2 && !truncated; pass++)
-		for (struct rn_sandbox *sb = r->sandboxes; sb && !truncated; sb = sb->next) {
-			cJSON *item;
-			char *txt;
-			if (rn_sandbox_final(sb) != pass)
-				continue;
-			item = rn_sandbox_json(r, sb);
-			txt = sbx_json_print(item);
-			total += txt ? strlen(txt) + 1 : 0;
-			cJSON_free(txt);
-			if (total > LIST_BUDGET) {
-				cJSON_Delete(item);
-				truncated = 1;
-				break;
-			}
-			cJSON_AddItemToArray(a, item);
-		}
-	if (truncated)
-		cJSON_AddBoolToObject(o, "truncated", 1);
-	rn_conn_reply_obj(c, o);
 }
 
 static void op_extend(struct runner *r, struct rn_conn *c, const cJSON *req)
@@ -259,7 +226,7 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		if (sb)
 			rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
 	} else if (strcmp(op, "list") == 0)
-		op_list(r, c);
+		rn_list(r, c, req);
 	else if (strcmp(op, "extend") == 0)
 		op_extend(r, c, req);
 	else if (strcmp(op, "stop") == 0)

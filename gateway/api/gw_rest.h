@@ -16,6 +16,7 @@ void gw_rest_json(struct gw_req *r, cJSON *body);
 #define GW_REST_PLAIN(fn) .start = gw_rest_plain, .ctx = &(const struct gw_rest_op){ .plain = fn }
 #define GW_REST_JSON(fn) .json = gw_rest_json, .ctx = &(const struct gw_rest_op){ .json = fn }
 void gw_runners_list(struct gw_req *r);
+void gw_sandboxes_list(struct gw_req *r);
 void gw_cmd_get(struct gw_req *r);
 void gw_cmd_logs(struct gw_req *r);
 void gw_cmd_stdin_start(struct gw_req *r);

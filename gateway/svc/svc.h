@@ -45,6 +45,8 @@ struct gw_op {
 	int64_t file_size;          /* a file read: the size stat gave (0: says nothing) */
 	int64_t file_got;           /* ... and the bytes of it taken so far */
 	char wrap[16];              /* the member of the agent's reply to answer with */
+	int limit;                  /* a list's page: at most this many */
+	char cursor[96];            /* ... of ids after this one ("" from the start) */
 };
 
 /* Where a call's answers go. reply and fail are required; a call answers
@@ -174,6 +176,13 @@ int svc_admit_known(struct svc_call *c);
 
 /* svc_sandbox.c. body: the API's JSON (consumed). */
 void svc_create(struct svc_call *c, cJSON *body);
+/* The caller's sandboxes, a page of them in id order: at most limit
+ * (1..SVC_LIST_MAX) after cursor (NULL: from the start); "next_cursor"
+ * in the reply continues it (null at the end). svc_list: the first page
+ * of SVC_LIST_DEFAULT. */
+#define SVC_LIST_DEFAULT 100
+#define SVC_LIST_MAX 1000
+void svc_list_page(struct svc_call *c, int limit, const char *cursor);
 void svc_list(struct svc_call *c);
 void svc_get(struct svc_call *c);
 void svc_stop(struct svc_call *c);
