@@ -5,7 +5,7 @@ RUNNER_SRCS := $(wildcard runner/*.c)
 
 $(BINDIR)/sandbox-runner: $(call obj,$(RUNNER_SRCS)) $(LIBSBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CJSON) $(LIBS_SECCOMP) $(LIBS_SSL) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CJSON) $(LIBS_SECCOMP) $(LIBS_SSL) $(LIBS_ZLIB) -lm
 
 ALL_BINS += $(BINDIR)/sandbox-runner
 

@@ -23,6 +23,7 @@
 #include "rn_ctl.h"
 #include "rn_drivers.h"
 #include "rn_flags.h"
+#include "rn_image_cli.h"
 #include "rn_sandbox.h"
 #include "rn_status.h"
 #include "rn_tls.h"
@@ -401,6 +402,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
 		return rn_ctl_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "image") == 0)
+		return rn_image_main(argc - 1, argv + 1);
 	rc = rn_flags_parse(&f, argc, argv);
 	if (rc != 0)
 		return rc == 1 ? 0 : 2;
