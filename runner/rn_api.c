@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rn_drivers.h"
+#include "rn_image_config.h"
 #include "rn_images.h"
 #include "rn_sandbox.h"
 #include "rn_status.h"
@@ -84,6 +85,11 @@ static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
 		return;
 	}
 	if (rn_spec_parse(req, &spec, &err) < 0) {
+		rn_conn_reply_err(c, err_code(err.code), err.msg);
+		return;
+	}
+	if (rn_image_config_apply(r, &spec, &err) < 0) {
+		rn_spec_free(&spec);
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
 	}
