@@ -183,6 +183,8 @@ static int configure(struct runner *r, const struct rn_flags *f)
 	snprintf(r->image_dir, sizeof(r->image_dir), "%s", f->image_dir);
 	snprintf(r->name, sizeof(r->name), "%s", f->name);
 	r->max_memory_mb = memory_cap_mb(f->max_memory_mb, f->max_memory_share);
+	r->image_store_bytes = (uint64_t)f->image_store_mb << 20;
+	r->image_max_bytes = (uint64_t)f->image_max_mb << 20;
 	if (r->max_memory_mb <= 0) {
 		fprintf(stderr, "sandbox-runner: cannot read the host's memory size; "
 			"give --max-memory-mb\n");
