@@ -350,16 +350,7 @@ static int begin(struct imp *m, const struct oci_import_opts *o, const char *nam
 		return sbx_err_sys(err, "image dir %s", o->image_dir);
 	if (fstatat(m->store, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return sbx_err_set(err, EEXIST, "image %s exists", name);
-	if (mkdir_at(m->store, ".layers", 0700) < 0 ||
-	    (ld = open_dir(m->store, ".layers")) < 0)
-		return sbx_err_sys(err, "the layer store");
-	if (mkdir_at(ld, "sha256", 0755) < 0 || (m->layers = open_dir(ld, "sha256")) < 0) {
-		close(ld);
-		return sbx_err_sys(err, "the layer store");
-	}
-	close(ld);
-	if (mkdir_at(m->store, ".tmp", 0700) < 0)
-		return sbx_err_sys(err, "the staging dir");
+	/* before anything is made: a full store is refused unchanged */
 	if (o->store_cap) {
 		uint64_t used = 0;
 		if (oci_store_usage(o->image_dir, &used) < 0)
@@ -371,6 +362,16 @@ static int begin(struct imp *m, const struct oci_import_opts *o, const char *nam
 		m->budget = o->store_cap - used;
 		m->bp = &m->budget;
 	}
+	if (mkdir_at(m->store, ".layers", 0700) < 0 ||
+	    (ld = open_dir(m->store, ".layers")) < 0)
+		return sbx_err_sys(err, "the layer store");
+	if (mkdir_at(ld, "sha256", 0755) < 0 || (m->layers = open_dir(ld, "sha256")) < 0) {
+		close(ld);
+		return sbx_err_sys(err, "the layer store");
+	}
+	close(ld);
+	if (mkdir_at(m->store, ".tmp", 0700) < 0)
+		return sbx_err_sys(err, "the staging dir");
 	{
 		int tfd;
 		char path[PATH_MAX];

@@ -176,6 +176,12 @@ if __name__ == "__main__":
             entry(tf, "etc/", type_=tarfile.DIRTYPE, mode=0o755)
             entry(tf, "etc/gone", b"gone\n")
         oci(sys.argv[2], [layer(base_layer), layer(el), layer(app_layer("x")), layer(wl)])
+    elif kind == "nosh":   # no /bin/sh: commands run by exec
+        def nl(tf):
+            entry(tf, "bin/", type_=tarfile.DIRTYPE, mode=0o755)
+            entry(tf, "bin/busybox", open(BUSYBOX, "rb").read(), mode=0o755)
+            entry(tf, "bin/cat", type_=tarfile.SYMTYPE, link="busybox")
+        oci(sys.argv[2], [layer(nl), layer(app_layer("no shell here\n"))], env=["PATH=/bin"])
     elif kind == "hostile":
         hostile(sys.argv[2], sys.argv[3], sys.argv[4])
     elif kind == "cases":
