@@ -292,6 +292,12 @@ int oci_layer_unpack(int src, int dir, uint64_t cap, uint64_t *budget,
 	}
 	while ((rc = oci_tar_next(&t)) == 1)
 		if (entry(&t, dir, budget, st, err) < 0) {
+			/* what the entry asked is what failed (a link onto itself, a
+			 * name too long...): the layer is refused as invalid, unless
+			 * the host ran out of room or memory */
+			if (err->code != ENOSPC && err->code != EDQUOT && err->code != EFBIG &&
+			    err->code != ENOMEM && err->code != EIO)
+				err->code = EINVAL;
 			oci_tar_close(&t);
 			return -1;
 		}

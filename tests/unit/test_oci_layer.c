@@ -181,6 +181,14 @@ static void test_hardlink_to_symlink(void **s)
 	refused("no regular file");
 }
 
+static void test_hardlink_onto_itself(void **s)
+{
+	(void)s; ROOT_ONLY();
+	entry("a", '0', 0644, NULL, "x", 1);
+	entry("a", '1', 0644, "a", NULL, 0);
+	refused("link");   /* EINVAL: the layer asked it, not the host's failure */
+}
+
 static void test_device(void **s)
 {
 	(void)s; ROOT_ONLY();
@@ -354,6 +362,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hardlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hardlink_not_yet, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hardlink_to_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hardlink_onto_itself, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_whiteouts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bomb, setup, teardown),
