@@ -14,6 +14,7 @@ static const char *const no_args[] = { NULL };
 static const char *const list_args[] = { "limit", "cursor", NULL };
 static const char *const put_args[] = { "path", "mode", NULL };
 static const char *const path_args[] = { "path", NULL };
+static const char *const image_args[] = { "name", NULL };
 static const char *const wait_args[] = { "wait", NULL };
 static const char *const eof_args[] = { "eof", NULL };
 static const char *const logs_args[] = { "since", "follow", "encoding", NULL };
@@ -36,6 +37,9 @@ const struct gw_route gw_routes[] = {
 	{ "DELETE", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .start = gw_mcp_delete },
 	{ "GET", "/v1/capabilities", KEY, .args = no_args, GW_REST_PLAIN(svc_capabilities) },
 	{ "GET", "/v1/images", KEY, .args = no_args, GW_REST_PLAIN(svc_images) },
+	{ "POST", "/v1/images", KEY, .body = GW_BODY_STREAM, .body_cap = GW_IMAGE_BODY_CAP,
+	  .args = image_args, .start = gw_images_post_start, .data = gw_images_post_data,
+	  .done = gw_images_post_done },
 	{ "GET", "/v1/runners", .auth = GW_AUTH_KEY_OR_OPERATOR, .args = no_args, .start = gw_runners_list },
 	{ "POST", "/v1/sandboxes", KEY, JSON, .args = no_args, GW_REST_JSON(svc_create) },
 	{ "GET", "/v1/sandboxes", KEY, .args = list_args, .start = gw_sandboxes_list },

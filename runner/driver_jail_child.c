@@ -333,7 +333,8 @@ static void __attribute__((noreturn)) exec_agent(const struct jail_plan *p)
 		char *const argv[] = {
 			loader, "--library-path", libdir,
 			RN_RUNTIME_MOUNT "/sandbox-agent",
-			"--listen", "unix:" JAIL_AGENT_SOCK, NULL
+			"--listen", "unix:" JAIL_AGENT_SOCK,
+			p->spec->workdir[0] ? "--workdir" : NULL, (char *)p->spec->workdir, NULL
 		};
 		execve(loader, argv, envp);
 	}

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "rn_drivers.h"
+#include "rn_image_config.h"
+#include "rn_image_import.h"
 #include "rn_images.h"
 #include "rn_list.h"
 #include "rn_sandbox.h"
@@ -85,6 +87,11 @@ static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
 		return;
 	}
 	if (rn_spec_parse(req, &spec, &err) < 0) {
+		rn_conn_reply_err(c, err_code(err.code), err.msg);
+		return;
+	}
+	if (rn_image_config_apply(r, &spec, &err) < 0) {
+		rn_spec_free(&spec);
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
 	}
@@ -237,6 +244,10 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_ok(c, "capabilities", rn_drivers_json(r));
 	else if (strcmp(op, "images") == 0)
 		rn_conn_reply_ok(c, "images", rn_images_json(r));
+	else if (strcmp(op, "image_import") == 0)
+		rn_image_import_op(r, c, req, 0);
+	else if (strcmp(op, "image_pull") == 0)
+		rn_image_import_op(r, c, req, 1);
 	else if (strcmp(op, "ping") == 0) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", r->name);
@@ -249,6 +260,7 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		op_drain(r, c, req);
 	else
 		rn_conn_reply_err(c, "bad_request", "op: unknown operation (create, get, "
-				  "list, extend, stop, connect, capabilities, images, ping, "
+				  "list, extend, stop, connect, capabilities, images, image_import, "
+				  "image_pull, ping, "
 				  "status, drain)");
 }

@@ -136,6 +136,8 @@ struct runner {
 	char instance[33];              /* 32 hex, random per process (status) */
 	int64_t max_memory_mb;          /* admission: sum of live memory_mb */
 	int64_t nofile_max;             /* the runner's hard RLIMIT_NOFILE */
+	uint64_t image_store_bytes;     /* --image-store-mb (0: no cap) */
+	uint64_t image_max_bytes;       /* --image-max-mb: an upload, a pull, a layer */
 };
 
 struct rn_sandbox *rn_sandbox_find(struct runner *r, const char *id);

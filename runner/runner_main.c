@@ -23,6 +23,7 @@
 #include "rn_ctl.h"
 #include "rn_drivers.h"
 #include "rn_flags.h"
+#include "rn_image_cli.h"
 #include "rn_sandbox.h"
 #include "rn_status.h"
 #include "rn_tls.h"
@@ -182,6 +183,8 @@ static int configure(struct runner *r, const struct rn_flags *f)
 	snprintf(r->image_dir, sizeof(r->image_dir), "%s", f->image_dir);
 	snprintf(r->name, sizeof(r->name), "%s", f->name);
 	r->max_memory_mb = memory_cap_mb(f->max_memory_mb, f->max_memory_share);
+	r->image_store_bytes = (uint64_t)f->image_store_mb << 20;
+	r->image_max_bytes = (uint64_t)f->image_max_mb << 20;
 	if (r->max_memory_mb <= 0) {
 		fprintf(stderr, "sandbox-runner: cannot read the host's memory size; "
 			"give --max-memory-mb\n");
@@ -401,6 +404,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
 		return rn_ctl_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "image") == 0)
+		return rn_image_main(argc - 1, argv + 1);
 	rc = rn_flags_parse(&f, argc, argv);
 	if (rc != 0)
 		return rc == 1 ? 0 : 2;

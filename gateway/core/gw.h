@@ -24,6 +24,7 @@
 #define GW_MAX_OWNED     4096
 #define GW_JSON_BODY_CAP (64 * 1024)          /* JSON request bodies */
 #define GW_FILE_BODY_CAP (256u * 1024 * 1024) /* PUT files (streamed) */
+#define GW_IMAGE_BODY_CAP ((size_t)4 << 30)   /* POST /v1/images (streamed; the runner caps too) */
 #define GW_OUTPUT_CAP    (1024 * 1024)        /* non-detached stdout/stderr each */
 #define GW_QUEUE_HIGH    (256 * 1024)         /* flow-control watermark */
 #define GW_CHUNK         (16 * 1024)          /* bytes per lws_write */

@@ -190,6 +190,12 @@ void svc_extend(struct svc_call *c, cJSON *body);
 void svc_capabilities(struct svc_call *c);
 /* svc_images.c: {"images":[{name, created_at, os, runtimes}...]} */
 void svc_images(struct svc_call *c);
+/* svc_image_import.c: POST /v1/images. pull: the body is {"ref","name"}
+ * JSON (fed by data, sent at done); else the body is the archive, streamed
+ * to the runner. The name is in c->path. */
+void svc_image_import_start(struct svc_call *c, int pull);
+void svc_image_import_data(struct svc_call *c, const void *p, size_t n);
+void svc_image_import_done(struct svc_call *c);
 
 /* svc_command.c */
 void svc_exec(struct svc_call *c, cJSON *body);

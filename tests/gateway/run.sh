@@ -129,7 +129,8 @@ suite_isolation() { # port (gateway on the suite's runner)
 	have=$(python3 -c 'import json,sys;d={i["name"]:i for i in json.load(open(sys.argv[1]))["images"]}["default"];print("Debian" in d["os"], d["runtimes"].get("node"), d["runtimes"].get("python"), d["created_at"] > 0)' "$T/images.json" 2>&1)
 	want="True $(curl -s -m 30 -H "$A" -d '{"cmd":"node","args":["--version"]}' "$u/v1/sandboxes/$iid/commands" | python3 -c 'import json,sys;print(json.load(sys.stdin)["stdout"].strip().lstrip("v"))') $(curl -s -m 30 -H "$A" -d '{"cmd":"python3","args":["--version"]}' "$u/v1/sandboxes/$iid/commands" | python3 -c 'import json,sys;print(json.load(sys.stdin)["stdout"].split()[1])') True"
 	check "images: default is Debian, its node and python versions are what they print in a sandbox" "$have" "$want"
-	check "images: GET only (405)" "$(code -H "$A" -X POST $u/v1/images)" 405
+	check "images: GET and POST only (405)" "$(code -H "$A" -X PUT $u/v1/images)" 405
+	check "images: POST without a name is 422 (tests/oci imports)" "$(code -H "$A" -X POST $u/v1/images)" 422
 	c=$(code -H "$A" -d '{"image":"nosuch","timeout_ms":60000}' $u/v1/sandboxes)
 	check "images: an unknown image is 422 invalid naming the images there are, never a host path" \
 		"$c $(jerr nosuch default) $(grep -c /var "$T/body")" "422 invalid True 0"

@@ -79,6 +79,10 @@ await call('capabilities, no key', 'GET', '/v1/capabilities', 401, { key: null }
 await call('capabilities, an unknown query argument', 'GET', '/v1/capabilities?x=1', 422);
 await call('capabilities, a method it does not take', 'DELETE', '/v1/capabilities', 405);
 await call('images', 'GET', '/v1/images', 200);
+await call('import an image, no name', 'POST', '/v1/images', 422, { body: Buffer.from('not a tar') });
+await call('import an image, not an archive', 'POST', '/v1/images?name=notatar', 422,
+  { body: Buffer.alloc(1024, 1) });
+await call('pull an image, no ref', 'POST', '/v1/images?name=x', 422, { body: { name: 'x' } });
 await call('runners', 'GET', '/v1/runners', 200);
 await call('runners, the operator', 'GET', '/v1/runners', 200, { key: METRICS_KEY });
 await call('unknown path', 'GET', '/v1/nope', 404);
