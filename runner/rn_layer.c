@@ -1,0 +1,223 @@
+#include "rn_layer.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "sbx_fs.h"
+
+#define XATTR_LIST_MAX_ 8192
+#define XATTR_VALUE_MAX_ 4096
+
+struct walk {
+	uid_t base, count;
+	struct rn_layer_stats *st;
+	struct sbx_err *err;
+};
+
+static uid_t shift(const struct walk *w, uid_t id)
+{
+	if (id >= w->base && id - w->base < w->count)
+		return id - w->base;
+	return 65534;
+}
+
+/* The user.* xattrs of sfd onto dfd (overlay's own, user.overlay.*,
+ * mark opaque directories; trusted.* and security.* are not the
+ * sandbox's to keep). */
+static int copy_xattrs(int sfd, int dfd, struct walk *w, const char *name)
+{
+	char list[XATTR_LIST_MAX_], val[XATTR_VALUE_MAX_];
+	ssize_t n = flistxattr(sfd, list, sizeof list);
+
+	if (n < 0)
+		return errno == ENOTSUP ? 0 : sbx_err_sys(w->err, "list xattrs of %s", name);
+	for (char *k = list; k < list + n; k += strlen(k) + 1) {
+		ssize_t vn;
+		if (strncmp(k, "user.", 5))
+			continue;
+		vn = fgetxattr(sfd, k, val, sizeof val);
+		if (vn < 0)
+			return sbx_err_sys(w->err, "read xattr %s of %s", k, name);
+		if (fsetxattr(dfd, k, val, (size_t)vn, 0) < 0)
+			return sbx_err_sys(w->err, "set xattr %s on %s", k, name);
+	}
+	return 0;
+}
+
+static int set_meta(int dfd, const struct stat *s, struct walk *w, const char *name)
+{
+	struct timespec ts[2] = { s->st_atim, s->st_mtim };
+
+	if (fchown(dfd, shift(w, s->st_uid), shift(w, s->st_gid)) < 0 ||
+	    fchmod(dfd, s->st_mode & 07777) < 0 || futimens(dfd, ts) < 0)
+		return sbx_err_sys(w->err, "set owner, mode and times of %s", name);
+	return 0;
+}
+
+static int copy_bytes(int sfd, int dfd, struct walk *w, const char *name)
+{
+	char buf[131072];
+	ssize_t n;
+
+	if (ioctl(dfd, FICLONE, sfd) == 0) {
+		w->st->reflinked++;
+		return 0;
+	}
+	while ((n = read(sfd, buf, sizeof buf)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return sbx_err_sys(w->err, "read %s", name);
+		}
+		for (ssize_t off = 0; off < n;) {
+			ssize_t k = write(dfd, buf + off, (size_t)(n - off));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				return sbx_err_sys(w->err, "write %s", name);
+			off += k;
+		}
+		w->st->bytes += n;
+	}
+	return 0;
+}
+
+static int copy_file(int sdir, int ddir, const char *name, const struct stat *s, struct walk *w)
+{
+	int sfd = openat(sdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	int dfd = -1, rc = -1;
+
+	if (sfd < 0)
+		return sbx_err_sys(w->err, "open %s", name);
+	dfd = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (dfd < 0)
+		sbx_err_sys(w->err, "create %s", name);
+	else if (!copy_bytes(sfd, dfd, w, name) && !copy_xattrs(sfd, dfd, w, name))
+		rc = set_meta(dfd, s, w, name);
+	close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
+}
+
+static int copy_link(int sdir, int ddir, const char *name, const struct stat *s, struct walk *w)
+{
+	char target[4096];
+	struct timespec ts[2] = { s->st_atim, s->st_mtim };
+	ssize_t n = readlinkat(sdir, name, target, sizeof target - 1);
+
+	if (n < 0)
+		return sbx_err_sys(w->err, "readlink %s", name);
+	target[n] = 0;
+	if (symlinkat(target, ddir, name) < 0 ||
+	    fchownat(ddir, name, shift(w, s->st_uid), shift(w, s->st_gid), AT_SYMLINK_NOFOLLOW) < 0 ||
+	    utimensat(ddir, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return sbx_err_sys(w->err, "symlink %s", name);
+	return 0;
+}
+
+/* A whiteout (char 0/0) or a fifo; other nodes cannot be made in a
+ * sandbox and are left out. 1 when left out. */
+static int copy_node(int ddir, const char *name, const struct stat *s, struct walk *w)
+{
+	struct timespec ts[2] = { s->st_atim, s->st_mtim };
+	int whiteout = S_ISCHR(s->st_mode) && s->st_rdev == makedev(0, 0);
+
+	if (!whiteout && !S_ISFIFO(s->st_mode))
+		return 1;
+	if (mknodat(ddir, name, s->st_mode & (S_IFMT | 07777), whiteout ? makedev(0, 0) : 0) < 0 ||
+	    fchownat(ddir, name, shift(w, s->st_uid), shift(w, s->st_gid), AT_SYMLINK_NOFOLLOW) < 0 ||
+	    utimensat(ddir, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return sbx_err_sys(w->err, "make node %s", name);
+	return 0;
+}
+
+static int copy_dir(int sfd, int dfd, int depth, struct walk *w);
+
+static int copy_entry(int sdir, int ddir, const char *name, int depth, struct walk *w)
+{
+	struct stat s;
+
+	if (fstatat(sdir, name, &s, AT_SYMLINK_NOFOLLOW) < 0)
+		return sbx_err_sys(w->err, "stat %s", name);
+	w->st->files++;
+	if (S_ISREG(s.st_mode))
+		return copy_file(sdir, ddir, name, &s, w);
+	if (S_ISLNK(s.st_mode))
+		return copy_link(sdir, ddir, name, &s, w);
+	if (!S_ISDIR(s.st_mode))
+		return copy_node(ddir, name, &s, w) < 0 ? -1 : 0;
+	if (depth >= RN_LAYER_DEPTH_MAX)
+		return sbx_err_set(w->err, ELOOP, "directories nest deeper than %d levels "
+				   "(at %s)", RN_LAYER_DEPTH_MAX, name);
+	if (mkdirat(ddir, name, 0700) < 0)
+		return sbx_err_sys(w->err, "mkdir %s", name);
+	int sfd = openat(sdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int dfd = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = -1;
+	if (sfd < 0 || dfd < 0)
+		sbx_err_sys(w->err, "open dir %s", name);
+	else if (!copy_dir(sfd, dfd, depth + 1, w) && !copy_xattrs(sfd, dfd, w, name))
+		rc = set_meta(dfd, &s, w, name);   /* times last: the copy changed them */
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
+}
+
+/* Every entry of sfd into dfd; sfd is consumed by the scan (dup'd). */
+static int copy_dir(int sfd, int dfd, int depth, struct walk *w)
+{
+	int fd = dup(sfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return sbx_err_sys(w->err, "read a directory");
+	}
+	while (!rc && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			rc = copy_entry(sfd, dfd, e->d_name, depth, w);
+	closedir(d);
+	return rc;
+}
+
+int rn_layer_copy(const char *src, const char *dst, uid_t id_base, uid_t id_count,
+		  struct rn_layer_stats *st, struct sbx_err *err)
+{
+	struct walk w = { id_base, id_count, st, err };
+	struct stat s;
+	int sfd, dfd = -1, rc = -1;
+
+	memset(st, 0, sizeof *st);
+	sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return sbx_err_sys(err, "open %s", src);
+	if (fstat(sfd, &s) < 0 || mkdir(dst, 0700) < 0 ||
+	    (dfd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		sbx_err_sys(err, "make %s", dst);
+	else if (!copy_dir(sfd, dfd, 0, &w) && !copy_xattrs(sfd, dfd, &w, src)) {
+		/* the layer's root is the sandbox's / over the image's: root's */
+		s.st_uid = s.st_gid = id_base;
+		rc = set_meta(dfd, &s, &w, dst);
+	}
+	close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	if (rc < 0)
+		sbx_rmtree(dst);
+	return rc;
+}

@@ -1,0 +1,34 @@
+/* A read-only overlay layer made from a sandbox's writable layer: a copy of
+ * a directory tree that keeps what overlayfs reads in a lower layer (types,
+ * modes, owners, times, user.* xattrs such as user.overlay.opaque, and
+ * whiteouts: character devices 0/0). */
+#ifndef RN_LAYER_H
+#define RN_LAYER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sbx_err.h"
+
+/* Deeper than this is refused (sbx_rmtree removes 32 levels at most: a
+ * layer that could not be removed is never made). */
+#define RN_LAYER_DEPTH_MAX 30
+
+struct rn_layer_stats {
+	int64_t bytes;          /* file content copied */
+	int64_t files;          /* entries made */
+	int64_t reflinked;      /* regular files cloned (FICLONE) instead of copied */
+};
+
+/* Copy the tree src into dst (made here, 0755; it must not exist). Owners
+ * are shifted down by id_base: a host uid u in [id_base, id_base + id_count)
+ * is stored as u - id_base, any other as 65534 (nobody), so the layer holds
+ * the ids as the sandbox saw them and an id-mapped mount gives them to the
+ * next sandbox's range. Symlinks are never followed, hard links become
+ * separate files, sockets and devices other than whiteouts are left out.
+ * A regular file is cloned when the filesystems allow it (FICLONE), else
+ * copied. 0, or -1 with err (dst is then removed). */
+int rn_layer_copy(const char *src, const char *dst, uid_t id_base, uid_t id_count,
+		  struct rn_layer_stats *st, struct sbx_err *err);
+
+#endif
