@@ -41,6 +41,15 @@ const struct gw_route gw_routes[] = {
 	{ "DELETE", SBX, KEY, .args = no_args, GW_REST_PLAIN(svc_stop) },
 	{ "POST", SBX "/extend", KEY, JSON, .args = no_args, GW_REST_JSON(svc_extend) },
 	{ "POST", SBX "/token", KEY, JSON, .args = no_args, .json = gw_token_create },
+	/* snapshots, fork, pause (svc_snapshot.c, svc_pause.c); {cid} holds a
+	 * snapshot id: the router's second id, never a sandbox to admit */
+	{ "POST", SBX "/snapshots", KEY, JSON, .args = no_args, GW_REST_JSON(svc_snapshot_take) },
+	{ "POST", SBX "/fork", KEY, JSON, .args = no_args, GW_REST_JSON(svc_fork) },
+	{ "POST", SBX "/pause", KEY, .args = no_args, GW_REST_PLAIN(svc_sandbox_pause) },
+	{ "POST", SBX "/resume", KEY, .args = no_args, GW_REST_PLAIN(svc_sandbox_resume) },
+	{ "GET", "/v1/snapshots", KEY, .args = no_args, GW_REST_PLAIN(svc_snapshots) },
+	{ "GET", "/v1/snapshots/{cid}", KEY, .args = no_args, GW_REST_PLAIN(svc_snapshot_get) },
+	{ "DELETE", "/v1/snapshots/{cid}", KEY, .args = no_args, GW_REST_PLAIN(svc_snapshot_delete) },
 	{ NULL, SBX "/pty", KEY, .args = pty_args, .ws = GW_WS_PTY, .ws_scope = GW_SCOPE_TERMINAL },
 	{ "PUT", SBX "/files", KEY, .body = GW_BODY_STREAM, .body_cap = GW_FILE_BODY_CAP,
 	  .args = put_args, .start = gw_files_put_start, .data = gw_files_put_data,
