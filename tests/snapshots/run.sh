@@ -138,7 +138,7 @@ check "cleanup: no cgroup, mount or dir left of the stopped sandboxes" "$left" 0
 # ---- keep_last ----
 ids=
 for _ in 1 2 3; do api POST "/sandboxes/$SRC/snapshots" '{"keep_last":2}' >/dev/null; ids="$ids $(j 'o["id"]')"; done
-set -- $ids
+set -- $ids "" "" ""
 check "keep_last 2: the oldest of three is gone, the two newest stay" \
 	"$(api GET "/snapshots/$1")$(api GET "/snapshots/$2")$(api GET "/snapshots/$3")" 404200200
 api DELETE "/snapshots/$2" >/dev/null; api DELETE "/snapshots/$3" >/dev/null
@@ -179,6 +179,16 @@ check "resume: the counter continues from where it stood (one process, no gap, n
 	"$(python3 -c 'import sys;v=[int(x) for x in open(sys.argv[1]).read().split()];print(v==list(range(1,len(v)+1)) and len(v)>int(sys.argv[2]))' "$COUNT" "$c2")" True
 check "resume: commands run again" "$(run "$SRC" 'echo ok')" ok
 check "resume of a running sandbox: no error" "$(api POST "/sandboxes/$SRC/resume")" 200
+
+# ---- a paused sandbox stopped: killed (a frozen task takes SIGKILL only once thawed), nothing left ----
+P=$(create '{"memory_mb":64}')
+api POST "/sandboxes/$P/commands" '{"cmd":"sleep","args":["600"],"detached":true}' >/dev/null
+api POST "/sandboxes/$P/pause" >/dev/null
+check "delete paused: stopped" "$(api DELETE "/sandboxes/$P"; j 'o["status"]')" 200stopped
+left=0
+for h in /sys/fs/cgroup/*/sandbox/$P /sys/fs/cgroup/sandbox/$P; do [ -e "$h" ] && left=$((left + 1)); done
+grep -q "$P" /proc/mounts && left=$((left + 1))
+check "delete paused: no cgroup or mount left" "$left" 0
 
 # ---- a runner restart: a paused jail sandbox is lost, snapshots are not ----
 api POST "/sandboxes/$SRC/snapshots" '{}' >/dev/null
