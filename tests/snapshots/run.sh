@@ -167,6 +167,8 @@ c2=$(tail -1 "$COUNT")
 check "pause: the counter does not move while paused" "$c2" "$c1"
 check "pause: listed as paused" "$(api GET /sandboxes; j '[s["status"] for s in o["sandboxes"] if s["id"] == "'$SRC'"]')" "200['paused']"
 check "pause: a command is 409 paused" "$(api POST "/sandboxes/$SRC/commands" '{"cmd":"true"}'; j 'o["error"]["code"]')" 409paused
+check "pause: a preview is 409, saying paused" \
+	"$(curl -s -m 20 -o "$T/pv" -w '%{http_code}' -H "Host: 3000-$SRC.localhost" "$GW_URL/"; grep -c paused "$T/pv")" 4091
 check "pause: a file read is 409 paused" "$(api GET "/sandboxes/$SRC/files?path=notes.txt"; j 'o["error"]["code"]')" 409paused
 check "pause: a snapshot of a paused sandbox works" "$(api POST "/sandboxes/$SRC/snapshots" '{}')" 201
 api DELETE "/snapshots/$(j 'o["id"]')" >/dev/null
