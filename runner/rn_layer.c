@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 struct walk {
 	uid_t base, count;
+	int merge;              /* rn_layer_merge: dst has entries already */
 	struct rn_layer_stats *st;
 	struct sbx_err *err;
 };
@@ -143,13 +145,47 @@ static int copy_node(int ddir, const char *name, const struct stat *s, struct wa
 
 static int copy_dir(int sfd, int dfd, int depth, struct walk *w);
 
+/* 1 when directory name of sdir is opaque (overlay hides what is below it). */
+static int opaque(int sdir, const char *name)
+{
+	char v[4];
+	int fd = openat(sdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? fgetxattr(fd, "user.overlay.opaque", v, sizeof v) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return n == 1 && v[0] == 'y';
+}
+
+/* Merging: what dst has at name makes way for src's entry, unless both are
+ * directories and src's is not opaque (then src's entries go into it).
+ * 1 to merge into the directory there, 0 to make the entry, -1 failed. */
+static int make_way(int sdir, int ddir, const char *name, const struct stat *s, struct walk *w)
+{
+	struct stat d;
+	char p[64 + NAME_MAX];
+
+	if (fstatat(ddir, name, &d, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : sbx_err_sys(w->err, "stat %s", name);
+	if (S_ISDIR(s->st_mode) && S_ISDIR(d.st_mode) && !opaque(sdir, name))
+		return 1;
+	if (!S_ISDIR(d.st_mode))
+		return unlinkat(ddir, name, 0) < 0 ? sbx_err_sys(w->err, "remove %s", name) : 0;
+	/* our own layer's directory: removed through its descriptor's path */
+	snprintf(p, sizeof p, "/proc/self/fd/%d/%s", ddir, name);
+	return sbx_rmtree(p) < 0 ? sbx_err_sys(w->err, "remove %s", name) : 0;
+}
+
 static int copy_entry(int sdir, int ddir, const char *name, int depth, struct walk *w)
 {
 	struct stat s;
+	int into = 0;
 
 	if (fstatat(sdir, name, &s, AT_SYMLINK_NOFOLLOW) < 0)
 		return sbx_err_sys(w->err, "stat %s", name);
 	w->st->files++;
+	if (w->merge && (into = make_way(sdir, ddir, name, &s, w)) < 0)
+		return -1;
 	if (S_ISREG(s.st_mode))
 		return copy_file(sdir, ddir, name, &s, w);
 	if (S_ISLNK(s.st_mode))
@@ -159,7 +195,7 @@ static int copy_entry(int sdir, int ddir, const char *name, int depth, struct wa
 	if (depth >= RN_LAYER_DEPTH_MAX)
 		return sbx_err_set(w->err, ELOOP, "directories nest deeper than %d levels "
 				   "(at %s)", RN_LAYER_DEPTH_MAX, name);
-	if (mkdirat(ddir, name, 0700) < 0)
+	if (!into && mkdirat(ddir, name, 0700) < 0)
 		return sbx_err_sys(w->err, "mkdir %s", name);
 	int sfd = openat(sdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int dfd = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -198,7 +234,7 @@ static int copy_dir(int sfd, int dfd, int depth, struct walk *w)
 int rn_layer_copy(const char *src, const char *dst, uid_t id_base, uid_t id_count,
 		  struct rn_layer_stats *st, struct sbx_err *err)
 {
-	struct walk w = { id_base, id_count, st, err };
+	struct walk w = { id_base, id_count, 0, st, err };
 	struct stat s;
 	int sfd, dfd = -1, rc = -1;
 
@@ -219,5 +255,25 @@ int rn_layer_copy(const char *src, const char *dst, uid_t id_base, uid_t id_coun
 		close(dfd);
 	if (rc < 0)
 		sbx_rmtree(dst);
+	return rc;
+}
+
+int rn_layer_merge(const char *src, const char *dst, struct rn_layer_stats *st,
+		   struct sbx_err *err)
+{
+	struct walk w = { 0, 65536, 1, st, err };
+	int sfd, dfd, rc;
+
+	sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return sbx_err_sys(err, "open %s", src);
+	dfd = open(dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		close(sfd);
+		return sbx_err_sys(err, "open %s", dst);
+	}
+	rc = copy_dir(sfd, dfd, 0, &w);
+	close(sfd);
+	close(dfd);
 	return rc;
 }

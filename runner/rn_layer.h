@@ -31,4 +31,12 @@ struct rn_layer_stats {
 int rn_layer_copy(const char *src, const char *dst, uid_t id_base, uid_t id_count,
 		  struct rn_layer_stats *st, struct sbx_err *err);
 
+/* Squash: lay layer src (ids as inside) over the layer dst, as overlay
+ * would show src over dst: an entry of src replaces dst's, a whiteout
+ * removes it (and stays: the result is still a layer over the image), an
+ * opaque directory replaces dst's whole directory, a plain one merges
+ * into it. st counts what src added. 0 or -1 with err (dst half made). */
+int rn_layer_merge(const char *src, const char *dst, struct rn_layer_stats *st,
+		   struct sbx_err *err);
+
 #endif

@@ -54,8 +54,8 @@ cJSON *rn_snap_json(const struct rn_snap *s)
 		cJSON_AddNumberToObject(o, "expires_at", (double)s->expires_at);
 	else
 		cJSON_AddNullToObject(o, "expires_at");
-	if (s->n_chain > 1)
-		cJSON_AddStringToObject(o, "parent", s->chain[1]);
+	if (s->parent[0])
+		cJSON_AddStringToObject(o, "parent", s->parent);
 	else
 		cJSON_AddNullToObject(o, "parent");
 	cJSON_AddNumberToObject(o, "depth", s->n_chain);
@@ -137,6 +137,7 @@ static struct rn_snap *load_one(struct runner *r, const char *id)
 	}
 	if (!s->n_chain || strcmp(s->chain[0], id))
 		goto bad;
+	get_str(o, "parent", s->parent, sizeof s->parent);   /* null: none */
 	s->size = (int64_t)get_num(o, "size");
 	s->created_at = (int64_t)get_num(o, "created_at");
 	s->expires_at = (int64_t)get_num(o, "expires_at");
@@ -323,29 +324,54 @@ static void keep_last(struct runner *r, const struct rn_snap *ns, int keep)
 }
 
 /* The chain a snapshot of sb stacks: its own layer over the layers of
- * the snapshot sb was made from. */
-static int chain_of(struct runner *r, const struct rn_sandbox *sb, struct rn_snap *ns,
-		    struct sbx_err *err)
+ * the snapshot sb was made from. Past the cap, its own layer alone: the
+ * snapshot sb came from (returned) is then squashed into it. */
+static const struct rn_snap *chain_of(struct runner *r, const struct rn_sandbox *sb,
+				      struct rn_snap *ns)
 {
 	const struct rn_snap *from = sb->spec.snapshot[0] ? by_id(r, sb->spec.snapshot) : NULL;
 
 	ns->n_chain = 1;
 	strcpy(ns->chain[0], ns->id);
 	if (!from)
-		return 0;
+		return NULL;
+	snprintf(ns->parent, sizeof ns->parent, "%s", from->id);
 	if (from->n_chain + 1 > RN_SNAP_DEPTH_MAX)
-		return sbx_err_set(err, ELOOP, "sandbox %s already stacks %d snapshot layers, "
-				   "the most a snapshot may have under it is %d", sb->id,
-				   from->n_chain, RN_SNAP_DEPTH_MAX - 1);
+		return from;
 	for (int i = 0; i < from->n_chain; i++)
 		strcpy(ns->chain[ns->n_chain++], from->chain[i]);
-	return 0;
+	return NULL;
+}
+
+/* One layer at <snapshots>/id/layer from the layers of from (bottom first) and top
+ * over them; top is removed. */
+static int squash(struct runner *r, const struct rn_snap *from, const char *id,
+		  const char *top, struct rn_layer_stats *st, struct sbx_err *err)
+{
+	char layer[PATH_MAX], p[PATH_MAX];
+	struct rn_layer_stats one;
+
+	snap_path(layer, r, id, "layer");
+	if (mkdir(layer, 0755) < 0 || chmod(layer, 0755) < 0)
+		return sbx_err_sys(err, "mkdir %s", layer);
+	memset(st, 0, sizeof *st);
+	for (int i = from->n_chain - 1; i >= -1; i--) {
+		if (i >= 0)
+			snap_path(p, r, from->chain[i], "layer");
+		memset(&one, 0, sizeof one);
+		if (rn_layer_merge(i >= 0 ? p : top, layer, &one, err) < 0)
+			return -1;
+		st->bytes += one.bytes;
+		st->files += one.files;
+	}
+	return sbx_rmtree(top) < 0 ? sbx_err_sys(err, "remove %s", top) : 0;
 }
 
 struct rn_snap *rn_snap_take(struct runner *r, struct rn_sandbox *sb, const char *owner,
 			     int64_t expires_in_ms, int keep_last_n, struct sbx_err *err)
 {
 	struct rn_layer_stats st;
+	const struct rn_snap *squash_from;
 	struct rn_snap *ns;
 	char prefix[40], dir[PATH_MAX], layer[PATH_MAX];
 	int64_t t0 = rn_now_mono(), cap = r->snap_store_max_mb << 20;
@@ -372,16 +398,13 @@ struct rn_snap *rn_snap_take(struct runner *r, struct rn_sandbox *sb, const char
 		sbx_err_set(err, ENOMEM, "cannot make a snapshot id");
 		return NULL;
 	}
-	if (chain_of(r, sb, ns, err) < 0) {
-		free(ns);
-		return NULL;
-	}
+	squash_from = chain_of(r, sb, ns);
 	snprintf(ns->sandbox_id, sizeof ns->sandbox_id, "%s", sb->id);
 	snprintf(ns->image, sizeof ns->image, "%s", sb->spec.image);
 	snprintf(ns->isolation, sizeof ns->isolation, "%s", sb->drv->ops->name);
 	snprintf(ns->owner, sizeof ns->owner, "%s", owner);
 	snap_path(dir, r, ns->id, NULL);
-	snap_path(layer, r, ns->id, "layer");
+	snap_path(layer, r, ns->id, squash_from ? "top" : "layer");
 	if (mkdir(dir, 0700) < 0) {
 		sbx_err_sys(err, "mkdir %s", dir);
 		free(ns);
@@ -389,6 +412,12 @@ struct rn_snap *rn_snap_take(struct runner *r, struct rn_sandbox *sb, const char
 	}
 	if (sb->drv->ops->snapshot(sb, layer, &st, err) < 0)
 		goto fail;
+	if (squash_from) {
+		sbx_info("snapshot %s: %d layers under it, squashed into one", ns->id,
+			 squash_from->n_chain + 1);
+		if (squash(r, squash_from, ns->id, layer, &st, err) < 0)
+			goto fail;
+	}
 	ns->size = st.bytes;
 	if (rn_snap_store_bytes(r) + ns->size > cap) {
 		sbx_err_set(err, ENOSPC, "the snapshot store of runner %s is full (%lld MiB); "

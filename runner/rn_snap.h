@@ -17,7 +17,8 @@
 
 #include "runner.h"
 
-#define RN_SNAP_DEPTH_MAX 8           /* layers under one sandbox's writable one */
+#define RN_SNAP_DEPTH_MAX 8           /* layers under one sandbox's writable one; a
+                                       * snapshot that would pass it is squashed */
 #define RN_SNAP_MAX 1024              /* snapshots per runner, deleted ones kept included */
 #define RN_SNAP_KEEP_LAST_MAX 100
 #define RN_SNAP_EXPIRES_MAX_MS (30LL * 24 * 3600 * 1000)
@@ -30,6 +31,7 @@ struct rn_snap {
 	char owner[65];
 	int64_t created_at, expires_at; /* wall ms; expires_at 0: never */
 	int64_t size;                   /* bytes of file content in its own layer */
+	char parent[RN_ID_MAX];         /* the snapshot its sandbox was made from ("" none) */
 	int n_chain;                    /* chain[0] is its own layer, then its parent's... */
 	char chain[RN_SNAP_DEPTH_MAX][RN_ID_MAX];
 	int deleted;                    /* gone from the API; layer kept while stacked */
@@ -54,7 +56,9 @@ int rn_snap_layers(struct runner *r, const char *id, char paths[][4096], int n,
  * no limit, else older snapshots of the same sandbox and owner beyond it
  * are deleted. The new snapshot, or NULL with err: EBUSY (not running),
  * ENOTSUP (the driver cannot), ENOSPC (the store is full), ELOOP (the
- * chain or the tree is too deep), other (internal). */
+ * tree is too deep), other (internal). A snapshot whose chain would pass
+ * RN_SNAP_DEPTH_MAX is squashed: its layers and the new one merged into
+ * one layer over the image (after the sandbox is thawed). */
 struct rn_snap *rn_snap_take(struct runner *r, struct rn_sandbox *sb, const char *owner,
 			     int64_t expires_in_ms, int keep_last, struct sbx_err *err);
 

@@ -135,6 +135,32 @@ for s in $NEW $NEW2 $FORKS; do
 done
 check "cleanup: no cgroup, mount or dir left of the stopped sandboxes" "$left" 0
 
+# ---- a chain past the depth cap (8 layers) is squashed into one layer ----
+snap= made= depths=
+for i in 0 1 2 3 4 5 6 7 8; do
+	if [ -n "$snap" ]; then S=$(create "{\"source\":{\"snapshot\":\"$snap\"}}"); else S=$(create); fi
+	line="echo $i > level$i"
+	[ $i = 3 ] && line="$line; rm level1; mkdir d; echo a > d/a"
+	[ $i = 5 ] && line="$line; rm -r d; mkdir d; echo b > d/b"
+	[ $i = 8 ] && line="$line; rm level2; echo again > level1"
+	run "$S" "$line" >/dev/null
+	api POST "/sandboxes/$S/snapshots" '{}' >/dev/null
+	snap=$(j 'o["id"]') made="$made $snap"
+	depths="$depths$(j 'o["depth"]')"
+	api DELETE "/sandboxes/$S" >/dev/null
+done
+check "squash: depth grows to the cap, then the next snapshot is one layer" "$depths" 123456781
+L=$(create "{\"source\":{\"snapshot\":\"$snap\"}}")
+check "squash: the files are as the last sandbox saw them (deletes, a replaced directory, a file made again)" \
+	"$(run "$L" 'for f in level*; do printf "%s=%s " $f $(cat $f); done; ls d; stat -c %U level0 d/b | sort -u')" \
+	"level0=0 level1=again level3=3 level4=4 level5=5 level6=6 level7=7 level8=8 b
+sandbox"
+api DELETE "/sandboxes/$L" >/dev/null
+for x in $made; do api DELETE "/snapshots/$x" >/dev/null; done
+gone=0
+for _ in $(seq 100); do n=0; for x in $made; do [ -e "$SNAPS/$x" ] && n=1; done; [ $n = 0 ] && { gone=1; break; }; sleep 0.2; done
+check "squash: every layer of the chain removed once deleted" "$gone" 1
+
 # ---- keep_last ----
 ids=
 for _ in 1 2 3; do api POST "/sandboxes/$SRC/snapshots" '{"keep_last":2}' >/dev/null; ids="$ids $(j 'o["id"]')"; done
