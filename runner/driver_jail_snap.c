@@ -39,7 +39,8 @@ int jail_snapshot(struct rn_sandbox *sb, const char *dst, struct rn_layer_stats 
 	if (!was_paused) {
 		struct sbx_err e2 = { 0, "" };
 		if (jail_resume(sb, &e2) < 0) {
-			/* it would stay frozen: stop it rather than leave it so */
+			/* it may stay frozen: said once here and to the caller
+			 * (a stop still kills it: every kill thaws) */
 			sbx_err_log("%s: thaw after the snapshot: %s", sb->id, e2.msg);
 			if (rc == 0) {
 				*err = e2;

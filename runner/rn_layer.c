@@ -65,31 +65,62 @@ static int set_meta(int dfd, const struct stat *s, struct walk *w, const char *n
 	return 0;
 }
 
-static int copy_bytes(int sfd, int dfd, struct walk *w, const char *name)
+/* One extent of data [off, end) of sfd to the same offset of dfd. */
+static int copy_extent(int sfd, int dfd, off_t off, off_t end, struct walk *w, const char *name)
 {
 	char buf[131072];
-	ssize_t n;
+
+	while (off < end) {
+		size_t want = end - off < (off_t)sizeof buf ? (size_t)(end - off) : sizeof buf;
+		ssize_t n = pread(sfd, buf, want, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sbx_err_sys(w->err, "read %s", name);
+		if (n == 0)
+			return 0;   /* shorter than it was: it stopped there */
+		if (w->st->limit && w->st->bytes + n > w->st->limit)
+			return sbx_err_set(w->err, ENOSPC, "the layer passes the %lld bytes left "
+					   "in the snapshot store (at %s)", (long long)w->st->limit, name);
+		for (ssize_t k = 0; k < n;) {
+			ssize_t m = pwrite(dfd, buf + k, (size_t)(n - k), off + k);
+			if (m < 0 && errno == EINTR)
+				continue;
+			if (m <= 0)
+				return sbx_err_sys(w->err, "write %s", name);
+			k += m;
+		}
+		w->st->bytes += n;
+		off += n;
+	}
+	return 0;
+}
+
+/* The file's data extents only (SEEK_DATA/SEEK_HOLE): a sparse file of a
+ * huge size in a small tmpfs costs the layer what it holds, not its size. */
+static int copy_bytes(int sfd, int dfd, const struct stat *s, struct walk *w, const char *name)
+{
+	off_t off = 0, end;
 
 	if (ioctl(dfd, FICLONE, sfd) == 0) {
 		w->st->reflinked++;
 		return 0;
 	}
-	while ((n = read(sfd, buf, sizeof buf)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return sbx_err_sys(w->err, "read %s", name);
-		}
-		for (ssize_t off = 0; off < n;) {
-			ssize_t k = write(dfd, buf + off, (size_t)(n - off));
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0)
-				return sbx_err_sys(w->err, "write %s", name);
-			off += k;
-		}
-		w->st->bytes += n;
+	while (off < s->st_size) {
+		off = lseek(sfd, off, SEEK_DATA);
+		if (off < 0)
+			break;   /* ENXIO: only a hole is left */
+		end = lseek(sfd, off, SEEK_HOLE);
+		if (end < 0)
+			return sbx_err_sys(w->err, "seek in %s", name);
+		if (copy_extent(sfd, dfd, off, end, w, name) < 0)
+			return -1;
+		off = end;
 	}
+	if (off < 0 && errno != ENXIO)
+		return sbx_err_sys(w->err, "seek in %s", name);
+	if (ftruncate(dfd, s->st_size) < 0)
+		return sbx_err_sys(w->err, "size %s", name);
 	return 0;
 }
 
@@ -103,7 +134,7 @@ static int copy_file(int sdir, int ddir, const char *name, const struct stat *s,
 	dfd = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (dfd < 0)
 		sbx_err_sys(w->err, "create %s", name);
-	else if (!copy_bytes(sfd, dfd, w, name) && !copy_xattrs(sfd, dfd, w, name))
+	else if (!copy_bytes(sfd, dfd, s, w, name) && !copy_xattrs(sfd, dfd, w, name))
 		rc = set_meta(dfd, s, w, name);
 	close(sfd);
 	if (dfd >= 0)
@@ -238,7 +269,10 @@ int rn_layer_copy(const char *src, const char *dst, uid_t id_base, uid_t id_coun
 	struct stat s;
 	int sfd, dfd = -1, rc = -1;
 
+	int64_t limit = st->limit;
+
 	memset(st, 0, sizeof *st);
+	st->limit = limit;
 	sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sfd < 0)
 		return sbx_err_sys(err, "open %s", src);

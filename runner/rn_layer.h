@@ -15,7 +15,9 @@
 #define RN_LAYER_DEPTH_MAX 30
 
 struct rn_layer_stats {
-	int64_t bytes;          /* file content copied */
+	int64_t limit;          /* in: file content a copy may write (0: no limit);
+	                         * past it the copy fails ENOSPC */
+	int64_t bytes;          /* file content copied (holes not counted) */
 	int64_t files;          /* entries made */
 	int64_t reflinked;      /* regular files cloned (FICLONE) instead of copied */
 };
@@ -27,7 +29,8 @@ struct rn_layer_stats {
  * next sandbox's range. Symlinks are never followed, hard links become
  * separate files, sockets and devices other than whiteouts are left out.
  * A regular file is cloned when the filesystems allow it (FICLONE), else
- * copied. 0, or -1 with err (dst is then removed). */
+ * copied with its holes kept (a sparse file costs only its data). st->limit
+ * is kept (the rest of st is zeroed). 0, or -1 with err (dst is then removed). */
 int rn_layer_copy(const char *src, const char *dst, uid_t id_base, uid_t id_count,
 		  struct rn_layer_stats *st, struct sbx_err *err);
 

@@ -278,7 +278,6 @@ void rn_snap_delete(struct runner *r, struct rn_snap *s)
 int rn_snap_tick(struct runner *r)
 {
 	int64_t now = rn_now_wall(), next = -1;
-	int expired = 0;
 
 	for (struct rn_snap *s = r->snaps; s; s = s->next) {
 		if (s->deleted || !s->expires_at)
@@ -289,12 +288,10 @@ int rn_snap_tick(struct runner *r)
 			struct sbx_err err = { 0, "" };
 			if (save(r, s, &err) < 0)
 				sbx_err_log("snapshot %s: %s", s->id, err.msg);
-			expired = 1;
 		} else if (next < 0 || s->expires_at - now < next) {
 			next = s->expires_at - now;
 		}
 	}
-	(void)expired;
 	/* every tick: a sandbox that ended may have freed a deleted layer */
 	collect(r);
 	return next > 100000 ? 100000 : (int)next;
@@ -410,6 +407,10 @@ struct rn_snap *rn_snap_take(struct runner *r, struct rn_sandbox *sb, const char
 		free(ns);
 		return NULL;
 	}
+	/* the copy stops where the store would pass its cap (a sparse file's
+	 * holes cost nothing) */
+	memset(&st, 0, sizeof st);
+	st.limit = cap - rn_snap_store_bytes(r);
 	if (sb->drv->ops->snapshot(sb, layer, &st, err) < 0)
 		goto fail;
 	if (squash_from) {

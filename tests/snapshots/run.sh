@@ -169,6 +169,18 @@ check "keep_last 2: the oldest of three is gone, the two newest stay" \
 	"$(api GET "/snapshots/$1")$(api GET "/snapshots/$2")$(api GET "/snapshots/$3")" 404200200
 api DELETE "/snapshots/$2" >/dev/null; api DELETE "/snapshots/$3" >/dev/null
 
+# ---- a sparse file: its holes cost the layer nothing ----
+run "$SRC" 'truncate -s 64G sparse.bin && echo tail >> sparse.bin' >/dev/null
+check "sparse: a 64 GiB file with 5 bytes of data is snapshotted" "$(api POST "/sandboxes/$SRC/snapshots" '{}'; j 'o["size"] < 1048576')" 201True
+SP=$(j 'o["id"]')
+check "sparse: its layer on disk is small" "$(( $(du -sk "$SNAPS/$SP" | cut -f1) < 10240 ))" 1
+SPS=$(create "{\"source\":{\"snapshot\":\"$SP\"}}")
+check "sparse: a sandbox from it sees the same size and data" "$(run "$SPS" 'stat -c %s sparse.bin; tail -c 5 sparse.bin')" "$((64 * 1024 * 1024 * 1024 + 5))
+tail"
+api DELETE "/sandboxes/$SPS" >/dev/null
+api DELETE "/snapshots/$SP" >/dev/null
+run "$SRC" 'rm sparse.bin' >/dev/null
+
 # ---- expiry ----
 api POST "/sandboxes/$SRC/snapshots" '{"expires_in_ms":1000}' >/dev/null
 EXP=$(j 'o["id"]')
