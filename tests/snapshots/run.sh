@@ -272,7 +272,7 @@ check "restart: a sandbox from the kept snapshot has its files" "$(run "$R2" 'ca
 
 # ---- the store cap: 507 ----
 run "$R2" 'head -c 3000000 /dev/urandom > big.bin' >/dev/null
-check "store full: 507 store_full" "$(api POST "/sandboxes/$R2/snapshots" '{}'; j 'o["error"]["code"]')" 507store_full
+check "store full: 507 insufficient_storage" "$(api POST "/sandboxes/$R2/snapshots" '{}'; j 'o["error"]["code"]')" 507insufficient_storage
 check "store full: nothing of the refused copy on disk" "$(ls "$SNAPS" | wc -l)" 1
 api DELETE "/sandboxes/$R2" >/dev/null
 api DELETE "/snapshots/$KEEP" >/dev/null
