@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rn_api_snap.h"
 #include "rn_drivers.h"
 #include "rn_image_config.h"
 #include "rn_image_import.h"
 #include "rn_images.h"
 #include "rn_list.h"
 #include "rn_sandbox.h"
+#include "rn_snap.h"
 #include "rn_status.h"
 #include "sbx_id.h"
 #include "sbx_json.h"
@@ -100,6 +102,22 @@ static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_spec_free(&spec);
 		return;
 	}
+	if (spec.snapshot[0]) {
+		/* from a snapshot of this owner's: its image, under its isolation */
+		const struct rn_snap *s = rn_snap_find(r, spec.snapshot, spec.owner);
+		char msg[200];
+		if (!s || strcmp(s->isolation, drv->ops->name)) {
+			if (s)
+				snprintf(msg, sizeof msg, "isolation: snapshot %s was taken under %s, "
+					 "not %s", s->id, s->isolation, drv->ops->name);
+			else
+				snprintf(msg, sizeof msg, "snapshot: no snapshot %.80s", spec.snapshot);
+			rn_spec_free(&spec);
+			rn_conn_reply_err(c, s ? "invalid" : "not_found", msg);
+			return;
+		}
+		snprintf(spec.image, sizeof spec.image, "%s", s->image);
+	}
 	sb = rn_sandbox_create(r, drv, &spec, &err);
 	if (!sb) {
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
@@ -163,6 +181,12 @@ static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 	rc = sbx_json_get_i64(req, "port", 1, 65535, &port, &err);
 	if (rc <= 0) {
 		rn_conn_reply_err(c, "invalid", rc < 0 ? err.msg : "port: required");
+		return;
+	}
+	if (sb->status == RN_PAUSED) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "sandbox %s is paused: resume it first", sb->id);
+		rn_conn_reply_err(c, "paused", msg);
 		return;
 	}
 	if (sb->status != RN_RUNNING) {
@@ -258,9 +282,11 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_ok(c, "runner", rn_status_json(r));
 	else if (strcmp(op, "drain") == 0)
 		op_drain(r, c, req);
+	else if (rn_api_snap(r, c, op, req))
+		;   /* snapshot, snapshots, snapshot_get, snapshot_delete, pause, resume */
 	else
 		rn_conn_reply_err(c, "bad_request", "op: unknown operation (create, get, "
 				  "list, extend, stop, connect, capabilities, images, image_import, "
-				  "image_pull, ping, "
-				  "status, drain)");
+				  "image_pull, ping, status, drain, snapshot, snapshots, snapshot_get, "
+				  "snapshot_delete, pause, resume)");
 }

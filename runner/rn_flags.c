@@ -17,7 +17,7 @@
 
 enum {
 	F_SOCKET, F_STATE_DIR, F_IMAGE_DIR, F_NAME, F_AGENT, F_AGENT_STDERR, F_VERBOSE,
-	F_MEMORY_SHARE, F_MEMORY_MB, F_DRIVERS, F_ISOLATION,
+	F_MEMORY_SHARE, F_MEMORY_MB, F_SNAPSHOT_MB, F_DRIVERS, F_ISOLATION,
 	F_LISTEN_TLS, F_CERT, F_KEY, F_CLIENT_CA, F_IMAGE_STORE_MB, F_IMAGE_MAX_MB,
 	F_HELP, F_COUNT
 };
@@ -55,6 +55,8 @@ static const struct flag flags[F_COUNT] = {
 			     "a number in (0, 1]" },
 	[F_MEMORY_MB] = { "max-memory-mb", "N", K_MIB, AT(max_memory_mb), " | ",
 			  "a positive number of MiB" },
+	[F_SNAPSHOT_MB] = { "max-snapshot-mb", "N", K_MIB, AT(max_snapshot_mb), NULL,
+			    "a positive number of MiB" },
 	[F_DRIVERS] = { "drivers", "NAME,...", K_TEXT, AT(drivers), NULL, NULL },
 	[F_ISOLATION] = { "default-isolation", "NAME", K_TEXT, AT(default_isolation), NULL, NULL },
 	[F_LISTEN_TLS] = { "listen-tls", "ADDR:PORT", K_TEXT, AT(listen_tls), NULL, NULL },

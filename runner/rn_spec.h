@@ -31,6 +31,7 @@ struct rn_spec {
 	enum rn_network network;
 	char image[33];
 	char workdir[256];             /* the image's WorkingDir ("": none) */
+	char snapshot[64];             /* the snapshot it starts from ("": none) */
 	char owner[65];                /* opaque tag of the client that owns it */
 	int preview_auth;              /* kept for the gateway: its previews are private */
 };

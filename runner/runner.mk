@@ -17,7 +17,7 @@ FUZZ_EXTRA_fuzz_runner_req := runner/rn_spec.c
 build/fuzz/fuzz_runner_req: runner/rn_spec.c runner/rn_spec.h
 
 # cmocka test of the cgroup module on the host's cgroups (skips unless root).
-$(OUT)/tests/test_rn_cgroup: $(call obj,runner/rn_cgroup.c)
+$(OUT)/tests/test_rn_cgroup: $(call obj,runner/rn_cgroup.c runner/rn_cgroup_freeze.c)
 
 # cmocka test of the gvisor driver's pure parts: config.json, the version.
 $(OUT)/tests/test_gvisor_spec: $(call obj,runner/driver_gvisor_spec.c runner/driver_gvisor_version.c runner/rn_spec.c)

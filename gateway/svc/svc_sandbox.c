@@ -211,6 +211,12 @@ void svc_create(struct svc_call *c, cJSON *body)
 	}
 	int private_preview = cJSON_IsTrue(pa);
 	cJSON_Delete(pa);
+	/* {"source":{"snapshot":"snp_..."}}: from a snapshot, on its runner */
+	char snap[80] = "";
+	if (svc_snapshot_source(c, body, snap, sizeof snap) < 0) {
+		cJSON_Delete(body);
+		return;
+	}
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", "create");
 	/* unknown fields are ignored, as the API says; the runner refuses them */
@@ -221,6 +227,11 @@ void svc_create(struct svc_call *c, cJSON *body)
 	c->op.mode = GW_OP_CREATE;
 	c->vh->creating[c->key]++;
 	c->create_pending = 1;
+	if (snap[0]) {
+		cJSON_AddStringToObject(req, "snapshot", snap);
+		svc_snapshot_place(c, snap, req, on_create);
+		return;
+	}
 	svc_place_create(c, req, on_create);
 }
 
@@ -314,4 +325,17 @@ static int on_delete(struct svc_call *c, const struct sbx_frame *f)
 void svc_stop(struct svc_call *c)
 {
 	svc_runner(c, id_req(c, "stop"), on_delete);
+}
+
+/* A runner's {"sandbox":...} reply answered as the API's sandbox object
+ * (pause, resume, fork's creates: svc_snapshot.c). */
+int svc_sandbox_reply(struct svc_call *c, const struct sbx_frame *f, int status)
+{
+	return one_sandbox(c, f, status);
+}
+
+/* The runner's sandbox object as the API shows it to its owner. */
+cJSON *svc_sandbox_public(struct gw_vh *vh, const cJSON *s)
+{
+	return public_sandbox(vh, s);
 }

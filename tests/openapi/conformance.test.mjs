@@ -176,6 +176,22 @@ await upgrade('terminal', `/v1/sandboxes/${sid}/pty?cols=100&rows=30`, 101);
 await upgrade('terminal, a token without the terminal scope', `/v1/sandboxes/${sid}/pty`, 403, { key: null, token });
 await call('terminal, not an upgrade', 'GET', `/v1/sandboxes/${sid}/pty`, 426);
 
+/* ---- snapshots, fork, pause and resume ---- */
+const snap = (await call('snapshot', 'POST', `/v1/sandboxes/${sid}/snapshots`, 201, { body: { expires_in_ms: 600000 } })).json;
+await call('snapshot, keep_last out of range', 'POST', `/v1/sandboxes/${sid}/snapshots`, 422, { body: { keep_last: 0 } });
+await call('snapshots', 'GET', '/v1/snapshots', 200);
+await call('snapshot get', 'GET', `/v1/snapshots/${snap?.id}`, 200);
+await call("snapshot get, another key's", 'GET', `/v1/snapshots/${snap?.id}`, 404, { key: OTHER });
+await call('fork, over the per-key quota', 'POST', `/v1/sandboxes/${sid}/fork`, 429, { body: { count: 1 } });
+if (second) await call('stop the second, for the fork', 'DELETE', `/v1/sandboxes/${second}`, 200);
+const forked = (await call('fork', 'POST', `/v1/sandboxes/${sid}/fork`, 201, { body: { count: 1 } })).json;
+await call('pause', 'POST', `/v1/sandboxes/${sid}/pause`, 200);
+await call('run, sandbox paused', 'POST', C, 409, { body: { cmd: 'true' } });
+await call('resume', 'POST', `/v1/sandboxes/${sid}/resume`, 200);
+for (const s of forked?.sandboxes ?? []) await call('stop the fork', 'DELETE', `/v1/sandboxes/${s.id}`, 200);
+for (const x of [snap?.id, forked?.snapshot?.id]) await call('snapshot delete', 'DELETE', `/v1/snapshots/${x}`, 200);
+await call('snapshot delete, gone', 'DELETE', `/v1/snapshots/${snap?.id}`, 404);
+
 /* ---- a stopped sandbox ---- */
 await call('stop', 'DELETE', `/v1/sandboxes/${sid}`, 200);
 await call('stop again', 'DELETE', `/v1/sandboxes/${sid}`, 200);
