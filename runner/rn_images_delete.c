@@ -1,7 +1,9 @@
 /* op image_delete: an image of the image dir goes. Refused while a sandbox
  * of this runner that is not yet stopped uses it: its overlay has the
  * image as the lower layer, and files removed under a live overlay would
- * vanish inside the sandbox. The directory is renamed aside first (one
+ * vanish inside the sandbox. Refused too while a snapshot (not deleted) of
+ * a sandbox of the image exists: a sandbox made from it stacks the
+ * snapshot over the image. The directory is renamed aside first (one
  * step: the name is gone for creates and listings at once, and a delete
  * interrupted by a crash leaves a dot-name no listing shows); a child
  * process removes the tree, so a large image never stalls the event loop.
@@ -22,6 +24,7 @@
 #include "rn_conn.h"
 #include "rn_images.h"
 #include "rn_sandbox.h"
+#include "rn_snap.h"
 #include "rn_spec.h"
 #include "sbx_fs.h"
 #include "sbx_json.h"
@@ -75,11 +78,20 @@ static const struct rn_sandbox *user_of(const struct runner *r, const char *name
 	return NULL;
 }
 
+static const struct rn_snap *snap_of(const struct runner *r, const char *name)
+{
+	for (const struct rn_snap *s = r->snaps; s; s = s->next)
+		if (!s->deleted && !strcmp(s->image, name))
+			return s;
+	return NULL;
+}
+
 void rn_images_delete(struct runner *r, struct rn_conn *c, const struct cJSON *req)
 {
 	struct sbx_err err = { 0, "" };
 	const char *name = NULL;
 	const struct rn_sandbox *user;
+	const struct rn_snap *snap;
 	char from[PATH_MAX + 64], to[PATH_MAX + 96], msg[300];
 	static unsigned seq;
 	struct stat st;
@@ -111,6 +123,12 @@ void rn_images_delete(struct runner *r, struct rn_conn *c, const struct cJSON *r
 	}
 	if ((user = user_of(r, name))) {
 		snprintf(msg, sizeof msg, "name: image \"%s\" is in use by sandbox %s", name, user->id);
+		rn_conn_reply_err(c, "conflict", msg);
+		return;
+	}
+	if ((snap = snap_of(r, name))) {
+		snprintf(msg, sizeof msg, "name: image \"%s\" is under snapshot %s (delete the "
+			 "snapshot first)", name, snap->id);
 		rn_conn_reply_err(c, "conflict", msg);
 		return;
 	}
