@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <openssl/evp.h>
 #include "runner.h"
 #include "rn_images.h"
 #include "rn_spec.h"
@@ -21,6 +22,7 @@
 #define DPKG_STATUS_MAX (32 * 1024 * 1024)
 #define STAMP_MAX (16 * 1024)
 #define STAMP_NAME ".sandbox-image"
+#define CONFIG_MAX (256 * 1024)
 
 /* The file rel under dir (a directory descriptor) into a malloc'd,
  * NUL-terminated buffer of at most max bytes; NULL when absent or not a
@@ -131,6 +133,32 @@ static void os_name(int root, char *out, size_t n)
 	free(t);
 }
 
+/* An imported image (rn_oci_import.c) has no stamp: its digest is sha256
+ * of its config.json, which names its layers by their content digests
+ * (diff_ids) and holds its config, so the same layers and config give the
+ * same digest. 0 with "sha256:<hex>" in out (at least 72 bytes), or -1. */
+static int config_digest(int images, const char *name, char *out)
+{
+	char rel[64];
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	size_t len = 0;
+	char *t;
+	int ok;
+
+	snprintf(rel, sizeof rel, "%s/config.json", name);
+	if (!(t = read_file(images, rel, CONFIG_MAX, &len)))
+		return -1;
+	ok = EVP_Digest(t, len, md, &n, EVP_sha256(), NULL) && n == 32;
+	free(t);
+	if (!ok)
+		return -1;
+	strcpy(out, "sha256:");
+	for (unsigned int i = 0; i < n; i++)
+		snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+	return 0;
+}
+
 static cJSON *one(const struct runner *r, int images, const char *name)
 {
 	char rel[64], os[128], ver[80];
@@ -154,6 +182,8 @@ static cJSON *one(const struct runner *r, int images, const char *name)
 	stamp = read_file(root, STAMP_NAME, STAMP_MAX, &len);
 	if (stamp && !rn_images_stamp_value(stamp, "digest", ver, sizeof ver) &&
 	    !strncmp(ver, "sha256:", 7) && strlen(ver) == 71)
+		cJSON_AddStringToObject(o, "digest", ver);
+	else if (!stamp && !config_digest(images, name, ver))
 		cJSON_AddStringToObject(o, "digest", ver);
 	if (stamp && !rn_images_stamp_value(stamp, "size", ver, sizeof ver) &&
 	    strspn(ver, "0123456789") == strlen(ver))

@@ -30,6 +30,7 @@ $(OUT)/tests/test_rn_addr: $(call obj,runner/rn_addr.c)
 
 # cmocka test of what the runner reads from an image's stamp and dpkg status.
 $(OUT)/tests/test_rn_images: $(call obj,runner/rn_images.c runner/rn_spec.c)
+UNIT_LIBS_test_rn_images := $(LIBS_SSL)
 
 # cmocka test of the image unpacker over hostile tars built in the test.
 OCI_UNPACK_SRCS := runner/rn_oci_tar.c runner/rn_oci_layer.c runner/rn_oci_compose.c \

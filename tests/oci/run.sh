@@ -110,6 +110,22 @@ check "a whiteout removes a lower layer's file; an opaque dir hides the lower's"
 check "setuid bits are stripped" "$(stat -c %a "$IMG/wh/rootfs/app/suid")" 755
 r=$(api POST "/v1/images?name=app" --data-binary @"$T/good.tar")
 check "import: a name that exists is 409" "$(status "$r")" 409
+# digests (sha256 of the imported image's config.json: its layers' diff_ids
+# and config), and a delete: the layers another image shares stay
+digest() { api GET /v1/images | python3 -c 'import json,sys; print({i["name"]:i.get("digest","") for i in json.loads(sys.stdin.read().rsplit(" ",1)[0])["images"]}.get(sys.argv[1], ""))' "$1"; }
+d_app=$(digest app)
+r=$(api POST "/v1/images?name=app2" --data-binary @"$T/good.tar")
+check "digest: an imported image has one; the same archive under another name has the same; another image another" \
+	"$(echo "$d_app" | grep -cE '^sha256:[0-9a-f]{64}$') $([ "$(digest app2)" = "$d_app" ] && echo same) $([ "$(digest wh)" != "$d_app" ] && echo other)" \
+	"1 same other"
+check "delete: DELETE /v1/images/app2 is 204" "$(status "$(api DELETE /v1/images/app2)")" 204
+check "delete: app2 is gone, app (same layers) is listed with its digest and still runs" \
+	"$(digest app2)|$(digest app)|$(run "$(create app)" '{"cmd":"cat","args":["hello.txt"],"wait":true}')" \
+	"|$d_app|'hello oci\\n' exit=0"
+for _ in $(seq 600); do   # its tree goes in the background: gone before the listings below
+	ls -A "$IMG" | grep -q '^\.deleting-' || break
+	sleep 0.1
+done
 
 # --- the hostile corpus: refused, store and host unchanged -------------------
 before=$(listing)
