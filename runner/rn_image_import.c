@@ -190,19 +190,9 @@ void rn_image_import_op(struct runner *r, struct rn_conn *c, const cJSON *req, i
 		return;
 	}
 	snprintf(nm, sizeof nm, "%s", name);
-	{
-		/* taken already: refused before a byte of the upload is read
-		 * (the child checks again: a name may be taken meanwhile) */
-		char path[PATH_MAX + 64];
-		struct stat st;
-		snprintf(path, sizeof path, "%s/%s", r->image_dir, nm);
-		if (lstat(path, &st) == 0) {
-			char msg[96];
-			snprintf(msg, sizeof msg, "image %s exists", nm);
-			rn_conn_reply_err(c, "conflict", msg);
-			return;
-		}
-	}
+	/* a name taken already is refused by the child once the upload is
+	 * in: an answer before the upload's end would be lost to the peer's
+	 * reset (the runner closing with the rest unread), on both hops */
 	if (ref)
 		snprintf(rf, sizeof rf, "%s", ref);
 	fd = rn_conn_take(c, &pending, &npending);
