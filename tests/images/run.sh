@@ -11,8 +11,8 @@
 #  - an image rebuilt under a running sandbox (a new tree renamed into
 #    place, as mk/image.sh does) leaves the sandbox on the tree it started
 #    from;
-#  - DELETE /v1/images/{name}: 409 while a sandbox uses it, 204 once it is
-#    stopped (its tree then goes from the disk), 404 unknown, 409 for the
+#  - DELETE /v1/images/{name}: 409 while a sandbox uses it or a snapshot
+#    of one is kept, 204 once they are gone (its tree then goes from the disk), 404 unknown, 409 for the
 #    default; the runner's other images unchanged.
 # The runner gets an image dir of the suite's own ($T/images): links to the
 # store's images, and "scratch", a hard-link copy of the default that the
@@ -123,7 +123,18 @@ check "delete: while a sandbox uses it 409 conflict, naming the sandbox" \
 	"409 conflict 1"
 check "delete: the refused image is still listed and still starts sandboxes" \
 	"$(curl -s -m 20 -H "$A" "$u/images" | grep -c '"scratch"') $(run "$old" 'echo up')" "1 up"
+# a snapshot of a sandbox of the image stacks on it: the image stays while the snapshot does
+code -H "$A" -d '{}' "$u/sandboxes/$old/snapshots" >/dev/null
+snap=$(jq_py "$T/body" 'd.get("id","")')
 stop "$old"
+if [ -n "$snap" ]; then
+	check "delete: its sandbox stopped, a snapshot of it is left: 409 conflict naming the snapshot" \
+		"$(code -H "$A" -X DELETE "$u/images/scratch") $(jq_py "$T/body" 'd["error"]["code"]') $(grep -c "$snap" "$T/body")" \
+		"409 conflict 1"
+	curl -s -m 60 -o /dev/null -H "$A" -X DELETE "$u/snapshots/$snap"
+else
+	fail "delete: a snapshot of the scratch sandbox: $(head -c 300 "$T/body")"
+fi
 check "delete: once its sandboxes stopped 204" "$(code -H "$A" -X DELETE "$u/images/scratch")" 204
 check "delete: gone from the listing" \
 	"$(curl -s -m 20 -H "$A" "$u/images" | python3 -c 'import json,sys;print(" ".join(i["name"] for i in json.load(sys.stdin)["images"]))')" \
