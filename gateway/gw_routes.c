@@ -17,6 +17,7 @@ static const char *const wait_args[] = { "wait", NULL };
 static const char *const eof_args[] = { "eof", NULL };
 static const char *const logs_args[] = { "since", "follow", "encoding", NULL };
 static const char *const stream_args[] = { "since", "access_token", NULL };
+static const char *const since_args[] = { "since", NULL };
 static const char *const pty_args[] = { "cmd", "cols", "rows", "access_token", NULL };
 
 #define SBX "/v1/sandboxes/{sid}"
@@ -41,6 +42,8 @@ const struct gw_route gw_routes[] = {
 	{ "DELETE", SBX, KEY, .args = no_args, GW_REST_PLAIN(svc_stop) },
 	{ "POST", SBX "/extend", KEY, JSON, .args = no_args, GW_REST_JSON(svc_extend) },
 	{ "POST", SBX "/token", KEY, JSON, .args = no_args, .json = gw_token_create },
+	{ "PATCH", SBX "/network", KEY, JSON, .args = no_args, GW_REST_JSON(svc_network) },
+	{ "GET", SBX "/network/log", KEY, .args = since_args, .start = gw_network_log },
 	{ NULL, SBX "/pty", KEY, .args = pty_args, .ws = GW_WS_PTY, .ws_scope = GW_SCOPE_TERMINAL },
 	{ "PUT", SBX "/files", KEY, .body = GW_BODY_STREAM, .body_cap = GW_FILE_BODY_CAP,
 	  .args = put_args, .start = gw_files_put_start, .data = gw_files_put_data,

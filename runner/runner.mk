@@ -10,17 +10,17 @@ $(BINDIR)/sandbox-runner: $(call obj,$(RUNNER_SRCS)) $(LIBSBX)
 ALL_BINS += $(BINDIR)/sandbox-runner
 
 # cmocka test of the create-request parser (a pure module).
-$(OUT)/tests/test_runner_spec: $(call obj,runner/rn_spec.c)
+$(OUT)/tests/test_runner_spec: $(call obj,runner/rn_spec.c runner/rn_policy.c runner/rn_net.c)
 
 # libFuzzer target tests/fuzz/fuzz_runner_req.c needs the parser.
-FUZZ_EXTRA_fuzz_runner_req := runner/rn_spec.c
+FUZZ_EXTRA_fuzz_runner_req := runner/rn_spec.c runner/rn_policy.c runner/rn_net.c
 build/fuzz/fuzz_runner_req: runner/rn_spec.c runner/rn_spec.h
 
 # cmocka test of the cgroup module on the host's cgroups (skips unless root).
 $(OUT)/tests/test_rn_cgroup: $(call obj,runner/rn_cgroup.c)
 
 # cmocka test of the gvisor driver's pure parts: config.json, the version.
-$(OUT)/tests/test_gvisor_spec: $(call obj,runner/driver_gvisor_spec.c runner/driver_gvisor_version.c runner/rn_spec.c)
+$(OUT)/tests/test_gvisor_spec: $(call obj,runner/driver_gvisor_spec.c runner/driver_gvisor_version.c runner/rn_spec.c runner/rn_policy.c runner/rn_net.c)
 
 # cmocka test of the gvisor watcher's move of the agent's socket.
 $(OUT)/tests/test_gvisor_sock: $(call obj,runner/driver_gvisor_sock.c)

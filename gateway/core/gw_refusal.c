@@ -29,6 +29,7 @@ void gw_refusal_reply(struct gw_vh *vh, const cJSON *reply, struct gw_refusal *o
 		{ "too_many_connections", "too_many_connections", 503 },
 		{ "unknown_isolation", "unknown_isolation", 422 },
 		{ "isolation_unavailable", "isolation_unavailable", 422 },
+		{ "unsupported", "unsupported", 422 },
 	};
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (!strcmp(code, map[i].in)) {
