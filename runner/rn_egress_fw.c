@@ -4,8 +4,9 @@
  * group of rules per slot, each matching only -i sbxh<slot>:
  *   filter SBX-SVC (hooked first in INPUT): the slot's gateway ports of
  *     the resolver and the proxy are reachable, nothing else of the host;
- *   nat SBX-DNAT (hooked first in PREROUTING): UDP 53 to the resolver,
- *     and under an allow-list TCP 80/443 to the proxy;
+ *   nat SBX-DNAT (hooked first in PREROUTING): UDP 53 to the gateway to
+ *     the resolver; under an allow-list UDP 53 to any address too (no
+ *     other server is reachable), and TCP 80/443 to the proxy;
  *   filter SBX-POL (hooked first in FORWARD, ahead of SBX-FWD's ACCEPT):
  *     under an allow-list, everything else is refused at once (TCP with a
  *     reset, the rest with ICMP): other ports, UDP (QUIC), addresses
@@ -46,10 +47,11 @@ int eg_fw_apply(int slot, uint32_t host_ip, enum rn_network mode, struct sbx_err
 		"iptables -t nat -I PREROUTING 1 -i sbxh+ -j SBX-DNAT && "
 		"iptables -A SBX-SVC -i sbxh%d -d %s -p udp --dport %d -j ACCEPT && "
 		"iptables -A SBX-SVC -i sbxh%d -d %s -p tcp -m multiport --dports %d,%d -j ACCEPT && "
-		"iptables -t nat -A SBX-DNAT -i sbxh%d -p udp --dport 53 -j DNAT "
+		"iptables -t nat -A SBX-DNAT -i sbxh%d %s%s -p udp --dport 53 -j DNAT "
 		"--to-destination %s:%d",
 		slot, ip, RN_EGRESS_DNS_PORT, slot, ip, RN_EGRESS_HTTP_PORT, RN_EGRESS_TLS_PORT,
-		slot, ip, RN_EGRESS_DNS_PORT);
+		slot, mode == RN_NET_POLICY ? "" : "-d ", mode == RN_NET_POLICY ? "" : ip,
+		ip, RN_EGRESS_DNS_PORT);
 	if (mode == RN_NET_POLICY)
 		snprintf(line + n, sizeof(line) - n,
 			 " && iptables -A SBX-POL -i sbxh%d -p tcp -j REJECT --reject-with tcp-reset"
