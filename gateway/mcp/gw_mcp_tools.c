@@ -583,8 +583,8 @@ static const struct gw_mcp_tool tools[] = {
 	  "Apply a network policy to a running sandbox's new connections: deny-all, allow-all, "
 	  "or {allow:[names, *.wildcards], deny_cidrs:[cidrs]}. Open connections the new policy "
 	  "refuses are closed.",
-	  "{"type":"object","properties":{" SID ","network":{"type":["string","object"]}},"
-	  ""required":["sandbox_id","network"],"additionalProperties":false}",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"network\":{\"type\":[\"string\",\"object\"]}},"
+	  "\"required\":[\"sandbox_id\",\"network\"],\"additionalProperties\":false}",
 	  SANDBOX_OUT, network_start, done_plain, NULL, NULL, 0 },
 	{ "preview_url", "Preview URL of a port",
 	  "The public URL of a port the sandbox declared at creation (a server listening on "
