@@ -136,6 +136,9 @@ int rn_egress_set_policy(struct rn_sandbox *sb, enum rn_network mode,
 	struct rn_egress *e = sb->egress;
 	struct rn_policy *old;
 
+	if (!e && sb->status == RN_RUNNING && mode == RN_NET_DENY_ALL &&
+	    sb->spec.network == RN_NET_DENY_ALL)
+		return 0;       /* what it has: nothing to change */
 	if (!e || sb->status != RN_RUNNING) {
 		rn_policy_free(policy);
 		return sbx_err_set(err, EBUSY, sb->status != RN_RUNNING ?

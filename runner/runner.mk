@@ -27,3 +27,11 @@ $(OUT)/tests/test_gvisor_sock: $(call obj,runner/driver_gvisor_sock.c)
 
 # cmocka test of the --listen-tls address parser.
 $(OUT)/tests/test_rn_addr: $(call obj,runner/rn_addr.c)
+
+# cmocka test of the egress proxy's name parsers and the network policy.
+$(OUT)/tests/test_sbx_sni: $(call obj,runner/rn_policy.c runner/rn_net.c runner/rn_spec.c)
+
+# libFuzzer target tests/fuzz/fuzz_egress_peek.c: the name parsers, the
+# DNS messages and the policy parser.
+FUZZ_EXTRA_fuzz_egress_peek := runner/rn_policy.c runner/rn_net.c runner/rn_spec.c runner/rn_dns_wire.c
+build/fuzz/fuzz_egress_peek: runner/rn_policy.c runner/rn_dns_wire.c runner/rn_policy.h

@@ -3,10 +3,12 @@ and the gateway). Prints PASS/FAIL/SKIP lines and the closing count."""
 import http.client
 import json
 import os
+import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 PORT, KEY, DIR = int(os.environ["EG_PORT"]), os.environ["EG_KEY"], os.environ["EG_DIR"]
 INET_LOG = os.path.join(DIR, "inet.log")
 counts = [0, 0, 0]
@@ -261,7 +263,31 @@ def allow_all_cases():
     check("allow-all: HTTP goes out directly",
           cl(sid, "http", "denied.test", "denied.test"), "200 server=198.51.100.2 host=denied.test sni=-")
     req("DELETE", "/v1/sandboxes/" + sid)
+    sid = create({"allow": []})
+    out = subprocess.run([os.path.join(ROOT, "bin/sbx"), "--url", "http://127.0.0.1:%d" % PORT,
+                          "--key", KEY, "net", sid, "allowed.test,*.pkg.test"],
+                         capture_output=True, text=True, timeout=60)
+    check("sbx net ID names: the allow-list in force",
+          out.stdout.strip(), '{"allow":["allowed.test","*.pkg.test"],"deny_cidrs":[]}')
+    check("... and it works", cl(sid, "http", "allowed.test", "allowed.test"),
+          "200 server=198.51.100.1 host=allowed.test sni=-")
+    st, d = req("POST", "/v2/sandboxes/sessions/%s/network-policy" % sid,
+                {"allow": ["other.test"], "subnets": {"deny": ["198.51.100.3/32"]}})
+    pol = json.dumps(d)
+    result("Vercel updateNetworkPolicy: the allow-list and subnets.deny, shown as mode custom",
+           st == 200 and '"custom"' in pol and '"other.test"' in pol and "198.51.100.3/32" in pol,
+           "%s %s" % (st, d))
+    r = cl(sid, "http", "198.51.100.3", "other.test")
+    result("... a name whose address is in subnets.deny is refused (403, deny_cidrs)",
+           r.startswith("403 ") and "deny_cidrs" in r, r)
+    st, d = req("POST", "/v2/sandboxes/sessions/%s/network-policy" % sid,
+                {"allow": {"other.test": [{"transform": [{"headers": {"x-k": "v"}}]}]}})
+    result("Vercel: a transform rule is a 422 naming it", st == 422 and "transform" in json.dumps(d),
+           "%s %s" % (st, d))
+    req("DELETE", "/v1/sandboxes/" + sid)
     sid = create("deny-all")
+    st, d = patch(sid, "deny-all")
+    result("PATCH deny-all on a deny-all sandbox: 200, nothing to change", st == 200, "%s %s" % (st, d))
     st, d = patch(sid, {"allow": ["allowed.test"]})
     result("PATCH on a deny-all sandbox: 409 conflict (no interface)",
            st == 409 and d["error"]["code"] == "conflict", "%s %s" % (st, d))

@@ -77,7 +77,7 @@ function previewGet(url, path) {
 }
 
 const EXPECTED_TOOLS = ['command_output', 'create_sandbox', 'extend', 'list_files', 'list_images', 'list_sandboxes',
-  'preview_url', 'read_file', 'run_command', 'start_command', 'stop_sandbox', 'write_files'];
+  'preview_url', 'read_file', 'run_command', 'set_network_policy', 'start_command', 'stop_sandbox', 'write_files'];
 
 async function main() {
   const { client, transport } = await connect(GW_KEY);
