@@ -64,6 +64,10 @@ rc=${PIPESTATUS[0]}
 h_count -q "$T/out"
 [ $rc != 0 ] && [ "$H_FAIL" = 0 ] && fail "main.py exited $rc"
 h_stop_all
+if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$T/gw.log" "$RUNNER_LOG"; then
+	fail "sanitizer report in the gateway's or the runner's log"
+	grep -h -A20 -E 'ERROR: |runtime error:' "$T/gw.log" "$RUNNER_LOG" | head -40
+fi
 # the runner's rules go with its sandboxes: no slot keeps any
 if iptables -S SBX-SVC 2>/dev/null | grep -q -- '-i sbxh' ||
    iptables -S SBX-POL 2>/dev/null | grep -q -- '-i sbxh' ||
