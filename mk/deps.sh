@@ -8,6 +8,11 @@ PKGS="build-essential pkg-config clang libclang-rt-14-dev \
 libwebsockets-dev libssl-dev libcjson-dev libseccomp-dev libcmocka-dev zlib1g-dev \
 debootstrap iproute2 iptables bubblewrap curl nodejs npm python3 util-linux procps websocketd \
 wrk nginx chromium stress-ng"
+# the gateway build turns docs/openapi.yaml into JSON with it (mk/openapi_c.py)
+PKGS="$PKGS python3-yaml"
+# The Python client (clients/python): what it imports, what builds it, and the
+# venv and type checker of its suite (tests/python-client).
+PKGS="$PKGS python3-httpx python3-setuptools python3-wheel python3-venv mypy"
 
 missing=""
 for p in $PKGS; do
