@@ -12,8 +12,10 @@
 #include "rn_resolve.h"
 #include "sbx_log.h"
 
-/* Every attached egress, for the sweep (the loop has no timers). */
-static struct rn_egress *all;
+/* Every attached egress, for the sweep (the loop has no timers), and the
+ * detached ones whose memory waits for the next loop pass (an epoll batch
+ * may still hold their listeners' events). */
+static struct rn_egress *all, *dead;
 
 /* Slot s's gateway: 10.201.0.0 + 4s + 1 (rn_net.c). */
 static uint32_t gateway_of(int slot)
@@ -85,7 +87,9 @@ static void free_egress(struct rn_egress *e)
 	if (*pp)
 		*pp = e->next;
 	free(e->log);
-	free(e);
+	e->log = NULL;
+	e->next = dead;
+	dead = e;
 }
 
 int rn_egress_attach(struct rn_sandbox *sb, int slot, struct sbx_err *err)
@@ -174,7 +178,16 @@ int rn_egress_set_policy(struct rn_sandbox *sb, enum rn_network mode,
 int rn_egress_sweep(void)
 {
 	int64_t now = rn_now_mono();
-	int next = rn_resolve_sweep();
+	int next;
+
+	/* between loop passes: nothing of the last batch is pending */
+	eg_conn_reap();
+	while (dead) {
+		struct rn_egress *e = dead;
+		dead = e->next;
+		free(e);
+	}
+	next = rn_resolve_sweep();
 
 	for (struct rn_egress *e = all; e; e = e->next) {
 		int t = eg_conn_sweep(e, now);

@@ -45,8 +45,22 @@ struct eg_conn {
 	unsigned long long bytes_out, bytes_in;
 	int64_t deadline;
 	int logged;
+	int parked[2];                  /* hung up, out of epoll until there is room */
 	struct eg_conn *next;
 };
+
+/* Connections closed during this loop pass: an epoll batch may still
+ * hold their events (rn_loop.h), so their memory waits for eg_conn_reap. */
+static struct eg_conn *dead;
+
+void eg_conn_reap(void)
+{
+	while (dead) {
+		struct eg_conn *c = dead;
+		dead = c->next;
+		free(c);
+	}
+}
 
 static void conn_free(struct eg_conn *c)
 {
@@ -60,17 +74,21 @@ static void conn_free(struct eg_conn *c)
 	}
 	if (c->lookup)
 		rn_resolve_cancel(c->lookup);
+	c->lookup = NULL;
 	if (c->in.fd >= 0) {
 		rn_loop_del(&c->in);
 		close(c->in.fd);
+		c->in.fd = -1;
 	}
 	if (c->out.fd >= 0) {
 		rn_loop_del(&c->out);
 		close(c->out.fd);
+		c->out.fd = -1;
 	}
 	sbx_buf_free(&c->to_up);
 	sbx_buf_free(&c->to_sb);
-	free(c);
+	c->next = dead;
+	dead = c;
 }
 
 /* The end of an allowed connection: its log entry with the bytes. */
@@ -137,19 +155,53 @@ static uint32_t splice_events(const struct sbx_splice *sp, enum sbx_splice_side 
 	return (w & SBX_SPLICE_IN ? EPOLLIN : 0) | (w & SBX_SPLICE_OUT ? EPOLLOUT : 0);
 }
 
+static struct rn_ev *ev_of(struct eg_conn *c, enum sbx_splice_side side)
+{
+	return side == SBX_SPLICE_A ? &c->in : &c->out;
+}
+
+/* Each side's events; a parked side (HUP is reported whatever one asks
+ * for) comes back only once there is room to read what it left. */
 static void splice_update(struct eg_conn *c)
 {
 	if (sbx_splice_step(&c->sp, c->in.fd, c->out.fd) <= 0) {
 		conn_done(c);
 		return;
 	}
-	rn_loop_mod(&c->in, splice_events(&c->sp, SBX_SPLICE_A));
-	rn_loop_mod(&c->out, splice_events(&c->sp, SBX_SPLICE_B));
+	for (int side = SBX_SPLICE_A; side <= SBX_SPLICE_B; side++) {
+		uint32_t ev = splice_events(&c->sp, (enum sbx_splice_side)side);
+		if (c->sp.gone[side])
+			continue;
+		if (!c->parked[side]) {
+			rn_loop_mod(ev_of(c, (enum sbx_splice_side)side), ev);
+		} else if (ev & EPOLLIN) {
+			c->parked[side] = 0;
+			rn_loop_add(ev_of(c, (enum sbx_splice_side)side), ev);
+		}
+	}
 }
 
 static void splice_side(struct eg_conn *c, enum sbx_splice_side side, int fd, uint32_t events)
 {
-	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+	if (events & EPOLLHUP) {
+		/* the peer closed both ways: read what it sent as room allows,
+		 * then out of epoll (HUP would wake the loop for ever) */
+		long n;
+		while ((n = sbx_splice_read(&c->sp, side, fd)) > 0) {
+			if (side == SBX_SPLICE_A)
+				c->bytes_out += (unsigned long long)n;
+			else
+				c->bytes_in += (unsigned long long)n;
+		}
+		rn_loop_del(ev_of(c, side));
+		if (c->sp.eof[side])
+			sbx_splice_gone(&c->sp, side);   /* nothing can be written to it */
+		else
+			c->parked[side] = 1;
+		splice_update(c);
+		return;
+	}
+	if (events & (EPOLLIN | EPOLLERR)) {
 		long n = sbx_splice_read(&c->sp, side, fd);
 		if (n > 0) {
 			if (side == SBX_SPLICE_A)

@@ -65,6 +65,8 @@ void eg_dns_close_all(struct rn_egress *e);
 void eg_conn_on_accept(struct rn_ev *ev, uint32_t events);
 int eg_conn_sweep(struct rn_egress *e, int64_t now);
 void eg_conn_close_all(struct rn_egress *e);
+/* Free the connections closed since the last call (between loop passes). */
+void eg_conn_reap(void);
 /* Close the open connections whose name the current policy refuses. */
 void eg_conn_recheck(struct rn_egress *e);
 
