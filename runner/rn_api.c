@@ -1,6 +1,6 @@
 /* The control API's operations (docs/runner.md): create, get, list,
- * extend, stop, connect, capabilities, ping, status, drain. Each request
- * gets exactly one reply. */
+ * extend, stop, connect, capabilities, ping, status, drain, set_network,
+ * network_log. Each request gets exactly one reply. */
 #include "rn_conn.h"
 
 #include <errno.h>
