@@ -53,6 +53,7 @@ struct gw_metrics {
 	uint64_t bytes_streamed, files_put_bytes, files_get_bytes;
 	int64_t ws_open;
 	uint64_t proxy_requests, proxy_errors;   /* preview proxy (gw_proxy.c) */
+	uint64_t runner_tls[2];     /* TLS runner handshakes: [0] full, [1] resumed */
 };
 
 struct gw_vh {
