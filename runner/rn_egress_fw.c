@@ -33,10 +33,27 @@
 	"{ [ \"$(iptables -t " T " -S " BUILTIN " 1)\" = \"-A " BUILTIN " -i sbxh+ -j " CHAIN "\" ] || " \
 	"iptables -t " T " -I " BUILTIN " 1 -i sbxh+ -j " CHAIN "; } && "
 
+/* Rules of slots whose veth is gone: left by a runner that was killed
+ * (its sandboxes' veths went with their namespaces). A slot in use has its
+ * veth before it has rules, so a concurrent runner's are never touched. */
+static const char prune[] =
+	"for tc in filter:SBX-SVC filter:SBX-POL nat:SBX-DNAT; do "
+	"t=${tc%%:*}; c=${tc#*:}; "
+	"iptables -t $t -S $c 2>/dev/null | grep -e '-i sbxh' | while read -r l; do "
+	"d=$(echo \"$l\" | sed -n 's/.*-i \\(sbxh[0-9]*\\) .*/\\1/p'); "
+	"ip link show \"$d\" >/dev/null 2>&1 || iptables -t $t $(echo \"$l\" | sed 's/^-A /-D /'); "
+	"done; done; true";
+
 int eg_fw_apply(int slot, uint32_t host_ip, enum rn_network mode, struct sbx_err *err)
 {
+	static int pruned;
 	char line[4096], ip[20];
 	size_t n;
+
+	if (!pruned) {
+		pruned = 1;
+		rn_net_run(prune, NULL);
+	}
 
 	snprintf(ip, sizeof(ip), "%u.%u.%u.%u", host_ip >> 24, (host_ip >> 16) & 255,
 		 (host_ip >> 8) & 255, host_ip & 255);

@@ -50,6 +50,11 @@ def create(network):
             st, d = req("PUT", "/v1/sandboxes/%s/files?path=%s" % (sid, path), f.read())
         if st != 200:
             raise RuntimeError("upload %s: %s %s" % (name, st, d))
+    # its gateway address, for run.sh's check that no rule of it is left
+    gw = sh(sid, "cat /etc/resolv.conf").split()
+    if len(gw) == 2 and gw[0] == "nameserver":
+        with open(os.path.join(DIR, "gateways"), "a") as f:
+            f.write(gw[1] + "\n")
     return sid
 
 
