@@ -13,6 +13,8 @@ PKGS="$PKGS python3-yaml"
 # The Python client (clients/python): what it imports, what builds it, and the
 # venv and type checker of its suite (tests/python-client).
 PKGS="$PKGS python3-httpx python3-setuptools python3-wheel python3-venv mypy"
+# OCI images (tests/oci): busybox to build them, skopeo to pull, the reference registry
+PKGS="$PKGS busybox-static skopeo docker-registry"
 
 missing=""
 for p in $PKGS; do

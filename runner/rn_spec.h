@@ -34,6 +34,8 @@ struct rn_spec {
 	enum rn_network network;
 	struct rn_policy *policy;      /* owned; RN_NET_POLICY's, else NULL */
 	char image[33];
+	char workdir[256];             /* the image's WorkingDir ("": none) */
+	char snapshot[64];             /* the snapshot it starts from ("": none) */
 	char owner[65];                /* opaque tag of the client that owns it */
 	int preview_auth;              /* kept for the gateway: its previews are private */
 };
