@@ -66,6 +66,7 @@ int cli_cmd_run(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_cp(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_logs(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_sh(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_net(const struct cli_cfg *c, int argc, char **argv);
 /* cli_snapshot.c */
 int cli_cmd_snapshot(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_snapshots(const struct cli_cfg *c, int argc, char **argv);

@@ -32,6 +32,10 @@ static const struct cli_command commands[] = {
 	{ "stop", cli_cmd_stop,
 	  "sbx stop ID...\n  Stop and destroy sandboxes (stopping a stopped one is not an error;\n"
 	  "  --json: each stopped object).\n" },
+	{ "net", cli_cmd_net,
+	  "sbx net ID POLICY\n  Apply a network policy to a running sandbox's new connections:\n"
+	  "  deny-all, allow-all, names separated by commas (an allow-list; *.x for\n"
+	  "  subdomains), or the API's JSON object. Prints the policy now in force.\n" },
 	{ "url", cli_cmd_url,
 	  "sbx url ID PORT\n  Print the preview URL of a port the sandbox declared at create\n"
 	  "  (--json: its route object).\n" },

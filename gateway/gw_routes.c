@@ -19,6 +19,7 @@ static const char *const wait_args[] = { "wait", NULL };
 static const char *const eof_args[] = { "eof", NULL };
 static const char *const logs_args[] = { "since", "follow", "encoding", NULL };
 static const char *const stream_args[] = { "since", "access_token", NULL };
+static const char *const since_args[] = { "since", NULL };
 static const char *const pty_args[] = { "cmd", "cols", "rows", "access_token", NULL };
 
 #define SBX "/v1/sandboxes/{sid}"
@@ -48,6 +49,8 @@ const struct gw_route gw_routes[] = {
 	{ "DELETE", SBX, KEY, .args = no_args, GW_REST_PLAIN(svc_stop) },
 	{ "POST", SBX "/extend", KEY, JSON, .args = no_args, GW_REST_JSON(svc_extend) },
 	{ "POST", SBX "/token", KEY, JSON, .args = no_args, .json = gw_token_create },
+	{ "PATCH", SBX "/network", KEY, JSON, .args = no_args, GW_REST_JSON(svc_network) },
+	{ "GET", SBX "/network/log", KEY, .args = since_args, .start = gw_network_log },
 	/* snapshots, fork, pause (svc_snapshot.c, svc_pause.c); {cid} holds a
 	 * snapshot id: the router's second id, never a sandbox to admit */
 	{ "POST", SBX "/snapshots", KEY, JSON, .args = no_args, GW_REST_JSON(svc_snapshot_take) },

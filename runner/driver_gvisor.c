@@ -29,6 +29,7 @@
 
 #include "rn_cgroup.h"
 #include "rn_child.h"
+#include "rn_egress.h"
 #include "rn_net.h"
 #include "rn_runtime.h"
 #include "rn_slot.h"
@@ -243,6 +244,7 @@ static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
 	l->b.cgroup_path = l->cgpath;
 	l->b.netns_path = l->netns;
 	l->b.host_pids = host_pids(&sb->spec);
+	l->b.slot = sb_of(sb)->slot;
 
 	snprintf(l->rootflag, sizeof(l->rootflag), "--root=%s", gs->root);
 	snprintf(l->overlay, sizeof(l->overlay), "--overlay2=root:dir=%s", l->upper);
@@ -324,6 +326,7 @@ static int hand_over_netns(struct gv_launch *l, struct rn_sandbox *sb, struct sb
 				   "(the watcher exited)");
 	snprintf(l->netns, sizeof(l->netns), "/proc/%d/ns/net", (int)sb->pid);
 	if (rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0 ||
+	    rn_egress_attach(sb, sb_of(sb)->slot, err) < 0 ||
 	    gv_spec_write(&l->b, sb->dir, err) < 0)
 		return -1;
 	while ((n = send(l->sv[0], &go, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR)
@@ -356,6 +359,7 @@ static void undo_start(struct gv_state *gs, struct rn_sandbox *sb, struct gv_lau
 		usleep(5000);
 	remove_runsc_state(gs, sb->id);
 	unmount_all(sb->dir);
+	rn_egress_detach(sb);
 	release_slot(gs, gb);
 	free(gb);
 	sb->drv_data = NULL;
@@ -364,7 +368,7 @@ static void undo_start(struct gv_state *gs, struct rn_sandbox *sb, struct gv_lau
 static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct gv_state *gs = state_of(sb->drv);
-	struct gv_launch l = { .allow_all = sb->spec.network == RN_NET_ALLOW_ALL,
+	struct gv_launch l = { .allow_all = sb->spec.network != RN_NET_DENY_ALL,
 			       .sv = { -1, -1 } };
 
 	if (check_runtime(gs, sb, &l, err) < 0 || take_share(gs, sb, l.allow_all, err) < 0)
@@ -442,6 +446,7 @@ static int gv_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 	}
 	remove_runsc_state(state_of(sb->drv), sb->id);
 	unmount_all(sb->dir);
+	rn_egress_detach(sb);
 	if (gb)
 		release_slot(state_of(sb->drv), gb);
 	if (sbx_rmtree(sb->dir) < 0)

@@ -29,6 +29,7 @@ struct gv_bundle {
 	const char *cgroup_path;     /* linux.cgroupsPath */
 	const char *netns_path;      /* "" = a new empty netns */
 	int64_t host_pids;           /* host pids.max backstop */
+	int slot;                    /* its veth addresses (the resolver's), or -1 */
 };
 
 /* config.json text (cJSON_free it), or NULL when out of memory. */

@@ -4,6 +4,7 @@
  * host tmpfs) at /run/sbx, generated /etc files, the sandbox's cgroup, and
  * the agent as PID 1 with the sandbox's env, rlimits and capabilities. */
 #include "driver_gvisor.h"
+#include "rn_net.h"
 #include "rn_runtime.h"
 
 #include <errno.h>
@@ -224,9 +225,10 @@ static int write_text(const char *dir, const char *name, const char *text,
 
 int gv_spec_write(const struct gv_bundle *b, const char *bundle_dir, struct sbx_err *err)
 {
-	char *txt;
+	char *txt, resolv[96];
 	int rc;
 
+	rn_net_resolv_conf(b->spec->network, b->slot, resolv, sizeof(resolv));
 	/* the jail's files (jail_child.c): the image's own passwd may list
 	 * system users the sandbox does not need */
 	if (write_text(b->etcdir, "passwd", "root:x:0:0:root:/root:/bin/bash\n"
@@ -237,8 +239,7 @@ int gv_spec_write(const struct gv_bundle *b, const char *bundle_dir, struct sbx_
 	    write_text(b->etcdir, "hosts", "127.0.0.1\tlocalhost sandbox\n"
 		       "::1\tlocalhost ip6-localhost ip6-loopback\n", err) < 0 ||
 	    write_text(b->etcdir, "hostname", "sandbox\n", err) < 0 ||
-	    write_text(b->etcdir, "resolv.conf", b->spec->network == RN_NET_DENY_ALL ?
-		       "# network: deny-all (no resolver)\n" : "nameserver 1.1.1.1\n", err) < 0)
+	    write_text(b->etcdir, "resolv.conf", resolv, err) < 0)
 		return -1;
 	txt = gv_spec_json(b);
 	if (!txt)

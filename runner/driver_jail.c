@@ -25,6 +25,7 @@
 #include "driver_jail.h"
 #include "driver_jail_port.h"
 #include "rn_cgroup.h"
+#include "rn_egress.h"
 #include "rn_net.h"
 #include "rn_runtime.h"
 #include "rn_slot.h"
@@ -323,6 +324,7 @@ static void plan_launch(struct jail_launch *l, const struct jail_state *js,
 	plan->runtime_dir = sb->drv->r->runtime_dir;
 	plan->loader = js->loader;
 	plan->spec = &sb->spec;
+	plan->slot = sb_of(sb)->slot;
 	plan->agent_stderr = sb->drv->agent_stderr;
 }
 
@@ -403,8 +405,9 @@ static int run_child_setup(struct jail_launch *l, struct rn_sandbox *sb, struct 
 
 	if (send_go(l, err) < 0 || rn_cgroup_attach(&r->cg, sb_of(sb)->cg, sb->pid, err) < 0)
 		return -1;
-	if (sb->spec.network == RN_NET_ALLOW_ALL &&
-	    rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0)
+	if (sb->spec.network != RN_NET_DENY_ALL &&
+	    (rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0 ||
+	     rn_egress_attach(sb, sb_of(sb)->slot, err) < 0))
 		return -1;
 	if (send_go(l, err) < 0 || wait_child(l->sv[0], err) < 0)
 		return -1;
@@ -433,7 +436,8 @@ static void undo_start(struct jail_state *js, struct rn_sandbox *sb, struct jail
 	for (int i = 0; i < 100 && rn_cgroup_remove(&r->cg, jb->cg, NULL) == 1; i++)
 		usleep(1000);
 	sbx_rmtree(sb->dir);
-	if (sb->spec.network == RN_NET_ALLOW_ALL)
+	rn_egress_detach(sb);
+	if (sb->spec.network != RN_NET_DENY_ALL)
 		rn_net_release(jb->slot);
 	rn_slot_free(&js->slots, jb->slot);
 	free(jb);
@@ -485,7 +489,8 @@ static int jail_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 	/* the uid range is free only once nothing of the sandbox is left;
 	 * its veth would go with its netns, but the kernel removes a dead
 	 * netns later, in its own time: stop removes it now */
-	if (sb->spec.network == RN_NET_ALLOW_ALL)
+	rn_egress_detach(sb);
+	if (sb->spec.network != RN_NET_DENY_ALL)
 		rn_net_release(jb->slot);
 	rn_slot_free(&state_of(sb->drv)->slots, jb->slot);
 	free(jb);

@@ -28,6 +28,7 @@ struct jail_plan {
 	const char *runtime_dir; /* agent + libs, bound read-only */
 	const char *loader;      /* basename of ld.so inside runtime/lib */
 	const struct rn_spec *spec;
+	int slot;                /* its veth addresses (the resolver's) */
 	int agent_stderr;        /* keep the runner's stderr for the agent */
 };
 

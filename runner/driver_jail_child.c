@@ -193,8 +193,10 @@ static void setup_files(const struct jail_plan *p)
 		   "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n",
 		   0644);
 	write_text("etc/hostname", "sandbox\n", 0644);
-	write_text("etc/resolv.conf", p->spec->network == RN_NET_DENY_ALL ?
-		   "# network: deny-all (no resolver)\n" : "nameserver 1.1.1.1\n", 0644);
+	/* the runner's resolver on the gateway, whatever the policy (rn_dns.c) */
+	char resolv[96];
+	rn_net_resolv_conf(p->spec->network, p->slot, resolv, sizeof(resolv));
+	write_text("etc/resolv.conf", resolv, 0644);
 
 	mkdir_p(RN_RUNTIME_MOUNT + 1, 0755);
 	bind_ro(p->runtime_dir, RN_RUNTIME_MOUNT + 1, MS_NOSUID | MS_NODEV);

@@ -1,6 +1,6 @@
 /* The control API's operations (docs/runner.md): create, get, list,
- * extend, stop, connect, capabilities, ping, status, drain. Each request
- * gets exactly one reply. */
+ * extend, stop, connect, capabilities, ping, status, drain, set_network,
+ * network_log. Each request gets exactly one reply. */
 #include "rn_conn.h"
 
 #include <errno.h>
@@ -9,6 +9,8 @@
 
 #include "rn_api_snap.h"
 #include "rn_drivers.h"
+#include "rn_egress.h"
+#include "rn_policy.h"
 #include "rn_image_config.h"
 #include "rn_image_import.h"
 #include "rn_images.h"
@@ -26,6 +28,7 @@ static const char *err_code(int code)
 	case ENOENT: return "not_found";
 	case EBUSY: return "conflict";
 	case EAGAIN: case ENOSPC: return "no_capacity";
+	case ENOTSUP: return "unsupported";
 	default: return "internal";
 	}
 }
@@ -213,6 +216,46 @@ static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 	rn_conn_connect(c, sb, (int)port);
 }
 
+/* A new network policy for a running sandbox: new connections and DNS
+ * queries follow it at once (rn_egress.h). */
+static void op_set_network(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	struct sbx_err err = { 0, "" };
+	struct rn_sandbox *sb = find(r, c, req);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(req, "network");
+	struct rn_policy *p;
+	enum rn_network mode;
+
+	if (!sb)
+		return;
+	if (!v) {
+		rn_conn_reply_err(c, "invalid", "network: required");
+		return;
+	}
+	if (rn_policy_parse(v, &mode, &p, &err) < 0 ||
+	    rn_egress_set_policy(sb, mode, p, &err) < 0) {
+		rn_conn_reply_err(c, err_code(err.code), err.msg);
+		return;
+	}
+	rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
+}
+
+/* The egress log after "since" (a seq; absent: all that is kept). */
+static void op_network_log(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	struct sbx_err err = { 0, "" };
+	struct rn_sandbox *sb = find(r, c, req);
+	int64_t since = 0;
+
+	if (!sb)
+		return;
+	if (sbx_json_get_i64(req, "since", 0, INT64_MAX, &since, &err) < 0) {
+		rn_conn_reply_err(c, "invalid", err.msg);
+		return;
+	}
+	rn_conn_reply_ok(c, "entries", rn_egress_log_json(sb, (unsigned long long)since));
+}
+
 /* Drain on or off: only on the local control socket (an operator or the
  * orchestrator on this host), never from a gateway over the network. */
 static void op_drain(struct runner *r, struct rn_conn *c, const cJSON *req)
@@ -284,11 +327,15 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_ok(c, "runner", rn_status_json(r));
 	else if (strcmp(op, "drain") == 0)
 		op_drain(r, c, req);
+	else if (strcmp(op, "set_network") == 0)
+		op_set_network(r, c, req);
+	else if (strcmp(op, "network_log") == 0)
+		op_network_log(r, c, req);
 	else if (rn_api_snap(r, c, op, req))
 		;   /* snapshot, snapshots, snapshot_get, snapshot_delete, pause, resume */
 	else
 		rn_conn_reply_err(c, "bad_request", "op: unknown operation (create, get, "
 				  "list, extend, stop, connect, capabilities, images, image_import, "
 				  "image_pull, ping, status, drain, snapshot, snapshots, snapshot_get, "
-				  "snapshot_delete, pause, resume)");
+				  "snapshot_delete, pause, resume, set_network, network_log)");
 }

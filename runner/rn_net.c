@@ -19,7 +19,7 @@ extern char **environ;
 
 /* Destinations a sandbox never reaches (SECURITY.md 0.5): the host is
  * covered by the INPUT rule, these by FORWARD. */
-static const char *const denied[] = {
+const char *const rn_net_denied[] = {
 	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
 	"172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4", NULL
 };
@@ -77,10 +77,10 @@ static int setup_host(struct sbx_err *err)
 		"exec >/dev/null 2>&1; "
 		"iptables -N SBX-FWD; iptables -F SBX-FWD; "
 		"iptables -N SBX-IN; iptables -F SBX-IN; ");
-	for (int i = 0; denied[i]; i++)
+	for (int i = 0; rn_net_denied[i]; i++)
 		n += (size_t)snprintf(line + n, sizeof(line) - n,
 			"iptables -A SBX-FWD -d %s -j REJECT --reject-with icmp-net-prohibited && ",
-			denied[i]);
+			rn_net_denied[i]);
 	snprintf(line + n, sizeof(line) - n,
 		"iptables -A SBX-FWD -j ACCEPT && "
 		"iptables -A SBX-IN -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT && "
@@ -136,6 +136,22 @@ int rn_net_allow_all(pid_t pid, int slot, struct sbx_err *err)
 		 "ip route add default via %s'",
 		 slot, slot, (int)pid, slot, slot, slot, RN_LINK_SEGMENT, host, slot, slot,
 		 (int)pid, RN_LINK_SEGMENT, guest, host);
+	return run(line, err);
+}
+
+void rn_net_resolv_conf(enum rn_network mode, int slot, char *buf, size_t n)
+{
+	unsigned g = (10u << 24 | 201u << 16) + (unsigned)slot * 4u + 1u;
+
+	if (mode == RN_NET_DENY_ALL || slot < 0)
+		snprintf(buf, n, "# network: deny-all (no resolver)\n");
+	else
+		snprintf(buf, n, "nameserver %u.%u.%u.%u\n", g >> 24, (g >> 16) & 255,
+			 (g >> 8) & 255, g & 255);
+}
+
+int rn_net_run(const char *line, struct sbx_err *err)
+{
 	return run(line, err);
 }
 

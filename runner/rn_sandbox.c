@@ -15,6 +15,7 @@
 
 #include "rn_conn.h"
 #include "rn_drivers.h"
+#include "rn_policy.h"
 #include "sbx_dial.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
@@ -406,7 +407,7 @@ cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
 	a = cJSON_AddArrayToObject(o, "env_names");
 	for (int i = 0; i < sb->spec.n_env; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(sb->spec.env_names[i]));
-	cJSON_AddStringToObject(o, "network", rn_network_name(sb->spec.network));
+	cJSON_AddItemToObject(o, "network", rn_policy_json(sb->spec.network, sb->spec.policy));
 	cJSON_AddStringToObject(o, "image", sb->spec.image);
 	if (sb->spec.snapshot[0]) {
 		cJSON *src = cJSON_AddObjectToObject(o, "source");

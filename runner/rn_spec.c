@@ -4,6 +4,7 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "rn_policy.h"
 #include "sbx_json.h"
 
 struct limit {
@@ -31,7 +32,7 @@ static const char *const known[] = {
 
 const char *rn_network_name(enum rn_network n)
 {
-	return n == RN_NET_ALLOW_ALL ? "allow-all" : "deny-all";
+	return n == RN_NET_ALLOW_ALL ? "allow-all" : n == RN_NET_POLICY ? "allow-list" : "deny-all";
 }
 
 void rn_spec_wipe_values(struct rn_spec *spec)
@@ -55,6 +56,8 @@ void rn_spec_free(struct rn_spec *spec)
 		}
 	}
 	spec->n_env = 0;
+	rn_policy_free(spec->policy);
+	spec->policy = NULL;
 }
 
 static int env_name_ok(const char *s)
@@ -137,7 +140,6 @@ static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *er
 {
 	const char *s = NULL;
 	const cJSON *it;
-	int r;
 
 	cJSON_ArrayForEach(it, req) {
 		int ok = 0;
@@ -158,18 +160,9 @@ static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *er
 				   "(%d per MB: each descriptor may hold a socket's kernel buffers)",
 				   (long long)(spec->memory_mb * RN_NOFILE_PER_MB),
 				   (long long)spec->memory_mb, RN_NOFILE_PER_MB);
-	r = sbx_json_get_str(req, "network", &s, err);
-	if (r < 0)
+	if (rn_policy_parse(cJSON_GetObjectItemCaseSensitive(req, "network"), &spec->network,
+			    &spec->policy, err) < 0)
 		return -1;
-	if (r == 1) {
-		if (strcmp(s, "deny-all") == 0)
-			spec->network = RN_NET_DENY_ALL;
-		else if (strcmp(s, "allow-all") == 0)
-			spec->network = RN_NET_ALLOW_ALL;
-		else
-			return sbx_err_set(err, EINVAL,
-					   "network: expected \"deny-all\" or \"allow-all\"");
-	}
 	s = "default";
 	if (sbx_json_get_str(req, "image", &s, err) < 0)
 		return -1;
@@ -203,7 +196,7 @@ int rn_spec_parse(const cJSON *req, struct rn_spec *spec, struct sbx_err *err)
 {
 	memset(spec, 0, sizeof(*spec));
 	if (parse_rest(req, spec, err) < 0) {
-		err->code = err->code == ENOMEM ? ENOMEM : EINVAL;
+		err->code = err->code == ENOMEM || err->code == ENOTSUP ? err->code : EINVAL;
 		rn_spec_free(spec);
 		return -1;
 	}

@@ -13,7 +13,10 @@
 #define RN_MAX_ENV 64
 #define RN_ENV_BYTES 32768      /* names + values together */
 
-enum rn_network { RN_NET_DENY_ALL, RN_NET_ALLOW_ALL };
+/* RN_NET_POLICY: an allow-list (rn_policy.h), in spec.policy */
+enum rn_network { RN_NET_DENY_ALL, RN_NET_ALLOW_ALL, RN_NET_POLICY };
+
+struct rn_policy;
 
 struct rn_spec {
 	int64_t timeout_ms;
@@ -29,6 +32,7 @@ struct rn_spec {
 	char *env_values[RN_MAX_ENV];
 	int n_env;
 	enum rn_network network;
+	struct rn_policy *policy;      /* owned; RN_NET_POLICY's, else NULL */
 	char image[33];
 	char workdir[256];             /* the image's WorkingDir ("": none) */
 	char snapshot[64];             /* the snapshot it starts from ("": none) */

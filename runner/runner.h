@@ -125,6 +125,7 @@ struct rn_sandbox {
 	char dir[PATH_MAX];             /* <state>/sandboxes/<id> */
 	char agent_socket[PATH_MAX];
 	void *drv_data;
+	struct rn_egress *egress;        /* its resolver, proxy and log (rn_egress.h), or NULL */
 	struct rn_sandbox *next;
 };
 

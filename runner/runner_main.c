@@ -22,6 +22,7 @@
 #include "rn_conn.h"
 #include "rn_ctl.h"
 #include "rn_drivers.h"
+#include "rn_egress.h"
 #include "rn_flags.h"
 #include "rn_image_cli.h"
 #include "rn_sandbox.h"
@@ -374,6 +375,7 @@ static void serve(struct runner *r, struct listener *lu, struct listener *lt)
 
 	for (;;) {
 		int ts[] = { rn_sandbox_tick(r), rn_snap_tick(r), rn_conn_sweep(), rn_tls_sweep(),
+			     rn_egress_sweep(),
 			     accept_pause_tick(lu), accept_pause_tick(lt) }, t = -1;
 
 		for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)

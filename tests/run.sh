@@ -8,7 +8,7 @@
 #  4. a short libFuzzer run of every fuzz target
 . "$(dirname "$0")/lib/harness.sh"
 
-SUITES=${SUITES:-"layers agent seccomp runner gateway images snapshots pipeline preview cluster security fault wsconf client python-client mcp refusals openapi compat cli web soak install deploy oci"}
+SUITES=${SUITES:-"layers agent seccomp runner gateway images snapshots pipeline preview cluster security egress fault wsconf client python-client mcp refusals openapi compat cli web soak install deploy oci"}
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 h_begin sbx-tests
 
@@ -37,7 +37,7 @@ done
 # offers (the runner's own probe says which): the same suites with the
 # runners' --default-isolation set, not copies. An unavailable driver is
 # one SKIP line with the probe's reason.
-DRIVER_SUITES="runner gateway preview security"
+DRIVER_SUITES="runner gateway preview security egress"
 RUNNER_BIN=bin/sandbox-runner AGENT_BIN=bin/sandbox-agent
 if [ "$(id -u)" = 0 ] && [ -x "$RUNNER_BIN" ] && [ -x "$AGENT_BIN" ]; then
 	python3 tests/runner/drivers.py "$RUNNER_BIN" "$AGENT_BIN" >"$T/drivers" 2>&1 ||

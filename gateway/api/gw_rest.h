@@ -27,6 +27,8 @@ void gw_files_put_data(struct gw_req *r, const void *in, size_t len);
 void gw_files_put_done(struct gw_req *r);
 void gw_files_get(struct gw_req *r);
 void gw_files_list(struct gw_req *r);
+/* gw_rest_network.c */
+void gw_network_log(struct gw_req *r);
 /* gw_rest_images.c: POST /v1/images (an upload, or a pull when JSON) */
 void gw_images_post_start(struct gw_req *r);
 void gw_images_post_data(struct gw_req *r, const void *in, size_t len);

@@ -233,6 +233,18 @@ static void extend_start(struct gw_mcp_call *c)
 		svc_admit(s, extend_go);
 }
 
+static void network_go(struct svc_call *s)
+{
+	svc_network(s, body_of(call_of(s)));
+}
+
+static void network_start(struct gw_mcp_call *c)
+{
+	struct svc_call *s = sandbox_step(c);
+	if (s)
+		svc_admit(s, network_go);
+}
+
 static cJSON *preview_done(struct gw_mcp_call *c, struct svc_answer *a)
 {
 	cJSON *err = NULL, *o = reply_json(a, &err), *rt, *out;
@@ -593,7 +605,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"lifetime (default 300000)\"},"
 	  "\"idle_timeout_ms\":{\"type\":\"integer\",\"minimum\":0},"
 	  "\"ports\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":65535}},"
-	  "\"network\":{\"description\":\"deny-all (default), allow-all, or {allow:[hosts]}\","
+	  "\"network\":{\"description\":\"deny-all (default), allow-all, or {allow:[names, *.wildcards], deny_cidrs:[cidrs]}\","
 	  "\"type\":[\"string\",\"object\"]},"
 	  "\"vcpus\":{\"type\":\"integer\",\"minimum\":1},\"memory_mb\":{\"type\":\"integer\",\"minimum\":1},"
 	  "\"image\":{\"type\":\"string\"},\"preview_auth\":{\"type\":\"boolean\"}," ENV ","
@@ -662,6 +674,13 @@ static const struct gw_mcp_tool tools[] = {
 	  "{\"type\":\"object\",\"properties\":{" SID ",\"duration_ms\":{\"type\":\"integer\",\"minimum\":1}},"
 	  "\"required\":[\"sandbox_id\",\"duration_ms\"],\"additionalProperties\":false}",
 	  SANDBOX_OUT, extend_start, done_plain, NULL, NULL, 0 },
+	{ "set_network_policy", "Change a sandbox's network policy",
+	  "Apply a network policy to a running sandbox's new connections: deny-all, allow-all, "
+	  "or {allow:[names, *.wildcards], deny_cidrs:[cidrs]}. Open connections the new policy "
+	  "refuses are closed.",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"network\":{\"type\":[\"string\",\"object\"]}},"
+	  "\"required\":[\"sandbox_id\",\"network\"],\"additionalProperties\":false}",
+	  SANDBOX_OUT, network_start, done_plain, NULL, NULL, 0 },
 	{ "preview_url", "Preview URL of a port",
 	  "The public URL of a port the sandbox declared at creation (a server listening on "
 	  "0.0.0.0 there).",

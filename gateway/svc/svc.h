@@ -189,6 +189,11 @@ void svc_list(struct svc_call *c);
 void svc_get(struct svc_call *c);
 void svc_stop(struct svc_call *c);
 void svc_extend(struct svc_call *c, cJSON *body);
+/* body {"network": policy}: the sandbox object with it */
+void svc_network(struct svc_call *c, cJSON *body);
+/* svc_network.c: the egress log entries after seq since, each an
+ * event (type "entry") of a stream begun with size -1 */
+void svc_network_log(struct svc_call *c, int64_t since);
 void svc_capabilities(struct svc_call *c);
 /* A runner's {"sandbox":...} reply as the API's object, answered with
  * status (a create's mode adds it to the owner table). 1 answered, -1 failed. */

@@ -312,6 +312,28 @@ void svc_extend(struct svc_call *c, cJSON *body)
 	svc_runner(c, req, on_one_200);
 }
 
+/* A running sandbox's new network policy (docs/api.md): the runner checks
+ * it (422 invalid or unsupported, naming the field) and applies it to new
+ * connections at once. */
+void svc_network(struct svc_call *c, cJSON *body)
+{
+	struct sbx_err err = { 0 };
+	if (sbx_json_refuse_nul(body, &err) < 0) {
+		cJSON_Delete(body);
+		svc_fail(c, 422, "invalid", "%s", err.msg);
+		return;
+	}
+	cJSON *net = cJSON_DetachItemFromObjectCaseSensitive(body, "network");
+	cJSON_Delete(body);
+	if (!net) {
+		svc_fail(c, 422, "invalid", "network is required");
+		return;
+	}
+	cJSON *req = id_req(c, "set_network");
+	cJSON_AddItemToObject(req, "network", net);
+	svc_runner(c, req, on_one_200);
+}
+
 static int on_delete(struct svc_call *c, const struct sbx_frame *f)
 {
 	int rc = one_sandbox(c, f, 200);

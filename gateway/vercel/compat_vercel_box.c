@@ -29,16 +29,40 @@ static int refuse_field(struct gw_req *r, const cJSON *b, const char *name, cons
 	return -1;
 }
 
-/* The SDK's networkPolicy as our network: "allow-all"/"deny-all"; NULL
- * after answering 422. */
-static const char *network_of(struct gw_req *r, const cJSON *p)
+/* The SDK's networkPolicy as our network (docs/vercel.md): {"mode":
+ * "allow-all"|"deny-all"} a string; {"allow":..., "subnets":{"deny":[...]}}
+ * our allow-list object (allow as given: the runner checks it, names and
+ * per-name rules alike). NULL after answering 422. */
+static cJSON *network_of(struct gw_req *r, const cJSON *p)
 {
 	const char *mode = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "mode"));
+	const cJSON *allow = cJSON_GetObjectItemCaseSensitive(p, "allow");
+	const cJSON *sub = cJSON_GetObjectItemCaseSensitive(p, "subnets"), *f;
+	cJSON *o;
+
 	if (mode && (!strcmp(mode, "allow-all") || !strcmp(mode, "deny-all")))
-		return mode;
-	gw_resp_error(r, 422, "unsupported", "networkPolicy: only \"allow-all\" and \"deny-all\" "
-		      "are supported (no domain or subnet lists yet)");
-	return NULL;
+		return cJSON_CreateString(mode);
+	if (!cJSON_IsObject(p) || mode) {
+		gw_resp_error(r, 422, "invalid", "networkPolicy: \"allow-all\", \"deny-all\" or "
+			      "{allow, subnets}");
+		return NULL;
+	}
+	cJSON_ArrayForEach(f, p)
+		if (strcmp(f->string, "allow") && strcmp(f->string, "subnets")) {
+			gw_resp_error(r, 422, "invalid", "networkPolicy.%.40s: unknown field", f->string);
+			return NULL;
+		}
+	if (sub && cJSON_GetObjectItemCaseSensitive(sub, "allow")) {
+		gw_resp_error(r, 422, "unsupported", "networkPolicy.subnets.allow: addresses that "
+			      "bypass the name allow-list are not supported");
+		return NULL;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "allow", allow ? cJSON_Duplicate(allow, 1) : cJSON_CreateArray());
+	if (sub && cJSON_GetObjectItemCaseSensitive(sub, "deny"))
+		cJSON_AddItemToObject(o, "deny_cidrs", cJSON_Duplicate(
+			cJSON_GetObjectItemCaseSensitive(sub, "deny"), 1));
+	return o;
 }
 
 static void created_cwd(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -136,10 +160,10 @@ void cv_box_create(struct gw_req *r, struct cv_call *c)
 			cJSON_AddItemToObject(req, "memory_mb", cJSON_Duplicate(mem, 1));
 	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(b, "networkPolicy")) && !cJSON_IsNull(v)) {
-		const char *net = network_of(r, v);
+		cJSON *net = network_of(r, v);
 		if (!net)
 			goto out;
-		cJSON_AddStringToObject(req, "network", net);
+		cJSON_AddItemToObject(req, "network", net);
 	}
 	if (!(img = image_of_runtime(r, cJSON_GetObjectItemCaseSensitive(b, "runtime"))))
 		goto out;
@@ -263,27 +287,14 @@ void cv_session_extend(struct gw_req *r, struct cv_call *c)
 	svc_extend(s, b);
 }
 
-/* A running sandbox's network is fixed at create: asking for the mode it
- * has is answered with its session; another one is refused. */
-static void network_checked(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
-{
-	const char *want = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c->body, "mode"));
-	const char *have = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a->json, "network"));
-	if (a->status >= 400) {
-		cv_fail_answer(r, a);
-		return;
-	}
-	if (!have || strcmp(want, have)) {
-		gw_resp_error(r, 422, "unsupported", "networkPolicy: sandbox %s is %s; changing a running "
-			      "sandbox's network is not supported (choose it at create)", c->sid,
-			      have ? have : "deny-all");
-		return;
-	}
-	gw_resp_json(r, 200, shapes(r, a->json, 0, 1, 0));
-}
-
+/* updateNetworkPolicy: the new policy for new connections (svc_network). */
 void cv_session_network(struct gw_req *r, struct cv_call *c)
 {
-	if (network_of(r, c->body))
-		svc_get(cv_step(c, network_checked));
+	cJSON *net = network_of(r, c->body), *b;
+
+	if (!net)
+		return;
+	b = cJSON_CreateObject();
+	cJSON_AddItemToObject(b, "network", net);
+	svc_network(cv_step(c, session_only), b);
 }

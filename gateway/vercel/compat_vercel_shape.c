@@ -35,11 +35,25 @@ static const char *status_of(const cJSON *s)
 	return "failed";
 }
 
+/* Our network as the API's policy: a mode, or "custom" with the names
+ * and denied CIDRs of an allow-list (per-name rules have none to show). */
 static void add_policy(cJSON *o, const cJSON *s)
 {
-	const char *net = str(s, "network", "deny-all");
-	cJSON *p = cJSON_AddObjectToObject(o, "networkPolicy");
-	cJSON_AddStringToObject(p, "mode", !strcmp(net, "allow-all") ? "allow-all" : "deny-all");
+	const cJSON *net = cJSON_GetObjectItemCaseSensitive(s, "network"), *n;
+	cJSON *p = cJSON_AddObjectToObject(o, "networkPolicy"), *d;
+
+	if (!cJSON_IsObject(net)) {
+		const char *m = cJSON_GetStringValue(net);
+		cJSON_AddStringToObject(p, "mode", m && !strcmp(m, "allow-all") ? "allow-all" : "deny-all");
+		return;
+	}
+	cJSON_AddStringToObject(p, "mode", "custom");
+	d = cJSON_AddArrayToObject(p, "allowedDomains");
+	cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(net, "allow"))
+		cJSON_AddItemToArray(d, cJSON_CreateString(cJSON_IsString(n) ? n->valuestring : n->string));
+	n = cJSON_GetObjectItemCaseSensitive(net, "deny_cidrs");
+	if (cJSON_GetArraySize(n))
+		cJSON_AddItemToObject(p, "deniedCIDRs", cJSON_Duplicate(n, 1));
 }
 
 cJSON *cv_session(const struct gw_vh *vh, const cJSON *s)

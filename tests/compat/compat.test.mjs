@@ -213,12 +213,12 @@ await check('Sandbox.get by name, list', async () => {
 	assert(list.sandboxes.some(s => s.name === sandbox.name), 'listed');
 });
 
-await check('updateNetworkPolicy: the mode it has is fine; another or a domain list is a clear 422', async () => {
+await check('updateNetworkPolicy on a deny-all sandbox: deny-all is fine; anything else is a clear 409 (it has no interface)', async () => {
 	eq(await sandbox.updateNetworkPolicy('deny-all'), 'deny-all', 'same mode');
 	let e; try { await sandbox.updateNetworkPolicy('allow-all'); } catch (x) { e = x; }
-	assert(e instanceof APIError && e.response.status === 422 && /network/.test(e.message), `422: ${e}`);
+	assert(e instanceof APIError && e.response.status === 409 && /network/.test(e.message), `409: ${e}`);
 	e = undefined; try { await sandbox.updateNetworkPolicy({ allow: ['example.com'] }); } catch (x) { e = x; }
-	assert(e instanceof APIError && e.response.status === 422 && /allow-all/.test(e.message), `422 list: ${e}`);
+	assert(e instanceof APIError && e.response.status === 409 && /deny-all/.test(e.message), `409 list: ${e}`);
 });
 
 await check('snapshot(), create from it, Snapshot.get/list/delete: the SDK schemas pass, the files come along', async () => {

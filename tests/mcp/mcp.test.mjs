@@ -78,7 +78,7 @@ function previewGet(url, path) {
 
 const EXPECTED_TOOLS = ['command_output', 'create_sandbox', 'delete_image', 'delete_snapshot', 'extend', 'fork_sandbox', 'list_files',
   'list_images', 'list_sandboxes', 'list_snapshots', 'pause_sandbox', 'preview_url', 'read_file', 'resume_sandbox',
-  'run_command', 'snapshot_sandbox', 'start_command', 'stop_sandbox', 'write_files'];
+  'run_command', 'set_network_policy', 'snapshot_sandbox', 'start_command', 'stop_sandbox', 'write_files'];
 
 async function main() {
   const { client, transport } = await connect(GW_KEY);

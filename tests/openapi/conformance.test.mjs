@@ -116,6 +116,13 @@ await call('extend', 'POST', `/v1/sandboxes/${sid}/extend`, 200, { body: { durat
 await call('extend, duration_ms missing', 'POST', `/v1/sandboxes/${sid}/extend`, 422, { body: {} });
 await call('extend, past the lifetime bound', 'POST', `/v1/sandboxes/${sid}/extend`, 422, { body: { duration_ms: 86400000 } });
 await call('extend, bad JSON', 'POST', `/v1/sandboxes/${sid}/extend`, 400, { body: '{' });
+await call('network, deny-all on a deny-all sandbox', 'PATCH', `/v1/sandboxes/${sid}/network`, 200, { body: { network: 'deny-all' } });
+await call('network, an allow-list on a deny-all sandbox', 'PATCH', `/v1/sandboxes/${sid}/network`, 409, { body: { network: { allow: ['a.test'] } } });
+await call('network, a bad name', 'PATCH', `/v1/sandboxes/${sid}/network`, 422, { body: { network: { allow: ['a b'] } } });
+await call('network, a transform rule', 'PATCH', `/v1/sandboxes/${sid}/network`, 422,
+  { body: { network: { allow: { 'a.test': [{ transform: [{ headers: { x: 'y' } }] }] } } } });
+await call('network log', 'GET', `/v1/sandboxes/${sid}/network/log?since=0`, 200);
+await call('network log, a bad since', 'GET', `/v1/sandboxes/${sid}/network/log?since=-1`, 422);
 await call('token', 'POST', `/v1/sandboxes/${sid}/token`, 201, { body: {} });
 const token = (await call('token, read and write', 'POST', `/v1/sandboxes/${sid}/token`, 201,
   { body: { scopes: ['read', 'write'] } })).json?.token;

@@ -1,0 +1,199 @@
+"""Runs INSIDE a sandbox (uploaded to /tmp/cl.py): the egress suite's
+client. Each probe returns what the sandbox saw, as a short string:
+"200 <body>" / "403 <body>" for HTTP, "reset", "refused", "eof",
+"timeout", "nxdomain", ... Usage: python3 cl.py PROBE ARGS... prints one
+JSON value."""
+import json
+import random
+import socket
+import ssl
+import struct
+import sys
+
+CA = "/tmp/ca.pem"
+
+
+def err(e):
+    if isinstance(e, ConnectionResetError):
+        return "reset"
+    if isinstance(e, ConnectionRefusedError):
+        return "refused"
+    if isinstance(e, socket.timeout):
+        return "timeout"
+    if isinstance(e, socket.gaierror):
+        return "nxdomain" if e.errno in (socket.EAI_NONAME, -5) else "gai:%d" % e.errno
+    if isinstance(e, ssl.SSLError):
+        return "tls:" + (e.reason or type(e).__name__)
+    return type(e).__name__
+
+
+def read_all(s):
+    data = b""
+    while True:
+        try:
+            c = s.recv(65536)
+        except ConnectionResetError:
+            return data if data else None
+        if not c:
+            return data
+        data += c
+
+
+def http_result(data):
+    if data is None:
+        return "reset"
+    if not data:
+        return "eof"
+    head, _, body = data.partition(b"\r\n\r\n")
+    return "%s %s" % (head.split(b" ")[1].decode(), body.decode("utf-8", "replace").strip())
+
+
+def http(addr, host, target="/"):
+    """A GET of target with Host: host, to addr (a name: resolved here)."""
+    try:
+        s = socket.create_connection((addr, 80), timeout=10)
+        s.sendall(b"GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" %
+                  (target.encode(), host.encode()))
+        return http_result(read_all(s))
+    except OSError as e:
+        return err(e)
+
+
+def https(addr, sni, host=None):
+    """A GET over TLS to addr:443 with SNI sni (None: none) and Host."""
+    ctx = ssl.create_default_context(cafile=CA)
+    ctx.check_hostname = False
+    try:
+        raw = socket.create_connection((addr, 443), timeout=10)
+        s = ctx.wrap_socket(raw, server_hostname=sni)
+        s.sendall(b"GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" %
+                  (host or sni or addr).encode())
+        return http_result(read_all(s))
+    except (OSError, ssl.SSLError) as e:
+        return err(e)
+
+
+def client_hello(sni, extra_ext=None):
+    """A real ClientHello for sni from this Python's TLS, with extra_ext
+    (type, body) appended to its extensions."""
+    ctx = ssl.create_default_context(cafile=CA)
+    i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = ctx.wrap_bio(i, o, server_hostname=sni)
+    try:
+        obj.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    rec = o.read()
+    if extra_ext is None:
+        return rec
+    t, body = extra_ext
+    ext = struct.pack(">HH", t, len(body)) + body
+    hs = bytearray(rec[5:])
+    p = 4 + 34
+    p += 1 + hs[p]
+    p += 2 + struct.unpack(">H", hs[p:p + 2])[0]
+    p += 1 + hs[p]
+    elen = struct.unpack(">H", hs[p:p + 2])[0]
+    hs[p:p + 2] = struct.pack(">H", elen + len(ext))
+    hs += ext
+    n = len(hs) - 4
+    hs[1:4] = bytes([n >> 16 & 255, n >> 8 & 255, n & 255])
+    return rec[:3] + struct.pack(">H", len(hs)) + bytes(hs)
+
+
+def raw_tls(addr, hello):
+    """Send a ClientHello; what comes back: "server-hello", "reset", "eof"."""
+    try:
+        s = socket.create_connection((addr, 443), timeout=10)
+        s.sendall(hello)
+        d = s.recv(5)
+        return "server-hello" if d[:1] == b"\x16" else ("eof" if not d else "other")
+    except OSError as e:
+        return err(e)
+
+
+def dns(name, qtype, server=None):
+    """A raw query; the answer's rcode name and A records."""
+    if server is None:
+        for line in open("/etc/resolv.conf"):
+            if line.startswith("nameserver"):
+                server = line.split()[1]
+    qid = random.randrange(65536)
+    q = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0)
+    for label in name.split("."):
+        q += bytes([len(label)]) + label.encode()
+    q += b"\0" + struct.pack(">HH", qtype, 1)
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.settimeout(3)
+    try:
+        u.sendto(q, (server, 53))
+        r, _ = u.recvfrom(4096)
+    except OSError as e:
+        return err(e)
+    rcode = {0: "noerror", 2: "servfail", 3: "nxdomain", 5: "refused"}.get(r[3] & 15, str(r[3] & 15))
+    an = struct.unpack(">H", r[6:8])[0]
+    addrs, i = [], len(q)
+    for _ in range(an):
+        i += 2 if r[i] & 0xc0 == 0xc0 else len(name) + 2
+        t, _, _, rdlen = struct.unpack(">HHIH", r[i:i + 10])
+        i += 10
+        if t == 1:
+            addrs.append(socket.inet_ntoa(r[i:i + 4]))
+        i += rdlen
+    return "%s %s" % (rcode, ",".join(addrs))
+
+
+def udp(addr, port):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        u.sendto(b"hello", (addr, port))
+        return "sent"
+    except OSError as e:
+        return err(e)
+
+
+def tcp(addr, port):
+    try:
+        socket.create_connection((addr, port), timeout=10).close()
+        return "open"
+    except OSError as e:
+        return err(e)
+
+
+def loop(path, n, *args):
+    """n HTTP requests one after another, one result a line in path."""
+    with open(path, "w", buffering=1) as f:
+        for _ in range(int(n)):
+            f.write(http(*args).split(" ")[0] + "\n")
+
+
+def hold(path, addr, sni):
+    """A TLS connection kept open: "open" in path, then after "go" appears
+    in path + ".go", a request on it; its result appended."""
+    import os
+    import time
+    ctx = ssl.create_default_context(cafile=CA)
+    ctx.check_hostname = False
+    s = ctx.wrap_socket(socket.create_connection((addr, 443), timeout=30), server_hostname=sni)
+    with open(path, "w", buffering=1) as f:
+        f.write("open\n")
+        while not os.path.exists(path + ".go"):
+            time.sleep(0.05)
+        try:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % sni.encode())
+            f.write(http_result(read_all(s)) + "\n")
+        except (OSError, ssl.SSLError) as e:
+            f.write(err(e) + "\n")
+
+
+if __name__ == "__main__":
+    fn = globals()[sys.argv[1]]
+    args = [None if a == "-" else a for a in sys.argv[2:]]
+    if fn in (dns,):
+        args[1] = int(args[1])
+    if fn in (udp, tcp):
+        args[1] = int(args[1])
+    if fn is raw_tls:
+        ech = sys.argv[4] == "ech" if len(sys.argv) > 4 else False
+        args = [args[0], client_hello(args[1], (0xfe0d, b"\0" * 32) if ech else None)]
+    print(json.dumps(fn(*args)))

@@ -1,0 +1,137 @@
+"""The egress suite's fake internet, run by the host's python3 in the
+network namespace run.sh makes (never the real one). On 198.51.100.1 a DNS
+server answers A queries from NAMES (NXDOMAIN else) and logs every query
+it receives ("dns <type> <name>"), so the suite can prove a query never
+reached it. On every address: HTTP on 80 and HTTPS on 443 (a certificate
+of the suite's test CA for every name in NAMES), answering
+"server=<local address> host=<Host> sni=<SNI>" and logging the same line,
+and UDP on 443 (QUIC's port) logging "udp <port>".
+Usage: internet.py LOGFILE CERT KEY"""
+import select
+import socket
+import ssl
+import sys
+import threading
+
+NAMES = {
+    "allowed.test": "198.51.100.1",
+    "api.pkg.test": "198.51.100.1",
+    "deep.api.pkg.test": "198.51.100.1",
+    "pkg.test": "198.51.100.1",
+    "denied.test": "198.51.100.2",
+    "other.test": "198.51.100.3",
+    "rebind.test": "169.254.169.254",
+}
+TYPES = {1: "A", 28: "AAAA", 16: "TXT", 10: "NULL", 15: "MX"}
+
+log = open(sys.argv[1], "a", buffering=1)
+lock = threading.Lock()
+
+
+def say(line):
+    with lock:
+        log.write(line + "\n")
+
+
+def dns_answer(q):
+    if len(q) < 17:
+        return None
+    i, labels = 12, []
+    while i < len(q) and q[i]:
+        labels.append(q[i + 1:i + 1 + q[i]].decode("ascii", "replace"))
+        i += 1 + q[i]
+    end = i + 5
+    if end > len(q):
+        return None
+    name = ".".join(labels).lower()
+    qtype = q[i + 1] << 8 | q[i + 2]
+    say("dns %s %s" % (TYPES.get(qtype, str(qtype)), name))
+    ip = NAMES.get(name)
+    if not ip:
+        return q[:2] + b"\x81\x83" + b"\0\1\0\0\0\0\0\0" + q[12:end]
+    if qtype != 1:
+        return q[:2] + b"\x81\x80" + b"\0\1\0\0\0\0\0\0" + q[12:end]
+    return (q[:2] + b"\x81\x80" + b"\0\1\0\1\0\0\0\0" + q[12:end] +
+            b"\xc0\x0c\0\1\0\1\0\0\0\x3c\0\4" + socket.inet_aton(ip))
+
+
+def http_reply(conn, local, sni):
+    conn.settimeout(5)
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data and len(data) < 16384:
+            chunk = conn.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except (OSError, ssl.SSLError):
+        pass
+    host = "-"
+    for line in data.split(b"\r\n")[1:]:
+        if line.lower().startswith(b"host:"):
+            host = line[5:].strip().decode("ascii", "replace")
+    line = "server=%s host=%s sni=%s" % (local, host, sni or "-")
+    say(line)
+    body = (line + "\n").encode()
+    try:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                     % len(body) + body)
+    except (OSError, ssl.SSLError):
+        pass
+    conn.close()
+
+
+ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+snis = {}
+
+
+def on_sni(sock, name, _ctx):
+    snis[id(sock)] = name
+
+
+ctx.sni_callback = on_sni
+
+
+def tls_conn(raw, local):
+    try:
+        raw.settimeout(5)
+        c = ctx.wrap_socket(raw, server_side=True)
+    except (OSError, ssl.SSLError) as e:
+        say("tls-fail server=%s %s" % (local, type(e).__name__))
+        raw.close()
+        return
+    http_reply(c, local, snis.pop(id(c), None))
+
+
+socks = []
+for port in (80, 443):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", port))
+    s.listen(128)
+    socks.append(("tcp", port, s))
+for port in (53, 443):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("0.0.0.0", port))
+    socks.append(("udp", port, u))
+say("ready")
+while True:
+    r, _, _ = select.select([x[2] for x in socks], [], [], 1)
+    for kind, port, s in socks:
+        if s not in r:
+            continue
+        if kind == "tcp":
+            c, _ = s.accept()
+            local = c.getsockname()[0]
+            fn = http_reply if port == 80 else tls_conn
+            args = (c, local, None) if port == 80 else (c, local)
+            threading.Thread(target=fn, args=args, daemon=True).start()
+        else:
+            d, a = s.recvfrom(4096)
+            if port == 53:
+                reply = dns_answer(d)
+                if reply:
+                    s.sendto(reply, a)
+            else:
+                say("udp %d from %s" % (port, a[0]))

@@ -1,0 +1,321 @@
+"""The egress suite's cases (run.sh sets up the fake internet, the runner
+and the gateway). Prints PASS/FAIL/SKIP lines and the closing count."""
+import http.client
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PORT, KEY, DIR = int(os.environ["EG_PORT"]), os.environ["EG_KEY"], os.environ["EG_DIR"]
+INET_LOG = os.path.join(DIR, "inet.log")
+counts = [0, 0, 0]
+
+
+def result(name, ok, detail=""):
+    counts[0 if ok else 1] += 1
+    print("%s: %s%s" % ("PASS" if ok else "FAIL", name, "" if ok else " (%s)" % detail),
+          flush=True)
+
+
+def check(name, got, want):
+    result(name, got == want, "got %r, want %r" % (got, want))
+
+
+def req(method, path, body=None, timeout=60):
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=timeout)
+    h = {"Authorization": "Bearer " + KEY}
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body).encode()
+    c.request(method, path, body=body, headers=h)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    try:
+        return r.status, json.loads(data) if data else None
+    except ValueError:
+        return r.status, data.decode("utf-8", "replace")
+
+
+def create(network):
+    st, d = req("POST", "/v1/sandboxes", {"network": network})
+    if st != 201:
+        raise RuntimeError("create %r: %s %s" % (network, st, d))
+    sid = d["id"]
+    for name, path in (("cl.py", "/tmp/cl.py"), ("ca.pem", "/tmp/ca.pem")):
+        src = os.path.join(HERE if name == "cl.py" else DIR, name)
+        with open(src, "rb") as f:
+            st, d = req("PUT", "/v1/sandboxes/%s/files?path=%s" % (sid, path), f.read())
+        if st != 200:
+            raise RuntimeError("upload %s: %s %s" % (name, st, d))
+    # its gateway address, for run.sh's check that no rule of it is left
+    gw = sh(sid, "cat /etc/resolv.conf").split()
+    if len(gw) == 2 and gw[0] == "nameserver":
+        with open(os.path.join(DIR, "gateways"), "a") as f:
+            f.write(gw[1] + "\n")
+    return sid
+
+
+def cl(sid, *args, timeout=60):
+    st, d = req("POST", "/v1/sandboxes/%s/commands" % sid,
+                {"cmd": "python3", "args": ["/tmp/cl.py"] + [str(a) for a in args]},
+                timeout=timeout)
+    if st != 200:
+        raise RuntimeError("cl %r: %s %s" % (args, st, d))
+    try:
+        return json.loads(d["stdout"])
+    except ValueError:
+        return "no result: %r %r" % (d["stdout"][-300:], d["stderr"][-300:])
+
+
+def sh(sid, line):
+    st, d = req("POST", "/v1/sandboxes/%s/commands" % sid, {"cmd": "bash", "args": ["-c", line]})
+    return d["stdout"] + d["stderr"]
+
+
+def inet_log():
+    with open(INET_LOG) as f:
+        return f.read()
+
+
+def patch(sid, network):
+    return req("PATCH", "/v1/sandboxes/%s/network" % sid, {"network": network})
+
+
+def log_entries(sid, since=None):
+    st, d = req("GET", "/v1/sandboxes/%s/network/log%s" % (sid, "" if since is None else
+                                                          "?since=%d" % since))
+    if st != 200:
+        raise RuntimeError("network/log: %s %s" % (st, d))
+    return [json.loads(l) for l in d.splitlines() if l.strip()] if isinstance(d, str) else \
+        ([d] if d else [])
+
+
+POLICY = {"allow": ["allowed.test", "*.pkg.test", "rebind.test"]}
+
+
+def policy_cases():
+    st, d = req("POST", "/v1/sandboxes", {"network": {"allow": ["ok.test", "bad name!"]}})
+    result("invalid name: 422 invalid naming network.allow[1]",
+           st == 422 and d["error"]["code"] == "invalid" and "network.allow[1]" in d["error"]["message"],
+           "%s %s" % (st, d))
+    st, d = req("POST", "/v1/sandboxes", {"network": {"allow": ["10.0.0.1"]}})
+    result("an address in allow: 422 invalid", st == 422 and d["error"]["code"] == "invalid",
+           "%s %s" % (st, d))
+    st, d = req("POST", "/v1/sandboxes", {"network": {"allow": [], "deny_cidrs": ["1.2.3/8"]}})
+    result("bad CIDR: 422 naming network.deny_cidrs[0]",
+           st == 422 and "network.deny_cidrs[0]" in d["error"]["message"], "%s %s" % (st, d))
+    st, d = req("POST", "/v1/sandboxes", {"network": {"allow": {"api.x.test": [
+        {"transform": [{"headers": {"authorization": "Bearer s3cret"}}]}]}}})
+    result("a transform rule: 422 unsupported naming the field",
+           st == 422 and d["error"]["code"] == "unsupported" and
+           "transform" in d["error"]["message"] and "s3cret" not in json.dumps(d),
+           "%s %s" % (st, d))
+    st, d = req("POST", "/v1/sandboxes", {"network": {"allow": {"api.x.test": [{"bogus": 1}]}}})
+    result("an unknown rule field: 422 invalid", st == 422 and d["error"]["code"] == "invalid",
+           "%s %s" % (st, d))
+    st, d = req("POST", "/v1/sandboxes", {"network": {"allow": ["a.test"], "mode": "x"}})
+    result("unknown policy field: 422 invalid naming network.mode",
+           st == 422 and "network.mode" in d["error"]["message"], "%s %s" % (st, d))
+
+
+def allow_list_cases(sid):
+    r = cl(sid, "http", "allowed.test", "allowed.test")
+    check("exact name over HTTP reaches its server", r, "200 server=198.51.100.1 host=allowed.test sni=-")
+    r = cl(sid, "https", "allowed.test", "allowed.test")
+    check("exact name over HTTPS (spliced, the sandbox verifies the real certificate)", r,
+          "200 server=198.51.100.1 host=allowed.test sni=allowed.test")
+    r = cl(sid, "https", "api.pkg.test", "api.pkg.test")
+    check("wildcard *.pkg.test allows api.pkg.test", r,
+          "200 server=198.51.100.1 host=api.pkg.test sni=api.pkg.test")
+    r = cl(sid, "https", "deep.api.pkg.test", "deep.api.pkg.test")
+    check("wildcard allows a deeper name", r,
+          "200 server=198.51.100.1 host=deep.api.pkg.test sni=deep.api.pkg.test")
+    check("wildcard does not allow the bare suffix (pkg.test): NXDOMAIN",
+          cl(sid, "dns", "pkg.test", 1), "nxdomain ")
+    check("a denied name does not resolve", cl(sid, "dns", "denied.test", 1), "nxdomain ")
+    r = cl(sid, "http", "198.51.100.2", "denied.test")
+    result("a denied Host to its own server's address: 403 page",
+           r.startswith("403 ") and "denied.test" in r, r)
+    check("a denied SNI to its own server's address: reset",
+          cl(sid, "https", "198.51.100.2", "denied.test"), "reset")
+    r = cl(sid, "http", "198.51.100.1", "198.51.100.1")
+    result("an IP literal as Host: 403", r.startswith("403 "), r)
+    check("TLS without SNI (an IP literal): reset", cl(sid, "https", "198.51.100.1", None), "reset")
+    r = cl(sid, "https", "198.51.100.2", "allowed.test")
+    check("an allowed SNI sent to a denied server's address reaches the allowed name's "
+          "server, never the one chosen", r, "200 server=198.51.100.1 host=allowed.test sni=allowed.test")
+    r = cl(sid, "http", "198.51.100.2", "allowed.test")
+    check("an allowed Host sent to a denied server's address: the same", r,
+          "200 server=198.51.100.1 host=allowed.test sni=-")
+    r = cl(sid, "http", "198.51.100.1", "allowed.test", "http://denied.test/")
+    result("HTTP target naming another host than Host: 403", r.startswith("403 "), r)
+    r = cl(sid, "https", "allowed.test", "allowed.test", "denied.test")
+    check("Host disagreeing with SNI inside TLS reaches only the SNI's server", r,
+          "200 server=198.51.100.1 host=denied.test sni=allowed.test")
+    check("ECH in the ClientHello: reset", cl(sid, "raw_tls", "198.51.100.1", "allowed.test", "ech"),
+          "reset")
+    check("the same ClientHello without ECH gets a ServerHello",
+          cl(sid, "raw_tls", "198.51.100.1", "allowed.test", "-"), "server-hello")
+    check("another TCP port: refused at once", cl(sid, "tcp", "198.51.100.1", 8080), "refused")
+    cl(sid, "udp", "198.51.100.1", 443)
+    r = cl(sid, "dns", "direct-query.test", 1, "198.51.100.1")
+    check("UDP 53 to an outside server is answered by the runner's resolver", r, "nxdomain ")
+    for name in ("x1.tunnel.evil.test", "allowed.test"):
+        cl(sid, "dns", name, 16)
+        cl(sid, "dns", "n." + name, 10)
+    check("rebinding: an allowed name answering an always-denied address gets no address",
+          cl(sid, "dns", "rebind.test", 1), "noerror ")
+    r = cl(sid, "http", "198.51.100.1", "rebind.test")
+    result("rebinding: the proxy refuses to connect (403, always-denied)",
+           r.startswith("403 ") and "always-denied" in r, r)
+    time.sleep(0.5)
+    log = inet_log()
+    check("nothing reached the denied server's address", "server=198.51.100.2" in log, False)
+    check("UDP 443 (QUIC) never reached the outside", "udp 443" in log, False)
+    check("the direct DNS query never reached the outside", "direct-query" in log, False)
+    check("TXT/NULL queries (tunnelling) never reached the fake DNS server",
+          [l for l in log.splitlines() if l.startswith("dns ") and not l.startswith("dns A ")], [])
+    check("no query for a denied name reached it", "denied.test" in
+          "".join(l for l in log.splitlines() if l.startswith("dns ")), False)
+
+
+def log_cases(sid):
+    entries = log_entries(sid)
+    ok = [e for e in entries if e["name"] == "allowed.test" and e["port"] == 443 and
+          e["verdict"] == "allowed"]
+    result("log: an allowed HTTPS connection with its rule and bytes each way",
+           ok and ok[0]["rule"] == "allowed.test" and ok[0]["bytes_out"] > 200 and
+           ok[0]["bytes_in"] > 500, ok[:1] or entries[-5:])
+    den = [e for e in entries if e["name"] == "denied.test" and e["port"] == 80]
+    result("log: the denied Host, denied with its reason",
+           den and den[0]["verdict"] == "denied" and den[0]["rule"] == "not allowed", den[:1])
+    seqs = [e["seq"] for e in entries]
+    result("log: numbered in order", seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seqs)
+    later = log_entries(sid, seqs[-3])
+    check("log: since=N gives the entries after N", [e["seq"] for e in later], seqs[-2:])
+
+
+def update_cases(sid):
+    # an open spliced connection to a name the update drops is closed
+    sh(sid, "rm -f /tmp/hold /tmp/hold.go; (python3 /tmp/cl.py hold /tmp/hold allowed.test "
+       "allowed.test >/dev/null 2>&1 &)")
+    for _ in range(200):
+        if "open" in sh(sid, "cat /tmp/hold 2>/dev/null"):
+            break
+        time.sleep(0.1)
+    # a loop of requests to other.test, denied at first
+    st, d = req("POST", "/v1/sandboxes/%s/commands" % sid,
+                {"cmd": "python3", "args": ["/tmp/cl.py", "loop", "/tmp/loop", "4000",
+                                            "198.51.100.3", "other.test"], "detached": True})
+    result("the request loop started", st == 201, "%s %s" % (st, d))
+    for _ in range(300):
+        if len(sh(sid, "cat /tmp/loop 2>/dev/null").split()) > 2:
+            break
+        time.sleep(0.1)
+    st, d = patch(sid, {"allow": ["other.test"]})
+    result("PATCH .../network: 200 with the new policy",
+           st == 200 and d["network"] == {"allow": ["other.test"], "deny_cidrs": []}, "%s %s" % (st, d))
+    seen = ""
+    for _ in range(600):
+        seen = sh(sid, "cat /tmp/loop").split()
+        if "200" in seen:
+            break
+        time.sleep(0.1)
+    first = seen.index("200") if "200" in seen else len(seen)
+    result("the loop's requests switch from 403 to 200 with the update, never back",
+           first > 0 and set(seen[:first]) == {"403"} and set(seen[first:]) == {"200"} and
+           len(seen) > first, seen[:5] + ["..."] + seen[-5:])
+    sh(sid, "touch /tmp/hold.go")
+    r = ""
+    for _ in range(200):
+        r = sh(sid, "cat /tmp/hold")
+        if len(r.split("\n")) > 2:
+            break
+        time.sleep(0.1)
+    result("an open connection to a name the update dropped is closed",
+           r.split("\n")[1] in ("reset", "eof", "tls:UNEXPECTED_EOF_WHILE_READING", "SSLEOFError",
+                                "tls:EOF") or r.split("\n")[1].startswith("tls:"), r)
+    check("the dropped name no longer resolves", cl(sid, "dns", "allowed.test", 1), "nxdomain ")
+    st, d = patch(sid, "allow-all")
+    result("PATCH to allow-all: 200", st == 200 and d["network"] == "allow-all", "%s %s" % (st, d))
+    check("under allow-all TCP goes out directly", cl(sid, "tcp", "198.51.100.1", 80), "open")
+    st, d = patch(sid, {"allow": ["x.test"], "bogus": 1})
+    result("an invalid PATCH: 422 and the policy stays",
+           st == 422 and req("GET", "/v1/sandboxes/" + sid)[1]["network"] == "allow-all",
+           "%s %s" % (st, d))
+    st, d = patch(sid, "deny-all")
+    result("PATCH to deny-all: an empty allow-list",
+           st == 200 and d["network"] == {"allow": [], "deny_cidrs": []}, "%s %s" % (st, d))
+    check("... nothing goes out", cl(sid, "tcp", "198.51.100.1", 8080), "refused")
+    check("... names do not resolve", cl(sid, "dns", "allowed.test", 1), "nxdomain ")
+
+
+def allow_all_cases():
+    sid = create("allow-all")
+    r = sh(sid, "cat /etc/resolv.conf")
+    result("allow-all: resolv.conf names the runner's resolver on the gateway, not 1.1.1.1",
+           r.startswith("nameserver 10.201.") and int(r.split()[1].split(".")[3]) % 4 == 1 and
+           "1.1.1.1" not in r, r)
+    check("allow-all: a DNS server of the sandbox's choice is reachable (nothing is denied)",
+          cl(sid, "dns", "denied.test", 1, "198.51.100.1"), "noerror 198.51.100.2")
+    check("allow-all: names resolve through the host's resolver",
+          cl(sid, "dns", "denied.test", 1), "noerror 198.51.100.2")
+    check("allow-all: rebinding answers still lose always-denied addresses",
+          cl(sid, "dns", "rebind.test", 1), "noerror ")
+    check("allow-all: HTTP goes out directly",
+          cl(sid, "http", "denied.test", "denied.test"), "200 server=198.51.100.2 host=denied.test sni=-")
+    req("DELETE", "/v1/sandboxes/" + sid)
+    sid = create({"allow": []})
+    out = subprocess.run([os.path.join(ROOT, "bin/sbx"), "--url", "http://127.0.0.1:%d" % PORT,
+                          "--key", KEY, "net", sid, "allowed.test,*.pkg.test"],
+                         capture_output=True, text=True, timeout=60)
+    check("sbx net ID names: the allow-list in force",
+          out.stdout.strip(), '{"allow":["allowed.test","*.pkg.test"],"deny_cidrs":[]}')
+    check("... and it works", cl(sid, "http", "allowed.test", "allowed.test"),
+          "200 server=198.51.100.1 host=allowed.test sni=-")
+    st, d = req("POST", "/v2/sandboxes/sessions/%s/network-policy" % sid,
+                {"allow": ["other.test"], "subnets": {"deny": ["198.51.100.3/32"]}})
+    pol = json.dumps(d)
+    result("Vercel updateNetworkPolicy: the allow-list and subnets.deny, shown as mode custom",
+           st == 200 and '"custom"' in pol and '"other.test"' in pol and "198.51.100.3/32" in pol,
+           "%s %s" % (st, d))
+    r = cl(sid, "http", "198.51.100.3", "other.test")
+    result("... a name whose address is in subnets.deny is refused (403, deny_cidrs)",
+           r.startswith("403 ") and "deny_cidrs" in r, r)
+    st, d = req("POST", "/v2/sandboxes/sessions/%s/network-policy" % sid,
+                {"allow": {"other.test": [{"transform": [{"headers": {"x-k": "v"}}]}]}})
+    result("Vercel: a transform rule is a 422 naming it", st == 422 and "transform" in json.dumps(d),
+           "%s %s" % (st, d))
+    req("DELETE", "/v1/sandboxes/" + sid)
+    sid = create("deny-all")
+    st, d = patch(sid, "deny-all")
+    result("PATCH deny-all on a deny-all sandbox: 200, nothing to change", st == 200, "%s %s" % (st, d))
+    st, d = patch(sid, {"allow": ["allowed.test"]})
+    result("PATCH on a deny-all sandbox: 409 conflict (no interface)",
+           st == 409 and d["error"]["code"] == "conflict", "%s %s" % (st, d))
+    req("DELETE", "/v1/sandboxes/" + sid)
+
+
+def main():
+    policy_cases()
+    sid = create(POLICY)
+    st, d = req("GET", "/v1/sandboxes/" + sid)
+    check("the sandbox shows its policy", d["network"],
+          {"allow": ["allowed.test", "*.pkg.test", "rebind.test"], "deny_cidrs": []})
+    allow_list_cases(sid)
+    log_cases(sid)
+    update_cases(sid)
+    req("DELETE", "/v1/sandboxes/" + sid)
+    allow_all_cases()
+
+
+try:
+    main()
+except Exception as e:  # a broken step: count it, never hide it
+    import traceback
+    traceback.print_exc()
+    result("suite ran to the end", False, repr(e))
+print("%d passed, %d failed, %d skipped" % tuple(counts))
