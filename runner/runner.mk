@@ -29,7 +29,7 @@ $(OUT)/tests/test_gvisor_sock: $(call obj,runner/driver_gvisor_sock.c)
 $(OUT)/tests/test_rn_addr: $(call obj,runner/rn_addr.c)
 
 # cmocka test of what the runner reads from an image's stamp and dpkg status.
-$(OUT)/tests/test_rn_images: $(call obj,runner/rn_images.c runner/rn_spec.c)
+$(OUT)/tests/test_rn_images: $(call obj,runner/rn_images.c runner/rn_spec.c runner/rn_policy.c runner/rn_net.c)
 UNIT_LIBS_test_rn_images := $(LIBS_SSL)
 
 # cmocka test of the egress proxy's name parsers and the network policy.
