@@ -1,0 +1,39 @@
+#!/bin/sh
+# /init of the vm driver's initramfs (mk/vm-initramfs.sh): PID 1 until the
+# sandbox's root is mounted. Loads the modules the kernel has as modules,
+# then either runs sbx.run=PROGRAM from the initramfs (the backend's tests)
+# or mounts the root (erofs image on vda under an overlay whose upper layer
+# is the ext4 disk vdb) and hands PID 1 to sbx.exec=PROGRAM in it.
+# Each step prints the guest's uptime: that is the boot trace.
+export PATH=/bin
+stamp() { read -r up _ </proc/uptime; echo "sbx-init: $up $*"; }
+fail() { echo "sbx-init: $*"; echo o >/proc/sysrq-trigger; sleep 5; }
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+stamp start
+while read -r m; do
+	insmod "/lib/modules/$m.ko" || echo "sbx-init: insmod $m failed"
+done </lib/modules/order
+stamp modules
+run= exec_=
+for a in $(cat /proc/cmdline); do
+	case "$a" in
+	sbx.run=*) run=${a#sbx.run=} ;;
+	sbx.exec=*) exec_=${a#sbx.exec=} ;;
+	esac
+done
+if [ -n "$run" ]; then
+	stamp "run $run"
+	exec "$run"
+fi
+mkdir -p /lower /upper /newroot
+mount -t erofs -o ro /dev/vda /lower || fail "mount root image (vda)"
+mount -t ext4 /dev/vdb /upper || fail "mount writable disk (vdb)"
+mkdir -p /upper/upper /upper/work
+mount -t overlay overlay -o lowerdir=/lower,upperdir=/upper/upper,workdir=/upper/work /newroot ||
+	fail "overlay"
+for d in proc sys dev; do mkdir -p "/newroot/$d"; mount --move "/$d" "/newroot/$d"; done
+stamp root
+exec switch_root /newroot ${exec_:-/sbin/init}
