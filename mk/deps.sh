@@ -7,7 +7,8 @@ set -eu
 PKGS="build-essential pkg-config clang libclang-rt-14-dev \
 libwebsockets-dev libssl-dev libcjson-dev libseccomp-dev libcmocka-dev zlib1g-dev \
 debootstrap iproute2 iptables bubblewrap curl nodejs npm python3 util-linux procps websocketd \
-wrk nginx chromium stress-ng"
+wrk nginx chromium stress-ng \
+qemu-system-x86 cpio busybox-static erofs-utils"
 
 missing=""
 for p in $PKGS; do

@@ -3,7 +3,10 @@
 # sandbox's root is mounted. Loads the modules the kernel has as modules,
 # then either runs sbx.run=PROGRAM from the initramfs (the backend's tests)
 # or mounts the root (erofs image on vda under an overlay whose upper layer
-# is the ext4 disk vdb) and hands PID 1 to sbx.exec=PROGRAM in it.
+# is the ext4 disk vdb) and hands PID 1 to the agent: the runner appends
+# its agent runtime at /runtime and names its loader in sbx.loader=; the
+# runtime is copied to a read-only tmpfs at /.sandbox of the new root, as
+# the other drivers bind it there.
 # Each step prints the guest's uptime: that is the boot trace.
 export PATH=/bin
 stamp() { read -r up _ </proc/uptime; echo "sbx-init: $up $*"; }
@@ -17,11 +20,11 @@ while read -r m; do
 	insmod "/lib/modules/$m.ko" || echo "sbx-init: insmod $m failed"
 done </lib/modules/order
 stamp modules
-run= exec_=
+run= loader=
 for a in $(cat /proc/cmdline); do
 	case "$a" in
 	sbx.run=*) run=${a#sbx.run=} ;;
-	sbx.exec=*) exec_=${a#sbx.exec=} ;;
+	sbx.loader=*) loader=${a#sbx.loader=} ;;
 	esac
 done
 if [ -n "$run" ]; then
@@ -34,6 +37,13 @@ mount -t ext4 /dev/vdb /upper || fail "mount writable disk (vdb)"
 mkdir -p /upper/upper /upper/work
 mount -t overlay overlay -o lowerdir=/lower,upperdir=/upper/upper,workdir=/upper/work /newroot ||
 	fail "overlay"
-for d in proc sys dev; do mkdir -p "/newroot/$d"; mount --move "/$d" "/newroot/$d"; done
+[ -n "$loader" ] && [ -d /runtime ] || fail "no agent runtime (sbx.loader=, /runtime)"
+mkdir -p /newroot/.sandbox
+mount -t tmpfs -o mode=0755,size=64m tmpfs /newroot/.sandbox
+cp -a /runtime/. /newroot/.sandbox/
+mount -o remount,ro /newroot/.sandbox
 stamp root
-exec switch_root /newroot ${exec_:-/sbin/init}
+for d in proc sys dev; do mkdir -p "/newroot/$d"; mount --move "/$d" "/newroot/$d"; done
+# the agent's environment is the sandbox's (none yet), not init's
+exec env -i /bin/switch_root /newroot "/.sandbox/lib/$loader" --library-path /.sandbox/lib \
+	/.sandbox/sandbox-agent --listen "vsock:1024"

@@ -76,6 +76,9 @@ struct rn_driver_ops {
 	 * caller to own; -1 with err, errno ECONNREFUSED when nothing listens.
 	 * Lets `connect` hand the socket itself to a local gateway. */
 	int (*open_port)(struct rn_sandbox *sb, int port, struct sbx_err *err);
+	/* How long the agent has to answer after start (0: RN_READY_TIMEOUT_MS);
+	 * a VM boots a kernel first. */
+	int ready_timeout_ms;
 };
 
 /* A driver as this runner has it: enabled (--drivers) or not, available
