@@ -456,7 +456,7 @@ if [ -z "$(h_services_missing)" ]; then
 	SANDBOX_API_KEYS=key-one SANDBOX_IMAGE_DIR="$IMG" timeout 30 bin/sandbox-gateway --port $port \
 		--default-isolation nosuch >"$T/gw.embedded2.log" 2>&1
 	check "embedded runner: an unknown --default-isolation stops the gateway at start" \
-		"$? $(grep -c 'no driver "nosuch" (known: jail, gvisor)' "$T/gw.embedded2.log")" "1 1"
+		"$? $(grep -c 'no driver "nosuch" (known: jail, gvisor, vm)' "$T/gw.embedded2.log")" "1 1"
 	edir=$(rundir "$T/gw.embedded2.log")
 	check "embedded runner: nothing left of the refused start" "$([ -n "$edir" ] && [ ! -e "$edir" ] && echo removed || echo "left: '$edir'")" removed
 else
