@@ -41,9 +41,16 @@ mount -t overlay overlay -o lowerdir=/lower,upperdir=/upper/upper,workdir=/upper
 mkdir -p /newroot/.sandbox
 mount -t tmpfs -o mode=0755,size=64m tmpfs /newroot/.sandbox
 cp -a /runtime/. /newroot/.sandbox/
+cp /bin/vm-envexec /newroot/.sandbox/vm-envexec
+# the sandbox's env, which the runner wrote on the writable disk (outside
+# the overlay's upper dir): readable by root only, and gone from the disk
+: >/newroot/.sandbox/env
+chmod 0400 /newroot/.sandbox/env
+[ -f /upper/meta/env ] && cat /upper/meta/env >/newroot/.sandbox/env
+rm -rf /upper/meta
 mount -o remount,ro /newroot/.sandbox
 stamp root
 for d in proc sys dev; do mkdir -p "/newroot/$d"; mount --move "/$d" "/newroot/$d"; done
-# the agent's environment is the sandbox's (none yet), not init's
-exec env -i /bin/switch_root /newroot "/.sandbox/lib/$loader" --library-path /.sandbox/lib \
-	/.sandbox/sandbox-agent --listen "vsock:1024"
+# the agent's environment is the sandbox's, not init's
+exec switch_root /newroot /.sandbox/vm-envexec /.sandbox/env "/.sandbox/lib/$loader" \
+	--library-path /.sandbox/lib /.sandbox/sandbox-agent --listen "vsock:1024"

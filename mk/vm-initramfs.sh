@@ -1,6 +1,7 @@
 #!/bin/bash
 # The vm driver's initramfs: busybox (static), the kernel's modules from
-# mk/vm-kernel.sh and /init (mk/vm-init.sh), packed with cpio and gzip.
+# mk/vm-kernel.sh, /init (mk/vm-init.sh) and vm-envexec (mk/vm-envexec.c,
+# built static here), packed with cpio and gzip.
 #
 #   mk/vm-initramfs.sh KERNEL_DIR OUT [FILE...]
 #
@@ -29,6 +30,8 @@ for app in $("$busybox" --list); do
 done
 cp "$kdir"/modules/*.ko "$kdir/modules/order" "$tree/lib/modules/"
 install -m 755 "$here/vm-init.sh" "$tree/init"
+# the guest's PID 1 after switch_root: the agent's env is the sandbox's
+cc -static -O2 -Wall -Wextra -Werror -o "$tree/bin/vm-envexec" "$here/vm-envexec.c"
 for f in "$@"; do
 	install -m 755 "$f" "$tree/bin/$(basename "$f")"
 done

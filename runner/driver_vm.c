@@ -165,7 +165,7 @@ struct vm_args {
 	char vu[PATH_MAX + 16], uds[PATH_MAX + 16], mem[64], memsz[32], smp[32];
 	char chardev[PATH_MAX + 48], root[PATH_MAX + 64], scratch[PATH_MAX + 64];
 	char append[256], serial[PATH_MAX + 32], qmp[PATH_MAX + 64], rootdisk[PATH_MAX];
-	char disk[PATH_MAX + 16];
+	char disk[PATH_MAX + 16], seed[PATH_MAX + 16];
 };
 
 static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_sandbox *sb)
@@ -271,10 +271,11 @@ static int vm_start(struct rn_sandbox *sb, struct sbx_err *err)
 		goto fail;
 	}
 	snprintf(a->disk, sizeof(a->disk), "%s/disk.img", sb->dir);
+	snprintf(a->seed, sizeof(a->seed), "%s/seed", sb->dir);
 	if (rn_runtime_image(sb->drv->r, sb->spec.image, rootfs, sizeof(rootfs), err) < 0 ||
 	    vm_root_disk(vs, sb->spec.image, rootfs, a->rootdisk, sizeof(a->rootdisk), err) < 0 ||
 	    rn_state_save(sb, "vm", -1, err) < 0 ||
-	    vm_scratch_disk(a->disk, sb->spec.disk_mb, err) < 0)
+	    vm_scratch_disk(a->disk, sb->spec.disk_mb, a->seed, &sb->spec, err) < 0)
 		goto fail;
 	plan(a, vs, sb);
 	if (make_cgroup(sb, vb->cg, err) < 0)

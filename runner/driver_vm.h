@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "rn_spec.h"
 #include "sbx_err.h"
 
 #define VM_AGENT_PORT 1024
@@ -54,8 +55,10 @@ void vm_supervise(struct vm_launch *l) __attribute__((noreturn));
 int vm_root_disk(const struct vm_state *vs, const char *image, const char *rootfs,
 		 char *out, size_t n, struct sbx_err *err);
 
-/* A fresh empty ext4 disk of mb MiB at path (sparse). */
-int vm_scratch_disk(const char *path, int64_t mb, struct sbx_err *err);
+/* A fresh ext4 disk of mb MiB at path (sparse) holding only meta/env, the
+ * sandbox's env for the guest's init (made in the dir seed, then removed). */
+int vm_scratch_disk(const char *path, int64_t mb, const char *seed,
+		    const struct rn_spec *spec, struct sbx_err *err);
 
 /* <state>/vm/initrd.gz: the base initramfs (<cache>/initrd.gz,
  * mk/vm-initramfs.sh) with the agent runtime appended at /runtime. */

@@ -125,10 +125,34 @@ int vm_root_disk(const struct vm_state *vs, const char *image, const char *rootf
 	return 0;
 }
 
-int vm_scratch_disk(const char *path, int64_t mb, struct sbx_err *err)
+/* <seed>/meta/env: the sandbox's env, NAME=VALUE each ended by a NUL
+ * (values hold no NUL: rn_spec refuses them), for vm-envexec in the guest */
+static int write_env(const char *seed, const struct rn_spec *spec, struct sbx_err *err)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	char *argv[] = { "mkfs.ext4", "-q", "-F", "-O", "^has_journal", (char *)path, NULL };
+	char p[PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/meta", seed);
+	if (sbx_mkdir_p(p, 0700, 0700) < 0)
+		return sbx_err_sys(err, "mkdir %s", p);
+	snprintf(p, sizeof(p), "%s/meta/env", seed);
+	f = fopen(p, "wxe");
+	if (!f)
+		return sbx_err_sys(err, "create %s", p);
+	fchmod(fileno(f), 0600);
+	for (int i = 0; i < spec->n_env; i++)
+		fprintf(f, "%s=%s%c", spec->env_names[i], spec->env_values[i], 0);
+	if (fclose(f) != 0)
+		return sbx_err_sys(err, "write %s", p);
+	return 0;
+}
+
+int vm_scratch_disk(const char *path, int64_t mb, const char *seed,
+		    const struct rn_spec *spec, struct sbx_err *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), rc;
+	char *argv[] = { "mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-d", (char *)seed,
+			 (char *)path, NULL };
 
 	if (fd < 0)
 		return sbx_err_sys(err, "create %s", path);
@@ -137,7 +161,13 @@ int vm_scratch_disk(const char *path, int64_t mb, struct sbx_err *err)
 		return sbx_err_sys(err, "size %s", path);
 	}
 	close(fd);
-	return vm_run(argv, err);
+	if (write_env(seed, spec, err) < 0) {
+		sbx_rmtree(seed);
+		return -1;
+	}
+	rc = vm_run(argv, err);
+	sbx_rmtree(seed);
+	return rc;
 }
 
 int vm_runner_initrd(struct vm_state *vs, const char *state_dir, const char *runtime_dir,

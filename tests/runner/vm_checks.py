@@ -46,7 +46,9 @@ def run(t):
     r = t.Runner("tv%d" % t.N, t.AGENT)
     try:
         t0 = time.time()
-        rep = create(r, timeout_ms=600000, disk_mb=200, memory_mb=256)
+        secret = "vm value with spaces\nand a newline %d" % t.N
+        rep = create(r, timeout_ms=600000, disk_mb=200, memory_mb=256,
+                     env={"MY_TOKEN": secret, "OTHER": "x=y"})
         ok = rep.get("ok") and rep["sandbox"]["status"] == "running"
         t.result("create returns a running vm sandbox (%.1f s to ready)" % (time.time() - t0),
                  ok and rep["sandbox"].get("isolation") == "vm", json.dumps(rep)[:400])
@@ -57,6 +59,12 @@ def run(t):
         t.result("the kernel is the guest's, not the host's (%s)" % platform.release(),
                  out.split()[0] != platform.release() and "cloud-amd64" in out.split()[0], out)
         t.result("commands run as sandbox (uid 1000)", out.split()[1:] == ["sandbox"], out)
+        out = r.sh(sid, "root:tr '\\0' '|' </proc/1/environ")
+        t.result("the agent's env is the sandbox's, and only that",
+                 sorted(out.split("|")) == ["", "MY_TOKEN=" + secret, "OTHER=x=y"], repr(out))
+        out = r.sh(sid, "printf %s \"$MY_TOKEN\"; cat /.sandbox/env 2>&1 | grep -c 'Permission denied'")
+        t.result("commands get the env; uid 1000 cannot read the env file",
+                 out == secret + "1\n", repr(out))
         out = r.sh(sid, "ps -eo comm | grep -cE 'sandbox-runner|qemu-system|python3'; "
                    "cat /proc/mounts; ls /sys/class/net")
         lines = out.split("\n")
