@@ -95,20 +95,20 @@ int main(void)
 		for (int i = 0; i < 4; i++) {
 			int c;
 			while ((c = accept4(fds[i], NULL, NULL, 0)) >= 0) {
-			if (ports[i] == 1027) {
-				sync();
-				reboot(RB_POWER_OFF);
-			}
-			if (fork() == 0) {
-				if (ports[i] == 1024)
-					echo(c);
-				else if (ports[i] == 1026)
-					flood(c);
-				else
-					pause();
-				_exit(0);
-			}
-			close(c);
+				if (ports[i] == 1027) {
+					sync();
+					reboot(RB_POWER_OFF);
+				}
+				if (fork() == 0) {
+					if (ports[i] == 1024)
+						echo(c);
+					else if (ports[i] == 1026)
+						flood(c);
+					else
+						pause();
+					_exit(0);
+				}
+				close(c);
 			}
 		}
 	}
