@@ -109,6 +109,10 @@ endif
 # the @vercel/sandbox SDK of the compat suite, pinned in its own package.json
 tests/compat/node_modules/.package-lock.json: tests/compat/package.json tests/compat/package-lock.json
 	cd tests/compat && npm ci --no-audit --no-fund --loglevel=error
+# the JS client package's own lock (ws, and TypeScript to check its declarations)
+node-deps: clients/js/node_modules/.package-lock.json
+clients/js/node_modules/.package-lock.json: clients/js/package.json clients/js/package-lock.json
+	cd clients/js && npm ci --no-audit --no-fund --loglevel=error
 
 test: deps
 	$(MAKE) node-deps

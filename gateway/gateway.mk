@@ -1,7 +1,17 @@
 # sandbox-gateway: the public REST API (docs/api.md) on libwebsockets.
 GW_SRCS := $(wildcard gateway/*.c gateway/*/*.c)
 
-$(BINDIR)/sandbox-gateway: $(call obj,$(GW_SRCS)) $(LIBSBX)
+# docs/openapi.yaml as JSON inside the binary (GET /v1/openapi.json):
+# converted here, by Debian's python3-yaml, since the gateway parses no YAML
+GW_OPENAPI_C := $(OUT)/gen/gw_openapi_doc.c
+$(GW_OPENAPI_C): docs/openapi.yaml mk/openapi_c.py
+	@mkdir -p $(dir $@)
+	/usr/bin/python3 mk/openapi_c.py docs/openapi.yaml $@
+$(OUT)/obj/gen/gw_openapi_doc.o: $(GW_OPENAPI_C) $(OUT)/flags
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BINDIR)/sandbox-gateway: $(call obj,$(GW_SRCS)) $(OUT)/obj/gen/gw_openapi_doc.o $(LIBSBX)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_LWS) $(LIBS_CJSON) $(LIBS_ZLIB) -lresolv -pthread -lm
 
@@ -31,3 +41,8 @@ UNIT_LIBS_test_gw_tls = $(LIBS_LWS)
 
 # cmocka test of the Origins /mcp accepts.
 $(OUT)/tests/test_gw_mcp_origin: $(call obj,gateway/mcp/gw_mcp_origin.c)
+
+# cmocka test of the preview proxy's response checks (framing, cookies).
+$(OUT)/tests/test_gw_presp: $(call obj,gateway/proxy/gw_presp.c gateway/proxy/gw_http1.c)
+FUZZ_EXTRA_fuzz_http_resp := gateway/proxy/gw_presp.c gateway/proxy/gw_http1.c
+build/fuzz/fuzz_http_resp: gateway/proxy/gw_presp.c gateway/proxy/gw_presp.h gateway/proxy/gw_http1.c

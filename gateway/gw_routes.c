@@ -29,6 +29,7 @@ static const char *const pty_args[] = { "cmd", "cols", "rows", "access_token", N
 const struct gw_route gw_routes[] = {
 	{ NULL, "/healthz", .start = gw_healthz },
 	{ NULL, "/metrics", .start = gw_metrics_get },
+	{ "GET", "/v1/openapi.json", .args = no_args, .start = gw_openapi_get },
 	{ "POST", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .body = GW_BODY_RAW,
 	  .body_cap = GW_MCP_BODY_CAP, .start = gw_mcp_post, .done = gw_mcp_body_done },
 	{ "DELETE", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .start = gw_mcp_delete },

@@ -7,8 +7,14 @@ set -eu
 PKGS="build-essential pkg-config clang libclang-rt-14-dev \
 libwebsockets-dev libssl-dev libcjson-dev libseccomp-dev libcmocka-dev zlib1g-dev \
 debootstrap iproute2 iptables bubblewrap curl nodejs npm python3 util-linux procps websocketd \
-wrk nginx chromium stress-ng \
-qemu-system-x86 cpio busybox-static erofs-utils"
+wrk nginx chromium stress-ng"
+# the gateway build turns docs/openapi.yaml into JSON with it (mk/openapi_c.py)
+PKGS="$PKGS python3-yaml"
+# The Python client (clients/python): what it imports, what builds it, and the
+# venv and type checker of its suite (tests/python-client).
+PKGS="$PKGS python3-httpx python3-setuptools python3-wheel python3-venv mypy"
+# the vm driver: QEMU, and what mk/vm.sh and the runner build its disks with
+PKGS="$PKGS qemu-system-x86 cpio busybox-static erofs-utils"
 
 missing=""
 for p in $PKGS; do

@@ -37,6 +37,7 @@
 #include "sbx_log.h"
 #include "sbx_splice.h"
 
+#define RN_TLS_TICKET_S 600   /* a session ticket's lifetime */
 #define TLS_BUF (64u * 1024)            /* relay buffer per direction */
 #define TLS_MAX_CONNS RN_MAX_CONNS      /* handshakes and relays together */
 /* Handshakes in progress (peers not yet known to hold a certificate): at
@@ -178,8 +179,16 @@ int rn_tls_setup(const struct runner *r, const struct rn_tls_opts *o, struct sbx
 	SSL_CTX_set_client_CA_list(ctx, names);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
 	SSL_CTX_set_purpose(ctx, X509_PURPOSE_SSL_CLIENT);
-	/* no resumption: every connection shows its certificate again */
-	SSL_CTX_set_num_tickets(ctx, 0);
+	/* resumption by stateless tickets (their key lives and dies with
+	 * this process; no session is stored here): a gateway's next control
+	 * connection skips both certificates and their signatures, about 3 ms
+	 * of a full handshake (docs/runner.md). A ticket lasts 10 minutes,
+	 * so a peer shows its certificate again at least that often. */
+	SSL_CTX_set_num_tickets(ctx, 1);
+	SSL_CTX_set_timeout(ctx, RN_TLS_TICKET_S);
+	/* with client certificates OpenSSL resumes only sessions of a named
+	 * context (else the handshake ends in an internal error) */
+	SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"sandbox-runner", 14);
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	/* a TCP FIN without close_notify is an EOF, as on the UNIX socket:
 	 * the streams carry their own framing */

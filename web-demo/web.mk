@@ -4,7 +4,8 @@
 # not committed: it follows from package-lock.json and the sources here.
 
 WEB_SRC := web-demo/index.html web-demo/vite.config.js \
-           $(wildcard web-demo/*.js web-demo/src/*.js web-demo/src/*.css web-demo/public/*)
+           $(wildcard web-demo/*.js web-demo/src/*.js web-demo/src/*.css web-demo/public/*) \
+           clients/js/package.json $(wildcard clients/js/src/*.js)
 
 .PHONY: web
 web: web-demo/dist/index.html

@@ -32,6 +32,10 @@ void gw_files_list(struct gw_req *r);
 void gw_token_create(struct gw_req *r, cJSON *body);
 void gw_healthz(struct gw_req *r);
 void gw_metrics_get(struct gw_req *r);
+/* gw_openapi.c; the document is the build's (mk/openapi_c.py) */
+void gw_openapi_get(struct gw_req *r);
+extern const unsigned char gw_openapi_json[];
+extern const size_t gw_openapi_json_len;
 /* gw_metrics.c */
 void gw_metrics_reply(struct gw_req *r);
 

@@ -143,6 +143,42 @@ static int writeable(struct gw_req *r, struct lws *wsi)
 	return 0;
 }
 
+/* A connection a WebSocket session owns: every callback is the
+ * session's, its end included; the connection's own state goes last. */
+static int session_callback(struct lws *wsi, enum lws_callback_reasons reason,
+			    void *user, struct gw_vh *vh, void *in, size_t len)
+{
+	switch (reason) {
+	case LWS_CALLBACK_WSI_CREATE:
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		gw_fd_wsi(-1);
+		ws_cb(wsi, reason, user, vh, in, len);
+		gw_pipe_free(wsi);
+		return 0;
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		if (vh)
+			gw_discovery_collect(vh);
+		return 0;
+	default:
+		return ws_cb(wsi, reason, user, vh, in, len);
+	}
+}
+
+/* LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: the stream layer admits the
+ * upgrade or refuses it; admitted, its session owns the connection. */
+static int upgrade(struct lws *wsi, struct gw_req *r, struct gw_vh *vh, void *in, size_t len)
+{
+	struct gw_pipe *p = lws_get_opaque_user_data(wsi);
+
+	if (!ws_cb || !p)
+		return gw_http_refuse(wsi, 503, "no_capacity", "out of memory", 0);
+	if (ws_cb(wsi, LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION, r, vh, in, len))
+		return -1;
+	p->upgraded = 1;
+	return 0;
+}
+
 int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		     void *user, void *in, size_t len)
 {
@@ -150,7 +186,13 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	struct gw_vh **pvh = lws_protocol_vh_priv_get(lws_get_vhost(wsi),
 						      lws_get_protocol(wsi));
 	struct gw_vh *vh = pvh ? *pvh : NULL;
+	/* lws calls this protocol for every wsi (WSI_CREATE, WSI_DESTROY,
+	 * EVENT_WAIT_CANCELLED): only an API connection's opaque data is ours */
+	int ours = lws_get_protocol(wsi) && lws_get_protocol(wsi)->callback == gw_http_callback;
+	struct gw_pipe *p = ours ? lws_get_opaque_user_data(wsi) : NULL;
 
+	if (p && p->upgraded)
+		return session_callback(wsi, reason, user, vh, in, len);
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
 		if (!vh || !r)
@@ -180,20 +222,17 @@ int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_TIMER:   /* only gw_keepalive.c sets one */
 		return r ? gw_keepalive_http_timer(r) : 0;
 	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		return upgrade(wsi, r, vh, in, len);
 	case LWS_CALLBACK_ESTABLISHED:
 	case LWS_CALLBACK_RECEIVE:
 	case LWS_CALLBACK_SERVER_WRITEABLE:
-	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-	case LWS_CALLBACK_CLOSED:
-		return ws_cb ? ws_cb(wsi, reason, r, vh, in, len) : -1;
+		return -1;   /* a WebSocket no session owns */
 	case LWS_CALLBACK_WSI_CREATE:    /* every wsi, whatever its protocol */
 		gw_fd_wsi(1);
 		break;
 	case LWS_CALLBACK_WSI_DESTROY:
 		gw_fd_wsi(-1);
-		/* lws sends it to this protocol for every wsi: only an API
-		 * connection's opaque data is ours here */
-		if (lws_get_protocol(wsi) && lws_get_protocol(wsi)->callback == gw_http_callback)
+		if (ours)
 			gw_pipe_free(wsi);
 		break;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:

@@ -29,10 +29,10 @@ void gw_keepalive_vhost(struct lws_context_creation_info *vi, int secs)
 	vi->retry_and_idle_policy = &policy;
 }
 
-void gw_keepalive_ws_start(struct gw_req *r)
+void gw_keepalive_ws_start(struct gw_vh *vh, struct lws *wsi)
 {
-	if (r->vh->keepalive_s > 0)
-		lws_validity_confirmed(r->wsi);   /* first ping in keepalive_s */
+	if (vh->keepalive_s > 0)
+		lws_validity_confirmed(wsi);   /* first ping in keepalive_s */
 }
 
 /* Called while routing a GET whose response lasts as long as a command
@@ -44,8 +44,8 @@ void gw_keepalive_ws_start(struct gw_req *r)
  * its command, and its peer's death shows through TCP keepalive. */
 void gw_keepalive_http_start(struct gw_req *r, int lines)
 {
-	r->ka_long = 1;
-	r->ka_lines = lines && r->vh->keepalive_s > 0;
+	r->ka.on = 1;
+	r->ka.lines = lines && r->vh->keepalive_s > 0;
 	gw_keepalive_lines_sent(r);
 	lws_set_timer_usecs(r->wsi, 1);
 }
@@ -59,62 +59,62 @@ void gw_keepalive_http_start(struct gw_req *r, int lines)
 void gw_keepalive_http_download(struct gw_req *r)
 {
 	gw_keepalive_http_start(r, 0);
-	r->ka_stall_s = GW_DOWNLOAD_STALL_S;
+	r->ka.stall_s = GW_DOWNLOAD_STALL_S;
 }
 
 /* At each HTTP_WRITEABLE of a response: lws calls it only when the socket
  * can take bytes, so the client is reading. */
 void gw_keepalive_http_progress(struct gw_req *r)
 {
-	if (r->ka_stall_s && r->ka_no_deadline && !r->resp_done)
-		lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, r->ka_stall_s);
+	if (r->ka.stall_s && r->ka.no_deadline && !r->resp_done)
+		lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, r->ka.stall_s);
 }
 
 void gw_keepalive_lines_sent(struct gw_req *r)
 {
-	r->ka_last_us = (int64_t)lws_now_usecs();
+	r->ka.last_us = (int64_t)lws_now_usecs();
 }
 
 /* LWS_CALLBACK_TIMER of an HTTP connection. The timer is the wsi's own, so
  * it goes away with the connection; one left from a request that ended
- * (reset: ka_long 0) does nothing. */
+ * (reset: ka.on 0) does nothing. */
 int gw_keepalive_http_timer(struct gw_req *r)
 {
 	/* a tick may outlive its transaction: lws gives the next one on the
 	 * connection a fresh gw_req, not yet started (vh NULL) */
-	if (!r->active || !r->vh || !r->ka_long || r->resp_done)
+	if (!r->active || !r->vh || !r->ka.on || r->resp_done)
 		return 0;
 	int64_t period = (int64_t)r->vh->keepalive_s * LWS_US_PER_SEC;
 	int64_t now = (int64_t)lws_now_usecs();
 
-	if (!r->ka_no_deadline) {
-		if (r->ka_stall_s)
-			lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, r->ka_stall_s);
+	if (!r->ka.no_deadline) {
+		if (r->ka.stall_s)
+			lws_set_timeout(r->wsi, PENDING_TIMEOUT_HTTP_CONTENT, r->ka.stall_s);
 		else
 			lws_set_timeout(r->wsi, NO_PENDING_TIMEOUT, 0);
-		r->ka_no_deadline = 1;
+		r->ka.no_deadline = 1;
 	}
 	/* while it waits for the command, a response's connection is held
 	 * (gw_pipeline.c) and lws reads nothing: a client that went away is
 	 * seen here instead, within PEER_CHECK_US */
 	if (gw_pipe_peer_gone(r->wsi))
 		return -1;
-	if (!r->ka_lines) {
+	if (!r->ka.lines) {
 		lws_set_timer_usecs(r->wsi, PEER_CHECK_US);
 		return 0;
 	}
-	if (now - r->ka_last_us >= period) {
+	if (now - r->ka.last_us >= period) {
 		/* not before the response started; bytes still queued are
 		 * traffic enough once they move */
 		if (r->resp_ready && !r->resp.len) {
-			const char *ka = r->ka_text ? r->ka_text : KEEPALIVE_LINE;
+			const char *ka = r->ka.text ? r->ka.text : KEEPALIVE_LINE;
 			if (sbx_buf_append(&r->resp, ka, strlen(ka)))
 				return -1;
 			gw_pipe_want_write(r->wsi);
 		}
-		r->ka_last_us = now;
+		r->ka.last_us = now;
 	}
-	int64_t next = r->ka_last_us + period - now;
+	int64_t next = r->ka.last_us + period - now;
 	lws_set_timer_usecs(r->wsi, (lws_usec_t)(next < PEER_CHECK_US ? next : PEER_CHECK_US));
 	return 0;
 }

@@ -18,6 +18,8 @@ struct gw_pipe {
 	int all_in;        /* the request is all in; its response is due */
 	int held;          /* lws reads nothing (and writes nothing) now */
 	int want;          /* a WRITEABLE callback was asked for */
+	int upgraded;      /* a WebSocket session owns the connection now:
+			    * its user data is no gw_req (gw_http.c) */
 };
 
 /* At LWS_CALLBACK_HTTP_BIND_PROTOCOL: lws binds the connection when it

@@ -10,11 +10,27 @@
 #include "gw_route.h"
 #include "gw_pipeline.h"
 
-struct gw_ws_session;   /* a WebSocket session (stream/gw_ws.h) */
+/* A request held while the sandbox's owner is asked (gw_route.c): its
+ * body waits here, and reading the client pauses at the body cap. */
+struct gw_hold {
+	int pending;                /* the owner is being asked (svc_admit) */
+	struct sbx_buf body;        /* the body meanwhile */
+	int done;                   /* all of it came in */
+	int paused;                 /* reading the client is paused */
+};
+
+/* A response that lasts as long as a command (gw_keepalive.c). */
+struct gw_ka {
+	int on, lines, no_deadline;
+	int stall_s;                /* a download: cut after this long without progress */
+	int64_t last_us;            /* when the last line was queued */
+	const char *text;           /* the keepalive line, when not the default one */
+};
 
 /* One HTTP transaction (the pss of "http", reset per request): the
  * request, its body, its route, the service layer's operation it runs
- * (call), the response and, once upgraded, its WebSocket session (ws). */
+ * (call) and the response. A connection upgraded to a WebSocket drops
+ * its gw_req for the stream layer's session (gw_http.c). */
 struct gw_req {
 	struct gw_vh *vh;
 	struct lws *wsi;
@@ -36,9 +52,7 @@ struct gw_req {
 	int http_rx_paused;         /* a streamed body waits for its upstream */
 	/* the operation of the service layer the route runs (gw_rest.c) */
 	struct svc_call *call;
-	int owner_pending;          /* the route waits for it: the body is held */
-	struct sbx_buf held;        /* the body meanwhile */
-	int held_done, held_paused;
+	struct gw_hold hold;
 	/* response */
 	int status;
 	const char *ctype;
@@ -46,19 +60,17 @@ struct gw_req {
 	int64_t content_len;        /* -1: unknown (then the connection closes) */
 	int resp_ready, hdr_sent, resp_done, close_after;
 	uint64_t resp_bytes;
-	const char *xhdr_name;      /* one extra response header, or NULL */
-	char xhdr_val[80];
-	/* a response that lasts as long as a command (gw_keepalive.c) */
-	int ka_long, ka_lines, ka_no_deadline;
-	int ka_stall_s;             /* a download: cut after this long without progress */
-	int64_t ka_last_us;         /* when the last line was queued */
-	/* a WebSocket session, once established (stream/gw_ws.h) */
-	struct gw_ws_session *ws;
+	struct {
+		const char *name;   /* one extra response header, or NULL */
+		char val[80];
+	} xhdr;
+	struct gw_ka ka;
 	/* a front end's state of a call in progress (MCP's, the Vercel
-	 * surface's), freed with the transaction by front_free */
-	void *front;
-	void (*front_free)(void *front);
-	const char *ka_text;        /* the keepalive line, when not the default one */
+	 * surface's), freed with the transaction */
+	struct {
+		void *state;
+		void (*free)(void *state);
+	} front;
 };
 
 /* gw_refuse.c: answer status with the API's JSON error body at once and
@@ -94,7 +106,7 @@ void gw_route_body_done(struct gw_req *r);
 #define GW_KEEPALIVE_DEFAULT_S 25
 #define GW_KEEPALIVE_MAX_S     3600
 void gw_keepalive_vhost(struct lws_context_creation_info *vi, int secs);
-void gw_keepalive_ws_start(struct gw_req *r);
+void gw_keepalive_ws_start(struct gw_vh *vh, struct lws *wsi);
 void gw_keepalive_http_start(struct gw_req *r, int lines);
 void gw_keepalive_http_download(struct gw_req *r);
 void gw_keepalive_http_progress(struct gw_req *r);
@@ -106,9 +118,12 @@ int gw_web_dir_init(struct gw_vh *vh, const char *dir);
 int gw_static_try(struct gw_req *r);
 
 /* gw_http.c: the "http" protocol's callback. The WebSocket sessions'
- * callbacks go to ws (the stream layer's gw_ws_callback, set by main). */
+ * callbacks go to ws (the stream layer's gw_ws_callback, set by main):
+ * the upgrade's filter with the connection's gw_req as user, which the
+ * session replaces when ws answers 0; every callback of the connection
+ * after that, with the session as user. */
 typedef int (*gw_http_ws_cb)(struct lws *wsi, enum lws_callback_reasons reason,
-			     struct gw_req *r, struct gw_vh *vh, void *in, size_t len);
+			     void *user, struct gw_vh *vh, void *in, size_t len);
 void gw_http_set_ws(gw_http_ws_cb ws);
 int gw_http_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		     void *user, void *in, size_t len);

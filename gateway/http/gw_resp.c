@@ -16,11 +16,11 @@ void gw_req_reset(struct gw_req *r)
 	struct gw_vh *vh = r->vh;
 	struct lws *wsi = r->wsi;
 	gw_rest_call_free(r);
-	sbx_buf_free(&r->held);
+	sbx_buf_free(&r->hold.body);
 	sbx_buf_free(&r->body);
 	sbx_buf_free(&r->resp);
-	if (r->front)
-		r->front_free(r->front);
+	if (r->front.state)
+		r->front.free(r->front.state);
 	memset(r, 0, sizeof *r);
 	r->vh = vh;
 	r->wsi = wsi;
@@ -150,9 +150,9 @@ int gw_resp_writeable(struct gw_req *r)
 		    lws_add_http_header_by_name(r->wsi, (const unsigned char *)"x-accel-buffering:",
 				(const unsigned char *)"no", 2, &p, end))
 			return -1;
-		if (r->xhdr_name &&
-		    lws_add_http_header_by_name(r->wsi, (const unsigned char *)r->xhdr_name,
-				(const unsigned char *)r->xhdr_val, (int)strlen(r->xhdr_val), &p, end))
+		if (r->xhdr.name &&
+		    lws_add_http_header_by_name(r->wsi, (const unsigned char *)r->xhdr.name,
+				(const unsigned char *)r->xhdr.val, (int)strlen(r->xhdr.val), &p, end))
 			return -1;
 		if (lws_finalize_write_http_header(r->wsi, start, &p, end))
 			return -1;

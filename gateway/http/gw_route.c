@@ -112,16 +112,16 @@ static int admit(struct gw_req *r, const struct gw_route *first, const struct gw
 		r->key = gw_auth_check(r->vh, r->wsi, 0, NULL, &r->scope);
 		if (r->key < 0) {
 			if (first->auth == GW_AUTH_KEY_CHALLENGE) {
-				r->xhdr_name = "www-authenticate:";
-				snprintf(r->xhdr_val, sizeof r->xhdr_val, "Bearer");
+				r->xhdr.name = "www-authenticate:";
+				snprintf(r->xhdr.val, sizeof r->xhdr.val, "Bearer");
 			}
 			gw_resp_error(r, 401, "unauthorized", "missing or unknown API key (Authorization: Bearer <key>)");
 			return -1;
 		}
 	}
 	if (!rt) {
-		r->xhdr_name = "allow:";
-		snprintf(r->xhdr_val, sizeof r->xhdr_val, "%s", allow);
+		r->xhdr.name = "allow:";
+		snprintf(r->xhdr.val, sizeof r->xhdr.val, "%s", allow);
 		gw_resp_error(r, 405, "method_not_allowed", "method %s not allowed here", r->method);
 		return -1;
 	}
@@ -169,13 +169,13 @@ static void proceed(struct gw_req *r);
  * connection whose body it may not read (the rest is discarded). */
 static void release_held(struct gw_req *r, int waited)
 {
-	if (waited && r->held.len && !r->resp_ready)
-		gw_route_body(r, sbx_buf_head(&r->held), r->held.len);
-	if (waited && r->held_done && !r->resp_ready)
+	if (waited && r->hold.body.len && !r->resp_ready)
+		gw_route_body(r, sbx_buf_head(&r->hold.body), r->hold.body.len);
+	if (waited && r->hold.done && !r->resp_ready)
 		gw_route_body_done(r);
-	sbx_buf_free(&r->held);
-	if (r->held_paused && r->wsi) {
-		r->held_paused = 0;
+	sbx_buf_free(&r->hold.body);
+	if (r->hold.paused && r->wsi) {
+		r->hold.paused = 0;
 		lws_rx_flow_control(r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
 	}
 	if (waited)
@@ -184,10 +184,10 @@ static void release_held(struct gw_req *r, int waited)
 
 void gw_route_admit_failed(struct gw_req *r)
 {
-	if (!r->owner_pending)
+	if (!r->hold.pending)
 		return;
-	r->owner_pending = 0;
-	if (r->body_expected > 0 && !r->held_done)
+	r->hold.pending = 0;
+	if (r->body_expected > 0 && !r->hold.done)
 		r->close_after = 1;   /* the rest of the body is not read */
 	release_held(r, 1);
 }
@@ -197,9 +197,9 @@ void gw_route_admit_failed(struct gw_req *r)
 static void admitted(struct svc_call *c)
 {
 	struct gw_req *r = c->owner;
-	int waited = r->owner_pending;
+	int waited = r->hold.pending;
 
-	r->owner_pending = 0;
+	r->hold.pending = 0;
 	proceed(r);
 	release_held(r, waited);
 }
@@ -231,8 +231,8 @@ void gw_route(struct gw_req *r)
 	if (known)   /* answered 404, or the key's */
 		return known > 0 ? proceed(r) : (void)0;
 	r->body_expected = content_length(r);   /* for gw_route_admit_failed's close */
-	sbx_buf_init(&r->held, GW_JSON_BODY_CAP);
-	r->owner_pending = 1;
+	sbx_buf_init(&r->hold.body, GW_JSON_BODY_CAP);
+	r->hold.pending = 1;
 	svc_admit(c, admitted);
 }
 
@@ -278,9 +278,9 @@ static void proceed(struct gw_req *r)
 
 void gw_route_body(struct gw_req *r, const void *in, size_t len)
 {
-	if (r->owner_pending) {   /* held until the owner is known (svc_admit) */
-		if (sbx_buf_append(&r->held, in, len)) {
-			r->owner_pending = 0;
+	if (r->hold.pending) {   /* held until the owner is known (svc_admit) */
+		if (sbx_buf_append(&r->hold.body, in, len)) {
+			r->hold.pending = 0;
 			if (r->call)
 				gw_owner_lookup_cancel(&r->call->own_wait);
 			r->close_after = 1;
@@ -288,8 +288,8 @@ void gw_route_body(struct gw_req *r, const void *in, size_t len)
 				      "send the body again");
 			return;
 		}
-		if (!r->held_paused && r->wsi) {
-			r->held_paused = 1;
+		if (!r->hold.paused && r->wsi) {
+			r->hold.paused = 1;
 			lws_rx_flow_control(r->wsi, 0);
 		}
 		return;
@@ -315,8 +315,8 @@ void gw_route_body(struct gw_req *r, const void *in, size_t len)
 void gw_route_body_done(struct gw_req *r)
 {
 	struct sbx_err err = { 0 };
-	if (r->owner_pending) {
-		r->held_done = 1;
+	if (r->hold.pending) {
+		r->hold.done = 1;
 		return;
 	}
 	if (r->resp_ready || r->body_done || !r->rt)

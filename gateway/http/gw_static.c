@@ -88,8 +88,8 @@ int gw_static_try(struct gw_req *r)
 		gw_resp_error(r, 500, "internal", "cannot read the file");
 		return 1;
 	}
-	r->xhdr_name = "cache-control:";
-	snprintf(r->xhdr_val, sizeof r->xhdr_val, "no-store");
+	r->xhdr.name = "cache-control:";
+	snprintf(r->xhdr.val, sizeof r->xhdr.val, "no-store");
 	r->status = 200;
 	r->ctype = mime(real);
 	r->content_len = (int64_t)st.st_size;

@@ -144,8 +144,8 @@ void gw_mcp_post(struct gw_req *r)
 		gw_resp_error(r, 500, "internal", "out of memory");
 		return;
 	}
-	r->front = c;
-	r->front_free = call_free;
+	r->front.state = c;
+	r->front.free = call_free;
 	c->r = r;
 	svc_collect_init(&c->k, r->vh, r->wsi, c, r->key);
 	sbx_buf_init(&c->data, 0);
@@ -213,8 +213,8 @@ static cJSON *initialize(struct gw_req *r, const cJSON *params)
 			ver = versions[i];
 	if (gw_mcp_session_new(r->key, ver, sid))
 		return NULL;
-	r->xhdr_name = "mcp-session-id:";
-	snprintf(r->xhdr_val, sizeof r->xhdr_val, "%s", sid);
+	r->xhdr.name = "mcp-session-id:";
+	snprintf(r->xhdr.val, sizeof r->xhdr.val, "%s", sid);
 	res = cJSON_CreateObject();
 	cJSON_AddStringToObject(res, "protocolVersion", ver);
 	caps = cJSON_AddObjectToObject(res, "capabilities");
@@ -235,7 +235,7 @@ static void tools_call(struct gw_req *r, const cJSON *id, const cJSON *params, c
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	const struct gw_mcp_tool *t;
 	char why[300], msg[400];
-	struct gw_mcp_call *c = r->front;
+	struct gw_mcp_call *c = r->front.state;
 
 	if (!cJSON_IsString(name)) {
 		cJSON_Delete(args);

@@ -1,7 +1,8 @@
 /* The preview proxy's client side (gw_proxy.h, docs/preview.md). Each
  * request head is parsed strictly (gw_http1.c), rewritten with
  * X-Forwarded-*, and forwarded with exactly the body its framing says;
- * responses go back as bytes, unparsed. A connection is pinned to its
+ * responses go back framed, their heads checked and their cookies made
+ * the preview's own (gw_presp.h). A connection is pinned to its
  * first Host, so one upstream stream serves all its requests, and a
  * WebSocket upgrade the guest answers with 101 turns it into a plain
  * splice. Memory per connection is
@@ -51,9 +52,29 @@ void gw_proxy_fail(struct gw_pconn *c, int status, const char *msg)
 	gw_proxy_answer(c, status, "", msg);
 }
 
-void gw_proxy_answer(struct gw_pconn *c, int status, const char *extra, const char *msg)
+/* A whole response saying msg, ending the connection, appended to out. */
+static void error_page(struct sbx_buf *out, int status, const char *extra, const char *msg)
 {
 	char page[1024], hdr[2048 + 256];
+	int pn = snprintf(page, sizeof page,
+		"<!doctype html><meta charset=utf-8><title>%d %s</title>"
+		"<h1>%d %s</h1><p>%s</p>\n", status, reason_phrase(status),
+		status, reason_phrase(status), msg);
+	if (pn < 0 || (size_t)pn >= sizeof page)
+		pn = 0;
+	int hn = snprintf(hdr, sizeof hdr, "HTTP/1.1 %d %s\r\n%s"
+		"Content-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n"
+		"Cache-Control: no-store\r\nConnection: close\r\n\r\n",
+		status, reason_phrase(status), extra, pn);
+	if (hn < 0 || (size_t)hn >= sizeof hdr)
+		hn = 0;
+	size_t mark = out->len;
+	if (sbx_buf_append(out, hdr, (size_t)hn) || sbx_buf_append(out, page, (size_t)pn))
+		out->len = mark;   /* all of it or nothing */
+}
+
+void gw_proxy_answer(struct gw_pconn *c, int status, const char *extra, const char *msg)
+{
 	c->state = GW_P_ERROR;
 	gw_proxy_pause_client(c, 1);
 	sbx_buf_reset(&c->cin);
@@ -76,22 +97,8 @@ void gw_proxy_answer(struct gw_pconn *c, int status, const char *extra, const ch
 			lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 		return;
 	}
-	int pn = snprintf(page, sizeof page,
-		"<!doctype html><meta charset=utf-8><title>%d %s</title>"
-		"<h1>%d %s</h1><p>%s</p>\n", status, reason_phrase(status),
-		status, reason_phrase(status), msg);
-	if (pn < 0 || (size_t)pn >= sizeof page)
-		pn = 0;
-	int hn = snprintf(hdr, sizeof hdr, "HTTP/1.1 %d %s\r\n%s"
-		"Content-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n"
-		"Cache-Control: no-store\r\nConnection: close\r\n\r\n",
-		status, reason_phrase(status), extra, pn);
-	if (hn < 0 || (size_t)hn >= sizeof hdr)
-		hn = 0;
 	sbx_buf_reset(&c->to_cl);
-	if (sbx_buf_append(&c->to_cl, hdr, (size_t)hn) ||
-	    sbx_buf_append(&c->to_cl, page, (size_t)pn))
-		sbx_buf_reset(&c->to_cl);
+	error_page(&c->to_cl, status, extra, msg);
 	lws_callback_on_writable(c->wsi);
 }
 
@@ -142,10 +149,35 @@ static void request_done(struct gw_pconn *c)
 	c->head_started = 0;
 }
 
+int gw_proxy_guest_bytes(struct gw_pconn *c, const void *in, size_t len)
+{
+	if (!gw_presp_feed(&c->rsp, in, len, &c->to_cl, GW_PTOKEN_COOKIE))
+		return 0;
+	/* what the guest answered before goes on; nothing after can be
+	 * framed, so the connection ends, with a 502 in place of a refused
+	 * head (a response boundary: a status line is safe there) */
+	c->f->vh->m.proxy_errors++;
+	sbx_info("preview %s: a response of the guest refused: %s", c->host, c->rsp.why);
+	c->state = GW_P_ERROR;
+	gw_proxy_pause_client(c, 1);
+	sbx_buf_reset(&c->cin);
+	c->close_after = 1;
+	gw_proxy_up_close(c);
+	if (c->rsp.at_head)
+		error_page(&c->to_cl, 502, "", "The sandbox's server sent a response head that the "
+			   "preview proxy does not pass on (see the gateway's log).");
+	lws_callback_on_writable(c->wsi);
+	return -1;
+}
+
 void gw_proxy_guest_rx(struct gw_pconn *c, const void *in, size_t len)
 {
 	static const char want[] = "HTTP/1.x ddd";
 	const char *p = in;
+	/* a client that had pipelined as far as the guest's answers allow
+	 * goes on once a response began */
+	if (c->state == GW_P_HEAD && c->cin.len && c->cl_paused && !gw_presp_full(&c->rsp))
+		gw_proxy_process(c);
 	if (c->up_status)
 		return;
 	for (size_t i = 0; i < len && c->up_line_n < sizeof c->up_line; i++) {
@@ -208,6 +240,9 @@ static int on_head(struct gw_pconn *c, size_t hl)
 	c->hold_mark = c->pinned ? c->to_up.len : 0;
 	if (rewrite_head(c, p, dst))
 		return gw_proxy_fail(c, 500, "out of memory"), -1;
+	/* its response's framing depends on it (a HEAD's has no body);
+	 * gw_proxy_process keeps the ring from filling */
+	gw_presp_expect(&c->rsp, h->method.len == 4 && !memcmp(p + h->method.off, "HEAD", 4));
 	c->body_left = h->content_length > 0 ? h->content_length : 0;
 	c->chunked = h->chunked;
 	if (c->chunked) {
@@ -305,6 +340,12 @@ void gw_proxy_process(struct gw_pconn *c)
 		if (!c->cin.len)
 			break;
 		if (c->state == GW_P_HEAD) {
+			if (gw_presp_full(&c->rsp)) {
+				/* as many requests wait for their answers as the
+				 * proxy tracks: read on once one began */
+				gw_proxy_pause_client(c, 1);
+				return;
+			}
 			int rc = gw_h1_parse((const char *)sbx_buf_head(&c->cin), c->cin.len, &c->h);
 			if (rc == 0) {
 				/* slowloris: the clock does not restart; empty
@@ -373,6 +414,7 @@ static void conn_init(struct gw_pconn *c, struct lws *wsi, struct gw_front *f)
 	sbx_buf_init(&c->to_up, QUEUE_CAP + GW_H1_HEAD_MAX + 1024);
 	sbx_buf_init(&c->to_cl, QUEUE_CAP);
 	sbx_buf_init(&c->head, GW_H1_HEAD_MAX + 1024);
+	gw_presp_init(&c->rsp);
 	gw_proxy_up_init(c);
 	if (lws_get_peer_simple(wsi, c->peer, sizeof c->peer) == NULL)
 		strcpy(c->peer, "unknown");
@@ -391,6 +433,7 @@ static void conn_free(struct gw_pconn *c)
 	sbx_buf_free(&c->to_up);
 	sbx_buf_free(&c->to_cl);
 	sbx_buf_free(&c->head);
+	gw_presp_free(&c->rsp);
 	c->wsi = NULL;
 }
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include "../core/gw.h"
 #include "gw_http1.h"
+#include "gw_presp.h"
 #include "gw_front.h"
 
 #define GW_PROXY_HIGH   (256 * 1024)   /* stop reading the source above this */
@@ -78,6 +79,7 @@ struct gw_pconn {
 	char redirect[2048];         /* its target without the token parameter */
 	char peer[64];
 	struct gw_plimit_ent *lim_sid, *lim_peer;   /* counted by gw_plimit.c */
+	struct gw_presp rsp;         /* the guest's responses (gw_presp.h) */
 	struct gw_h1_head h;
 };
 

@@ -8,23 +8,26 @@
 #include "gw_proxy_auth.h"
 #include "gw_proxy_up.h"
 
-/* The value of name in a "; "-separated cookie list, or NULL. */
-static const char *cookie(const char *v, size_t n, const char *name, size_t *len)
+/* Whether a "; "-separated cookie list holds the token cookie with a
+ * valid token. Every cookie of that name counts: a page of the guest can
+ * set one of the same name itself (document.cookie, with a longer path,
+ * which the browser then sends first), and must not shadow the real one
+ * (the proxy drops such a Set-Cookie from the guest: gw_presp.h). */
+static int cookie_token_ok(struct gw_vh *vh, const char *sid, const char *v, size_t n)
 {
-	size_t nl = strlen(name), i = 0;
+	size_t nl = strlen(GW_PTOKEN_COOKIE), i = 0;
 	while (i < n) {
 		while (i < n && (v[i] == ' ' || v[i] == ';'))
 			i++;
 		size_t e = i;
 		while (e < n && v[e] != ';')
 			e++;
-		if (e - i > nl && !memcmp(v + i, name, nl) && v[i + nl] == '=') {
-			*len = e - i - nl - 1;
-			return v + i + nl + 1;
-		}
+		if (e - i > nl && !memcmp(v + i, GW_PTOKEN_COOKIE, nl) && v[i + nl] == '=' &&
+		    gw_ptoken_check(vh, sid, v + i + nl + 1, e - i - nl - 1))
+			return 1;
 		i = e;
 	}
-	return NULL;
+	return 0;
 }
 
 /* token= in the query of target t; builds the target without it. */
@@ -77,9 +80,8 @@ void gw_proxy_auth_scan(struct gw_pconn *c, const char *p, const char *sid)
 		const char *v = p + hd->value.off;
 		if (gw_h1_name_is(p, hd, "x-preview-token"))
 			c->tok_ok = gw_ptoken_check(vh, sid, v, hd->value.len);
-		else if (gw_h1_name_is(p, hd, "cookie") &&
-			 (q = cookie(v, hd->value.len, GW_PTOKEN_COOKIE, &len)))
-			c->tok_ok = gw_ptoken_check(vh, sid, q, len);
+		else if (gw_h1_name_is(p, hd, "cookie"))
+			c->tok_ok = cookie_token_ok(vh, sid, v, hd->value.len);
 	}
 }
 

@@ -224,8 +224,8 @@ static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, in
 static int up_bytes(struct gw_up *u, const void *in, size_t len)
 {
 	struct gw_pconn *c = u->owner;
-	if (sbx_buf_append(&c->to_cl, in, len))
-		return gw_proxy_fail(c, 502, "out of memory"), -1;
+	if (gw_proxy_guest_bytes(c, in, len))
+		return -1;
 	c->up_rx += len;
 	if (!c->head_started || c->draining)
 		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, c->draining ?

@@ -21,6 +21,10 @@ void gw_proxy_fail(struct gw_pconn *c, int status, const char *msg);
 void gw_proxy_answer(struct gw_pconn *c, int status, const char *extra, const char *msg);
 void gw_proxy_process(struct gw_pconn *c);
 void gw_proxy_pause_client(struct gw_pconn *c, int pause);
+/* Bytes from the guest, queued for the client through the response
+ * checks (gw_presp.h); -1 when a response was refused and the connection
+ * ends (answered). */
+int gw_proxy_guest_bytes(struct gw_pconn *c, const void *in, size_t len);
 /* Bytes from the guest (already queued for the client): watches the
  * status line of its first response, which decides an upgrade. */
 void gw_proxy_guest_rx(struct gw_pconn *c, const void *in, size_t len);

@@ -59,17 +59,16 @@ static void side_drained(struct svc_collect *k)
 static struct gw_side *side_new(struct gw_ws_session *s)
 {
 	struct gw_side *side = calloc(1, sizeof *side);
-	struct gw_req *r = s->r;
 
 	if (!side) {
 		gw_ws_fail(s, 500, "internal", "out of memory");
 		return NULL;
 	}
-	svc_collect_init(&side->k, r->vh, r->wsi, s, r->key);
+	svc_collect_init(&side->k, s->vh, s->wsi, s, s->key);
 	svc_collect_step(&side->k, side_done);
 	side->k.drained = side_drained;
-	snprintf(side->k.call.sid, sizeof side->k.call.sid, "%s", r->sid);
-	snprintf(side->k.call.cid, sizeof side->k.call.cid, "%s", r->cid);
+	snprintf(side->k.call.sid, sizeof side->k.call.sid, "%s", s->sid);
+	snprintf(side->k.call.cid, sizeof side->k.call.cid, "%s", s->cid);
 	side->s = s;
 	side->next = s->sides;
 	s->sides = side;
@@ -110,13 +109,13 @@ static void send_resize(struct gw_ws_session *s, int64_t cols, int64_t rows)
 	cJSON *a = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(a, "op", "resize");
-	cJSON_AddStringToObject(a, "id", s->r->cid);
+	cJSON_AddStringToObject(a, "id", s->cid);
 	cJSON_AddNumberToObject(a, "cols", (double)cols);
 	cJSON_AddNumberToObject(a, "rows", (double)rows);
 	if (!(s->resize_side = side_op(s, a)))
 		return;
 	s->rx_paused = 1;
-	lws_rx_flow_control(s->r->wsi, 0);
+	lws_rx_flow_control(s->wsi, 0);
 }
 
 /* ---- the session's own stream: its sink ---- */
@@ -141,7 +140,7 @@ static int session_gone(struct gw_ws_session *s, struct svc_call *c)
 	if (!c->parent_closed)
 		return 0;
 	s->closing = s->drop = 1;
-	lws_callback_on_writable(s->r->wsi);
+	lws_callback_on_writable(s->wsi);
 	return 1;
 }
 
@@ -160,7 +159,7 @@ static int main_begin(struct svc_call *c, int64_t size)
 
 	(void)size;
 	if (s->kind == GW_WS_PTY && c->cid[0]) {
-		snprintf(s->r->cid, sizeof s->r->cid, "%s", c->cid);
+		snprintf(s->cid, sizeof s->cid, "%s", c->cid);
 		if (s->pending_cols)
 			send_resize(s, s->pending_cols, s->pending_rows);
 	}
@@ -208,7 +207,7 @@ static void main_end(struct svc_call *c, int cut)
 		gw_ws_queue_close(s, 1000, "");
 	} else if (!session_gone(s, c)) {
 		s->up_lost = 1;
-		lws_callback_on_writable(s->r->wsi);
+		lws_callback_on_writable(s->wsi);
 	}
 }
 
@@ -233,11 +232,9 @@ static const struct svc_sink main_sink = {
 
 void gw_session_init(struct gw_ws_session *s)
 {
-	struct gw_req *r = s->r;
-
-	svc_call_init(&s->main, r->vh, r->wsi, &main_sink, s, r->key);
-	snprintf(s->main.sid, sizeof s->main.sid, "%s", r->sid);
-	snprintf(s->main.cid, sizeof s->main.cid, "%s", r->cid);
+	svc_call_init(&s->main, s->vh, s->wsi, &main_sink, s, s->key);
+	snprintf(s->main.sid, sizeof s->main.sid, "%s", s->sid);
+	snprintf(s->main.cid, sizeof s->main.cid, "%s", s->cid);
 }
 
 void gw_session_start(struct gw_ws_session *s)
@@ -260,7 +257,7 @@ static int query_refused(struct gw_ws_session *s, int rc, const char *why)
 
 int gw_session_query(struct gw_ws_session *s)
 {
-	struct lws *wsi = s->r->wsi;
+	struct lws *wsi = s->wsi;
 	char why[160];
 
 	if (s->kind != GW_WS_PTY)
@@ -284,7 +281,7 @@ static int needs_write(struct gw_ws_session *s, const char *what)
 {
 	char msg[160];
 
-	if (s->kind == GW_WS_PTY || (s->r->scope & GW_SCOPE_WRITE))
+	if (s->kind == GW_WS_PTY || (s->scope & GW_SCOPE_WRITE))
 		return 0;
 	snprintf(msg, sizeof msg, "%s needs a token with the write scope", what);
 	gw_ws_fail(s, 403, "forbidden", msg);
@@ -322,7 +319,7 @@ static void pace(struct gw_ws_session *s, int paused)
 void gw_session_message(struct gw_ws_session *s, const char *type, const cJSON *o)
 {
 	struct sbx_err err = { 0 };
-	const char *cid = s->r->cid;
+	const char *cid = s->cid;
 	cJSON *a;
 
 	if ((!strcmp(type, "kill") || !strcmp(type, "stdin_eof")) && needs_write(s, type))

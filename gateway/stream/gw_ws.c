@@ -1,5 +1,6 @@
-/* WebSocket sessions (command streams and terminals) on the "http"
- * protocol: admission before the upgrade, the session's life, the
+/* WebSocket sessions (command streams and terminals): admission before
+ * the upgrade, the session's life (it is the connection's user data from
+ * the upgrade on: gw_ws.h), the
  * outgoing message queue, and client messages. The queue is s->q holding
  * records of [kind 1 byte][length 4 bytes BE][payload]; kinds 1/2 are
  * output of stdout/stderr, 3 a text message, 4 a close. The upstream is
@@ -36,7 +37,7 @@ static int queue(struct gw_ws_session *s, unsigned kind, const void *p, size_t n
 	sbx_buf_commit(&s->q, 5 + n);
 	if (kind == WSQ_CLOSE)
 		s->closing = 1;
-	lws_callback_on_writable(s->r->wsi);
+	lws_callback_on_writable(s->wsi);
 	return 0;
 }
 
@@ -124,7 +125,7 @@ static int writeable(struct gw_ws_session *s)
 {
 	unsigned char buf[LWS_PRE + 1 + WS_MSG_MAX];
 	unsigned char *p = buf + LWS_PRE;
-	struct lws *wsi = s->r->wsi;
+	struct lws *wsi = s->wsi;
 	unsigned kind;
 	size_t n = 0;
 
@@ -173,7 +174,7 @@ static void input_backpressure(struct gw_ws_session *s)
 	    (gw_up_queued(&s->main.up) >= GW_QUEUE_HIGH ||
 	     gw_session_side_queued(s->stdin_side) >= GW_QUEUE_HIGH)) {
 		s->rx_paused = 1;
-		lws_rx_flow_control(s->r->wsi, 0);
+		lws_rx_flow_control(s->wsi, 0);
 	}
 }
 
@@ -182,7 +183,7 @@ void gw_ws_input_flow(struct gw_ws_session *s)
 	if (s->rx_paused && !s->resize_side && gw_up_queued(&s->main.up) < GW_QUEUE_HIGH / 2 &&
 	    gw_session_side_queued(s->stdin_side) < GW_QUEUE_HIGH / 2) {
 		s->rx_paused = 0;
-		lws_rx_flow_control(s->r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+		lws_rx_flow_control(s->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
 	}
 }
 
@@ -210,7 +211,7 @@ static void text_message(struct gw_ws_session *s)
 
 static int receive(struct gw_ws_session *s, const unsigned char *in, size_t len)
 {
-	struct lws *wsi = s->r->wsi;
+	struct lws *wsi = s->wsi;
 	int start = !s->in_mid;
 	int end = lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi);
 
@@ -258,50 +259,75 @@ static int reject(struct lws *wsi, unsigned status, const char *code, const char
 
 /* Path, key and owner, before the upgrade (the route table's WebSocket
  * rows): a refused upgrade is an HTTP error with the API's JSON body.
- * What it learns goes into r (the session is made once established).
- * Returns 0 to accept. */
-static int admit(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
+ * What it learns goes into the session. Returns 0 to accept. */
+static int admit(struct gw_ws_session *s)
 {
 	char uri[512], ver[16], why[160];
+	struct lws *wsi = s->wsi;
+	struct gw_vh *vh = s->vh;
 	const struct gw_route *rt = NULL;
-	int key;
 
-	r->vh = vh;
-	r->wsi = wsi;
 	/* lws 4.1 upgrades any version; RFC 6455 4.2.2 says refuse with the
 	 * one we speak */
 	if (lws_hdr_copy(wsi, ver, sizeof ver, WSI_TOKEN_VERSION) <= 0 || strcmp(ver, "13"))
 		return reject(wsi, 426, "upgrade_required", "WebSocket version 13 only");
 	if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) > 0)
-		rt = gw_route_ws(uri, r->sid, r->cid);
+		rt = gw_route_ws(uri, s->sid, s->cid);
 	if (!rt)
 		return reject(wsi, 404, "not_found", "no such WebSocket endpoint");
-	key = gw_auth_check(vh, wsi, 1, r->sid, &r->scope);
-	if (key == -2)
+	s->key = gw_auth_check(vh, wsi, 1, s->sid, &s->scope);
+	if (s->key == -2)
 		return reject(wsi, 422, "invalid", "query argument access_token is longer than 255 bytes or given twice");
-	if (key < 0)
+	if (s->key < 0)
 		return reject(wsi, 401, "unauthorized", "missing or unknown API key (access_token=)");
-	if (gw_owner_get(vh, r->sid) != key) {
+	if (gw_owner_get(vh, s->sid) != s->key) {
 		struct gw_runner *rn;
 		/* A sandbox of no key here may be one made through another
 		 * gateway: the upgrade is accepted and the stream starts once
 		 * its runner said whose it is (svc_admit); one whose id
 		 * names no runner, or another key's, is refused now. */
-		if (gw_owner_get(vh, r->sid) >= 0 ||
-		    gw_runner_route(vh, r->sid, &rn) == GW_RUNNER_REFUSED)
+		if (gw_owner_get(vh, s->sid) >= 0 ||
+		    gw_runner_route(vh, s->sid, &rn) == GW_RUNNER_REFUSED)
 			return reject(wsi, 404, "not_found", "no such sandbox");
-		r->owner_pending = 1;
+		s->owner_pending = 1;
 	}
 	/* a stream token opens only what its scope names */
-	if (!(r->scope & rt->ws_scope))
+	if (!(s->scope & rt->ws_scope))
 		return reject(wsi, 403, "forbidden", rt->ws == GW_WS_PTY ?
 			      "a terminal needs a token with the terminal scope" :
 			      "a stream needs a token with the read scope");
 	if (gw_query_known(wsi, rt->args, why, sizeof why))
 		return reject(wsi, 422, "invalid", why);
-	r->key = key;
-	r->rt = rt;
-	snprintf(r->uri, sizeof r->uri, "%s", uri);
+	s->rt = rt;
+	s->kind = rt->ws;
+	return 0;
+}
+
+/* LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: the connection's gw_req (r)
+ * ends its life here; an admitted upgrade's session takes its place as
+ * the wsi's user data. lws reads the user data afresh after this
+ * callback, so nothing of lws's holds r. */
+static int filter(struct gw_req *r, struct gw_vh *vh, struct lws *wsi)
+{
+	struct gw_ws_session *s;
+
+	if (!r || !vh)
+		return -1;
+	gw_req_reset(r);
+	/* a keepalive tick of an earlier transaction on this connection
+	 * would come with the session as its user data */
+	lws_set_timer_usecs(wsi, LWS_SET_TIMER_USEC_CANCEL);
+	if (!(s = calloc(1, sizeof *s)))
+		return gw_http_refuse(wsi, 503, "no_capacity", "out of memory", 0);
+	s->vh = vh;
+	s->wsi = wsi;
+	sbx_buf_init(&s->q, 0);
+	sbx_buf_init(&s->text, WS_TEXT_MAX);
+	if (admit(s)) {
+		free(s);
+		return -1;
+	}
+	lws_set_wsi_user(wsi, s);   /* frees r */
 	return 0;
 }
 
@@ -312,10 +338,10 @@ static void admitted(struct svc_call *c)
 {
 	struct gw_ws_session *s = c->owner;
 
-	s->r->owner_pending = 0;
+	s->owner_pending = 0;
 	if (s->closing)
 		return;
-	lws_rx_flow_control(s->r->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
+	lws_rx_flow_control(s->wsi, 1 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
 	gw_session_start(s);
 }
 
@@ -330,7 +356,7 @@ static void admit_fail(struct svc_call *c, int status, const char *code, const c
 {
 	struct gw_ws_session *s = c->owner;
 
-	s->r->owner_pending = 0;
+	s->owner_pending = 0;
 	if (!s->closing)
 		gw_ws_fail(s, status, code, msg);
 }
@@ -342,40 +368,36 @@ static const char *kind_name(const struct gw_ws_session *s)
 	return s->kind == GW_WS_PTY ? "pty" : "stream";
 }
 
-/* The upgrade went through: the session is made, counted and listed. */
-static int established(struct gw_req *r, struct lws *wsi)
+/* The upgrade went through: the session is counted and listed. */
+static int established(struct gw_ws_session *s)
 {
-	struct gw_ws_session *s;
+	struct gw_vh *vh = s->vh;
 
-	if (!r || !r->rt || !r->rt->ws || r->ws || !(s = calloc(1, sizeof *s)))
+	if (s->open)
 		return -1;
-	s->r = r;
-	s->kind = r->rt->ws;
+	s->open = 1;
 	s->t0_us = (int64_t)lws_now_usecs();
-	sbx_buf_init(&s->q, 0);
-	sbx_buf_init(&s->text, WS_TEXT_MAX);
-	r->ws = s;
-	r->vh->m.ws_open++;
-	s->next = r->vh->sessions;
+	vh->m.ws_open++;
+	s->next = vh->sessions;
 	if (s->next)
 		s->next->prev = s;
-	r->vh->sessions = s;
-	sbx_info("ws open %s key=%d", kind_name(s), r->key);
-	gw_keepalive_ws_start(r);
+	vh->sessions = s;
+	sbx_info("ws open %s key=%d", kind_name(s), s->key);
+	gw_keepalive_ws_start(vh, s->wsi);
 	/* the query now: lws lets the upgrade's headers go after this
 	 * callback, and an ownership lookup starts the session later */
 	gw_session_init(s);
 	if (gw_session_query(s) < 0)
 		return 0;   /* refused (422), answered */
-	if (r->owner_pending) {
+	if (s->owner_pending) {
 		/* nothing is read from the client until the stream starts */
-		lws_rx_flow_control(wsi, 0);
+		lws_rx_flow_control(s->wsi, 0);
 		if (!(s->admit = malloc(sizeof *s->admit))) {
 			gw_ws_fail(s, 500, "internal", "out of memory");
 			return 0;
 		}
-		svc_call_init(s->admit, r->vh, wsi, &admit_sink, s, r->key);
-		snprintf(s->admit->sid, sizeof s->admit->sid, "%s", r->sid);
+		svc_call_init(s->admit, vh, s->wsi, &admit_sink, s, s->key);
+		snprintf(s->admit->sid, sizeof s->admit->sid, "%s", s->sid);
 		svc_admit(s->admit, admitted);
 		return 0;
 	}
@@ -383,55 +405,67 @@ static int established(struct gw_req *r, struct lws *wsi)
 	return 0;
 }
 
-static void closed(struct gw_req *r)
+/* LWS_CALLBACK_CLOSED, or the wsi's end when an established session
+ * never saw it: the session leaves the list and drops its calls. */
+static void closed(struct gw_ws_session *s)
 {
-	struct gw_ws_session *s = r->ws;
-
-	r->vh->m.ws_open--;
+	if (!s->open)
+		return;
+	s->open = 0;
+	s->vh->m.ws_open--;
 	if (s->prev)
 		s->prev->next = s->next;
 	else
-		r->vh->sessions = s->next;
+		s->vh->sessions = s->next;
 	if (s->next)
 		s->next->prev = s->prev;
+	s->next = s->prev = NULL;
 	sbx_info("ws close %s %lld ms", kind_name(s),
 		 (long long)((lws_now_usecs() - (lws_usec_t)s->t0_us) / 1000));
 	gw_session_detach(s);
 	if (s->admit) {
 		svc_call_reset(s->admit);
 		free(s->admit);
+		s->admit = NULL;
 	}
+}
+
+/* LWS_CALLBACK_WSI_DESTROY: the session's memory (lws does not free user
+ * data it did not allocate). */
+static void destroyed(struct lws *wsi, struct gw_ws_session *s)
+{
+	closed(s);
+	lws_set_wsi_user(wsi, NULL);
 	sbx_buf_free(&s->q);
 	sbx_buf_free(&s->text);
 	free(s);
-	r->ws = NULL;
-	gw_req_reset(r);
 }
 
 int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
-		   struct gw_req *r, struct gw_vh *vh, void *in, size_t len)
+		   void *user, struct gw_vh *vh, void *in, size_t len)
 {
-	struct gw_ws_session *s = r ? r->ws : NULL;
+	struct gw_ws_session *s = user;
 
+	(void)in;
+	if (reason == LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION)
+		return filter(user, vh, wsi);
+	if (!s)
+		return -1;
 	switch (reason) {
-	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-		if (!r || !vh)
-			return -1;
-		gw_req_reset(r);
-		return admit(r, vh, wsi);
 	case LWS_CALLBACK_ESTABLISHED:
-		return established(r, wsi);
+		return established(s);
 	case LWS_CALLBACK_RECEIVE:
-		return s ? receive(s, in, len) : -1;
+		return s->open ? receive(s, in, len) : -1;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
-		return s ? writeable(s) : 0;
+		return s->open ? writeable(s) : 0;
 	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-		if (s)
-			s->closing = 1;   /* lws answers the close; nothing after it */
+		s->closing = 1;   /* lws answers the close; nothing after it */
 		return 0;
 	case LWS_CALLBACK_CLOSED:
-		if (s)
-			closed(r);
+		closed(s);
+		return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		destroyed(wsi, s);
 		return 0;
 	default:
 		return 0;
@@ -442,7 +476,7 @@ int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
 static void ws_key_revoked(struct gw_vh *vh, int key)
 {
 	for (struct gw_ws_session *s = vh->sessions; s; s = s->next)
-		if (s->r->key == key)
+		if (s->key == key)
 			gw_ws_fail(s, 401, "unauthorized", "the API key was revoked");
 }
 
@@ -452,7 +486,7 @@ static int ws_runner_lost(struct gw_vh *vh, struct gw_runner *rn)
 	int n = 0;
 
 	for (struct gw_ws_session *s = vh->sessions; s; s = s->next)
-		if (!s->closing && gw_runner_for_sid(vh, s->r->sid) == rn) {
+		if (!s->closing && gw_runner_for_sid(vh, s->sid) == rn) {
 			gw_ws_fail(s, 502, "internal", "the runner went away; its sandboxes are lost");
 			n++;
 		}

@@ -1,9 +1,9 @@
-/* A WebSocket session (a command stream or a terminal): its own state,
- * apart from the gw_req of the connection it upgraded (which keeps what
- * admission filled in: vh, wsi, key, scope, sid, cid). Allocated when the
- * session is established, pointed to by r->ws, freed when it closes
- * (gw_ws.c). Its agent stream is an svc call with the session's sink
- * (gw_stream.c). */
+/* A WebSocket session (a command stream or a terminal). Admission makes
+ * it before the upgrade and it replaces the connection's gw_req as the
+ * wsi's user data (lws_set_wsi_user): from then on the connection is the
+ * session's alone, and the HTTP layer hands its callbacks here (gw_http.c).
+ * It is freed when lws destroys the wsi (gw_ws.c). Its agent stream is an
+ * svc call with the session's sink (gw_stream.c). */
 #ifndef GW_WS_H
 #define GW_WS_H
 #include "../http/gw_req.h"
@@ -12,8 +12,16 @@
 struct gw_side;
 
 struct gw_ws_session {
-	struct gw_req *r;           /* the connection; r->ws is this */
+	struct gw_vh *vh;
+	struct lws *wsi;
+	/* what admission found: the row, the caller's key and scope, the ids */
+	const struct gw_route *rt;
 	enum gw_ws_kind kind;
+	int key;
+	unsigned scope;
+	char sid[80], cid[80];
+	int owner_pending;          /* its owner is being asked (admit) */
+	int open;                   /* established, counted and listed */
 	struct svc_call main;       /* the stream: svc_logs, or the terminal's svc_pty */
 	/* its arguments, from the upgrade's query */
 	int64_t since, cols, rows;
@@ -60,9 +68,12 @@ void gw_session_message(struct gw_ws_session *s, const char *type, const cJSON *
 size_t gw_session_side_queued(const struct gw_side *side);
 /* The session goes away: its stream and side operations are dropped. */
 void gw_session_detach(struct gw_ws_session *s);
-/* gw_ws.c: the session's lws callbacks (gw_http.c hands them over) */
+/* gw_ws.c: the session's lws callbacks (gw_http.c hands them over).
+ * At LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION user is the connection's
+ * gw_req, replaced by the session when admitted (0); after that user is
+ * the session, up to LWS_CALLBACK_WSI_DESTROY, which frees it. */
 int gw_ws_callback(struct lws *wsi, enum lws_callback_reasons reason,
-		   struct gw_req *r, struct gw_vh *vh, void *in, size_t len);
+		   void *user, struct gw_vh *vh, void *in, size_t len);
 /* Register the stream layer's hooks (gw_hooks.h: a revoked key's and a
  * lost runner's sessions end); once at start-up, 0 or -1. */
 int gw_stream_register(void);

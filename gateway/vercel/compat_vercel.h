@@ -75,7 +75,7 @@ void cv_h_no_fork(struct gw_req *r);
 void cv_h_no_interactive(struct gw_req *r);
 /* A step of r on c's sandbox: the call to run one operation on; its
  * answer goes to next. */
-struct svc_call *cv_sub(struct gw_req *r, struct cv_call *c, cv_step_fn next);
+struct svc_call *cv_step(struct cv_call *c, cv_step_fn next);
 /* Answer r with the error a step gave (its status, code and message). */
 void cv_fail_answer(struct gw_req *r, const struct cv_answer *a);
 int cv_error(struct gw_req *r, int status, const char *code, const char *fmt, ...)

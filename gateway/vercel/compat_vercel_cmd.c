@@ -41,7 +41,7 @@ static int line(struct gw_req *r, int e, const unsigned char *p, size_t n)
 
 static int on_chunk(struct gw_req *r, int e, const unsigned char *p, size_t n)
 {
-	struct cv_call *c = r->front;
+	struct cv_call *c = r->front.state;
 	unsigned char *joined = NULL;
 	size_t total, keep;
 	int rc;
@@ -68,7 +68,7 @@ static int on_chunk(struct gw_req *r, int e, const unsigned char *p, size_t n)
 
 static int on_finish(struct gw_req *r, const cJSON *exit)
 {
-	struct cv_call *c = r->front;
+	struct cv_call *c = r->front.state;
 	char *s;
 	int rc = 0;
 
@@ -187,7 +187,7 @@ static void started(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 	}
 	cJSON_free(s);
 	gw_keepalive_http_start(r, 1);
-	r->ka_text = "{\"stream\":\"stdout\",\"data\":\"\"}\n";
+	r->ka.text = "{\"stream\":\"stdout\",\"data\":\"\"}\n";
 	follow(r, c);
 }
 
@@ -227,7 +227,7 @@ void cv_cmd_run(struct gw_req *r, struct cv_call *c)
 	cJSON_AddTrueToObject(req, "detached");
 	c->keep = cJSON_CreateObject();
 	cJSON_AddStringToObject(c->keep, "cwd", path);
-	s = cv_sub(r, c, started);
+	s = cv_step(c, started);
 	s->no_stdin = 1;
 	svc_exec(s, req);   /* checks the fields as /v1 does */
 }
@@ -240,12 +240,10 @@ static void shaped(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 		gw_resp_json(r, 200, cv_command(c->sid, a->json));
 }
 
-static void status_of(struct gw_req *r, struct cv_call *c, const char *op, cv_step_fn next)
+static void status_of(struct cv_call *c, const char *op, cv_step_fn next)
 {
-	struct svc_call *s = cv_sub(r, c, next);
+	struct svc_call *s = cv_step(c, next);
 	cJSON *o;
-	if (!s)
-		return;
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "op", op);
 	cJSON_AddStringToObject(o, "id", c->cid);
@@ -254,7 +252,7 @@ static void status_of(struct gw_req *r, struct cv_call *c, const char *op, cv_st
 
 void cv_cmd_get(struct gw_req *r, struct cv_call *c)
 {
-	status_of(r, c, cv_query_true(r, "wait", 1) ? "wait" : "status", shaped);
+	status_of(c, cv_query_true(r, "wait", 1) ? "wait" : "status", shaped);
 }
 
 static void logs_known(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -269,8 +267,9 @@ static void logs_known(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 
 void cv_cmd_logs(struct gw_req *r, struct cv_call *c)
 {
+	(void)r;   /* a row's operation: its answer comes by c */
 	/* asked first so an unknown command is a 404 and a stopped sandbox a 410 */
-	status_of(r, c, "status", logs_known);
+	status_of(c, "status", logs_known);
 }
 
 static void killed(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -281,7 +280,7 @@ static void killed(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 		return;
 	}
 	c->session_op = 1;
-	status_of(r, c, "status", shaped);
+	status_of(c, "status", shaped);
 }
 
 void cv_cmd_kill(struct gw_req *r, struct cv_call *c)
@@ -300,8 +299,7 @@ void cv_cmd_kill(struct gw_req *r, struct cv_call *c)
 	else
 		return (void)gw_resp_error(r, 422, "invalid", "signal must be a signal number or name");
 	c->session_op = 0;   /* a 409 here is an exited command */
-	if (!(s = cv_sub(r, c, killed)))
-		return;
+	s = cv_step(c, killed);
 	b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "signal", name);
 	svc_kill(s, b);

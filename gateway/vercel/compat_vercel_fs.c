@@ -103,8 +103,9 @@ void cv_fs_read(struct gw_req *r, struct cv_call *c)
 {
 	struct svc_call *s;
 	cJSON *o;
-	if (body_path(r, c, c->path, sizeof c->path) || !(s = cv_sub(r, c, read_checked)))
+	if (body_path(r, c, c->path, sizeof c->path))
 		return;
+	s = cv_step(c, read_checked);
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "op", "stat");
 	cJSON_AddStringToObject(o, "path", c->path);
@@ -125,8 +126,9 @@ void cv_fs_mkdir(struct gw_req *r, struct cv_call *c)
 	char path[4096];
 	struct svc_call *s;
 	cJSON *o;
-	if (body_path(r, c, path, sizeof path) || !(s = cv_sub(r, c, made_dir)))
+	if (body_path(r, c, path, sizeof path))
 		return;
+	s = cv_step(c, made_dir);
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "op", "mkdir");
 	cJSON_AddStringToObject(o, "path", path);
@@ -169,12 +171,10 @@ static void cleaned(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 	answer_refusal(r, c->w);
 }
 
-static void exec_bash(struct gw_req *r, struct cv_call *c, const char *script, cv_step_fn next)
+static void exec_bash(struct cv_call *c, const char *script, cv_step_fn next)
 {
-	struct svc_call *s = cv_sub(r, c, next);
+	struct svc_call *s = cv_step(c, next);
 	cJSON *b, *args;
-	if (!s)
-		return;
 	b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "cmd", "bash");
 	args = cJSON_AddArrayToObject(b, "args");
@@ -213,7 +213,7 @@ static void refuse(struct gw_req *r, struct cv_call *c, int status, const char *
 		return;
 	}
 	w->phase = W_CLEANUP;
-	exec_bash(r, c, "rm -rf -- \"$1\"", cleaned);
+	exec_bash(c, "rm -rf -- \"$1\"", cleaned);
 }
 
 static void moved(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -240,15 +240,13 @@ static void manifest_written(struct gw_req *r, struct cv_call *c, struct cv_answ
 		return;
 	}
 	c->w->phase = W_MOVE;
-	exec_bash(r, c, move_script, moved);
+	exec_bash(c, move_script, moved);
 }
 
-static void put_file(struct gw_req *r, struct cv_call *c, const char *name, long mode,
+static void put_file(struct cv_call *c, const char *name, long mode,
 		     const void *p, size_t n, cv_step_fn next)
 {
-	struct svc_call *s = cv_sub(r, c, next);
-	if (!s)
-		return;
+	struct svc_call *s = cv_step(c, next);
 	snprintf(s->path, sizeof s->path, "%s/%s", c->w->staging, name);
 	s->mode = mode;
 	svc_write_file_start(s);
@@ -256,11 +254,11 @@ static void put_file(struct gw_req *r, struct cv_call *c, const char *name, long
 		svc_write_file_data(s, p, n);
 }
 
-static void archive_read(struct gw_req *r, struct cv_call *c)
+static void archive_read(struct cv_call *c)
 {
 	struct cv_write *w = c->w;
 	w->phase = W_MANIFEST;
-	put_file(r, c, ".manifest", 0600, sbx_buf_head(&w->manifest), w->manifest.len,
+	put_file(c, ".manifest", 0600, sbx_buf_head(&w->manifest), w->manifest.len,
 		 manifest_written);
 	if (c->next && !c->k.call.answered)
 		svc_write_file_done(&c->k.call);
@@ -309,7 +307,7 @@ static void entry(struct gw_req *r, struct cv_call *c)
 			return refuse(r, c, 400, "bad_request", "tar entry \"%.200s\": a directory with data", w->tar.name);
 		return;
 	}
-	put_file(r, c, src, (long)(w->tar.mode & 0777), NULL, 0, staged);
+	put_file(c, src, (long)(w->tar.mode & 0777), NULL, 0, staged);
 	w->in_entry = c->next != NULL;
 }
 
@@ -357,7 +355,7 @@ void cv_fs_write_pump(struct gw_req *r, struct cv_call *c)
 			}
 			break;
 		case CV_TAR_END:
-			archive_read(r, c);
+			archive_read(c);
 			return;
 		case CV_TAR_ERROR:
 			return refuse(r, c, strstr(w->tar.err, "size cap") ? 413 : 400,
@@ -412,7 +410,7 @@ int cv_fs_write_start(struct gw_req *r, struct cv_call *c)
 	snprintf(w->staging, sizeof w->staging, "/tmp/.vercel-write-%02x%02x%02x%02x%02x%02x%02x%02x",
 		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
 	w->phase = W_MKSTAGE;
-	if (!(s = cv_sub(r, c, staging_made)))
+	if (!(s = cv_step(c, staging_made)))
 		return -1;
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "op", "mkdir");

@@ -39,9 +39,8 @@ static void call_free(void *front)
 
 static void answered(struct svc_collect *k, struct svc_answer *sa);
 
-struct svc_call *cv_sub(struct gw_req *r, struct cv_call *c, cv_step_fn next)
+struct svc_call *cv_step(struct cv_call *c, cv_step_fn next)
 {
-	(void)r;
 	svc_collect_step(&c->k, answered);
 	snprintf(c->k.call.sid, sizeof c->k.call.sid, "%s", c->sid);
 	snprintf(c->k.call.cid, sizeof c->k.call.cid, "%s", c->cid);
@@ -91,7 +90,7 @@ static void answer_step(struct gw_req *r, struct cv_call *c, struct cv_answer *a
 		snprintf(c->err_code, sizeof c->err_code, "%s", a->code ? a->code : "conflict");
 		snprintf(c->err_msg, sizeof c->err_msg, "%s", a->msg ? a->msg : "conflict");
 		c->session_op = 0;
-		svc_get(cv_sub(r, c, stopped_checked));
+		svc_get(cv_step(c, stopped_checked));
 		return;
 	}
 	next(r, c, a);
@@ -130,7 +129,7 @@ static void drained(struct svc_collect *k)
 	}
 }
 
-/* r's call (r->front), made when its row's handler runs, with the
+/* r's call (r->front.state), made when its row's handler runs, with the
  * row's parsed body (consumed); NULL after answering. session_op: an
  * operation on a running sandbox, whose 409 may mean "stopped" (410). */
 static struct cv_call *call_new(struct gw_req *r, cJSON *body, int session_op)
@@ -150,8 +149,8 @@ static struct cv_call *call_new(struct gw_req *r, cJSON *body, int session_op)
 		gw_resp_error(r, 500, "internal", "out of memory");
 		return NULL;
 	}
-	r->front = c;
-	r->front_free = call_free;
+	r->front.state = c;
+	r->front.free = call_free;
 	c->r = r;
 	c->body = body ? body : cJSON_CreateObject();
 	c->session_op = session_op;
@@ -206,7 +205,7 @@ void cv_h_json(struct gw_req *r, cJSON *body)
 	c->op = op->flag;
 	if (op->lasting >= 0) {
 		gw_keepalive_http_start(r, op->lasting);
-		r->ka_text = "{\"stream\":\"stdout\",\"data\":\"\"}\n";   /* a line the SDK accepts */
+		r->ka.text = "{\"stream\":\"stdout\",\"data\":\"\"}\n";   /* a line the SDK accepts */
 	}
 	op->run(r, c);
 }
@@ -221,14 +220,14 @@ void cv_h_fs_write_start(struct gw_req *r)
 
 void cv_h_fs_write_data(struct gw_req *r, const void *p, size_t n)
 {
-	if (r->front)
-		cv_fs_write_data(r, r->front, p, n);
+	if (r->front.state)
+		cv_fs_write_data(r, r->front.state, p, n);
 }
 
 void cv_h_fs_write_done(struct gw_req *r)
 {
-	if (r->front)
-		cv_fs_write_done(r, r->front);
+	if (r->front.state)
+		cv_fs_write_done(r, r->front.state);
 }
 
 /* What the SDK can ask and this gateway does not do: 422 unsupported, the

@@ -1,9 +1,9 @@
-// Node tests of web-demo/client.js against the real gateway, runner and a
+// Node tests of the JS client (clients/js) against the real gateway, runner and a
 // real sandbox. GW_URL and GW_KEY come from run.sh; `ws` stands in for the
 // browser's WebSocket (Node 20 has fetch but no WebSocket).
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { SandboxClient, SandboxError, createSandbox, RenderWatermark } from '../../web-demo/client.js';
+import { SandboxClient, SandboxError, NotFoundError, ConflictError, createSandbox, RenderWatermark } from '../../clients/js/src/client.js';
 import { test, run } from './harness.js';
 
 const baseUrl = process.env.GW_URL;
@@ -219,7 +219,8 @@ test('kill: through the API (SIGTERM) and through the stream (SIGINT)', async ()
 
 test('a stream the gateway refuses for good (unknown command) fails at once, no retrying', async () => {
 	const s = sbx.logs('cmd_aaaaaaaaaaaaaaaaaaaaaaaa');
-	await assert.rejects(collect(s), (e) => /refused|closed/.test(e.message));
+	// the same error a REST call for it gives, with the close code
+	await assert.rejects(collect(s), (e) => e instanceof NotFoundError && e.code === 'not_found' && e.status === 404 && e.closeCode === 4404);
 	assert.equal(s.reconnects, 0, 'the stream was reopened'); // counted, not timed
 });
 
@@ -339,7 +340,7 @@ test('stop: status stopped (requested); repeating it is fine; commands then fail
 	assert.equal(sbx.status, 'stopped');
 	assert.equal(sbx.info.stop_reason, 'requested');
 	await sbx.stop();
-	await assert.rejects(sbx.runCommand({ cmd: 'true' }), (e) => e instanceof SandboxError && (e.status === 409 || e.status === 404));
+	await assert.rejects(sbx.runCommand({ cmd: 'true' }), (e) => e instanceof ConflictError && e.status === 409 && e.code === 'conflict');
 });
 
 const ok = await run();

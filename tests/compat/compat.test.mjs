@@ -3,8 +3,7 @@
 // vercelSandboxOptions. Env: GW_URL, GW_KEY, GW_PREVIEW (https base of the
 // gateway for domain(), its CA in NODE_EXTRA_CA_CERTS). Prints PASS/FAIL lines.
 import { Sandbox, APIError } from '@vercel/sandbox';
-import { SandboxClient } from '../../web-demo/client.js';
-import { vercelSandboxOptions } from '../../web-demo/vercel-options.js';
+import { SandboxClient, vercelSandboxOptions } from '../../clients/js/src/client.js';
 import zlib from 'node:zlib';
 import http from 'node:http';
 import https from 'node:https';

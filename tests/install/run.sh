@@ -36,6 +36,10 @@ check_prefix() { # prefix sysconfdir
 	"$d$prefix/bin/sandbox-gateway" --help >"$T/help" 2>&1
 	grep -q -- '--runner-socket' "$T/help" && pass "$prefix: the installed gateway runs (--help)" ||
 		fail "$prefix: the installed gateway's --help: $(head -3 "$T/help")"
+	# the document is inside the binary (mk/openapi_c.py): nothing to install beside it
+	grep -qaF '{"openapi":"3.1.0"' "$d$prefix/bin/sandbox-gateway" &&
+		pass "$prefix: the installed gateway carries its OpenAPI document (GET /v1/openapi.json)" ||
+		fail "$prefix: no OpenAPI document in the installed gateway"
 	check "$prefix: the web demo's page" "$(grep -c '<html' "$d$prefix/share/sandbox/web/index.html" 2>/dev/null)" 1
 	check "$prefix: the web demo whole (as built)" "$(cd web-demo/dist && find . -type f | sort | xargs md5sum | md5sum)" \
 		"$(cd "$d$prefix/share/sandbox/web" && find . -type f | sort | xargs md5sum | md5sum)"

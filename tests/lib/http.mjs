@@ -5,7 +5,18 @@
 // 'chunked'), and never the body: a refusal answered from the header
 // alone (sending a body the gateway refuses could end in a reset that eats
 // the answer). agent: an http.Agent (keep-alive), or none.
+// HTTP_RECORD=FILE: each answer is also appended to FILE as one JSON line
+// {method, path, status, ctype, text}, for tests/openapi/records.mjs to
+// check against docs/openapi.yaml.
 import http from 'node:http';
+import { appendFileSync } from 'node:fs';
+
+const RECORD = process.env.HTTP_RECORD;
+function record(url, method, res, text) {
+  const u = new URL(url);
+  appendFileSync(RECORD, `${JSON.stringify({ method, path: u.pathname + u.search, status: res.statusCode,
+    ctype: res.headers['content-type'] ?? null, text })}\n`);
+}
 
 export function request(url, { method = 'GET', headers = {}, body, agent, announce } = {}) {
   const data = body === undefined ? '' :
@@ -20,6 +31,7 @@ export function request(url, { method = 'GET', headers = {}, body, agent, announ
         const text = Buffer.concat(chunks).toString();
         let json = null;
         try { json = JSON.parse(text); } catch { /* not JSON */ }
+        if (RECORD) record(url, method, res, text);
         resolve({ status: res.statusCode, headers: res.headers, json, text });
         if (announce) req.destroy();
       });

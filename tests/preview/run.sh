@@ -138,7 +138,14 @@ check "nothing smuggled reached the guest" "$(guestlog | grep -c '^REQ .*/smuggl
 check "only the pinned-host requests reached the guest" "$(( $(guestlog | grep -c '^REQ') - before ))" 2
 
 # guests that misbehave, clients that dawdle
-check "garbage from the guest is passed through, gateway fine" "$($PC raw $P "GET /garbage HTTP/1.1\r\nHost: $H3\r\n\r\n")" closed
+check "garbage from the guest: 502, gateway fine" "$($PC raw $P "GET /garbage HTTP/1.1\r\nHost: $H3\r\n\r\n")" 502
+# a guest's cookies are its preview's own (host-only), and never the
+# gateway's token cookie (docs/preview.md)
+curl -s -m 10 $R3 -D "$T/ck" -o /dev/null $U3/cookies
+check "guest cookies lose their Domain, the token cookie is dropped" \
+	"$(grep -i '^set-cookie:' "$T/ck" | tr -d '\r' | tr '\n' '|')" "Set-Cookie: a=1; Path=/; HttpOnly|Set-Cookie: b=2|"
+check "a response head with a bare LF: 502, after the response before it" \
+	"$($PC raw $P "GET / HTTP/1.1\r\nHost: $H3\r\n\r\nGET /badhead HTTP/1.1\r\nHost: $H3\r\n\r\n")" "200 502"
 ( curl -s -m 3 $R3 $U3/hang >/dev/null; echo done >"$T/hang" ) &
 check "a hanging guest request does not stall others" "$(code $R3 $U3/)" 200
 # closed after the 2 s header timeout (never before it) and long before the
@@ -199,6 +206,10 @@ check "?token= link: 302 to the URL without it" "$(curl -s -m 10 $RP -o /dev/nul
 curl -s -m 10 $RP -c "$T/jar" -o /dev/null "$UP/?token=$TOK"
 check "the link's cookie opens the preview" "$(code $RP -b "$T/jar" $UP/)" 200
 check "the cookie is HttpOnly, this host only" "$(grep -c "^#HttpOnly_$HP" "$T/jar")" 1
+check "a forged token cookie sent first does not shadow the real one" \
+	"$(code $RP -H "Cookie: sbx_preview_token=$(python3 -c 'print("0"*32)'); sbx_preview_token=$TOK" $UP/)" 200
+check "forged token cookies alone: 401" \
+	"$(code $RP -H "Cookie: sbx_preview_token=$(python3 -c 'print("0"*32)'); x=1" $UP/)" 401
 
 check "preview metrics counted (before the restart below)" "$(curl -s -m 5 -H 'Authorization: Bearer preview-metrics' http://127.0.0.1:$P/metrics | awk '/^sandbox_gateway_proxy_requests_total/{print ($2 > 10)}')" 1
 

@@ -70,6 +70,16 @@ const server = http.createServer((req, res) => {
     if (next) next();
   } else if (url.pathname === '/hang') {
     // never answers
+  } else if (url.pathname === '/cookies') {
+    // cookies for every preview of the domain, and the gateway's own
+    res.setHeader('set-cookie', ['a=1; Path=/; Domain=localhost; HttpOnly',
+      'b=2; domain=.localhost', 'sbx_preview_token=' + 'f'.repeat(32) + '; Path=/']);
+    res.end('cookies\n');
+  } else if (url.pathname === '/badhead') {
+    // a bare LF: a browser reads a second header line, a strict parser
+    // one; the Set-Cookie would escape the rewrite
+    req.socket.end('HTTP/1.1 200 OK\r\nX-A: 1\nSet-Cookie: t=1; Domain=localhost\r\n' +
+                   'Content-Length: 2\r\n\r\nok');
   } else if (url.pathname === '/garbage') {
     req.socket.end('\x00\x01garbage, not HTTP at all\r\n\xff\xfe');
   } else if (url.pathname === '/page') {

@@ -15,8 +15,12 @@ export GW_KEY=refusals-key-$RANDOM$RANDOM GW_KEY2=refusals-other-$RANDOM$RANDOM
 SANDBOX_API_KEYS=$GW_KEY,$GW_KEY2 start_services "refusals$$" --max-sandboxes-per-key 1 ||
 	h_abort "gateway did not start"
 
-node tests/refusals/refusals.test.mjs >"$T/out" 2>&1
+HTTP_RECORD=$T/http.ndjson node tests/refusals/refusals.test.mjs >"$T/out" 2>&1
 cat "$T/out"
 h_count -q "$T/out"
+# every /v1 answer the table got fits docs/openapi.yaml
+node tests/openapi/records.mjs "$T/http.ndjson" "openapi" >"$T/records.out" 2>&1
+cat "$T/records.out"
+h_count -q "$T/records.out"
 stop_gateway_checked
 h_finish

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import http from 'node:http';
 import { chromium } from 'playwright-core';
 import WebSocket from 'ws';
-import { SandboxClient } from '../../web-demo/client.js';
+import { SandboxClient } from '../../clients/js/src/client.js';
 import { test, run, Skip } from '../client/harness.js';
 import { SAMPLES } from '../../web-demo/src/samples.js';
 

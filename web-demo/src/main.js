@@ -1,8 +1,8 @@
 // The playground page: wires the API key, the sandbox, the editor, Run/Stop
 // with live output, the terminal and the preview together. Every element it
-// uses is in index.html; everything it does goes through ../client.js.
+// uses is in index.html; everything it does goes through the client (clients/js).
 import './style.css';
-import { SandboxClient } from '../client.js';
+import { SandboxClient } from '../../clients/js/src/client.js';
 import { initialApiKey, rememberApiKey } from './api-key.js';
 import { CodeEditor } from './editor.js';
 import { RunOutput } from './run-output.js';
@@ -41,7 +41,8 @@ function showMessage(text, kind = 'info') {
 
 function showError(e) {
 	console.error(e);
-	showMessage(e.message || String(e), 'error');
+	// an API refusal shows its code (e.g. unknown_isolation) before the gateway's message
+	showMessage(e.code ? `${e.code}: ${e.message}` : e.message || String(e), 'error');
 }
 
 function sandboxLive() {

@@ -5,7 +5,7 @@
 import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import '@xterm/xterm/css/xterm.css';
-import { RenderWatermark } from '../flow-control.js';
+import { RenderWatermark } from '../../clients/js/src/client.js';
 import { mirrorInlineStyles } from './csp-styles.js';
 
 export class TerminalPane {

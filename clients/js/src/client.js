@@ -1,42 +1,39 @@
-// JavaScript client of the sandbox service's public API (../shared/API.md).
-// One ES module with no dependencies, for the browser and for Node 20:
-// it uses the global fetch, and takes a WebSocket implementation
-// (options.WebSocket, default globalThis.WebSocket) because Node 20 has none.
+// JavaScript client of the sandbox service's public API (docs/api.md).
+// ES modules with no dependency in the browser; under Node (20 and later) it
+// takes the `ws` package as WebSocket and SANDBOX_URL / SANDBOX_API_KEY as
+// defaults ("#platform" in package.json picks which, by runtime).
 //
-//   const client = new SandboxClient({ baseUrl, apiKey, WebSocket });
-//   const sbx = await client.create({ ports: [3000] });   // or createSandbox({...})
+//   const sbx = await Sandbox.create({ ports: [3000] });   // or new SandboxClient({...}).create()
 //   await sbx.writeFiles([{ path: 'main.py', content: 'print(1)' }]);
 //   const cmd = await sbx.runCommand({ cmd: 'python3', args: ['main.py'], detached: true });
 //   for await (const ev of sbx.logs(cmd.id)) ...           // stdout / stderr / exit
+import { defaultWebSocket, environmentDefaults, missing } from '#platform';
 import { CommandStream } from './command-stream.js';
 import { PtySession } from './pty-session.js';
+import { errorFor } from './errors.js';
 
 export { CommandStream } from './command-stream.js';
 export { PtySession } from './pty-session.js';
 export { RenderWatermark } from './flow-control.js';
 export { vercelSandboxOptions } from './vercel-options.js';
-
-/** An API error: the HTTP status plus the body's error code and message. */
-export class SandboxError extends Error {
-	constructor(status, code, message) {
-		super(`${status} ${code}: ${message}`);
-		this.name = 'SandboxError';
-		this.status = status;
-		this.code = code;
-	}
-}
+export {
+	SandboxError, InvalidError, UnauthorizedError, NotFoundError, ConflictError,
+	RateLimitedError, CapacityError, UnavailableError,
+} from './errors.js';
 
 /** One API key at one gateway; makes and finds sandboxes. */
 export class SandboxClient {
 	/** streamTokens (default true): WebSocket URLs carry a short-lived token of the sandbox
-	 *  (POST .../token, docs/api.md) instead of the API key, where the gateway has them. */
+	 *  (POST .../token, docs/api.md) instead of the API key, where the gateway has them.
+	 *  baseUrl and apiKey not given: SANDBOX_URL and SANDBOX_API_KEY under Node, the page's
+	 *  origin in a browser. */
 	constructor({ baseUrl, apiKey, WebSocket, fetch, streamTokens = true } = {}) {
-		const origin = globalThis.location ? globalThis.location.origin : undefined;
-		this.baseUrl = String(baseUrl || origin || '').replace(/\/+$/, '');
-		if (!this.baseUrl) throw new TypeError('baseUrl is required outside a browser');
-		if (!apiKey) throw new TypeError('apiKey is required');
-		this.apiKey = apiKey;
-		this.WebSocket = WebSocket || globalThis.WebSocket;
+		const env = environmentDefaults();
+		this.baseUrl = String(baseUrl || env.baseUrl || '').replace(/\/+$/, '');
+		if (!this.baseUrl) throw new TypeError(missing('baseUrl', 'SANDBOX_URL'));
+		this.apiKey = apiKey || env.apiKey;
+		if (!this.apiKey) throw new TypeError(missing('apiKey', 'SANDBOX_API_KEY'));
+		this.WebSocket = WebSocket || defaultWebSocket();
 		this.fetch = fetch || globalThis.fetch.bind(globalThis);
 		this.streamTokens = streamTokens;
 	}
@@ -48,14 +45,19 @@ export class SandboxClient {
 			headers['Content-Type'] = 'application/json';
 			body = JSON.stringify(json);
 		}
-		const res = await this.fetch(this.baseUrl + path, { method, headers, body });
+		let res;
+		try {
+			res = await this.fetch(this.baseUrl + path, { method, headers, body });
+		} catch (e) {
+			throw errorFor(0, 'connection_failed', `${this.baseUrl}: ${e.cause ? e.cause.message || e.cause.code : e.message}`);
+		}
 		if (!res.ok) {
 			let code = 'http_' + res.status, message = res.statusText;
 			try {
 				const e = (await res.json()).error;
 				if (e) ({ code, message } = e);
 			} catch { /* not a JSON error body: keep the status line */ }
-			throw new SandboxError(res.status, code, message);
+			throw errorFor(res.status, code, message);
 		}
 		if (raw) return res;
 		return res.json();
@@ -99,9 +101,10 @@ export class SandboxClient {
 	}
 }
 
-/** Shorthand: a client from {baseUrl, apiKey, WebSocket, fetch} and a sandbox from the other fields. */
-export async function createSandbox({ baseUrl, apiKey, WebSocket, fetch, ...fields } = {}) {
-	return new SandboxClient({ baseUrl, apiKey, WebSocket, fetch }).create(fields);
+/** Shorthand: a client from {baseUrl, apiKey, WebSocket, fetch, streamTokens} and a sandbox
+ *  from the other fields. */
+export async function createSandbox({ baseUrl, apiKey, WebSocket, fetch, streamTokens, ...fields } = {}) {
+	return new SandboxClient({ baseUrl, apiKey, WebSocket, fetch, streamTokens }).create(fields);
 }
 
 const encoder = new TextEncoder();
@@ -113,6 +116,9 @@ export class Sandbox {
 		this.info = info;
 		this.id = info.id;
 	}
+
+	/** The same as createSandbox(): a new sandbox, with the client made from the options. */
+	static create(options) { return createSandbox(options); }
 
 	get status() { return this.info.status; }
 	/** How it is isolated: 'jail', 'gvisor', ... (GET /v1/capabilities lists them). */
@@ -211,7 +217,7 @@ export class Sandbox {
 	/** The preview URL of a port the sandbox declared at creation. */
 	domain(port) {
 		const r = (this.info.routes || []).find((x) => Number(x.port) === Number(port));
-		if (!r) throw new SandboxError(0, 'no_route', `port ${port} was not declared when the sandbox was created`);
+		if (!r) throw errorFor(0, 'no_route', `port ${port} was not declared when the sandbox was created`);
 		return r.url;
 	}
 

@@ -6,6 +6,7 @@
 // and {"type":"exit",...} before a close 1000. `since` counts chunk bytes of both
 // streams (tags not counted), which is exactly what this class counts in
 // `received`, so a reconnect asks for since=received and gets no gap and no repeat.
+import { errorFor } from './errors.js';
 
 const TAG_STDIN = 0;
 // A socket not open by then is given up and counted as a failed attempt
@@ -109,15 +110,17 @@ export class CommandStream {
 		if (this.exit) return this.finish();
 		if (error && error.status >= 400 && error.status < 500) return this.finish(error);
 		if (isFatalClose(ev.code)) {
+			// The same error a REST call would throw: the close code is 4000 + the HTTP status.
 			const e = this.lastError || {};
-			const err = new Error(`command stream refused (close ${ev.code}${e.code ? `, ${e.code}: ${e.message}` : ''})`);
+			const err = errorFor(ev.code - 4000, e.code || `close_${ev.code}`,
+				e.message || `command stream refused (close ${ev.code})`);
 			err.closeCode = ev.code;
 			return this.finish(err);
 		}
 		// Dropped before the exit message: reopen from `received`, backing off
 		// while attempts bring nothing.
 		if (this.failures >= this.maxReconnects) {
-			return this.finish(new Error(`command stream closed (code ${ev.code}) after ${this.failures} attempts`));
+			return this.finish(errorFor(0, 'connection_failed', `command stream closed (code ${ev.code}) after ${this.failures} attempts`));
 		}
 		const delay = Math.min(2000, 100 * 2 ** this.failures);
 		this.failures++;

@@ -1,0 +1,213 @@
+"""The asyncio client: AsyncClient, AsyncSandbox, AsyncCommand (the twins
+of _sync.py, method for method)."""
+from __future__ import annotations
+
+import ssl
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from ._api import AsyncApi
+from ._config import command_path, sandbox_path
+from ._errors import NotFoundError
+from ._files import AsyncFiles
+from ._logs import AsyncLogStream
+from ._pty import AsyncTerminal
+from ._types import Cmd, CommandResult, Image, argv, drop_none, route_url
+
+
+class AsyncClient:
+    """One API key at one gateway (SANDBOX_URL, SANDBOX_API_KEY by default)."""
+
+    def __init__(self, url: Optional[str] = None, api_key: Optional[str] = None, *,
+                 ssl_context: Optional[ssl.SSLContext] = None) -> None:
+        self.api = AsyncApi(url, api_key, ssl_context)
+
+    async def create(self, **fields: Any) -> "AsyncSandbox":
+        return AsyncSandbox(self, await self.api.call("POST", "/v1/sandboxes",
+                                                      json=drop_none(fields)))
+
+    async def get(self, sandbox_id: str) -> "AsyncSandbox":
+        return AsyncSandbox(self, await self.api.call("GET", sandbox_path(sandbox_id)))
+
+    async def list(self) -> List["AsyncSandbox"]:
+        r = await self.api.call("GET", "/v1/sandboxes")
+        return [AsyncSandbox(self, s) for s in r["sandboxes"]]
+
+    async def images(self) -> List[Image]:
+        return [Image.of(i) for i in (await self.api.call("GET", "/v1/images"))["images"]]
+
+    async def capabilities(self) -> Dict[str, Any]:
+        return dict(await self.api.call("GET", "/v1/capabilities"))
+
+    async def aclose(self) -> None:
+        await self.api.aclose()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+class AsyncSandbox:
+    """`async with await AsyncSandbox.create() as sbx:` stops it when the block ends."""
+
+    def __init__(self, client: AsyncClient, info: Dict[str, Any],
+                 owns_client: bool = False) -> None:
+        self.client = client
+        self.info = info
+        self.id: str = info["id"]
+        self.files = AsyncFiles(client.api, self.id)
+        self._owns_client = owns_client
+
+    @classmethod
+    async def create(cls, *, url: Optional[str] = None, api_key: Optional[str] = None,
+                     **fields: Any) -> "AsyncSandbox":
+        client = AsyncClient(url, api_key)
+        try:
+            sbx = await client.create(**fields)
+        except BaseException:
+            await client.aclose()
+            raise
+        sbx._owns_client = True
+        return sbx
+
+    @classmethod
+    async def get(cls, sandbox_id: str, *, url: Optional[str] = None,
+                  api_key: Optional[str] = None) -> "AsyncSandbox":
+        client = AsyncClient(url, api_key)
+        try:
+            sbx = await client.get(sandbox_id)
+        except BaseException:
+            await client.aclose()
+            raise
+        sbx._owns_client = True
+        return sbx
+
+    @classmethod
+    async def list(cls, *, url: Optional[str] = None,
+                   api_key: Optional[str] = None) -> List["AsyncSandbox"]:
+        return await AsyncClient(url, api_key).list()
+
+    @classmethod
+    async def images(cls, *, url: Optional[str] = None,
+                     api_key: Optional[str] = None) -> List[Image]:
+        async with AsyncClient(url, api_key) as client:
+            return await client.images()
+
+    @property
+    def status(self) -> str:
+        return str(self.info.get("status"))
+
+    def _path(self, rest: str = "") -> str:
+        return sandbox_path(self.id, rest)
+
+    async def refresh(self) -> "AsyncSandbox":
+        self.info = await self.client.api.call("GET", self._path())
+        return self
+
+    async def run(self, cmd: Cmd, args: Optional[Sequence[str]] = None, *,
+                  cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
+                  sudo: Optional[bool] = None, timeout_ms: Optional[int] = None) -> CommandResult:
+        body = drop_none({**argv(cmd, args), "cwd": cwd, "env": env, "sudo": sudo,
+                          "timeout_ms": timeout_ms})
+        return CommandResult.of(await self.client.api.call("POST", self._path("/commands"),
+                                                           json=body))
+
+    async def exec(self, cmd: Cmd, args: Optional[Sequence[str]] = None, *,
+                   cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
+                   sudo: Optional[bool] = None, timeout_ms: Optional[int] = None) -> "AsyncCommand":
+        body = drop_none({**argv(cmd, args), "cwd": cwd, "env": env, "sudo": sudo,
+                          "timeout_ms": timeout_ms, "detached": True})
+        return AsyncCommand(self, await self.client.api.call("POST", self._path("/commands"),
+                                                             json=body))
+
+    async def command(self, command_id: str) -> "AsyncCommand":
+        return AsyncCommand(self, await self.client.api.call("GET",
+                                                             command_path(self.id, command_id)))
+
+    async def commands(self) -> List["AsyncCommand"]:
+        r = await self.client.api.call("GET", self._path("/commands"))
+        return [AsyncCommand(self, c) for c in r.get("commands", [])]
+
+    async def pty(self, cmd: str = "bash", cols: int = 80, rows: int = 24) -> AsyncTerminal:
+        return AsyncTerminal(await self.client.api.socket(
+            self._path("/pty"), {"cmd": cmd, "cols": cols, "rows": rows}))
+
+    def domain(self, port: int) -> str:
+        return route_url(self.info, port)
+
+    async def extend(self, duration_ms: int) -> "AsyncSandbox":
+        self.info = await self.client.api.call("POST", self._path("/extend"),
+                                               json={"duration_ms": duration_ms})
+        return self
+
+    async def stop(self) -> "AsyncSandbox":
+        await self.client.api.call("DELETE", self._path())
+        try:
+            return await self.refresh()
+        except NotFoundError:  # gone already: stopped all the same
+            self.info = {**self.info, "status": "stopped"}
+            return self
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self.client.aclose()
+
+    async def __aenter__(self) -> "AsyncSandbox":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        try:
+            await self.stop()
+        finally:
+            await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"AsyncSandbox({self.id!r}, status={self.status!r})"
+
+
+class AsyncCommand:
+    def __init__(self, sandbox: AsyncSandbox, info: Dict[str, Any]) -> None:
+        self.sandbox = sandbox
+        self.info = info
+        self.id: str = info["id"]
+
+    def _path(self, rest: str = "") -> str:
+        return command_path(self.sandbox.id, self.id, rest)
+
+    @property
+    def status(self) -> str:
+        return str(self.info.get("status"))
+
+    @property
+    def exit_code(self) -> Optional[int]:
+        return self.info.get("exit_code")
+
+    @property
+    def signal(self) -> Optional[str]:
+        return self.info.get("signal")
+
+    def logs(self, since: int = 0, max_reconnects: int = 8) -> AsyncLogStream:
+        """`async for chunk in cmd.logs()`; resumes after a dropped connection."""
+        api = self.sandbox.client.api
+        return AsyncLogStream(lambda at: api.socket(self._path("/stream"), {"since": at}),
+                              since, max_reconnects)
+
+    async def refresh(self) -> "AsyncCommand":
+        self.info = await self.sandbox.client.api.call("GET", self._path())
+        return self
+
+    async def wait(self) -> "AsyncCommand":
+        self.info = await self.sandbox.client.api.call("GET", self._path(), params={"wait": "1"})
+        return self
+
+    async def kill(self, signal: str = "SIGTERM") -> None:
+        await self.sandbox.client.api.call("POST", self._path("/kill"), json={"signal": signal})
+
+    async def send_stdin(self, data: Union[str, bytes], eof: bool = False) -> None:
+        await self.sandbox.client.api.call("POST", self._path("/stdin"),
+                                           params={"eof": "1"} if eof else None,
+                                           content=data.encode() if isinstance(data, str) else data)
+
+    def __repr__(self) -> str:
+        return f"AsyncCommand({self.id!r}, status={self.status!r})"

@@ -1,0 +1,222 @@
+"""The blocking client: Client, Sandbox, Command."""
+from __future__ import annotations
+
+import ssl
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from ._api import Api
+from ._config import command_path, sandbox_path
+from ._errors import NotFoundError
+from ._files import Files
+from ._logs import LogStream
+from ._pty import Terminal
+from ._types import Cmd, CommandResult, Image, argv, drop_none, route_url
+
+
+class Client:
+    """One API key at one gateway. url and api_key default to SANDBOX_URL
+    and SANDBOX_API_KEY. Holds a connection pool: close() it, or use `with`."""
+
+    def __init__(self, url: Optional[str] = None, api_key: Optional[str] = None, *,
+                 ssl_context: Optional[ssl.SSLContext] = None) -> None:
+        self.api = Api(url, api_key, ssl_context)
+
+    def create(self, **fields: Any) -> "Sandbox":
+        """POST /v1/sandboxes; fields as the API names them (timeout_ms, ports,
+        env, network, image, memory_mb, vcpus, idle_timeout_ms, isolation, ...)."""
+        return Sandbox(self, self.api.call("POST", "/v1/sandboxes", json=drop_none(fields)))
+
+    def get(self, sandbox_id: str) -> "Sandbox":
+        return Sandbox(self, self.api.call("GET", sandbox_path(sandbox_id)))
+
+    def list(self) -> List["Sandbox"]:
+        return [Sandbox(self, s) for s in self.api.call("GET", "/v1/sandboxes")["sandboxes"]]
+
+    def images(self) -> List[Image]:
+        return [Image.of(i) for i in self.api.call("GET", "/v1/images")["images"]]
+
+    def capabilities(self) -> Dict[str, Any]:
+        return dict(self.api.call("GET", "/v1/capabilities"))
+
+    def close(self) -> None:
+        self.api.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class Sandbox:
+    """One sandbox; `info` is the latest object the gateway gave for it.
+    `with Sandbox.create() as sbx:` stops it when the block ends."""
+
+    def __init__(self, client: Client, info: Dict[str, Any], owns_client: bool = False) -> None:
+        self.client = client
+        self.info = info
+        self.id: str = info["id"]
+        self.files = Files(client.api, self.id)
+        self._owns_client = owns_client
+
+    # -- finding sandboxes without a Client at hand
+    @classmethod
+    def create(cls, *, url: Optional[str] = None, api_key: Optional[str] = None,
+               **fields: Any) -> "Sandbox":
+        client = Client(url, api_key)
+        try:
+            sbx = client.create(**fields)
+        except BaseException:
+            client.close()
+            raise
+        sbx._owns_client = True
+        return sbx
+
+    @classmethod
+    def get(cls, sandbox_id: str, *, url: Optional[str] = None,
+            api_key: Optional[str] = None) -> "Sandbox":
+        client = Client(url, api_key)
+        try:
+            sbx = client.get(sandbox_id)
+        except BaseException:
+            client.close()
+            raise
+        sbx._owns_client = True
+        return sbx
+
+    @classmethod
+    def list(cls, *, url: Optional[str] = None, api_key: Optional[str] = None) -> List["Sandbox"]:
+        """This key's sandboxes (they share one connection pool)."""
+        return Client(url, api_key).list()
+
+    @classmethod
+    def images(cls, *, url: Optional[str] = None, api_key: Optional[str] = None) -> List[Image]:
+        with Client(url, api_key) as client:
+            return client.images()
+
+    # -- this sandbox
+    @property
+    def status(self) -> str:
+        return str(self.info.get("status"))
+
+    def _path(self, rest: str = "") -> str:
+        return sandbox_path(self.id, rest)
+
+    def refresh(self) -> "Sandbox":
+        self.info = self.client.api.call("GET", self._path())
+        return self
+
+    def run(self, cmd: Cmd, args: Optional[Sequence[str]] = None, *, cwd: Optional[str] = None,
+            env: Optional[Dict[str, str]] = None, sudo: Optional[bool] = None,
+            timeout_ms: Optional[int] = None) -> CommandResult:
+        """Runs cmd and waits for it: a str is a shell command line, a list a
+        program and its arguments. stdout/stderr are capped at 1 MiB each
+        (stdout_truncated says so); use exec() and logs() for more."""
+        body = drop_none({**argv(cmd, args), "cwd": cwd, "env": env, "sudo": sudo,
+                          "timeout_ms": timeout_ms})
+        return CommandResult.of(self.client.api.call("POST", self._path("/commands"), json=body))
+
+    def exec(self, cmd: Cmd, args: Optional[Sequence[str]] = None, *, cwd: Optional[str] = None,
+             env: Optional[Dict[str, str]] = None, sudo: Optional[bool] = None,
+             timeout_ms: Optional[int] = None) -> "Command":
+        """Starts cmd detached and returns at once; its output comes from logs()."""
+        body = drop_none({**argv(cmd, args), "cwd": cwd, "env": env, "sudo": sudo,
+                          "timeout_ms": timeout_ms, "detached": True})
+        return Command(self, self.client.api.call("POST", self._path("/commands"), json=body))
+
+    def command(self, command_id: str) -> "Command":
+        return Command(self, self.client.api.call("GET", command_path(self.id, command_id)))
+
+    def commands(self) -> List["Command"]:
+        r = self.client.api.call("GET", self._path("/commands"))
+        return [Command(self, c) for c in r.get("commands", [])]
+
+    def pty(self, cmd: str = "bash", cols: int = 80, rows: int = 24) -> Terminal:
+        return Terminal(self.client.api.socket(self._path("/pty"),
+                                               {"cmd": cmd, "cols": cols, "rows": rows}))
+
+    def domain(self, port: int) -> str:
+        """The preview URL of a port declared at creation (ports=[...])."""
+        return route_url(self.info, port)
+
+    def extend(self, duration_ms: int) -> "Sandbox":
+        self.info = self.client.api.call("POST", self._path("/extend"),
+                                         json={"duration_ms": duration_ms})
+        return self
+
+    def stop(self) -> "Sandbox":
+        """Stops and destroys the sandbox; repeating it is not an error."""
+        self.client.api.call("DELETE", self._path())
+        try:
+            return self.refresh()
+        except NotFoundError:  # gone already: stopped all the same
+            self.info = {**self.info, "status": "stopped"}
+            return self
+
+    def close(self) -> None:
+        """Closes the connection pool this sandbox made (not the sandbox)."""
+        if self._owns_client:
+            self.client.close()
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.stop()
+        finally:
+            self.close()
+
+    def __repr__(self) -> str:
+        return f"Sandbox({self.id!r}, status={self.status!r})"
+
+
+class Command:
+    """A detached command."""
+
+    def __init__(self, sandbox: Sandbox, info: Dict[str, Any]) -> None:
+        self.sandbox = sandbox
+        self.info = info
+        self.id: str = info["id"]
+
+    def _path(self, rest: str = "") -> str:
+        return command_path(self.sandbox.id, self.id, rest)
+
+    @property
+    def status(self) -> str:
+        return str(self.info.get("status"))
+
+    @property
+    def exit_code(self) -> Optional[int]:
+        return self.info.get("exit_code")
+
+    @property
+    def signal(self) -> Optional[str]:
+        return self.info.get("signal")
+
+    def logs(self, since: int = 0, max_reconnects: int = 8) -> LogStream:
+        """Its output from byte `since` on, as an iterator of Chunks; a dropped
+        connection is reopened where it left off."""
+        api = self.sandbox.client.api
+        return LogStream(lambda at: api.socket(self._path("/stream"), {"since": at}),
+                         since, max_reconnects)
+
+    def refresh(self) -> "Command":
+        self.info = self.sandbox.client.api.call("GET", self._path())
+        return self
+
+    def wait(self) -> "Command":
+        """Returns once the command has ended (exit_code, signal then say how)."""
+        self.info = self.sandbox.client.api.call("GET", self._path(), params={"wait": "1"})
+        return self
+
+    def kill(self, signal: str = "SIGTERM") -> None:
+        self.sandbox.client.api.call("POST", self._path("/kill"), json={"signal": signal})
+
+    def send_stdin(self, data: Union[str, bytes], eof: bool = False) -> None:
+        self.sandbox.client.api.call("POST", self._path("/stdin"),
+                                     params={"eof": "1"} if eof else None,
+                                     content=data.encode() if isinstance(data, str) else data)
+
+    def __repr__(self) -> str:
+        return f"Command({self.id!r}, status={self.status!r})"
