@@ -183,7 +183,10 @@ static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_s
 	a->l.vsockd_argv[4] = a->uds;
 	a->l.vsockd_argv[5] = "--ready-fd";
 	a->l.vsockd_argv[6] = "3";
-	a->l.vsockd_argv[7] = NULL;
+	/* what the guest sends is parsed without root */
+	a->l.vsockd_argv[7] = "--user";
+	a->l.vsockd_argv[8] = "65534:65534";
+	a->l.vsockd_argv[9] = NULL;
 
 	snprintf(a->memsz, sizeof(a->memsz), "%lld", (long long)sb->spec.memory_mb);
 	snprintf(a->mem, sizeof(a->mem), "memory-backend-memfd,id=mem,size=%lldM,share=on",

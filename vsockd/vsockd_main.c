@@ -1,6 +1,7 @@
 /* sandbox-vsockd: the vhost-user vsock device of one VM (vs_dev.h).
  *
  *   sandbox-vsockd --vhost-user PATH --uds PATH [--cid N] [--ready-fd N]
+ *                  [--user UID:GID]
  *
  * Listens on both UNIX sockets (0600): PATH of --vhost-user for the one
  * front end (QEMU's -chardev socket,path=PATH), PATH of --uds for hybrid
@@ -8,7 +9,11 @@
  * to --ready-fd and closes it, so whoever starts QEMU knows the socket is
  * there. It ends, closing every client, when the front end disconnects
  * (the VM is gone) or on SIGTERM/SIGINT; exit status 0 then, 1 on a
- * setup error, 2 on a protocol error of the front end.
+ * setup error, 2 on a protocol error of the front end. With --user it
+ * drops to UID:GID (no groups, no new privileges) once both sockets
+ * listen, before anything is read from either: the guest's bytes are then
+ * parsed without root, and the socket files are left for the owner of
+ * their directory to remove.
  *
  * A program of its own rather than a runner module: every byte it parses
  * comes from a guest, so it runs as its own process (one per VM) that a
@@ -19,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -32,11 +39,13 @@ struct opts {
 	const char *vhost_path, *uds_path;
 	unsigned long long cid;
 	int ready_fd;
+	long uid, gid;          /* -1: keep who we are */
 };
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: sandbox-vsockd --vhost-user PATH --uds PATH [--cid N] [--ready-fd N]\n");
+	fprintf(stderr, "usage: sandbox-vsockd --vhost-user PATH --uds PATH [--cid N] [--ready-fd N] "
+	        "[--user UID:GID]\n");
 	return 1;
 }
 
@@ -44,6 +53,7 @@ static int parse(int argc, char **argv, struct opts *o)
 {
 	o->cid = 3;
 	o->ready_fd = -1;
+	o->uid = o->gid = -1;
 	for (int i = 1; i < argc; i++) {
 		char *end;
 		if (i + 1 >= argc)
@@ -58,6 +68,14 @@ static int parse(int argc, char **argv, struct opts *o)
 			/* 0-2 are reserved, -1U is VMADDR_CID_ANY */
 			if (errno || *end || o->cid < 3 || o->cid >= 0xffffffffull)
 				return -1;
+		} else if (!strcmp(argv[i], "--user")) {
+			errno = 0;
+			o->uid = strtol(argv[++i], &end, 10);
+			if (errno || *end != ':' || o->uid < 0)
+				return -1;
+			o->gid = strtol(end + 1, &end, 10);
+			if (errno || *end || o->gid < 0)
+				return -1;
 		} else if (!strcmp(argv[i], "--ready-fd")) {
 			o->ready_fd = atoi(argv[++i]);
 		} else {
@@ -65,6 +83,19 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 	}
 	return o->vhost_path && o->uds_path ? 0 : -1;
+}
+
+static int drop_privileges(const struct opts *o)
+{
+	if (o->uid < 0)
+		return 0;
+	if (setgroups(0, NULL) < 0 || setresgid((gid_t)o->gid, (gid_t)o->gid, (gid_t)o->gid) < 0 ||
+	    setresuid((uid_t)o->uid, (uid_t)o->uid, (uid_t)o->uid) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		sbx_err_log("--user %ld:%ld: %s", o->uid, o->gid, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static enum vs_ev_kind tag_vhost = VS_EV_VHOST, tag_listen = VS_EV_LISTEN;
@@ -171,6 +202,8 @@ int main(int argc, char **argv)
 		sbx_err_log("listen on %s and %s: %s", o.vhost_path, o.uds_path, strerror(errno));
 		return 1;
 	}
+	if (drop_privileges(&o) < 0)
+		return 1;
 	vs_dev_init(&d, epfd, o.cid);
 	if (watch(epfd, sfd, &tag_signal) < 0 || watch(epfd, vfd, &tag_vhost_listen) < 0 ||
 	    watch(epfd, ufd, &tag_listen) < 0)
@@ -183,8 +216,10 @@ int main(int argc, char **argv)
 	rc = loop(&d, vfd, ufd);
 	vs_dev_close_all(&d);
 	vu_dev_free(&d.vu);
-	unlink(o.vhost_path);
-	unlink(o.uds_path);
+	if (o.uid < 0) {
+		unlink(o.vhost_path);
+		unlink(o.uds_path);
+	}
 	sbx_info("ended (%llu guest packets dropped)", d.dropped);
 	return rc;
 }

@@ -209,7 +209,13 @@ def bench_driver(sock, state, drv, res):
     rc.recv_frame(s)
     s.close()
     for w in WRITERS:
-        best = best_of(sock, sid, w)
+        try:
+            best = best_of(sock, sid, w)
+        except RuntimeError as e:
+            # (a vm's guest writes faster than vsock carries under TCG:
+            # its output outruns the agent's retention)
+            print("SKIP: %s streaming throughput (%s): %s" % (drv, w, e))
+            continue
         res[(drv, w)] = best
         figure("%s streaming throughput (%s)" % (drv, w), "%.0f" % best, "MiB/s")
     rc.request(sock, {"op": "stop", "id": sid}, 60)

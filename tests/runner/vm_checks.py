@@ -111,6 +111,12 @@ def run(t):
             sid = rep["sandbox"]["id"]
             backend = [p for p in processes_of(sid) if b"sandbox-vsockd" in
                        open("/proc/%d/cmdline" % p, "rb").read()]
+            uids = []
+            for p in backend:
+                with open("/proc/%d/status" % p) as f:
+                    uids += [line.split()[1:] for line in f if line.startswith("Uid:")]
+            t.result("the vsock backend parses the guest's bytes without root (uid 65534)",
+                     uids == [["65534"] * 4], str(uids))
             for p in backend:
                 os.kill(p, signal.SIGKILL)
             t.result("kill -9 of the vsock backend ends the sandbox as failed",
