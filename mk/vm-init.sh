@@ -20,6 +20,8 @@ while read -r m; do
 	insmod "/lib/modules/$m.ko" || echo "sbx-init: insmod $m failed"
 done </lib/modules/order
 stamp modules
+# loopback up: the agent's forward (connect, previews) dials 127.0.0.1
+ip link set lo up
 run= loader=
 for a in $(cat /proc/cmdline); do
 	case "$a" in

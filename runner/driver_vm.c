@@ -186,7 +186,11 @@ static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_s
 	/* what the guest sends is parsed without root */
 	a->l.vsockd_argv[7] = "--user";
 	a->l.vsockd_argv[8] = "65534:65534";
-	a->l.vsockd_argv[9] = NULL;
+	/* connect to any other port: the agent's forward, through its one
+	 * listener (it answers the CONNECT line as on a UNIX socket) */
+	a->l.vsockd_argv[9] = "--relay-port";
+	a->l.vsockd_argv[10] = "1024";
+	a->l.vsockd_argv[11] = NULL;
 
 	snprintf(a->memsz, sizeof(a->memsz), "%lld", (long long)sb->spec.memory_mb);
 	snprintf(a->mem, sizeof(a->mem), "memory-backend-memfd,id=mem,size=%lldM,share=on",

@@ -36,6 +36,7 @@ struct vs_conn {
 	uint32_t peer_alloc, peer_fwd, tx_cnt;
 	int host_eof;
 	int asked_credit;             /* a credit request is out */
+	int relayed;                  /* the guest answers the CONNECT line */
 };
 
 static enum vs_ev_kind kick_tag[VU_NQ] = { VS_EV_KICK_RX, VS_EV_KICK_TX };
@@ -352,8 +353,12 @@ static void on_packet(struct vs_dev *d, const struct vs_hdr *h, const struct vu_
 	if (peer_credit(c))
 		c->asked_credit = 0;
 	if (c->st == C_CONNECTING) {
-		if (h->op == VS_OP_RESPONSE)
+		if (h->op == VS_OP_RESPONSE && c->relayed) {
+			c->st = C_OPEN;
+			arm(d, c);
+		} else if (h->op == VS_OP_RESPONSE) {
 			answer_ok(d, c);
+		}
 		else
 			conn_reset(d, c, 1);
 		return;
@@ -531,8 +536,16 @@ static void read_line(struct vs_dev *d, struct vs_conn *c)
 	used = sbx_hs_parse_connect(line, (size_t)n, &port);
 	if (used == 0)
 		return;
-	if (used < 0 || recv(c->fd, line, (size_t)used, MSG_DONTWAIT) != used) {
+	if (used < 0) {
 		conn_free(d, c);   /* not a CONNECT line: nothing to tell the guest */
+		return;
+	}
+	if (d->relay_port && (uint32_t)port != d->relay_port) {
+		/* the line stays in the socket: the guest reads and answers it */
+		c->relayed = 1;
+		port = (int)d->relay_port;
+	} else if (recv(c->fd, line, (size_t)used, MSG_DONTWAIT) != used) {
+		conn_free(d, c);
 		return;
 	}
 	c->guest_port = (uint32_t)port;

@@ -12,7 +12,13 @@
  *  - guest -> host: each connection has VS_BUF_ALLOC bytes, the credit it
  *    gives the guest; a guest that sends past it is reset.
  * Packets that name no connection are answered with a reset (bounded
- * queue); a broken ring ends every connection. */
+ * queue); a broken ring ends every connection.
+ *
+ * With a relay port R (vsockd --relay-port), "CONNECT <R>" is as above and
+ * every other "CONNECT <p>" goes to the guest's port R with the line
+ * itself as its first bytes: the guest's listener there (the agent) does
+ * the handshake and answers "OK <p>" or closes, so one guest listener
+ * serves every port (the agent's forward to 127.0.0.1:p). */
 #ifndef VS_DEV_H
 #define VS_DEV_H
 
@@ -36,6 +42,7 @@ struct vs_dev {
 	uint32_t next_port;                /* host-side ports we hand out */
 	struct vs_rst rst[VS_RST_QUEUE];   /* resets owed with no connection */
 	unsigned rst_head, rst_len;
+	uint32_t relay_port;               /* 0, or the port other ports go through */
 	int rx_starved;                    /* the guest gave no receive buffer */
 	int rx_used, tx_used;              /* used entries not yet signalled */
 	unsigned long long dropped;        /* packets ignored, for the log */

@@ -1,7 +1,7 @@
 /* sandbox-vsockd: the vhost-user vsock device of one VM (vs_dev.h).
  *
  *   sandbox-vsockd --vhost-user PATH --uds PATH [--cid N] [--ready-fd N]
- *                  [--user UID:GID]
+ *                  [--user UID:GID] [--relay-port R]
  *
  * Listens on both UNIX sockets (0600): PATH of --vhost-user for the one
  * front end (QEMU's -chardev socket,path=PATH), PATH of --uds for hybrid
@@ -40,12 +40,13 @@ struct opts {
 	unsigned long long cid;
 	int ready_fd;
 	long uid, gid;          /* -1: keep who we are */
+	unsigned relay_port;    /* 0: none (vs_dev.h) */
 };
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: sandbox-vsockd --vhost-user PATH --uds PATH [--cid N] [--ready-fd N] "
-	        "[--user UID:GID]\n");
+	        "[--user UID:GID] [--relay-port R]\n");
 	return 1;
 }
 
@@ -76,6 +77,13 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->gid = strtol(end + 1, &end, 10);
 			if (errno || *end || o->gid < 0)
 				return -1;
+		} else if (!strcmp(argv[i], "--relay-port")) {
+			unsigned long v;
+			errno = 0;
+			v = strtoul(argv[++i], &end, 10);
+			if (errno || *end || v < 1 || v > 65535)
+				return -1;
+			o->relay_port = (unsigned)v;
 		} else if (!strcmp(argv[i], "--ready-fd")) {
 			o->ready_fd = atoi(argv[++i]);
 		} else {
@@ -205,6 +213,7 @@ int main(int argc, char **argv)
 	if (drop_privileges(&o) < 0)
 		return 1;
 	vs_dev_init(&d, epfd, o.cid);
+	d.relay_port = o.relay_port;
 	if (watch(epfd, sfd, &tag_signal) < 0 || watch(epfd, vfd, &tag_vhost_listen) < 0 ||
 	    watch(epfd, ufd, &tag_listen) < 0)
 		return 1;

@@ -113,11 +113,15 @@ WRITERS = ("output", "forward")
 
 def forward(sock, sid):
     """MiB/s of STREAM bytes from a guest TCP server through connect."""
-    for _ in range(100):
+    # (the guest's python3 server may take seconds to listen: a vm under TCG)
+    end = time.time() + 60
+    while True:
         s, rep = rc.connect(sock, sid, 9000)
         if rep.get("ok"):
             break
         s.close()
+        if time.time() > end:
+            raise RuntimeError("forward: nothing listens on 9000: %s" % rep)
         time.sleep(0.05)
     s.settimeout(120)
     t0 = time.perf_counter()

@@ -12,6 +12,11 @@ import signal
 import time
 
 
+FWD_SERVER = ("import socket\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+              "s.bind(('127.0.0.1',9000))\ns.listen()\nc,_=s.accept()\nc.sendall(b'from the vm')\n"
+              "c.close()\n")
+
+
 def processes_of(sid):
     """host pids whose command line names the sandbox (its QEMU, its
     backend, its supervisor's children all carry its dir)"""
@@ -74,6 +79,29 @@ def run(t):
                  and "cgroup" not in out, out)
         t.result("deny-all: no network interface but lo", lines[-2:] == ["lo", ""] or
                  out.rstrip().endswith("\nlo"), out)
+        # connect to a guest port goes through the agent's forward (the
+        # preview path): a server on the guest's loopback answers
+        s, rep = t.rc.connect(r.sock, sid, 1024)
+        t.rc.send_frame(s, {"op": "exec", "cmd": "python3", "args": ["-c", FWD_SERVER],
+                            "uid": 1000, "gid": 1000, "attach": False})
+        t.rc.recv_frame(s)
+        s.close()
+        got = b""
+        end = time.time() + 90
+        while time.time() < end:
+            s, rep = t.rc.connect(r.sock, sid, 9000)
+            if rep.get("ok"):
+                while len(got) < 12:
+                    b = s.recv(64)
+                    if not b:
+                        break
+                    got += b
+                s.close()
+                break
+            s.close()
+            time.sleep(0.2)
+        t.result("connect reaches a server on the guest's loopback (the agent's forward)",
+                 got == b"from the vm", repr(got))
         out = r.sh(sid, "echo hello > /home/sandbox/f && cat /home/sandbox/f; "
                    "dd if=/dev/zero of=/home/sandbox/fill bs=1M count=400 2>&1 | "
                    "grep -o 'No space left' | head -1; rm -f /home/sandbox/fill; "

@@ -20,10 +20,11 @@ mk/vm-initramfs.sh "$kdir" "$T/initrd.gz" "$T/vsock-guest" || h_abort "build the
 # TCG unless told: a /dev/kvm that opens is not yet a KVM that runs guests
 accel=${VM_ACCEL:-tcg,tb-size=64}
 
-boot() { # dir: the backend, then QEMU; BACKEND_PID, QEMU_PID
+boot() { # dir [backend args...]: the backend, then QEMU; BACKEND_PID, QEMU_PID
 	local d=$1
+	shift
 	mkdir -p "$d"
-	"$VSOCKD" --vhost-user "$d/vu.sock" --uds "$d/v.sock" 3>"$d/ready" --ready-fd 3 \
+	"$VSOCKD" --vhost-user "$d/vu.sock" --uds "$d/v.sock" 3>"$d/ready" --ready-fd 3 "$@" \
 		2>"$d/vsockd.log" &
 	BACKEND_PID=$!
 	h_track "$BACKEND_PID"
@@ -75,8 +76,30 @@ else
 fi
 kill "$QEMU_PID" 2>/dev/null; wait "$QEMU_PID" 2>/dev/null
 
-# a guest that powers off ends QEMU, and the backend with it, cleanly
+# --relay-port: CONNECT to another port reaches the guest's relay port
+# with the line as its first bytes (the echo returns it, no OK from the
+# backend); the relay port itself is answered as always. Then (vm3) a guest that
+# powers off ends QEMU, and the backend with it, cleanly.
 d=$T/vm2
+if boot "$d" --relay-port 1024; then
+	check "relay: CONNECT 5000 reaches the guest's port 1024 as its first bytes" \
+		"$(python3 -c "
+import socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(60)
+s.sendall(b'CONNECT 5000\\nafter')
+got=b''
+while len(got) < 18:
+    b=s.recv(64)
+    if not b: break
+    got+=b
+print(repr(got))" "$d/v.sock")" "b'CONNECT 5000\\nafter'"
+	check "relay: the relay port itself is answered by the backend" "$(python3 $CLIENT echo "$d/v.sock")" "echoed"
+	kill "$QEMU_PID"
+	wait "$QEMU_PID" "$BACKEND_PID" 2>/dev/null
+else
+	fail "relay: the guest did not come up"
+fi
+d=$T/vm3
 if boot "$d"; then
 	python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'CONNECT 1027\n'); s.recv(10)" "$d/v.sock" 2>/dev/null
 	wait "$QEMU_PID"
@@ -84,7 +107,7 @@ if boot "$d"; then
 	check "guest power-off: the backend ends with status 0" "$?" "0"
 	check "guest power-off: no socket left behind" "$(ls "$d" | grep -c '\.sock$')" "0"
 else
-	fail "second guest did not come up"
+	fail "power-off: the guest did not come up"
 fi
 # a vm sandbox through the gateway: create, files, commands, delete (one
 # boot: each costs seconds under TCG)
