@@ -66,6 +66,12 @@ int cli_cmd_run(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_cp(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_logs(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_sh(const struct cli_cfg *c, int argc, char **argv);
+/* cli_snapshot.c */
+int cli_cmd_snapshot(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_snapshots(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_fork(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_pause(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_resume(const struct cli_cfg *c, int argc, char **argv);
 
 /* Create a sandbox from create's options (argv parsed from optind);
  * 0 with id filled, or an exit code. Used by create and run. */

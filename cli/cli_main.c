@@ -52,6 +52,20 @@ static const struct cli_command commands[] = {
 	  "  Print a command's output (stdout and stderr to sbx's), exact bytes;\n"
 	  "  -f follows it until the command ends; --since N skips the first N bytes\n"
 	  "  (of both streams together).\n" },
+	{ "snapshot", cli_cmd_snapshot,
+	  "sbx snapshot ID [--expires DURATION] [--keep N]\n"
+	  "  Keep the sandbox's files as a snapshot and print its id (--json: the\n"
+	  "  object); --keep N keeps only the newest N snapshots of the sandbox.\n" },
+	{ "snapshots", cli_cmd_snapshots,
+	  "sbx snapshots\n  List this key's snapshots: id, sandbox, bytes, expires or kept.\n" },
+	{ "fork", cli_cmd_fork,
+	  "sbx fork ID [--count N]\n"
+	  "  Snapshot the sandbox and start N (default 1) new ones from it with its\n"
+	  "  settings, without its env; prints their ids.\n" },
+	{ "pause", cli_cmd_pause,
+	  "sbx pause ID...\n  Stop every process of the sandboxes where it stands (memory kept).\n" },
+	{ "resume", cli_cmd_resume,
+	  "sbx resume ID...\n  Let paused sandboxes run on.\n" },
 	{ "sh", cli_cmd_sh,
 	  "sbx sh ID\n"
 	  "  An interactive login shell in the sandbox (raw terminal, window size\n"

@@ -314,6 +314,7 @@ int main(int argc, char **argv)
 	rc = configure(&vh, &front, &fl);
 	if (!rc)
 		rc = run(&vh, &front, &fl);
+	gw_tls_forget_sessions(vh.runner_tls);
 	SSL_CTX_free(vh.runner_tls);
 	return rc;
 }

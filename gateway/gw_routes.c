@@ -11,8 +11,10 @@
 
 /* The query arguments each endpoint takes; any other is refused. */
 static const char *const no_args[] = { NULL };
+static const char *const list_args[] = { "limit", "cursor", NULL };
 static const char *const put_args[] = { "path", "mode", NULL };
 static const char *const path_args[] = { "path", NULL };
+static const char *const image_args[] = { "name", NULL };
 static const char *const wait_args[] = { "wait", NULL };
 static const char *const eof_args[] = { "eof", NULL };
 static const char *const logs_args[] = { "since", "follow", "encoding", NULL };
@@ -35,13 +37,25 @@ const struct gw_route gw_routes[] = {
 	{ "DELETE", "/mcp", .auth = GW_AUTH_KEY_CHALLENGE, .start = gw_mcp_delete },
 	{ "GET", "/v1/capabilities", KEY, .args = no_args, GW_REST_PLAIN(svc_capabilities) },
 	{ "GET", "/v1/images", KEY, .args = no_args, GW_REST_PLAIN(svc_images) },
+	{ "POST", "/v1/images", KEY, .body = GW_BODY_STREAM, .body_cap = GW_IMAGE_BODY_CAP,
+	  .args = image_args, .start = gw_images_post_start, .data = gw_images_post_data,
+	  .done = gw_images_post_done },
 	{ "GET", "/v1/runners", .auth = GW_AUTH_KEY_OR_OPERATOR, .args = no_args, .start = gw_runners_list },
 	{ "POST", "/v1/sandboxes", KEY, JSON, .args = no_args, GW_REST_JSON(svc_create) },
-	{ "GET", "/v1/sandboxes", KEY, .args = no_args, GW_REST_PLAIN(svc_list) },
+	{ "GET", "/v1/sandboxes", KEY, .args = list_args, .start = gw_sandboxes_list },
 	{ "GET", SBX, KEY, .args = no_args, GW_REST_PLAIN(svc_get) },
 	{ "DELETE", SBX, KEY, .args = no_args, GW_REST_PLAIN(svc_stop) },
 	{ "POST", SBX "/extend", KEY, JSON, .args = no_args, GW_REST_JSON(svc_extend) },
 	{ "POST", SBX "/token", KEY, JSON, .args = no_args, .json = gw_token_create },
+	/* snapshots, fork, pause (svc_snapshot.c, svc_pause.c); {cid} holds a
+	 * snapshot id: the router's second id, never a sandbox to admit */
+	{ "POST", SBX "/snapshots", KEY, JSON, .args = no_args, GW_REST_JSON(svc_snapshot_take) },
+	{ "POST", SBX "/fork", KEY, JSON, .args = no_args, GW_REST_JSON(svc_fork) },
+	{ "POST", SBX "/pause", KEY, .args = no_args, GW_REST_PLAIN(svc_sandbox_pause) },
+	{ "POST", SBX "/resume", KEY, .args = no_args, GW_REST_PLAIN(svc_sandbox_resume) },
+	{ "GET", "/v1/snapshots", KEY, .args = no_args, GW_REST_PLAIN(svc_snapshots) },
+	{ "GET", "/v1/snapshots/{cid}", KEY, .args = no_args, GW_REST_PLAIN(svc_snapshot_get) },
+	{ "DELETE", "/v1/snapshots/{cid}", KEY, .args = no_args, GW_REST_PLAIN(svc_snapshot_delete) },
 	{ NULL, SBX "/pty", KEY, .args = pty_args, .ws = GW_WS_PTY, .ws_scope = GW_SCOPE_TERMINAL },
 	{ "PUT", SBX "/files", KEY, .body = GW_BODY_STREAM, .body_cap = GW_FILE_BODY_CAP,
 	  .args = put_args, .start = gw_files_put_start, .data = gw_files_put_data,
@@ -63,6 +77,9 @@ const struct gw_route gw_routes[] = {
 	{ "POST", "/v3/sandboxes", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_create },
 	{ "POST", V2, KEY, JSON, .json = cv_h_json, .ctx = &cv_op_create },
 	{ "GET", V2, KEY, JSON, .json = cv_h_json, .ctx = &cv_op_list },
+	{ "GET", V2 "/snapshots", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_snap_list },
+	{ "GET", V2 "/snapshots/{cid}", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_snap_get },
+	{ "DELETE", V2 "/snapshots/{cid}", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_snap_delete },
 	{ NULL, V2 "/snapshots", .prefix = 1, KEY, .start = cv_h_no_snapshots },
 	{ NULL, V2 "/drives", .prefix = 1, KEY, .start = cv_h_no_drives },
 	{ "GET", V2 "/sessions", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_sessions },
@@ -78,7 +95,7 @@ const struct gw_route gw_routes[] = {
 	{ "POST", VS "/stop", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_stop },
 	{ "POST", VS "/extend-timeout", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_extend },
 	{ "POST", VS "/network-policy", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_network },
-	{ "POST", VS "/snapshot", KEY, .start = cv_h_no_snapshots },
+	{ "POST", VS "/snapshot", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_snapshot },
 	{ "POST", VS "/interactive", KEY, .start = cv_h_no_interactive },
 	{ "GET", V2 "/{sid}", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_box_get },
 	{ "DELETE", V2 "/{sid}", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_box_delete },

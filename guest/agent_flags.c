@@ -40,6 +40,8 @@ static const struct flag flags[] = {
 	/* an OCI runtime (runsc) sets HOME for PID 1 when the sandbox's env
 	 * has none; commands must get their own user's default instead */
 	{ "unsetenv", "NAME", K_UNSETENV, 0, 0, 0, 0, 1 },
+	/* an OCI image's WorkingDir: commands' default directory */
+	{ "workdir", "DIR", K_TEXT, AT(workdir), 0, 0, 0, 0 },
 };
 #define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
 

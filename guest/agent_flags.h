@@ -12,6 +12,7 @@ struct ag_flags {
 	size_t retention;               /* bytes of output kept per command */
 	enum sbx_log_level log_level;
 	int hangup_on_eof;
+	const char *workdir;            /* NULL: /home/sandbox, else the cwd */
 };
 
 /* Fill f from argv (defaults first); --unsetenv takes its name out of the

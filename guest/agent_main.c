@@ -23,6 +23,7 @@
 
 #include "agent.h"
 #include "agent_flags.h"
+#include "sbx_fs.h"
 #include "sbx_log.h"
 #include "sbx_net.h"
 
@@ -171,10 +172,16 @@ static void on_signal(int sfd)
 	ag_cmd_reap();
 }
 
-static void base_dir_init(void)
+static void base_dir_init(const char *workdir)
 {
 	struct stat st;
 
+	/* an image's WorkingDir, made when the image lacks it (as docker does) */
+	if (workdir && workdir[0] == '/' && strlen(workdir) < sizeof(ag.base_dir) &&
+	    sbx_mkdir_p(workdir, 0755, 0755) == 0) {
+		snprintf(ag.base_dir, sizeof(ag.base_dir), "%s", workdir);
+		return;
+	}
 	if (stat("/home/sandbox", &st) == 0 && S_ISDIR(st.st_mode))
 		snprintf(ag.base_dir, sizeof(ag.base_dir), "/home/sandbox");
 	else if (!getcwd(ag.base_dir, sizeof(ag.base_dir)))
@@ -305,7 +312,7 @@ int main(int argc, char **argv)
 	 * ptrace or read our memory. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	base_dir_init();
+	base_dir_init(f.workdir);
 	ag_peer_init();
 	if (start_listening(f.listen, &lev, &sev, &tev) < 0)
 		return 1;

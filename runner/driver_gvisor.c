@@ -636,8 +636,39 @@ fail:
 	return -1;
 }
 
+/* ---- pause and resume: runsc stops the sentry's tasks (memory kept) ---- */
+
+/* `runsc --root=R pause|resume ID`, waited for (it answers at once: the
+ * sentry does the work); its output in err when it fails. */
+static int runsc_op(struct rn_sandbox *sb, const char *op, struct sbx_err *err)
+{
+	const struct gv_state *gs = state_of(sb->drv);
+	char cmd[PATH_MAX * 2 + 128], out[512];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "'%s' --root='%s' %s '%s' 2>&1", gs->runsc, gs->root, op, sb->id);
+	st = run_capture(cmd, out, sizeof(out));
+	if (st != 0) {
+		out[strcspn(out, "\n")] = 0;
+		return sbx_err_set(err, EIO, "runsc %s: %.300s", op, out[0] ? out : "failed");
+	}
+	return 0;
+}
+
+static int gv_pause(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	return runsc_op(sb, "pause", err);
+}
+
+static int gv_resume(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	return runsc_op(sb, "resume", err);
+}
+
 const struct rn_driver_ops rn_driver_gvisor = {
 	.name = "gvisor",
+	.pause = gv_pause,
+	.resume = gv_resume,
 	.probe = gv_probe,
 	.init = gv_init,
 	.start = gv_start,

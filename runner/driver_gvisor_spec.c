@@ -92,6 +92,10 @@ static cJSON *process(const struct gv_bundle *b)
 		cJSON_AddItemToArray(args, cJSON_CreateString("--unsetenv"));
 		cJSON_AddItemToArray(args, cJSON_CreateString("HOME"));
 	}
+	if (s->workdir[0]) {   /* the image's WorkingDir */
+		cJSON_AddItemToArray(args, cJSON_CreateString("--workdir"));
+		cJSON_AddItemToArray(args, cJSON_CreateString(s->workdir));
+	}
 	/* The agent's environment is the sandbox's env and nothing else, as
 	 * in the jail; the agent hands it to every command. */
 	env = cJSON_AddArrayToObject(p, "env");

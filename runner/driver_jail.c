@@ -28,6 +28,7 @@
 #include "rn_net.h"
 #include "rn_runtime.h"
 #include "rn_slot.h"
+#include "rn_snap.h"
 #include "rn_state.h"
 #include "runner.h"
 #include "sbx_log.h"
@@ -60,10 +61,18 @@ static struct jail_sb *sb_of(const struct rn_sandbox *sb)
 	return sb->drv_data;
 }
 
-static int make_dirs(const struct rn_sandbox *sb, uid_t base, struct sbx_err *err)
+/* The names of the mount points of a snapshot's layers: l0 (top) ... */
+static void layer_name(char *out, size_t n, int i)
+{
+	snprintf(out, n, "l%d", i);
+}
+
+static int make_dirs(const struct rn_sandbox *sb, uid_t base, int n_layers,
+		     struct sbx_err *err)
 {
 	static const char *const subs[] = { "lower", "rw", "root", "sock", NULL };
-	char p[PATH_MAX], opts[96];
+	char p[PATH_MAX], opts[96], name[16];
+	long long inodes = sb->spec.disk_mb * 256;
 
 	/* sb->dir is the runner's (0700, made before start). Root of the sandbox (host uid base) walks these paths in the child. */
 	if (chown(sb->dir, base, base) < 0)
@@ -73,6 +82,22 @@ static int make_dirs(const struct rn_sandbox *sb, uid_t base, struct sbx_err *er
 		if (mkdir(p, 0755) < 0 || chown(p, base, base) < 0)
 			return sbx_err_sys(err, "mkdir %s", p);
 	}
+	for (int i = 0; i < n_layers; i++) {
+		layer_name(name, sizeof name, i);
+		rn_state_path(p, sb, name);
+		if (mkdir(p, 0755) < 0 || chown(p, base, base) < 0)
+			return sbx_err_sys(err, "mkdir %s", p);
+	}
+	/* The writable layer: a tmpfs of disk_mb (it cannot fill the host
+	 * disk), mounted here on the host side so that a snapshot can copy
+	 * its upper dir while the sandbox is frozen; owned by the sandbox's
+	 * root, who makes upper and work in it. */
+	rn_state_path(p, sb, "rw");
+	snprintf(opts, sizeof(opts), "size=%lldm,nr_inodes=%lld,mode=0755,uid=%u,gid=%u",
+		 (long long)sb->spec.disk_mb, inodes < 16384 ? 16384 : inodes,
+		 (unsigned)base, (unsigned)base);
+	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		return sbx_err_sys(err, "mount tmpfs on %s", p);
 	/* The agent's socket dir is writable by root inside and visible on the
 	 * host: a tiny tmpfs of its own, so nothing written there lands on the
 	 * host's disk (disk_mb covers only the overlay). */
@@ -89,14 +114,14 @@ static int make_dirs(const struct rn_sandbox *sb, uid_t base, struct sbx_err *er
  * keeps their owners). The child copies this mount into its own
  * namespace; the parent detaches the host's copy once the child is done.
  * Without id-mapping support files show as nobody: warn once, go on. */
-static int mount_lower(struct jail_state *js, const char *image,
+static int mount_lower(struct jail_state *js, const char *image, const char *at,
 		       const struct rn_sandbox *sb, struct sbx_err *err)
 {
 	char lower[PATH_MAX], ns[64];
 	struct mount_attr attr = { 0 };
 	int tree, usern, rc;
 
-	rn_state_path(lower, sb, "lower");
+	rn_state_path(lower, sb, at);
 	tree = (int)syscall(SYS_open_tree, AT_FDCWD, image,
 			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 	if (tree < 0)
@@ -132,25 +157,35 @@ static int mount_lower(struct jail_state *js, const char *image,
 	return 0;
 }
 
-static void unmount_lower(const struct rn_sandbox *sb)
+static void unmount_at(const struct rn_sandbox *sb, const char *name)
 {
-	char lower[PATH_MAX];
+	char p[PATH_MAX];
 
-	rn_state_path(lower, sb, "lower");
-	for (int i = 0; i < 8 && umount2(lower, MNT_DETACH) == 0; i++)
+	rn_state_path(p, sb, name);
+	for (int i = 0; i < 8 && umount2(p, MNT_DETACH) == 0; i++)
 		;
 }
 
-/* Every host-side mount of a sandbox: the image (normally gone right after
- * setup) and the socket tmpfs. */
+/* The image and the snapshot layers lent to the child (gone right after
+ * setup: the child holds its own copies). */
+static void unmount_lower(const struct rn_sandbox *sb)
+{
+	char name[16];
+
+	unmount_at(sb, "lower");
+	for (int i = 0; i < RN_SNAP_DEPTH_MAX; i++) {
+		layer_name(name, sizeof name, i);
+		unmount_at(sb, name);
+	}
+}
+
+/* Every host-side mount of a sandbox: the lowers, the writable layer's
+ * tmpfs and the socket tmpfs. */
 static void unmount_all(const struct rn_sandbox *sb)
 {
-	char sock[PATH_MAX];
-
 	unmount_lower(sb);
-	rn_state_path(sock, sb, "sock");
-	for (int i = 0; i < 8 && umount2(sock, MNT_DETACH) == 0; i++)
-		;
+	unmount_at(sb, "rw");
+	unmount_at(sb, "sock");
 }
 
 static int write_maps(pid_t pid, uid_t base, struct sbx_err *err)
@@ -224,6 +259,8 @@ static int wait_child(int fd, struct sbx_err *err)
  * setup channel (sv[0] the parent's end, sv[1] the child's). */
 struct jail_launch {
 	char image[PATH_MAX + 64];
+	char layers[RN_SNAP_DEPTH_MAX][4096];   /* a snapshot's, top first */
+	int n_layers;
 	struct jail_plan plan;
 	uid_t base;                 /* host uid of the sandbox's root */
 	int sv[2];
@@ -238,6 +275,11 @@ static int check_runtime(const struct jail_state *js, const struct rn_sandbox *s
 	if (rn_runtime_image(r, sb->spec.image, l->image, sizeof(l->image), err) < 0 ||
 	    rn_runtime_ready(r, js->loader, err) < 0)
 		return -1;
+	if (sb->spec.snapshot[0]) {
+		l->n_layers = rn_snap_layers(r, sb->spec.snapshot, l->layers, RN_SNAP_DEPTH_MAX, err);
+		if (l->n_layers < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -269,6 +311,12 @@ static void plan_launch(struct jail_launch *l, const struct jail_state *js,
 	l->base = JAIL_UID_BASE + (uid_t)sb_of(sb)->slot * JAIL_UID_COUNT;
 	snprintf(plan->dir, sizeof(plan->dir), "%s", sb->dir);
 	rn_state_path(plan->lower, sb, "lower");
+	plan->lowerdir[0] = 0;
+	for (int i = 0; i < l->n_layers; i++) {
+		size_t k = strlen(plan->lowerdir);
+		snprintf(plan->lowerdir + k, sizeof(plan->lowerdir) - k, "l%d:", i);
+	}
+	strcat(plan->lowerdir, "lower");
 	rn_state_path(plan->rw, sb, "rw");
 	rn_state_path(plan->root, sb, "root");
 	rn_state_path(plan->sockdir, sb, "sock");
@@ -323,9 +371,16 @@ static int clone_child(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_
 static int prepare_child(struct jail_state *js, struct jail_launch *l,
 			 const struct rn_sandbox *sb, struct sbx_err *err)
 {
+	char name[16];
+
 	if (rn_state_save(sb, "jail", sb_of(sb)->slot, err) < 0 ||
-	    write_maps(sb->pid, l->base, err) < 0 || mount_lower(js, l->image, sb, err) < 0)
+	    write_maps(sb->pid, l->base, err) < 0 || mount_lower(js, l->image, "lower", sb, err) < 0)
 		return -1;
+	for (int i = 0; i < l->n_layers; i++) {
+		layer_name(name, sizeof name, i);
+		if (mount_lower(js, l->layers[i], name, sb, err) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -394,7 +449,7 @@ static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 		return -1;
 	plan_launch(&l, js, sb);
 	sb->pid = 0;
-	if (make_dirs(sb, l.base, err) < 0 ||
+	if (make_dirs(sb, l.base, l.n_layers, err) < 0 ||
 	    rn_cgroup_create(&sb->drv->r->cg, sb_of(sb)->cg, &sb->spec, err) < 0 ||
 	    open_channel(&l, err) < 0 || clone_child(&l, sb, err) < 0 ||
 	    prepare_child(js, &l, sb, err) < 0 || run_child_setup(&l, sb, err) < 0) {
@@ -438,6 +493,16 @@ static int jail_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 	return 0;
 }
 
+const char *jail_cgroup(const struct rn_sandbox *sb)
+{
+	return sb_of(sb)->cg;
+}
+
+uid_t jail_uid_base(const struct rn_sandbox *sb)
+{
+	return JAIL_UID_BASE + (uid_t)sb_of(sb)->slot * JAIL_UID_COUNT;
+}
+
 static long jail_oom_kills(struct rn_sandbox *sb)
 {
 	return sb->drv_data ? rn_cgroup_oom_kills(&sb->drv->r->cg, sb_of(sb)->cg) : -1;
@@ -471,6 +536,12 @@ static void jail_reconcile_dir(struct rn_driver *d, const char *id, const char *
 	memset(&tmp, 0, sizeof(tmp));
 	snprintf(tmp.id, sizeof(tmp.id), "%s", id);
 	snprintf(tmp.dir, sizeof(tmp.dir), "%s", dir);
+	{
+		/* a paused sandbox: a frozen process takes no SIGKILL */
+		char cgp[RN_ID_MAX + 16];
+		snprintf(cgp, sizeof(cgp), JAIL_CG_PARENT "/%s", id);
+		rn_cgroup_freeze(&d->r->cg, cgp, 0, NULL);
+	}
 	rn_state_kill(dir);
 	reap_cgroup(&d->r->cg, id);
 	unmount_all(&tmp);
@@ -537,4 +608,7 @@ const struct rn_driver_ops rn_driver_jail = {
 	.reconcile_dir = jail_reconcile_dir,
 	.reconcile = jail_reconcile,
 	.open_port = jail_open_port,
+	.pause = jail_pause,
+	.resume = jail_resume,
+	.snapshot = jail_snapshot,
 };

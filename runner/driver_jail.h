@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "rn_spec.h"
+#include "runner.h"
 #include "sbx_err.h"
 
 #define JAIL_UID_BASE 200000u     /* first host uid of slot 0 */
@@ -20,6 +21,7 @@
 struct jail_plan {
 	char dir[PATH_MAX];      /* the sandbox's state dir; holds the next four */
 	char lower[PATH_MAX];    /* host path where the parent mounts the image */
+	char lowerdir[256];      /* overlay's lowerdir, relative: "l0:l1:lower" */
 	char rw[PATH_MAX];       /* tmpfs for the writable layer */
 	char root[PATH_MAX];     /* overlay mount point, becomes / */
 	char sockdir[PATH_MAX];  /* host dir bound at JAIL_AGENT_SOCK_DIR */
@@ -43,5 +45,16 @@ void jail_child_run(const struct jail_plan *plan, int fd) __attribute__((noretur
 /* Cover the host-wide files of the new /proc (cwd: the new root, before
  * pivot_root). 0 or -1 with err set. */
 int jail_mask_proc(const struct jail_plan *p, struct sbx_err *err);
+
+/* driver_jail.c, for driver_jail_snap.c: sb's cgroup path, the host uid
+ * of its root. */
+const char *jail_cgroup(const struct rn_sandbox *sb);
+uid_t jail_uid_base(const struct rn_sandbox *sb);
+
+/* driver_jail_snap.c: pause, resume and snapshot of a jail sandbox */
+int jail_pause(struct rn_sandbox *sb, struct sbx_err *err);
+int jail_resume(struct rn_sandbox *sb, struct sbx_err *err);
+int jail_snapshot(struct rn_sandbox *sb, const char *dst, struct rn_layer_stats *st,
+		  struct sbx_err *err);
 
 #endif

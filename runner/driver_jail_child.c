@@ -95,22 +95,20 @@ static void bind_ro(const char *src, const char *dst, unsigned long extra)
 static void setup_rootfs(const struct jail_plan *p)
 {
 	char opts[PATH_MAX * 3 + 64];
-	long long inodes = p->spec->disk_mb * 256;
 
-	/* The writable layer lives on a tmpfs of disk_mb: it cannot fill the
-	 * host disk, and it vanishes with the mount namespace. */
-	snprintf(opts, sizeof(opts), "size=%lldm,nr_inodes=%lld,mode=0755",
-		 (long long)p->spec->disk_mb, inodes < 16384 ? 16384 : inodes);
-	/* Relative paths from the sandbox's dir: the overlay's options show in
-	 * the sandbox's /proc/mounts, and need not reveal the host's layout. */
+	/* The writable layer lives on a tmpfs of disk_mb that the parent
+	 * mounted at rw (the host sees it: a snapshot copies it from there):
+	 * it cannot fill the host disk. Relative paths from the sandbox's dir:
+	 * the overlay's options show in the sandbox's /proc/mounts, and need
+	 * not reveal the host's layout. */
 	CHECK(chdir(p->dir), "chdir to the sandbox dir");
-	CHECK(mount("tmpfs", "rw", "tmpfs", MS_NOSUID | MS_NODEV, opts),
-	      "mount tmpfs for the writable layer");
 	CHECK(mkdir("rw/upper", 0755), "mkdir upper");
 	CHECK(mkdir("rw/work", 0755), "mkdir work");
-	/* userxattr: trusted.* xattrs are out of reach in a user namespace. */
-	CHECK(mount("overlay", "root", "overlay", MS_NOSUID | MS_NODEV,
-		    "lowerdir=lower,upperdir=rw/upper,workdir=rw/work,userxattr"),
+	/* userxattr: trusted.* xattrs are out of reach in a user namespace.
+	 * lowerdirs: a snapshot's layers (l0 on top) over the image. */
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=rw/upper,workdir=rw/work,userxattr",
+		 p->lowerdir);
+	CHECK(mount("overlay", "root", "overlay", MS_NOSUID | MS_NODEV, opts),
 	      "mount overlay root");
 	CHECK(chdir(p->root), "chdir to the new root");
 }
@@ -333,7 +331,8 @@ static void __attribute__((noreturn)) exec_agent(const struct jail_plan *p)
 		char *const argv[] = {
 			loader, "--library-path", libdir,
 			RN_RUNTIME_MOUNT "/sandbox-agent",
-			"--listen", "unix:" JAIL_AGENT_SOCK, NULL
+			"--listen", "unix:" JAIL_AGENT_SOCK,
+			p->spec->workdir[0] ? "--workdir" : NULL, (char *)p->spec->workdir, NULL
 		};
 		execve(loader, argv, envp);
 	}

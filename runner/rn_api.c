@@ -7,9 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rn_api_snap.h"
 #include "rn_drivers.h"
+#include "rn_image_config.h"
+#include "rn_image_import.h"
 #include "rn_images.h"
+#include "rn_list.h"
 #include "rn_sandbox.h"
+#include "rn_snap.h"
 #include "rn_status.h"
 #include "sbx_id.h"
 #include "sbx_json.h"
@@ -87,10 +92,31 @@ static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
 	}
+	if (rn_image_config_apply(r, &spec, &err) < 0) {
+		rn_spec_free(&spec);
+		rn_conn_reply_err(c, err_code(err.code), err.msg);
+		return;
+	}
 	drv = pick_driver(r, c, req);
 	if (!drv) {
 		rn_spec_free(&spec);
 		return;
+	}
+	if (spec.snapshot[0]) {
+		/* from a snapshot of this owner's: its image, under its isolation */
+		const struct rn_snap *s = rn_snap_find(r, spec.snapshot, spec.owner);
+		char msg[200];
+		if (!s || strcmp(s->isolation, drv->ops->name)) {
+			if (s)
+				snprintf(msg, sizeof msg, "isolation: snapshot %s was taken under %s, "
+					 "not %s", s->id, s->isolation, drv->ops->name);
+			else
+				snprintf(msg, sizeof msg, "snapshot: no snapshot %.80s", spec.snapshot);
+			rn_spec_free(&spec);
+			rn_conn_reply_err(c, s ? "invalid" : "not_found", msg);
+			return;
+		}
+		snprintf(spec.image, sizeof spec.image, "%s", s->image);
 	}
 	sb = rn_sandbox_create(r, drv, &spec, &err);
 	if (!sb) {
@@ -99,40 +125,6 @@ static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
 	}
 	/* The reply waits for the agent to answer (or for the failure). */
 	rn_conn_wait(c, sb, RN_WAIT_READY);
-}
-
-/* Live sandboxes first, then stopped ones, while the reply stays well
- * inside one frame (SBX_FRAME_MAX); "truncated":true says some were left
- * out (get still answers for each). */
-#define LIST_BUDGET (900u * 1024)
-
-static void op_list(struct runner *r, struct rn_conn *c)
-{
-	cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "sandboxes");
-	size_t total = 0;
-	int truncated = 0;
-
-	cJSON_AddBoolToObject(o, "ok", 1);
-	for (int pass = 0; pass < 2 && !truncated; pass++)
-		for (struct rn_sandbox *sb = r->sandboxes; sb && !truncated; sb = sb->next) {
-			cJSON *item;
-			char *txt;
-			if (rn_sandbox_final(sb) != pass)
-				continue;
-			item = rn_sandbox_json(r, sb);
-			txt = sbx_json_print(item);
-			total += txt ? strlen(txt) + 1 : 0;
-			cJSON_free(txt);
-			if (total > LIST_BUDGET) {
-				cJSON_Delete(item);
-				truncated = 1;
-				break;
-			}
-			cJSON_AddItemToArray(a, item);
-		}
-	if (truncated)
-		cJSON_AddBoolToObject(o, "truncated", 1);
-	rn_conn_reply_obj(c, o);
 }
 
 static void op_extend(struct runner *r, struct rn_conn *c, const cJSON *req)
@@ -189,6 +181,12 @@ static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 	rc = sbx_json_get_i64(req, "port", 1, 65535, &port, &err);
 	if (rc <= 0) {
 		rn_conn_reply_err(c, "invalid", rc < 0 ? err.msg : "port: required");
+		return;
+	}
+	if (sb->status == RN_PAUSED) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "sandbox %s is paused: resume it first", sb->id);
+		rn_conn_reply_err(c, "paused", msg);
 		return;
 	}
 	if (sb->status != RN_RUNNING) {
@@ -259,7 +257,7 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		if (sb)
 			rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
 	} else if (strcmp(op, "list") == 0)
-		op_list(r, c);
+		rn_list(r, c, req);
 	else if (strcmp(op, "extend") == 0)
 		op_extend(r, c, req);
 	else if (strcmp(op, "stop") == 0)
@@ -270,6 +268,10 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_ok(c, "capabilities", rn_drivers_json(r));
 	else if (strcmp(op, "images") == 0)
 		rn_conn_reply_ok(c, "images", rn_images_json(r));
+	else if (strcmp(op, "image_import") == 0)
+		rn_image_import_op(r, c, req, 0);
+	else if (strcmp(op, "image_pull") == 0)
+		rn_image_import_op(r, c, req, 1);
 	else if (strcmp(op, "ping") == 0) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", r->name);
@@ -280,8 +282,11 @@ void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_ok(c, "runner", rn_status_json(r));
 	else if (strcmp(op, "drain") == 0)
 		op_drain(r, c, req);
+	else if (rn_api_snap(r, c, op, req))
+		;   /* snapshot, snapshots, snapshot_get, snapshot_delete, pause, resume */
 	else
 		rn_conn_reply_err(c, "bad_request", "op: unknown operation (create, get, "
-				  "list, extend, stop, connect, capabilities, images, ping, "
-				  "status, drain)");
+				  "list, extend, stop, connect, capabilities, images, image_import, "
+				  "image_pull, ping, status, drain, snapshot, snapshots, snapshot_get, "
+				  "snapshot_delete, pause, resume)");
 }

@@ -250,6 +250,10 @@ int rn_cgroup_create(const struct rn_cgroup *cg, const char *path,
 	}
 	if (set_limits_v1(path, spec, err) < 0)
 		goto fail;
+	/* the freezer (pause, snapshots) where the host mounts it */
+	if (access(RN_CG_ROOT "/" RN_CG_FREEZER, F_OK) == 0 &&
+	    make_path(RN_CG_ROOT "/" RN_CG_FREEZER, path, 0, err) < 0)
+		goto fail;
 	return 0;
 fail:
 	rn_cgroup_remove(cg, path, NULL);
@@ -271,6 +275,9 @@ int rn_cgroup_attach(const struct rn_cgroup *cg, const char *path, pid_t pid,
 		if (write_file(p, v, err) < 0)
 			return -1;
 	}
+	cg_path(p, sizeof(p), RN_CG_FREEZER, path, "cgroup.procs");
+	if (access(p, F_OK) == 0 && write_file(p, v, err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -308,9 +315,11 @@ void rn_cgroup_kill(const struct rn_cgroup *cg, const char *path)
 			return;
 		cg_path(p, sizeof(p), NULL, path, "cgroup.kill");
 		if (write_file(p, "1", NULL) == 0)
-			return;     /* the kernel kills the whole subtree */
+			return;     /* the kernel kills the whole subtree, frozen or not */
 	}
 	each_hier(cg, kill_hier, &op);
+	/* a frozen task takes its SIGKILL only once thawed */
+	rn_cgroup_freeze(cg, path, 0, NULL);
 }
 
 static void rmdir_one(const char *dir, void *arg)

@@ -14,6 +14,7 @@
 #include "sbx_err.h"
 
 #define RN_CG_ROOT "/sys/fs/cgroup"
+#define RN_CG_FREEZER "freezer"   /* the v1 hierarchy of the freezer */
 
 /* The host's layout, found once at start-up by rn_cgroup_detect. */
 struct rn_cgroup {
@@ -44,6 +45,14 @@ void rn_cgroup_kill(const struct rn_cgroup *cg, const char *path);
  * path is gone (or was never there), 1 while a cgroup is still busy
  * (processes exiting: call again later). */
 int rn_cgroup_remove(const struct rn_cgroup *cg, const char *path, const char *top);
+/* Freeze (on) or thaw (!on) every process in path: cgroup.freeze on v2,
+ * the freezer hierarchy's freezer.state on v1 (made by rn_cgroup_create
+ * where the host mounts it). A freeze waits until the kernel says every
+ * task stopped (up to RN_CG_FREEZE_WAIT_MS; past it the cgroup is thawed
+ * again and EBUSY returned). 0 or -1 with err (may be NULL); ENOTSUP on
+ * a v1 host without the freezer. rn_cgroup_freeze.c. */
+#define RN_CG_FREEZE_WAIT_MS 5000
+int rn_cgroup_freeze(const struct rn_cgroup *cg, const char *path, int on, struct sbx_err *err);
 /* OOM kills in path (and below) so far; -1 if unknown. */
 long rn_cgroup_oom_kills(const struct rn_cgroup *cg, const char *path);
 /* Forks refused at path's pids limit so far; -1 if unknown. */

@@ -490,6 +490,30 @@ int rn_conn_adopt(struct runner *r, int fd, int remote, int64_t deadline)
 	return 0;
 }
 
+int rn_conn_take(struct rn_conn *c, unsigned char **pending, size_t *n)
+{
+	int fd = c->ev.fd, fl;
+
+	*n = c->in.len;
+	*pending = malloc(*n ? *n : 1);
+	if (!*pending)
+		return -1;
+	memcpy(*pending, sbx_buf_head(&c->in), *n);
+	rn_loop_del(&c->ev);
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	c->ev.fd = -1;
+	if (c->peer.fd >= 0) {
+		rn_loop_del(&c->peer);
+		close(c->peer.fd);
+		c->peer.fd = -1;
+	}
+	c->state = C_DEAD;
+	c->wait_sb = NULL;
+	return fd;
+}
+
 int rn_conn_remote(const struct rn_conn *c)
 {
 	return c->remote;

@@ -51,6 +51,12 @@ void rn_conn_connect(struct rn_conn *c, struct rn_sandbox *sb, int port);
 /* Reply {"ok":true} with fd attached (SCM_RIGHTS) and close the
  * connection; fd is closed here in every case. */
 void rn_conn_reply_fd(struct rn_conn *c, int fd);
+/* Take c's socket out of the loop for a process of its own (an image
+ * import, rn_image_import.c): the descriptor, made blocking, and the bytes
+ * that came after the request frame (copied to *pending, malloc'd, *n).
+ * c is closed without closing the socket. -1 when out of memory (c left
+ * as it was). */
+int rn_conn_take(struct rn_conn *c, unsigned char **pending, size_t *n);
 /* Tell waiting connections that sb changed state. */
 void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb);
 int rn_conn_waiting_on(const struct rn_sandbox *sb);

@@ -17,8 +17,8 @@
 
 enum {
 	F_SOCKET, F_STATE_DIR, F_IMAGE_DIR, F_NAME, F_AGENT, F_AGENT_STDERR, F_VERBOSE,
-	F_MEMORY_SHARE, F_MEMORY_MB, F_DRIVERS, F_ISOLATION,
-	F_LISTEN_TLS, F_CERT, F_KEY, F_CLIENT_CA,
+	F_MEMORY_SHARE, F_MEMORY_MB, F_SNAPSHOT_MB, F_DRIVERS, F_ISOLATION,
+	F_LISTEN_TLS, F_CERT, F_KEY, F_CLIENT_CA, F_IMAGE_STORE_MB, F_IMAGE_MAX_MB,
 	F_HELP, F_COUNT
 };
 
@@ -55,12 +55,18 @@ static const struct flag flags[F_COUNT] = {
 			     "a number in (0, 1]" },
 	[F_MEMORY_MB] = { "max-memory-mb", "N", K_MIB, AT(max_memory_mb), " | ",
 			  "a positive number of MiB" },
+	[F_SNAPSHOT_MB] = { "max-snapshot-mb", "N", K_MIB, AT(max_snapshot_mb), NULL,
+			    "a positive number of MiB" },
 	[F_DRIVERS] = { "drivers", "NAME,...", K_TEXT, AT(drivers), NULL, NULL },
 	[F_ISOLATION] = { "default-isolation", "NAME", K_TEXT, AT(default_isolation), NULL, NULL },
 	[F_LISTEN_TLS] = { "listen-tls", "ADDR:PORT", K_TEXT, AT(listen_tls), NULL, NULL },
 	[F_CERT] = { "cert", "PEM", K_TEXT, AT(cert), " ", NULL },
 	[F_KEY] = { "key", "PEM", K_TEXT, AT(key), " ", NULL },
 	[F_CLIENT_CA] = { "client-ca", "PEM", K_TEXT, AT(client_ca), " ", NULL },
+	[F_IMAGE_STORE_MB] = { "image-store-mb", "N", K_MIB, AT(image_store_mb), NULL,
+			       "a positive number of MiB" },
+	[F_IMAGE_MAX_MB] = { "image-max-mb", "N", K_MIB, AT(image_max_mb), NULL,
+			     "a positive number of MiB" },
 	[F_HELP] = { "help", NULL, K_HELP, 0, NULL, NULL },
 };
 
@@ -142,6 +148,7 @@ static void defaults(struct rn_flags *f)
 	f->name = "local";
 	f->default_isolation = "jail";
 	f->max_memory_share = RN_MEMORY_SHARE_DEFAULT;
+	f->image_max_mb = 4096;
 }
 
 int rn_flags_parse(struct rn_flags *f, int argc, char **argv)

@@ -11,6 +11,9 @@ struct rn_flags {
 	const char *listen_tls, *cert, *key, *client_ca;
 	double max_memory_share;
 	long long max_memory_mb;        /* 0: from --max-memory-share */
+	long long image_store_mb;       /* 0: no cap on the image store */
+	long long image_max_mb;         /* an image upload or pull, and each layer */
+	long long max_snapshot_mb;      /* the snapshot store's cap (0: the default) */
 	int agent_stderr, verbose;
 };
 

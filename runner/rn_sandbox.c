@@ -25,7 +25,8 @@
 
 const char *rn_status_name(enum rn_status s)
 {
-	static const char *const n[] = { "starting", "running", "stopping", "stopped", "failed" };
+	static const char *const n[] = { "starting", "running", "stopping", "stopped", "failed",
+					 "paused" };
 	return n[s];
 }
 
@@ -207,7 +208,7 @@ fail:
 void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason)
 {
 	(void)r;
-	if (sb->status != RN_STARTING && sb->status != RN_RUNNING)
+	if (sb->status != RN_STARTING && sb->status != RN_RUNNING && sb->status != RN_PAUSED)
 		return;
 	sb->status = RN_STOPPING;
 	sb->reason = reason;
@@ -224,7 +225,7 @@ int rn_sandbox_extend(struct runner *r, struct rn_sandbox *sb, int64_t ms,
 	int64_t lifetime = sb->deadline_mono - sb->created_mono + ms;
 
 	(void)r;
-	if (sb->status != RN_STARTING && sb->status != RN_RUNNING)
+	if (sb->status != RN_STARTING && sb->status != RN_RUNNING && sb->status != RN_PAUSED)
 		return sbx_err_set(err, EBUSY, "sandbox %s is %s, not running", sb->id,
 				   rn_status_name(sb->status));
 	/* create bounds how long a sandbox lives (timeout_ms); extend keeps
@@ -267,7 +268,8 @@ void rn_sandbox_reap(struct runner *r)
 			continue;
 		sb->reaped = 1;
 		sb->wait_status = st;
-		if (sb->status == RN_STARTING || sb->status == RN_RUNNING) {
+		if (sb->status == RN_STARTING || sb->status == RN_RUNNING ||
+		    sb->status == RN_PAUSED) {
 			/* The agent died on its own: the sandbox failed. */
 			long oom = sb->drv->ops->oom_kills(sb);
 			sb->status = RN_STOPPING;
@@ -408,6 +410,10 @@ cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
 		cJSON_AddItemToArray(a, cJSON_CreateString(sb->spec.env_names[i]));
 	cJSON_AddStringToObject(o, "network", rn_network_name(sb->spec.network));
 	cJSON_AddStringToObject(o, "image", sb->spec.image);
+	if (sb->spec.snapshot[0]) {
+		cJSON *src = cJSON_AddObjectToObject(o, "source");
+		cJSON_AddStringToObject(src, "snapshot", sb->spec.snapshot);
+	}
 	if (sb->spec.owner[0])
 		cJSON_AddStringToObject(o, "owner", sb->spec.owner);
 	/* always present: a gateway that finds it missing fails closed */

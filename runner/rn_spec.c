@@ -26,7 +26,7 @@ static const struct limit limits[] = {
 static const char *const known[] = {
 	"op", "timeout_ms", "vcpus", "memory_mb", "pids", "disk_mb", "nofile",
 	"ports", "env", "network", "image", "idle_timeout_ms", "owner",
-	"preview_auth", "isolation", NULL
+	"preview_auth", "isolation", "snapshot", NULL
 };
 
 const char *rn_network_name(enum rn_network n)
@@ -176,6 +176,13 @@ static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *er
 	if (!rn_image_name_ok(s))
 		return sbx_err_set(err, EINVAL, "image: invalid image name");
 	strcpy(spec->image, s);
+	s = "";
+	if (sbx_json_get_str(req, "snapshot", &s, err) < 0)
+		return -1;
+	if (strlen(s) >= sizeof(spec->snapshot) || strspn(s, "abcdefghijklmnopqrstuvwxyz"
+			"0123456789_") != strlen(s))
+		return sbx_err_set(err, EINVAL, "snapshot: not a snapshot id");
+	strcpy(spec->snapshot, s);
 	s = "";
 	if (sbx_json_get_str(req, "owner", &s, err) < 0)
 		return -1;

@@ -30,6 +30,8 @@ struct rn_spec {
 	int n_env;
 	enum rn_network network;
 	char image[33];
+	char workdir[256];             /* the image's WorkingDir ("": none) */
+	char snapshot[64];             /* the snapshot it starts from ("": none) */
 	char owner[65];                /* opaque tag of the client that owns it */
 	int preview_auth;              /* kept for the gateway: its previews are private */
 };

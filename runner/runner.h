@@ -12,7 +12,7 @@
 #include "rn_spec.h"
 #include "sbx_err.h"
 
-enum rn_status { RN_STARTING, RN_RUNNING, RN_STOPPING, RN_STOPPED, RN_FAILED };
+enum rn_status { RN_STARTING, RN_RUNNING, RN_STOPPING, RN_STOPPED, RN_FAILED, RN_PAUSED };
 enum rn_reason { RN_REASON_NONE, RN_REASON_REQUESTED, RN_REASON_TIMEOUT,
 		 RN_REASON_ERROR, RN_REASON_OOM, RN_REASON_RUNNER_RESTART };
 
@@ -26,6 +26,8 @@ enum rn_reason { RN_REASON_NONE, RN_REASON_REQUESTED, RN_REASON_TIMEOUT,
 struct runner;
 struct rn_sandbox;
 struct rn_driver;
+struct rn_snap;
+struct rn_layer_stats;
 
 /* A driver runs sandboxes in one kind of isolation; its name is the
  * "isolation" of the API. One static table per driver (runner/driver_*.c),
@@ -76,6 +78,15 @@ struct rn_driver_ops {
 	 * caller to own; -1 with err, errno ECONNREFUSED when nothing listens.
 	 * Lets `connect` hand the socket itself to a local gateway. */
 	int (*open_port)(struct rn_sandbox *sb, int port, struct sbx_err *err);
+	/* Optional (NULL: unsupported): stop every process of sb where it
+	 * stands (memory kept), and let it run on. 0 or -1 with err. */
+	int (*pause)(struct rn_sandbox *sb, struct sbx_err *err);
+	int (*resume)(struct rn_sandbox *sb, struct sbx_err *err);
+	/* Optional: copy sb's writable layer to dst (made here) as a
+	 * read-only layer (runner/rn_layer.h), sb frozen for the copy unless
+	 * it is paused already. 0 or -1 with err (dst removed). */
+	int (*snapshot)(struct rn_sandbox *sb, const char *dst, struct rn_layer_stats *st,
+			struct sbx_err *err);
 	/* How long the agent has to answer after start (0: RN_READY_TIMEOUT_MS);
 	 * a VM boots a kernel first. */
 	int ready_timeout_ms;
@@ -102,6 +113,7 @@ struct rn_sandbox {
 	struct rn_spec spec;
 	int64_t created_wall, created_mono, deadline_mono, ready_by_mono;
 	int64_t stopped_mono;
+	int64_t paused_mono;            /* when it was paused (RN_PAUSED) */
 	int idle_fd1;                   /* idle probe in flight: fd + 1, or 0 */
 	int64_t idle_at;                /* next idle probe step (monotonic ms) */
 	int64_t cleanup_retry_mono;     /* cleanup said busy: retry at */
@@ -139,6 +151,12 @@ struct runner {
 	char instance[33];              /* 32 hex, random per process (status) */
 	int64_t max_memory_mb;          /* admission: sum of live memory_mb */
 	int64_t nofile_max;             /* the runner's hard RLIMIT_NOFILE */
+	uint64_t image_store_bytes;     /* --image-store-mb (0: no cap) */
+	uint64_t image_max_bytes;       /* --image-max-mb: an upload, a pull, a layer */
+	char snap_root[PATH_MAX];       /* <state>/snapshots (rn_snap.h) */
+	struct rn_snap *snaps;
+	int n_snaps;
+	int64_t snap_store_max_mb;      /* --max-snapshot-mb */
 };
 
 struct rn_sandbox *rn_sandbox_find(struct runner *r, const char *id);

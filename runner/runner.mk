@@ -5,7 +5,7 @@ RUNNER_SRCS := $(wildcard runner/*.c)
 
 $(BINDIR)/sandbox-runner: $(call obj,$(RUNNER_SRCS)) $(LIBSBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CJSON) $(LIBS_SECCOMP) $(LIBS_SSL) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CJSON) $(LIBS_SECCOMP) $(LIBS_SSL) $(LIBS_ZLIB) -lm
 
 ALL_BINS += $(BINDIR)/sandbox-runner
 
@@ -17,7 +17,7 @@ FUZZ_EXTRA_fuzz_runner_req := runner/rn_spec.c
 build/fuzz/fuzz_runner_req: runner/rn_spec.c runner/rn_spec.h
 
 # cmocka test of the cgroup module on the host's cgroups (skips unless root).
-$(OUT)/tests/test_rn_cgroup: $(call obj,runner/rn_cgroup.c)
+$(OUT)/tests/test_rn_cgroup: $(call obj,runner/rn_cgroup.c runner/rn_cgroup_freeze.c)
 
 # cmocka test of the gvisor driver's pure parts: config.json, the version.
 $(OUT)/tests/test_gvisor_spec: $(call obj,runner/driver_gvisor_spec.c runner/driver_gvisor_version.c runner/rn_spec.c)
@@ -27,3 +27,15 @@ $(OUT)/tests/test_gvisor_sock: $(call obj,runner/driver_gvisor_sock.c)
 
 # cmocka test of the --listen-tls address parser.
 $(OUT)/tests/test_rn_addr: $(call obj,runner/rn_addr.c)
+
+# cmocka test of the image unpacker over hostile tars built in the test.
+OCI_UNPACK_SRCS := runner/rn_oci_tar.c runner/rn_oci_layer.c runner/rn_oci_compose.c \
+                   runner/rn_oci_manifest.c
+$(OUT)/tests/test_oci_layer: $(call obj,$(OCI_UNPACK_SRCS))
+UNIT_LIBS_test_oci_layer := $(LIBS_ZLIB) $(LIBS_SSL)
+
+# libFuzzer targets: the manifest/config parser, and the layer walker.
+FUZZ_EXTRA_fuzz_oci_manifest := runner/rn_oci_manifest.c
+build/fuzz/fuzz_oci_manifest: runner/rn_oci_manifest.c runner/rn_oci_manifest.h
+FUZZ_EXTRA_fuzz_oci_layer := $(OCI_UNPACK_SRCS) $(LIBS_ZLIB) $(LIBS_SSL)
+build/fuzz/fuzz_oci_layer: $(OCI_UNPACK_SRCS) runner/rn_oci_layer.h runner/rn_oci_tar.h

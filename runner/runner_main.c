@@ -23,7 +23,9 @@
 #include "rn_ctl.h"
 #include "rn_drivers.h"
 #include "rn_flags.h"
+#include "rn_image_cli.h"
 #include "rn_sandbox.h"
+#include "rn_snap.h"
 #include "rn_status.h"
 #include "rn_tls.h"
 #include "runner.h"
@@ -182,6 +184,9 @@ static int configure(struct runner *r, const struct rn_flags *f)
 	snprintf(r->image_dir, sizeof(r->image_dir), "%s", f->image_dir);
 	snprintf(r->name, sizeof(r->name), "%s", f->name);
 	r->max_memory_mb = memory_cap_mb(f->max_memory_mb, f->max_memory_share);
+	r->image_store_bytes = (uint64_t)f->image_store_mb << 20;
+	r->image_max_bytes = (uint64_t)f->image_max_mb << 20;
+	r->snap_store_max_mb = f->max_snapshot_mb > 0 ? f->max_snapshot_mb : 4096;
 	if (r->max_memory_mb <= 0) {
 		fprintf(stderr, "sandbox-runner: cannot read the host's memory size; "
 			"give --max-memory-mb\n");
@@ -308,6 +313,10 @@ static int set_up(struct runner *r, const struct rn_flags *f, const struct rn_tl
 		snprintf(r->cg_error, sizeof(r->cg_error), "%s", err.msg);
 	rn_drivers_init(r);
 	rn_drivers_reconcile(r);
+	if (rn_snap_init(r, &err) < 0) {
+		sbx_err_log("%s", err.msg);
+		return 1;
+	}
 	return 0;
 }
 
@@ -364,7 +373,7 @@ static void serve(struct runner *r, struct listener *lu, struct listener *lt)
 	int64_t shutdown_by = 0;
 
 	for (;;) {
-		int ts[] = { rn_sandbox_tick(r), rn_conn_sweep(), rn_tls_sweep(),
+		int ts[] = { rn_sandbox_tick(r), rn_snap_tick(r), rn_conn_sweep(), rn_tls_sweep(),
 			     accept_pause_tick(lu), accept_pause_tick(lt) }, t = -1;
 
 		for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)
@@ -401,6 +410,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
 		return rn_ctl_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "image") == 0)
+		return rn_image_main(argc - 1, argv + 1);
 	rc = rn_flags_parse(&f, argc, argv);
 	if (rc != 0)
 		return rc == 1 ? 0 : 2;

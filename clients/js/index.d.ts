@@ -302,7 +302,7 @@ export class InvalidError extends SandboxError {}
 export class UnauthorizedError extends SandboxError {}
 /** not_found: no such sandbox, command or file. */
 export class NotFoundError extends SandboxError {}
-/** conflict, sandbox_stopped: the sandbox or command is not in a state for this. */
+/** conflict, paused, sandbox_stopped: the sandbox or command is not in a state for this. */
 export class ConflictError extends SandboxError {}
 /** limit_reached: this key is at its limit. */
 export class RateLimitedError extends SandboxError {}

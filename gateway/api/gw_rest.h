@@ -16,6 +16,7 @@ void gw_rest_json(struct gw_req *r, cJSON *body);
 #define GW_REST_PLAIN(fn) .start = gw_rest_plain, .ctx = &(const struct gw_rest_op){ .plain = fn }
 #define GW_REST_JSON(fn) .json = gw_rest_json, .ctx = &(const struct gw_rest_op){ .json = fn }
 void gw_runners_list(struct gw_req *r);
+void gw_sandboxes_list(struct gw_req *r);
 void gw_cmd_get(struct gw_req *r);
 void gw_cmd_logs(struct gw_req *r);
 void gw_cmd_stdin_start(struct gw_req *r);
@@ -26,6 +27,10 @@ void gw_files_put_data(struct gw_req *r, const void *in, size_t len);
 void gw_files_put_done(struct gw_req *r);
 void gw_files_get(struct gw_req *r);
 void gw_files_list(struct gw_req *r);
+/* gw_rest_images.c: POST /v1/images (an upload, or a pull when JSON) */
+void gw_images_post_start(struct gw_req *r);
+void gw_images_post_data(struct gw_req *r, const void *in, size_t len);
+void gw_images_post_done(struct gw_req *r);
 
 
 /* gw_rest_misc.c */

@@ -42,6 +42,21 @@ void gw_runners_list(struct gw_req *r)
 	gw_resp_json(r, 200, gw_runners_json(r->vh, gw_auth_metrics(r->vh, r->wsi)));
 }
 
+/* GET /v1/sandboxes?limit=N&cursor=ID: a page of the caller's sandboxes */
+void gw_sandboxes_list(struct gw_req *r)
+{
+	char cursor[sizeof r->call->op.cursor];
+	int64_t limit = SVC_LIST_DEFAULT;
+	int has;
+
+	if (gw_query_i64(r, "limit", 1, SVC_LIST_MAX, &limit) < 0 ||
+	    (has = gw_query_str(r, "cursor", cursor, sizeof cursor)) < 0)
+		return;
+	if (!rest(r, &gw_rest_json_sink, NULL))
+		return;
+	svc_list_page(r->call, (int)limit, has ? cursor : NULL);
+}
+
 void gw_cmd_get(struct gw_req *r)
 {
 	int wait = 0;

@@ -24,6 +24,7 @@
 #define GW_MAX_OWNED     4096
 #define GW_JSON_BODY_CAP (64 * 1024)          /* JSON request bodies */
 #define GW_FILE_BODY_CAP (256u * 1024 * 1024) /* PUT files (streamed) */
+#define GW_IMAGE_BODY_CAP ((size_t)4 << 30)   /* POST /v1/images (streamed; the runner caps too) */
 #define GW_OUTPUT_CAP    (1024 * 1024)        /* non-detached stdout/stderr each */
 #define GW_QUEUE_HIGH    (256 * 1024)         /* flow-control watermark */
 #define GW_CHUNK         (16 * 1024)          /* bytes per lws_write */
@@ -53,6 +54,7 @@ struct gw_metrics {
 	uint64_t bytes_streamed, files_put_bytes, files_get_bytes;
 	int64_t ws_open;
 	uint64_t proxy_requests, proxy_errors;   /* preview proxy (gw_proxy.c) */
+	uint64_t runner_tls[2];     /* TLS runner handshakes: [0] full, [1] resumed */
 };
 
 struct gw_vh {
@@ -192,11 +194,19 @@ void gw_place_free(struct gw_place *p);
 /* gw_fanout.c: `list` to every runner that is up. done gets the merged
  * sandboxes (every owner's; their owner tags are adopted first), the
  * names (else addresses) of the runners that did not answer or are
- * down, and which runners answered (answered[i] for vh->runners[i]). */
+ * down, which runners answered (answered[i] for vh->runners[i]) and,
+ * for a paged list, the cutoff: the smallest id up to which every runner
+ * said all it has ("next" of a runner that stopped early; NULL when none
+ * did). */
 struct gw_fan;
 typedef void (*gw_fan_done)(struct gw_vh *vh, void *arg, const cJSON *sandboxes,
-			    const cJSON *unavailable, const unsigned char *answered);
+			    const cJSON *unavailable, const unsigned char *answered,
+			    const char *cutoff);
 struct gw_fan *gw_fan_list(struct gw_vh *vh, gw_fan_done done, void *arg);
+/* The same with args added to each runner's request (owner, after,
+ * limit: a paged list, docs/runner.md). */
+struct gw_fan *gw_fan_list_args(struct gw_vh *vh, const cJSON *args, gw_fan_done done,
+				void *arg);
 /* Stop a fan-out whose done has not run (it will not). After done ran
  * the fan is no longer the caller's. */
 void gw_fan_cancel(struct gw_fan *f);

@@ -29,6 +29,7 @@ struct gw_fan {
 	void *arg;
 	int pending, n, live, finished;
 	cJSON *sandboxes, *unavailable;
+	char cutoff[96];            /* the smallest "next" of a paged answer, "" none */
 	unsigned char answered[GW_RUNNERS_MAX];
 	struct fan_call *calls[GW_RUNNERS_MAX];
 };
@@ -57,7 +58,8 @@ static void one_less(struct gw_fan *f)
 	if (--f->pending == 0 && !f->finished) {
 		f->finished = 1;
 		if (f->cb && !stopping)
-			f->cb(f->vh, f->arg, f->sandboxes, f->unavailable, f->answered);
+			f->cb(f->vh, f->arg, f->sandboxes, f->unavailable, f->answered,
+			      f->cutoff[0] ? f->cutoff : NULL);
 	}
 }
 
@@ -66,12 +68,16 @@ static void call_done(struct fan_call *c, const cJSON *o)
 {
 	struct gw_fan *f = c->f;
 	cJSON *list = cJSON_GetObjectItemCaseSensitive(o, "sandboxes"), *s;
+	const char *next = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "next"));
 
 	if (c->done)
 		return;
 	c->done = 1;
 	if (cJSON_IsArray(list)) {
 		f->answered[c->i] = 1;
+		if (next && strlen(next) < sizeof f->cutoff &&
+		    (!f->cutoff[0] || strcmp(next, f->cutoff) < 0))
+			snprintf(f->cutoff, sizeof f->cutoff, "%s", next);
 		gw_owner_adopt(f->vh, list);
 		cJSON_ArrayForEach(s, list)
 			cJSON_AddItemToArray(f->sandboxes, cJSON_Duplicate(s, 1));
@@ -109,6 +115,12 @@ static const struct gw_up_ops fan_ops = { .reply = fan_reply, .closed = fan_clos
 
 struct gw_fan *gw_fan_list(struct gw_vh *vh, gw_fan_done done, void *arg)
 {
+	return gw_fan_list_args(vh, NULL, done, arg);
+}
+
+struct gw_fan *gw_fan_list_args(struct gw_vh *vh, const cJSON *args, gw_fan_done done,
+				void *arg)
+{
 	struct gw_fan *f = calloc(1, sizeof *f);
 
 	if (!f)
@@ -138,6 +150,8 @@ struct gw_fan *gw_fan_list(struct gw_vh *vh, gw_fan_done done, void *arg)
 			continue;
 		}
 		cJSON_AddStringToObject(req, "op", "list");
+		for (const cJSON *a = args ? args->child : NULL; a; a = a->next)
+			cJSON_AddItemToObject(req, a->string, cJSON_Duplicate(a, 1));
 		c->f = f;
 		c->i = i;
 		gw_up_init(&c->up, vh, &fan_ops, c);

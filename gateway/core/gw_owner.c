@@ -209,9 +209,10 @@ int gw_owner_adopt(struct gw_vh *vh, const cJSON *sandboxes)
 }
 
 static void sync_done(struct gw_vh *vh, void *arg, const cJSON *sandboxes,
-		      const cJSON *unavailable, const unsigned char *answered)
+		      const cJSON *unavailable, const unsigned char *answered, const char *cutoff)
 {
 	(void)arg;
+	(void)cutoff;
 	(void)answered;
 	(void)sandboxes;   /* adopted on the way (gw_fanout.c) */
 	own.syncing = 0;
@@ -246,8 +247,9 @@ int gw_owner_syncing(void)
 /* The runners that answered say which of our live sandboxes still run;
  * those of a runner that did not answer stay as they are. */
 static void refresh_done(struct gw_vh *vh, void *arg, const cJSON *list,
-			 const cJSON *unavailable, const unsigned char *answered)
+			 const cJSON *unavailable, const unsigned char *answered, const char *cutoff)
 {
+	(void)cutoff;
 	const cJSON *s;
 
 	(void)arg;
@@ -293,7 +295,7 @@ void gw_owner_refresh(struct gw_vh *vh, struct gw_owner_wait *w,
 	/* done may run before this returns; without memory it never runs */
 	if (!gw_fan_list(vh, refresh_done, NULL) && own.refreshing) {
 		static const unsigned char none[GW_RUNNERS_MAX];
-		refresh_done(vh, NULL, NULL, NULL, none);
+		refresh_done(vh, NULL, NULL, NULL, none, NULL);
 	}
 }
 

@@ -29,6 +29,11 @@ void gw_refusal_reply(struct gw_vh *vh, const cJSON *reply, struct gw_refusal *o
 		{ "too_many_connections", "too_many_connections", 503 },
 		{ "unknown_isolation", "unknown_isolation", 422 },
 		{ "isolation_unavailable", "isolation_unavailable", 422 },
+		/* an image import or pull (docs/api.md, POST /v1/images) */
+		{ "insufficient_storage", "insufficient_storage", 507 },
+		{ "too_large", "too_large", 413 }, { "pull_failed", "pull_failed", 502 },
+		{ "paused", "paused", 409 }, { "store_full", "insufficient_storage", 507 },
+		{ "unsupported", "unsupported", 422 },
 	};
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (!strcmp(code, map[i].in)) {

@@ -34,6 +34,64 @@ static const char *ssl_reason(char *buf, size_t n)
 	return buf;
 }
 
+/* Resumption: the runner's latest session ticket per (context, runner
+ * name), so that a new control connection resumes (TLS 1.3 PSK with
+ * ECDHE) instead of a full handshake with both certificates and their
+ * signatures. The runner's certificate stays in the session and is
+ * checked for the name again; the runner keeps its tickets' lifetime
+ * short (rn_tls.c). Least recently used goes when full. */
+#define SESSIONS 64
+
+static struct {
+	const SSL_CTX *ctx;
+	char name[64];
+	SSL_SESSION *s;
+	uint64_t used;
+} sessions[SESSIONS];
+static uint64_t session_clock;
+
+static int session_slot(const SSL_CTX *ctx, const char *name, int make)
+{
+	int free_i = -1, old = 0;
+	for (int i = 0; i < SESSIONS; i++) {
+		if (sessions[i].s && sessions[i].ctx == ctx && !strcmp(sessions[i].name, name))
+			return i;
+		if (!sessions[i].s && free_i < 0)
+			free_i = i;
+		if (sessions[i].used < sessions[old].used)
+			old = i;
+	}
+	if (!make)
+		return -1;
+	return free_i >= 0 ? free_i : old;
+}
+
+/* OpenSSL's new-session callback: a ticket arrived. 1: we keep it. */
+static int new_session(SSL *ssl, SSL_SESSION *s)
+{
+	const struct gw_tls *t = SSL_get_app_data(ssl);
+	int i;
+
+	if (!t || !t->name[0] || !SSL_SESSION_is_resumable(s))
+		return 0;
+	i = session_slot(SSL_get_SSL_CTX(ssl), t->name, 1);
+	SSL_SESSION_free(sessions[i].s);
+	sessions[i].ctx = SSL_get_SSL_CTX(ssl);
+	snprintf(sessions[i].name, sizeof sessions[i].name, "%s", t->name);
+	sessions[i].s = s;
+	sessions[i].used = ++session_clock;
+	return 1;
+}
+
+void gw_tls_forget_sessions(const SSL_CTX *ctx)
+{
+	for (int i = 0; i < SESSIONS; i++)
+		if (sessions[i].s && sessions[i].ctx == ctx) {
+			SSL_SESSION_free(sessions[i].s);
+			memset(&sessions[i], 0, sizeof sessions[i]);
+		}
+}
+
 static EVP_PKEY *read_key(const char *path)
 {
 	BIO *b = BIO_new_file(path, "r");
@@ -83,7 +141,8 @@ SSL_CTX *gw_tls_client_ctx(const char *ca, const char *cert, const char *key,
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	SSL_CTX_set_purpose(ctx, X509_PURPOSE_SSL_SERVER);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
-	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(ctx, new_session);
 	EVP_PKEY_free(pkey);
 	return ctx;
 fail:
@@ -111,8 +170,16 @@ int gw_tls_start(struct gw_tls *t, SSL_CTX *ctx, const char *name, struct sbx_er
 	BIO_set_mem_eof_return(t->rbio, -1);
 	BIO_set_mem_eof_return(t->wbio, -1);
 	SSL_set_bio(t->ssl, t->rbio, t->wbio);   /* the SSL owns them now */
-	if (t->name[0])
+	SSL_set_app_data(t->ssl, t);
+	if (t->name[0]) {
+		int i = session_slot(ctx, t->name, 0);
 		SSL_set_tlsext_host_name(t->ssl, t->name);
+		if (i >= 0 && SSL_SESSION_is_resumable(sessions[i].s) &&
+		    SSL_set_session(t->ssl, sessions[i].s) == 1) {
+			sessions[i].used = ++session_clock;
+			t->offered = 1;
+		}
+	}
 	SSL_set_connect_state(t->ssl);
 	return 0;
 }
@@ -177,11 +244,19 @@ int gw_tls_handshake(struct gw_tls *t, struct sbx_err *err)
 		int e = SSL_get_error(t->ssl, rc);
 		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
 			return 0;
+		if (t->offered) {   /* the next connection shows certificates */
+			int i = session_slot(SSL_get_SSL_CTX(t->ssl), t->name, 0);
+			if (i >= 0) {
+				SSL_SESSION_free(sessions[i].s);
+				memset(&sessions[i], 0, sizeof sessions[i]);
+			}
+		}
 		return failed(t, rc, "TLS handshake", err);
 	}
 	if (t->name[0] && !gw_tls_peer_names(t, t->name))
 		return sbx_err_set(err, EPROTO, "runner certificate does not name \"%s\"", t->name);
 	t->established = 1;
+	t->resumed = SSL_session_reused(t->ssl) == 1;
 	return 1;
 }
 

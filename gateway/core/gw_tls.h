@@ -22,6 +22,8 @@ struct gw_tls {
 	SSL *ssl;
 	BIO *rbio, *wbio;
 	int established;        /* handshake done and the name checked */
+	int offered;            /* an earlier session was offered */
+	int resumed;            /* ... and the runner resumed it */
 	char name[64];          /* the name the peer's certificate must carry, or "" */
 };
 
@@ -51,4 +53,6 @@ void gw_tls_shutdown(struct gw_tls *t);
  * (or no certificate yet). */
 int gw_tls_peer_names(const struct gw_tls *t, const char *name);
 void gw_tls_free(struct gw_tls *t);
+/* Drop the sessions kept for ctx's runners (before SSL_CTX_free). */
+void gw_tls_forget_sessions(const SSL_CTX *ctx);
 #endif

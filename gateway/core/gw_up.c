@@ -607,6 +607,7 @@ static int tls_rx(struct lws *wsi, struct gw_up *u, const void *in, size_t len)
 		if (!rc)
 			return 0;
 		lws_sul_cancel(&u->tls->sul);
+		u->vh->m.runner_tls[u->tls->t.resumed]++;
 	}
 	return tls_pump(wsi, u);
 }

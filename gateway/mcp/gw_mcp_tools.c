@@ -532,6 +532,44 @@ static void list_files_start(struct gw_mcp_call *c)
 		svc_admit(s, svc_list_files);
 }
 
+/* ---- snapshots, fork (svc_snapshot.c, svc_pause.c) ---- */
+
+static void snapshot_go(struct svc_call *s)
+{
+	svc_snapshot_take(s, body_of(call_of(s)));
+}
+
+static void snapshot_start(struct gw_mcp_call *c)
+{
+	struct svc_call *s = sandbox_step(c);
+	if (s)
+		svc_admit(s, snapshot_go);
+}
+
+static void fork_go(struct svc_call *s)
+{
+	svc_fork(s, body_of(call_of(s)));
+}
+
+static void fork_start(struct gw_mcp_call *c)
+{
+	struct svc_call *s = sandbox_step(c);
+	if (s)
+		svc_admit(s, fork_go);
+}
+
+static void delete_snapshot_start(struct gw_mcp_call *c)
+{
+	struct svc_call *s = step(c);
+	snprintf(s->cid, sizeof s->cid, "%.79s", arg_str(c, "snapshot_id"));
+	svc_snapshot_delete(s);
+}
+
+#define SNAPSHOT_OUT "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"}," \
+	"\"sandbox_id\":{\"type\":\"string\"},\"image\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"}," \
+	"\"created_at\":{\"type\":\"number\"},\"expires_at\":{\"type\":[\"number\",\"null\"]}}," \
+	"\"required\":[\"id\",\"sandbox_id\"]}"
+
 /* ---- the table ---- */
 
 static const struct gw_mcp_tool tools[] = {
@@ -545,7 +583,10 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"network\":{\"description\":\"deny-all (default), allow-all, or {allow:[hosts]}\","
 	  "\"type\":[\"string\",\"object\"]},"
 	  "\"vcpus\":{\"type\":\"integer\",\"minimum\":1},\"memory_mb\":{\"type\":\"integer\",\"minimum\":1},"
-	  "\"image\":{\"type\":\"string\"},\"preview_auth\":{\"type\":\"boolean\"}," ENV "},"
+	  "\"image\":{\"type\":\"string\"},\"preview_auth\":{\"type\":\"boolean\"}," ENV ","
+	  "\"source\":{\"type\":\"object\",\"description\":\"start from a snapshot: {snapshot: id}\","
+	  "\"properties\":{\"snapshot\":{\"type\":\"string\"}},\"required\":[\"snapshot\"],"
+	  "\"additionalProperties\":false}},"
 	  "\"additionalProperties\":false}",
 	  SANDBOX_OUT, create_start, done_plain, NULL, NULL, 0 },
 	{ "list_sandboxes", "List sandboxes", "The sandboxes of your API key.",
@@ -563,6 +604,38 @@ static const struct gw_mcp_tool tools[] = {
 	{ "stop_sandbox", "Stop a sandbox", "Stop a sandbox and free its resources.",
 	  "{\"type\":\"object\",\"properties\":{" SID "},\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
 	  SANDBOX_OUT, NULL, done_plain, NULL, svc_stop, 1 },
+	{ "snapshot_sandbox", "Snapshot a sandbox's files",
+	  "Keep the sandbox's files (not its processes or memory) as a snapshot; "
+	  "create_sandbox with source {snapshot: id} starts from it. The sandbox runs on.",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"expires_in_ms\":{\"type\":\"integer\","
+	  "\"minimum\":1},\"keep_last\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,"
+	  "\"description\":\"keep only the newest N snapshots of this sandbox\"}},"
+	  "\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
+	  SNAPSHOT_OUT, snapshot_start, done_plain, NULL, NULL, 0 },
+	{ "fork_sandbox", "Fork a sandbox",
+	  "Snapshot the sandbox and start count new sandboxes from it, with its settings and "
+	  "without its env (give secrets again).",
+	  "{\"type\":\"object\",\"properties\":{" SID ",\"count\":{\"type\":\"integer\","
+	  "\"minimum\":1,\"maximum\":10}},\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"snapshot\":" SNAPSHOT_OUT ",\"sandboxes\":"
+	  "{\"type\":\"array\",\"items\":" SANDBOX_OUT "}},\"required\":[\"snapshot\",\"sandboxes\"]}",
+	  fork_start, done_plain, NULL, NULL, 0 },
+	{ "pause_sandbox", "Pause a sandbox",
+	  "Stop every process of the sandbox where it stands (memory kept) and its timeout "
+	  "clock; commands and files answer paused until resume_sandbox.",
+	  "{\"type\":\"object\",\"properties\":{" SID "},\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
+	  SANDBOX_OUT, NULL, done_plain, NULL, svc_sandbox_pause, 1 },
+	{ "resume_sandbox", "Resume a paused sandbox", "Let a paused sandbox run on.",
+	  "{\"type\":\"object\",\"properties\":{" SID "},\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
+	  SANDBOX_OUT, NULL, done_plain, NULL, svc_sandbox_resume, 1 },
+	{ "list_snapshots", "List snapshots", "The snapshots of your API key.",
+	  "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"snapshots\":{\"type\":\"array\",\"items\":"
+	  SNAPSHOT_OUT "}},\"required\":[\"snapshots\"]}", NULL, done_plain, NULL, svc_snapshots, 0 },
+	{ "delete_snapshot", "Delete a snapshot", "Delete a snapshot of your API key.",
+	  "{\"type\":\"object\",\"properties\":{\"snapshot_id\":{\"type\":\"string\"}},"
+	  "\"required\":[\"snapshot_id\"],\"additionalProperties\":false}",
+	  SNAPSHOT_OUT, delete_snapshot_start, done_plain, NULL, NULL, 0 },
 	{ "extend", "Extend a sandbox's lifetime", "Add duration_ms to a sandbox's timeout.",
 	  "{\"type\":\"object\",\"properties\":{" SID ",\"duration_ms\":{\"type\":\"integer\",\"minimum\":1}},"
 	  "\"required\":[\"sandbox_id\",\"duration_ms\"],\"additionalProperties\":false}",

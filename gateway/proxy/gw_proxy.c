@@ -27,6 +27,7 @@ static const char *reason_phrase(int status)
 	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
+	case 409: return "Conflict";
 	case 408: return "Request Timeout";
 	case 421: return "Misdirected Request";
 	case 431: return "Request Header Fields Too Large";

@@ -124,6 +124,10 @@ static int check_reply(struct gw_pconn *c, const cJSON *o, int ok)
 		return 0;
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "sandbox");
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(s, "status");
+	if (cJSON_IsString(st) && !strcmp(st->valuestring, "paused")) {
+		gw_proxy_fail(c, 409, "This sandbox is paused; resume it to reach its previews.");
+		return -1;
+	}
 	if (!cJSON_IsString(st) || strcmp(st->valuestring, "running")) {
 		gw_proxy_fail(c, 404, "This sandbox is not running.");
 		return -1;

@@ -45,6 +45,8 @@ struct gw_op {
 	int64_t file_size;          /* a file read: the size stat gave (0: says nothing) */
 	int64_t file_got;           /* ... and the bytes of it taken so far */
 	char wrap[16];              /* the member of the agent's reply to answer with */
+	int limit;                  /* a list's page: at most this many */
+	char cursor[96];            /* ... of ids after this one ("" from the start) */
 };
 
 /* Where a call's answers go. reply and fail are required; a call answers
@@ -109,6 +111,8 @@ struct svc_call {
 	struct gw_fan *fan;
 	struct gw_own_wait own_wait;
 	void (*admitted)(struct svc_call *c);
+	int step;                   /* a multi-step operation's position (snapshot
+	                             * list: the runner asked; fork: the creates made) */
 	int parent_closed;          /* lws closed the upstream with wsi (the front
 	                             * end is going away): the fail or cut end
 	                             * that follows is moot */
@@ -174,13 +178,46 @@ int svc_admit_known(struct svc_call *c);
 
 /* svc_sandbox.c. body: the API's JSON (consumed). */
 void svc_create(struct svc_call *c, cJSON *body);
+/* The caller's sandboxes, a page of them in id order: at most limit
+ * (1..SVC_LIST_MAX) after cursor (NULL: from the start); "next_cursor"
+ * in the reply continues it (null at the end). svc_list: the first page
+ * of SVC_LIST_DEFAULT. */
+#define SVC_LIST_DEFAULT 100
+#define SVC_LIST_MAX 1000
+void svc_list_page(struct svc_call *c, int limit, const char *cursor);
 void svc_list(struct svc_call *c);
 void svc_get(struct svc_call *c);
 void svc_stop(struct svc_call *c);
 void svc_extend(struct svc_call *c, cJSON *body);
 void svc_capabilities(struct svc_call *c);
+/* A runner's {"sandbox":...} reply as the API's object, answered with
+ * status (a create's mode adds it to the owner table). 1 answered, -1 failed. */
+int svc_sandbox_reply(struct svc_call *c, const struct sbx_frame *f, int status);
+cJSON *svc_sandbox_public(struct gw_vh *vh, const cJSON *s);
+/* svc_snapshot.c: snapshots (docs/api.md), owned by the key like
+ * sandboxes; a snapshot id names its runner (snp_<runner>_<random>). */
+void svc_snapshot_take(struct svc_call *c, cJSON *body);   /* of c->sid */
+void svc_snapshots(struct svc_call *c);
+void svc_snapshot_get(struct svc_call *c);                 /* c->cid names it */
+void svc_snapshot_delete(struct svc_call *c);
+/* A create's "source" member (detached from body): 0 with the snapshot
+ * id in out ("" none), -1 after failing 422. */
+int svc_snapshot_source(struct svc_call *c, cJSON *body, char *out, size_t n);
+/* Send a create from snapshot snap (req consumed) to its runner. */
+void svc_snapshot_place(struct svc_call *c, const char *snap, cJSON *req, svc_frame_cb cb);
+/* svc_pause.c: pause and resume of c->sid; fork: a snapshot of c->sid and
+ * {"count":N} creates from it with its settings and without its env. */
+void svc_sandbox_pause(struct svc_call *c);
+void svc_sandbox_resume(struct svc_call *c);
+void svc_fork(struct svc_call *c, cJSON *body);
 /* svc_images.c: {"images":[{name, created_at, os, runtimes}...]} */
 void svc_images(struct svc_call *c);
+/* svc_image_import.c: POST /v1/images. pull: the body is {"ref","name"}
+ * JSON (fed by data, sent at done); else the body is the archive, streamed
+ * to the runner. The name is in c->path. */
+void svc_image_import_start(struct svc_call *c, int pull);
+void svc_image_import_data(struct svc_call *c, const void *p, size_t n);
+void svc_image_import_done(struct svc_call *c);
 
 /* svc_command.c */
 void svc_exec(struct svc_call *c, cJSON *body);

@@ -126,8 +126,7 @@ void svc_exec(struct svc_call *c, cJSON *body)
 	cJSON_AddStringToObject(a, "op", "exec");
 	sbx_json_move(a, body, exec_fields, sizeof exec_fields / sizeof exec_fields[0]);
 	cJSON_Delete(body);
-	if (!cJSON_GetObjectItemCaseSensitive(a, "cwd"))
-		cJSON_AddStringToObject(a, "cwd", "/home/sandbox");
+	/* no cwd: the agent's default, /home/sandbox or the image's WorkingDir */
 	cJSON_AddNumberToObject(a, "uid", sudo ? 0 : 1000);
 	cJSON_AddNumberToObject(a, "gid", sudo ? 0 : 1000);
 	/* detached commands get a stdin pipe, fed by .../stdin and streams */

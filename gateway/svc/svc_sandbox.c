@@ -2,6 +2,7 @@
  * socket, with per-key ownership and quotas. The runner's sandbox object
  * is passed on without agent_socket, plus the preview routes. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "svc.h"
@@ -99,23 +100,55 @@ static int on_create(struct svc_call *c, const struct sbx_frame *f)
 	return one_sandbox(c, f, 201);
 }
 
-/* Every runner's list, merged: the caller's sandboxes, and the runners
- * that did not answer (their sandboxes are missing from it). */
+static const char *id_of(const cJSON *s)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "id"));
+}
+
+static int by_id(const void *a, const void *b)
+{
+	return strcmp(id_of(*(const cJSON *const *)a), id_of(*(const cJSON *const *)b));
+}
+
+/* Every runner's page, merged: the caller's sandboxes in id order after
+ * the cursor, up to the page's size and never past the cutoff (a runner
+ * that stopped early may have ids below another's), and the runners that
+ * did not answer (their sandboxes are missing from it). */
 static void listed(struct gw_vh *vh, void *arg, const cJSON *sandboxes,
-		   const cJSON *unavailable, const unsigned char *answered)
+		   const cJSON *unavailable, const unsigned char *answered, const char *cutoff)
 {
 	struct svc_call *c = arg;
 	cJSON *out = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(out, "sandboxes");
-	const cJSON *s;
+	const cJSON *s, **v = malloc(((size_t)cJSON_GetArraySize(sandboxes) + 1) * sizeof *v);
+	const char *next = cutoff;
+	int n = 0;
 
 	(void)answered;
 	c->fan = NULL;   /* no longer ours to cancel */
-	cJSON_ArrayForEach(s, sandboxes) {
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
-		if (cJSON_IsString(id) && gw_owner_get(vh, id->valuestring) == c->key)
-			cJSON_AddItemToArray(arr, public_sandbox(vh, s));
+	if (!v) {
+		cJSON_Delete(out);
+		svc_fail(c, 500, "internal", "out of memory");
+		return;
 	}
+	cJSON_ArrayForEach(s, sandboxes) {
+		const char *id = id_of(s);
+		if (id && gw_owner_get(vh, id) == c->key && strcmp(id, c->op.cursor) > 0 &&
+		    (!cutoff || strcmp(id, cutoff) <= 0))
+			v[n++] = s;
+	}
+	qsort(v, (size_t)n, sizeof *v, by_id);
+	if (n > c->op.limit) {
+		n = c->op.limit;
+		next = id_of(v[n - 1]);
+	}
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(arr, public_sandbox(vh, v[i]));
+	if (next)
+		cJSON_AddStringToObject(out, "next_cursor", next);
+	else
+		cJSON_AddNullToObject(out, "next_cursor");
 	cJSON_AddItemToObject(out, "unavailable_runners", cJSON_Duplicate(unavailable, 1));
+	free(v);
 	svc_reply(c, 200, out);
 }
 
@@ -178,6 +211,12 @@ void svc_create(struct svc_call *c, cJSON *body)
 	}
 	int private_preview = cJSON_IsTrue(pa);
 	cJSON_Delete(pa);
+	/* {"source":{"snapshot":"snp_..."}}: from a snapshot, on its runner */
+	char snap[80] = "";
+	if (svc_snapshot_source(c, body, snap, sizeof snap) < 0) {
+		cJSON_Delete(body);
+		return;
+	}
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", "create");
 	/* unknown fields are ignored, as the API says; the runner refuses them */
@@ -188,6 +227,11 @@ void svc_create(struct svc_call *c, cJSON *body)
 	c->op.mode = GW_OP_CREATE;
 	c->vh->creating[c->key]++;
 	c->create_pending = 1;
+	if (snap[0]) {
+		cJSON_AddStringToObject(req, "snapshot", snap);
+		svc_snapshot_place(c, snap, req, on_create);
+		return;
+	}
 	svc_place_create(c, req, on_create);
 }
 
@@ -205,11 +249,27 @@ void svc_capabilities(struct svc_call *c)
 	svc_reply(c, 200, caps);
 }
 
-void svc_list(struct svc_call *c)
+void svc_list_page(struct svc_call *c, int limit, const char *cursor)
 {
-	c->fan = gw_fan_list(c->vh, listed, c);   /* listed may run first */
+	cJSON *args = cJSON_CreateObject();
+
+	c->op.limit = limit < 1 ? 1 : limit > SVC_LIST_MAX ? SVC_LIST_MAX : limit;
+	snprintf(c->op.cursor, sizeof c->op.cursor, "%s", cursor ? cursor : "");
+	/* each runner's first limit of the key's after the cursor hold the
+	 * page: the runner filters, so a reply carries only the key's */
+	cJSON_AddStringToObject(args, "owner", c->vh->key_tags[c->key]);
+	cJSON_AddNumberToObject(args, "limit", c->op.limit);
+	if (c->op.cursor[0])
+		cJSON_AddStringToObject(args, "after", c->op.cursor);
+	c->fan = gw_fan_list_args(c->vh, args, listed, c);   /* listed may run first */
+	cJSON_Delete(args);
 	if (!c->fan && !c->answered)
 		svc_fail(c, 500, "internal", "out of memory");
+}
+
+void svc_list(struct svc_call *c)
+{
+	svc_list_page(c, SVC_LIST_DEFAULT, NULL);
 }
 
 static cJSON *id_req(struct svc_call *c, const char *op)
@@ -265,4 +325,17 @@ static int on_delete(struct svc_call *c, const struct sbx_frame *f)
 void svc_stop(struct svc_call *c)
 {
 	svc_runner(c, id_req(c, "stop"), on_delete);
+}
+
+/* A runner's {"sandbox":...} reply answered as the API's sandbox object
+ * (pause, resume, fork's creates: svc_snapshot.c). */
+int svc_sandbox_reply(struct svc_call *c, const struct sbx_frame *f, int status)
+{
+	return one_sandbox(c, f, status);
+}
+
+/* The runner's sandbox object as the API shows it to its owner. */
+cJSON *svc_sandbox_public(struct gw_vh *vh, const cJSON *s)
+{
+	return public_sandbox(vh, s);
 }

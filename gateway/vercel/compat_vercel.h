@@ -64,7 +64,7 @@ void cv_h_json(struct gw_req *r, cJSON *body);   /* the row's .ctx: a struct cv_
 extern const struct cv_op cv_op_create, cv_op_list, cv_op_sessions, cv_op_box_get,
 	cv_op_box_delete, cv_op_session_get, cv_op_stop, cv_op_extend, cv_op_network,
 	cv_op_cmd_run, cv_op_cmd_get, cv_op_cmd_logs, cv_op_cmd_kill, cv_op_fs_read,
-	cv_op_fs_mkdir;
+	cv_op_fs_mkdir, cv_op_snapshot, cv_op_snap_get, cv_op_snap_delete, cv_op_snap_list;
 void cv_h_fs_write_start(struct gw_req *r);
 void cv_h_fs_write_data(struct gw_req *r, const void *p, size_t n);
 void cv_h_fs_write_done(struct gw_req *r);
@@ -106,6 +106,11 @@ void cv_session_stop(struct gw_req *r, struct cv_call *c);
 void cv_session_extend(struct gw_req *r, struct cv_call *c);
 void cv_session_network(struct gw_req *r, struct cv_call *c);
 
+/* compat_vercel_snap.c */
+void cv_session_snapshot(struct gw_req *r, struct cv_call *c);
+void cv_snap_get(struct gw_req *r, struct cv_call *c);
+void cv_snap_delete(struct gw_req *r, struct cv_call *c);   /* c->op set: "deleted" */
+void cv_snap_list(struct gw_req *r, struct cv_call *c);
 /* compat_vercel_cmd.c */
 void cv_cmd_run(struct gw_req *r, struct cv_call *c);
 void cv_cmd_get(struct gw_req *r, struct cv_call *c);

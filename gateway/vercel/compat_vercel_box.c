@@ -79,8 +79,20 @@ void cv_box_create(struct gw_req *r, struct cv_call *c)
 	cJSON *req = cJSON_CreateObject();
 	struct svc_call *s;
 
-	if (refuse_field(r, b, "source", "creating from a git repository, tarball or snapshot is not supported") ||
-	    refuse_field(r, b, "image", "images are the gateway's (SANDBOX image dir), not container references") ||
+	/* source {type:"snapshot", snapshotId}: from one of our snapshots */
+	const cJSON *src = cJSON_GetObjectItemCaseSensitive(b, "source");
+	const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(src, "type"));
+	const char *snap = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(src, "snapshotId"));
+	if (st && !strcmp(st, "snapshot")) {
+		if (!snap) {
+			gw_resp_error(r, 422, "invalid", "source.snapshotId is required");
+			goto out;
+		}
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "source"), "snapshot", snap);
+	} else if (refuse_field(r, b, "source", "creating from a git repository or tarball is not supported")) {
+		goto out;
+	}
+	if (refuse_field(r, b, "image", "images are the gateway's (SANDBOX image dir), not container references") ||
 	    refuse_field(r, b, "persistent", "sandboxes are not persistent here") ||
 	    refuse_field(r, b, "mounts", "drives are not supported") ||
 	    refuse_field(r, b, "name", "sandboxes are named by the gateway (their id)"))

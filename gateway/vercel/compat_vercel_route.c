@@ -192,6 +192,10 @@ const struct cv_op cv_op_cmd_logs = { cv_cmd_logs, 1, 0, 1 };
 const struct cv_op cv_op_cmd_kill = { cv_cmd_kill, 1, 0, -1 };
 const struct cv_op cv_op_fs_read = { cv_fs_read, 1, 0, -1 };
 const struct cv_op cv_op_fs_mkdir = { cv_fs_mkdir, 1, 0, -1 };
+const struct cv_op cv_op_snapshot = { cv_session_snapshot, 1, 0, -1 };
+const struct cv_op cv_op_snap_get = { cv_snap_get, 0, 0, -1 };
+const struct cv_op cv_op_snap_delete = { cv_snap_delete, 0, 1, -1 };
+const struct cv_op cv_op_snap_list = { cv_snap_list, 0, 0, -1 };
 
 /* ---- the rows' handlers (the route table) ---- */
 

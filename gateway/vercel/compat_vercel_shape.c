@@ -30,6 +30,8 @@ static const char *status_of(const cJSON *s)
 		return "pending";
 	if (!strcmp(st, "running") || !strcmp(st, "stopping") || !strcmp(st, "stopped"))
 		return st;
+	if (!strcmp(st, "paused"))   /* the SDK has no such state: alive, commands answer 409 */
+		return "running";
 	return "failed";
 }
 

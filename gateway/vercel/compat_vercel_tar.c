@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compat_vercel_tar.h"
+#include "sbx_tarpath.h"
 
 enum { S_HDR, S_DATA, S_PAD, S_META, S_META_PAD, S_END };
 enum { META_PAX = 1, META_LONGNAME, META_SKIP };
@@ -273,30 +274,5 @@ enum cv_tar_ev cv_tar_finish(struct cv_tar *t)
 
 int cv_tar_name_ok(const char *name, char *out, size_t n)
 {
-	size_t o = 0;
-	const char *p = name;
-
-	if (!*name || *name == '/')
-		return -1;
-	while (*p) {
-		const char *s = p;
-		size_t len = strcspn(s, "/");
-		p = s + len;
-		if (*p == '/')
-			p++;
-		if (!len || (len == 1 && s[0] == '.'))
-			continue;
-		if (len == 2 && s[0] == '.' && s[1] == '.')
-			return -1;
-		if (o + len + 2 > n)
-			return -1;
-		if (o)
-			out[o++] = '/';
-		memcpy(out + o, s, len);
-		o += len;
-	}
-	if (!o)
-		return -1;
-	out[o] = '\0';
-	return 0;
+	return sbx_tar_path_clean(name, out, n);
 }

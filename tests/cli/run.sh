@@ -14,7 +14,7 @@ h_begin cli-test
 "$SBX" --help >"$T/help" 2>&1
 check "help: sbx --help exits 0" "$?" 0
 check "help: lists the exit codes" "$(grep -cE '^  12[0-4]  ' "$T/help")" 5
-for c in create ls stop url exec run cp logs sh; do
+for c in create ls stop url exec run cp logs sh snapshot snapshots fork pause resume; do
 	"$SBX" "$c" --help >"$T/h1" 2>&1 && grep -q "^usage: sbx $c" "$T/h1" || fail "help: sbx $c --help"
 done
 pass "help: every command has --help"
@@ -68,6 +68,21 @@ jcid=$(sbx --json exec "$id" -d -- true | python3 -c 'import json,sys;d=json.loa
 check "exec -d --json: the command object" "$jcid" "cmd_ True"
 sbx url "$id" 3001 >"$T/out" 2>"$T/err"
 check "url: an undeclared port exits 121, prints nothing" "$?$(wc -c <"$T/out")" "1210"
+
+# snapshot / snapshots / fork / pause / resume
+sbx exec "$id" -- sh -c 'echo kept > kept.txt'
+snp=$(sbx snapshot "$id" --keep 3)
+[[ $snp =~ ^snp_[a-z0-9_]+$ ]] && pass "snapshot: prints the id" || fail "snapshot: prints the id: '$snp'"
+check "snapshots: lists it with its sandbox" "$(sbx snapshots | awk -v s="$snp" '$1 == s {print $2}')" "$id"
+fid=$(sbx fork "$id")
+check "fork: one sandbox with the snapshot's files" "$(sbx exec "$fid" -- cat kept.txt)" kept
+check "pause: exits 0" "$(sbx pause "$id"; echo $?)" 0
+sbx exec "$id" -- true 2>"$T/err"
+check "pause: exec on a paused sandbox exits 121" "$?" 121
+grep -q '(paused, HTTP 409)' "$T/err" && pass "pause: says paused" || fail "pause: says paused: $(cat "$T/err")"
+check "resume: exits 0, exec runs again" "$(sbx resume "$id"; sbx exec "$id" -- echo back)" back
+check "fork: --count 0 is a usage error" "$(sbx fork "$id" --count 0 2>/dev/null; echo $?)" 120
+sbx stop "$fid" >/dev/null
 
 # exec: exit codes, signals, stdout/stderr, stdin
 sbx exec "$id" -- sh -c 'exit 3'

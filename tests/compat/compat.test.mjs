@@ -2,7 +2,7 @@
 // the gateway's /v2 and /v3 surface, configured only by the spread of
 // vercelSandboxOptions. Env: GW_URL, GW_KEY, GW_PREVIEW (https base of the
 // gateway for domain(), its CA in NODE_EXTRA_CA_CERTS). Prints PASS/FAIL lines.
-import { Sandbox, APIError } from '@vercel/sandbox';
+import { Sandbox, Snapshot, APIError } from '@vercel/sandbox';
 import { SandboxClient, vercelSandboxOptions } from '../../clients/js/src/client.js';
 import zlib from 'node:zlib';
 import http from 'node:http';
@@ -221,8 +221,27 @@ await check('updateNetworkPolicy: the mode it has is fine; another or a domain l
 	assert(e instanceof APIError && e.response.status === 422 && /allow-all/.test(e.message), `422 list: ${e}`);
 });
 
-await check('unsupported calls answer a clear APIError (snapshot, fork, interactive)', async () => {
-	for (const fn of [() => sandbox.snapshot(), () => Sandbox.fork({ ...opts, sourceSandbox: sandbox.name }),
+await check('snapshot(), create from it, Snapshot.get/list/delete: the SDK schemas pass, the files come along', async () => {
+	await sandbox.writeFiles([{ path: 'snap.txt', content: Buffer.from('in the snapshot\n') }]);
+	const snap = await sandbox.snapshot({ expiration: 0 });
+	assert(snap.snapshotId.startsWith('snp_'), `snapshot id: ${snap.snapshotId}`);
+	eq(snap.sourceSessionId, sandbox.name, 'sourceSessionId');
+	eq(snap.status, 'created', 'status');
+	eq(sandbox.status, 'running', 'the sandbox runs on (here; Vercel stops it)');
+	const from = await Sandbox.create({ ...opts, timeout: 60_000, source: { type: 'snapshot', snapshotId: snap.snapshotId } });
+	eq((await (await from.runCommand('cat', ['snap.txt'])).stdout()), 'in the snapshot\n', 'file from the snapshot');
+	await from.stop();
+	eq((await Snapshot.get({ ...opts, snapshotId: snap.snapshotId })).snapshotId, snap.snapshotId, 'get');
+	const listed = await Snapshot.list({ ...opts });
+	assert(listed.snapshots.some((x) => x.id === snap.snapshotId), 'list has it');
+	await snap.delete();
+	eq(snap.status, 'deleted', 'deleted');
+	let e; try { await Snapshot.get({ ...opts, snapshotId: snap.snapshotId }); } catch (x) { e = x; }
+	assert(e instanceof APIError && e.response.status === 404, `gone: ${e}`);
+});
+
+await check('unsupported calls answer a clear APIError (fork, interactive)', async () => {
+	for (const fn of [() => Sandbox.fork({ ...opts, sourceSandbox: sandbox.name }),
 		() => sandbox.openInteractive()]) {
 		let e; try { await fn(); } catch (x) { e = x; }
 		assert(e instanceof APIError && e.response.status === 422 && /not supported/.test(e.message), `unsupported: ${e}`);

@@ -129,11 +129,51 @@ suite_isolation() { # port (gateway on the suite's runner)
 	have=$(python3 -c 'import json,sys;d={i["name"]:i for i in json.load(open(sys.argv[1]))["images"]}["default"];print("Debian" in d["os"], d["runtimes"].get("node"), d["runtimes"].get("python"), d["created_at"] > 0)' "$T/images.json" 2>&1)
 	want="True $(curl -s -m 30 -H "$A" -d '{"cmd":"node","args":["--version"]}' "$u/v1/sandboxes/$iid/commands" | python3 -c 'import json,sys;print(json.load(sys.stdin)["stdout"].strip().lstrip("v"))') $(curl -s -m 30 -H "$A" -d '{"cmd":"python3","args":["--version"]}' "$u/v1/sandboxes/$iid/commands" | python3 -c 'import json,sys;print(json.load(sys.stdin)["stdout"].split()[1])') True"
 	check "images: default is Debian, its node and python versions are what they print in a sandbox" "$have" "$want"
-	check "images: GET only (405)" "$(code -H "$A" -X POST $u/v1/images)" 405
+	check "images: GET and POST only (405)" "$(code -H "$A" -X PUT $u/v1/images)" 405
+	check "images: POST without a name is 422 (tests/oci imports)" "$(code -H "$A" -X POST $u/v1/images)" 422
 	c=$(code -H "$A" -d '{"image":"nosuch","timeout_ms":60000}' $u/v1/sandboxes)
 	check "images: an unknown image is 422 invalid naming the images there are, never a host path" \
 		"$c $(jerr nosuch default) $(grep -c /var "$T/body")" "422 invalid True 0"
 	code -H "$A" -X DELETE $u/v1/sandboxes/$iid >/dev/null
+}
+
+# GET /v1/sandboxes pages: 7 sandboxes of one key read 3 at a time, each
+# once and in id order, a cursor that resumes after any id, and another
+# key's sandboxes never on a page
+suite_list_pages() { # gateway-bin runner-socket
+	local gp u A='Authorization: Bearer key-pages' ids=() all got cur i
+	gp=$(random_port)
+	if ! SANDBOX_API_KEYS=key-pages,key-other start_gateway "$1" $gp "$T/gw.pages.log" \
+		--runner-socket "$2" --max-sandboxes-per-key 9; then
+		fail "list pages: the gateway did not start"; return
+	fi
+	u=http://127.0.0.1:$gp/v1/sandboxes
+	for i in 1 2 3 4 5 6 7; do
+		code -H "$A" -d '{"timeout_ms":120000}' $u >/dev/null
+		ids+=("$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/body" 2>/dev/null)")
+	done
+	code -H 'Authorization: Bearer key-other' -d '{"timeout_ms":120000}' $u >/dev/null
+	all=$(printf '%s\n' "${ids[@]}" | sort | tr '\n' ' ')
+	got="" cur="" i=0
+	while [ $i -lt 6 ]; do
+		curl -s -m 20 -H "$A" "$u?limit=3${cur:+&cursor=$cur}" >"$T/page.json"
+		got+=$(python3 -c 'import json,sys;print(" ".join(s["id"] for s in json.load(open(sys.argv[1]))["sandboxes"]), end=" ")' "$T/page.json")
+		cur=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["next_cursor"] or "")' "$T/page.json")
+		i=$((i + 1))
+		[ -n "$cur" ] || break
+	done
+	check "list pages: 7 sandboxes, 3 a page: each once, in id order, over 3 pages" "$got|$i" "$all|3"
+	check "list pages: a cursor resumes after its id" \
+		"$(curl -s -m 20 -H "$A" "$u?limit=2&cursor=$(echo $all | cut -d' ' -f3)" | python3 -c 'import json,sys;print(" ".join(s["id"] for s in json.load(sys.stdin)["sandboxes"]))')" \
+		"$(echo $all | cut -d' ' -f4,5)"
+	check "list pages: the default page holds all 7 and ends (next_cursor null)" \
+		"$(curl -s -m 20 -H "$A" $u | python3 -c 'import json,sys;d=json.load(sys.stdin);print(len(d["sandboxes"]), d["next_cursor"])')" "7 None"
+	check "list pages: limit 0 and 1001, a cursor over 95 bytes: 422" \
+		"$(code -H "$A" "$u?limit=0") $(code -H "$A" "$u?limit=1001") $(code -H "$A" "$u?cursor=$(printf 'x%.0s' $(seq 100))")" "422 422 422"
+	for i in "${ids[@]}"; do code -H "$A" -X DELETE $u/$i >/dev/null; done
+	curl -s -m 20 -H 'Authorization: Bearer key-other' $u | python3 -c 'import json,sys;[print(s["id"]) for s in json.load(sys.stdin)["sandboxes"]]' |
+		while read -r i; do code -H 'Authorization: Bearer key-other' -X DELETE $u/$i >/dev/null; done
+	kill $GW_PID 2>/dev/null
 }
 
 # keepalive: nginx (proxy_read_timeout 5s, its own config and files in
@@ -255,6 +295,7 @@ if [ -z "$(h_services_missing)" ]; then
 	port=$((port + 1))
 	gwb=build/asan/bin/sandbox-gateway; [ -x $gwb ] || gwb=bin/sandbox-gateway
 	if start_gw $gwb $port "$T/r.sock"; then suite_flow $gwb $port "$T/r.sock"; suite_isolation $port; else fail "gateway with runner did not start"; fi
+	suite_list_pages $gwb "$T/r.sock"
 	# a runner whose only driver cannot run (no agent): listed unavailable
 	# with the reason, and a create is 422 isolation_unavailable
 	start_runner "gwu$$" "$T/ru.sock" "$T/ustate" --drivers jail --agent /nonexistent/sandbox-agent

@@ -68,7 +68,7 @@ suite_tls() { # gateway-bin
 	# through the runner's TLS port
 	gp=$(random_port)
 	GW_LOG=$T/gw.tls.log
-	if ! SANDBOX_API_KEYS=key-one,key-two start_gateway "$gwb" $gp "$GW_LOG" --runner-socket 127.0.0.1:$tp $G \
+	if ! SANDBOX_API_KEYS=key-one,key-two SANDBOX_METRICS_KEY=m-tls start_gateway "$gwb" $gp "$GW_LOG" --runner-socket 127.0.0.1:$tp $G \
 		--max-sandboxes-per-key 8; then
 		fail "tls: the gateway on the TLS runner did not start"; tail -5 "$GW_LOG"; return
 	fi
@@ -117,6 +117,11 @@ suite_tls() { # gateway-bin
 	else
 		fail "tls runner: node_modules/ws missing (make node-deps)"
 	fi
+	# every control connection reads its reply, and with it a new ticket:
+	# the next one resumes instead of showing both certificates again
+	curl -s -m 10 -H 'Authorization: Bearer m-tls' http://127.0.0.1:$gp/metrics >"$T/tls.metrics"
+	check "tls runner: control connections resume their TLS session (a full handshake first)" \
+		"$(awk '/^sandbox_gateway_runner_tls_handshakes_total\{kind="full"\}/ {f=$2} /^sandbox_gateway_runner_tls_handshakes_total\{kind="resumed"\}/ {r=$2} END {print (f >= 1), (r >= 1)}' "$T/tls.metrics")" "1 1"
 	# a preview: the runner relays the guest's port (no socket passed)
 	code -H "$A" -d '{"cmd":"sh","args":["-c","mkdir -p /tmp/www && echo preview over tls >/tmp/www/index.html && cd /tmp/www && exec python3 -m http.server 3000"],"detached":true}' $u/$id/commands >/dev/null
 	for _ in $(seq 100); do

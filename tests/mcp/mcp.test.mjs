@@ -76,8 +76,9 @@ function previewGet(url, path) {
   });
 }
 
-const EXPECTED_TOOLS = ['command_output', 'create_sandbox', 'extend', 'list_files', 'list_images', 'list_sandboxes',
-  'preview_url', 'read_file', 'run_command', 'start_command', 'stop_sandbox', 'write_files'];
+const EXPECTED_TOOLS = ['command_output', 'create_sandbox', 'delete_snapshot', 'extend', 'fork_sandbox', 'list_files',
+  'list_images', 'list_sandboxes', 'list_snapshots', 'pause_sandbox', 'preview_url', 'read_file', 'resume_sandbox',
+  'run_command', 'snapshot_sandbox', 'start_command', 'stop_sandbox', 'write_files'];
 
 async function main() {
   const { client, transport } = await connect(GW_KEY);
@@ -223,6 +224,23 @@ async function main() {
   const list = await call('list_sandboxes', {});
   check('list_sandboxes has it', list.structuredContent.sandboxes.some((s) => s.id === id), true);
   check('list_sandboxes never echoes env values', JSON.stringify(list).includes('hunter2'), false);
+
+  // snapshots, fork, pause and resume: the same operations as their REST routes
+  const snap = (await call('snapshot_sandbox', { sandbox_id: id, keep_last: 5 })).structuredContent;
+  check('snapshot_sandbox: a snapshot of this sandbox', [snap?.id?.startsWith('snp_'), snap?.sandbox_id], [true, id]);
+  const fromSnap = (await call('create_sandbox', { source: { snapshot: snap.id } })).structuredContent;
+  const seen = (await call('run_command', { sandbox_id: fromSnap.id, cmd: 'cat', args: ['result.txt'] })).structuredContent;
+  check('create_sandbox from the snapshot has its files', seen.stdout, 'sum=45\n');
+  check('list_snapshots has it', (await call('list_snapshots', {})).structuredContent.snapshots.some((x) => x.id === snap.id), true);
+  const fork = (await call('fork_sandbox', { sandbox_id: id, count: 1 })).structuredContent;
+  check('fork_sandbox: one sandbox from a new snapshot, without the env', [fork.sandboxes.length, fork.sandboxes[0].env_names], [1, []]);
+  check('pause_sandbox: paused', (await call('pause_sandbox', { sandbox_id: fromSnap.id })).structuredContent.status, 'paused');
+  const onPaused = await call('run_command', { sandbox_id: fromSnap.id, cmd: 'true' });
+  check('a command on a paused sandbox: tool error paused, 409 in _meta', [onPaused.isError, onPaused._meta?.status, onPaused._meta?.code], [true, 409, 'paused']);
+  check('resume_sandbox: running', (await call('resume_sandbox', { sandbox_id: fromSnap.id })).structuredContent.status, 'running');
+  for (const s of [fromSnap.id, fork.sandboxes[0].id]) await call('stop_sandbox', { sandbox_id: s });
+  for (const x of [snap.id, fork.snapshot.id]) check('delete_snapshot', (await call('delete_snapshot', { snapshot_id: x })).structuredContent.id, x);
+  check('delete_snapshot of one gone: tool error not_found', (await call('delete_snapshot', { snapshot_id: snap.id }))._meta?.code, 'not_found');
 
   // protocol errors through the SDK
   try { await call('no_such_tool', {}); bad('unknown tool', 'no error'); } catch (e) { check('unknown tool: -32602', e.code, -32602); }

@@ -79,6 +79,10 @@ await call('capabilities, no key', 'GET', '/v1/capabilities', 401, { key: null }
 await call('capabilities, an unknown query argument', 'GET', '/v1/capabilities?x=1', 422);
 await call('capabilities, a method it does not take', 'DELETE', '/v1/capabilities', 405);
 await call('images', 'GET', '/v1/images', 200);
+await call('import an image, no name', 'POST', '/v1/images', 422, { body: Buffer.from('not a tar') });
+await call('import an image, not an archive', 'POST', '/v1/images?name=notatar', 422,
+  { body: Buffer.alloc(1024, 1) });
+await call('pull an image, no ref', 'POST', '/v1/images?name=x', 422, { body: { name: 'x' } });
 await call('runners', 'GET', '/v1/runners', 200);
 await call('runners, the operator', 'GET', '/v1/runners', 200, { key: METRICS_KEY });
 await call('unknown path', 'GET', '/v1/nope', 404);
@@ -171,6 +175,22 @@ await call('stream, not an upgrade', 'GET', S, 426);
 await upgrade('terminal', `/v1/sandboxes/${sid}/pty?cols=100&rows=30`, 101);
 await upgrade('terminal, a token without the terminal scope', `/v1/sandboxes/${sid}/pty`, 403, { key: null, token });
 await call('terminal, not an upgrade', 'GET', `/v1/sandboxes/${sid}/pty`, 426);
+
+/* ---- snapshots, fork, pause and resume ---- */
+const snap = (await call('snapshot', 'POST', `/v1/sandboxes/${sid}/snapshots`, 201, { body: { expires_in_ms: 600000 } })).json;
+await call('snapshot, keep_last out of range', 'POST', `/v1/sandboxes/${sid}/snapshots`, 422, { body: { keep_last: 0 } });
+await call('snapshots', 'GET', '/v1/snapshots', 200);
+await call('snapshot get', 'GET', `/v1/snapshots/${snap?.id}`, 200);
+await call("snapshot get, another key's", 'GET', `/v1/snapshots/${snap?.id}`, 404, { key: OTHER });
+await call('fork, over the per-key quota', 'POST', `/v1/sandboxes/${sid}/fork`, 429, { body: { count: 1 } });
+if (second) await call('stop the second, for the fork', 'DELETE', `/v1/sandboxes/${second}`, 200);
+const forked = (await call('fork', 'POST', `/v1/sandboxes/${sid}/fork`, 201, { body: { count: 1 } })).json;
+await call('pause', 'POST', `/v1/sandboxes/${sid}/pause`, 200);
+await call('run, sandbox paused', 'POST', C, 409, { body: { cmd: 'true' } });
+await call('resume', 'POST', `/v1/sandboxes/${sid}/resume`, 200);
+for (const s of forked?.sandboxes ?? []) await call('stop the fork', 'DELETE', `/v1/sandboxes/${s.id}`, 200);
+for (const x of [snap?.id, forked?.snapshot?.id]) await call('snapshot delete', 'DELETE', `/v1/snapshots/${x}`, 200);
+await call('snapshot delete, gone', 'DELETE', `/v1/snapshots/${snap?.id}`, 404);
 
 /* ---- a stopped sandbox ---- */
 await call('stop', 'DELETE', `/v1/sandboxes/${sid}`, 200);

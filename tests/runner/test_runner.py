@@ -129,7 +129,7 @@ def rss_kb(pid):
 
 # runner names carry the suite's pid: two checkouts may run it at once
 N = os.getpid()
-MY_RUNNERS = tuple("%s%d" % (n, N) for n in ("t1", "tstop", "treal", "tfail", "temf", "tunav",
+MY_RUNNERS = tuple("%s%d" % (n, N) for n in ("t1", "tl", "tstop", "treal", "tfail", "temf", "tunav",
                                               "tmute", "ttls"))
 
 
@@ -836,6 +836,58 @@ def t_concurrent(r):
     r.req({"op": "stop", "id": sid})
 
 
+def t_list_pages(r):
+    """More sandboxes than one reply holds: 36 sandboxes whose records
+    carry 64 env names of 128 bytes each (about 8.5 KB a record, 300 KB in
+    all, past the 256 KiB a reply frame may take; the runner closed such a
+    list's connection unanswered, and the gateway listed the runner as
+    unavailable). The whole list still answers (what fits, "truncated"),
+    and a paged list by owner walks each of its sandboxes exactly once in
+    id order: 30 of owner pa over more than one reply, 6 of pb in one."""
+    big = {("V%02d_" % i) + "X" * 124: "" for i in range(64)}
+    made = {"pa": [], "pb": []}
+    for i in range(36):
+        owner = "pb" if i % 6 == 5 else "pa"
+        rep = r.create(timeout_ms=120000, env=big, owner=owner, memory_mb=64)
+        if not rep.get("ok"):
+            result("list pages: create with 64 long env names", False, str(rep)[:300])
+            return
+        made[owner].append(rep["sandbox"]["id"])
+    whole = r.req({"op": "list"})
+    ids = [s["id"] for s in whole.get("sandboxes", [])]
+    result("list pages: a whole list past one frame answers (truncated, what fits)",
+           whole.get("ok") is True and whole.get("truncated") is True and 0 < len(ids) < 36 + 1024,
+           "ok=%s truncated=%s n=%d" % (whole.get("ok"), whole.get("truncated"), len(ids)))
+    for owner, want in made.items():
+        seen, after, rounds = [], None, 0
+        while rounds < 20:
+            q = {"op": "list", "owner": owner, "limit": 1000}
+            if after:
+                q["after"] = after
+            page = r.req(q)
+            if not page.get("ok"):
+                break
+            seen += [s["id"] for s in page["sandboxes"]]
+            rounds += 1
+            if not page.get("next"):
+                break
+            after = page["next"]
+        result("list pages: owner %s paged by 'after': each of its %d once, in id order, "
+               "in %s" % (owner, len(want), "more than one reply" if owner == "pa" else "one reply"),
+               seen == sorted(want) and (rounds > 1 if owner == "pa" else rounds == 1),
+               "rounds %d, seen %d of %d" % (rounds, len(seen), len(want)))
+    page = r.req({"op": "list", "owner": "pa", "limit": 2})
+    result("list pages: limit 2 gives the first 2 ids and next = the second",
+           [s["id"] for s in page["sandboxes"]] == sorted(made["pa"])[:2] and
+           page.get("next") == sorted(made["pa"])[1], str(page)[:200])
+    bad = [r.req({"op": "list", "limit": 0}), r.req({"op": "list", "limit": 1001}),
+           r.req({"op": "list", "owner": 5}), r.req({"op": "list", "after": "x" * 100})]
+    result("list pages: limit 0 or 1001, a non-string owner, a too long after: invalid",
+           all(b.get("error", {}).get("code") == "invalid" for b in bad), str(bad)[:300])
+    for sid in made["pa"] + made["pb"]:
+        r.req({"op": "stop", "id": sid})
+
+
 def t_userns_owner(r):
     """Each sandbox's user namespace is owned by its own base uid, so the
     kernel's per-user counters (inotify instances, ...) are per sandbox:
@@ -1177,6 +1229,15 @@ def main():
             r.stop_all()
             r.kill()
         return
+    # paged lists past one reply frame: RUNNER_CHECKS=list runs only those
+    if os.environ.get("RUNNER_CHECKS") == "list":
+        r = Runner("tl%d" % N, AGENT)
+        try:
+            t_list_pages(r)
+        finally:
+            r.stop_all()
+            r.kill()
+        return
     # the vm driver's own checks (tests/runner/vm_checks.py): RUNNER_CHECKS=vm
     if os.environ.get("RUNNER_CHECKS") == "vm":
         vm_checks.run(sys.modules[__name__])
@@ -1198,6 +1259,7 @@ def main():
         t_limits(r)
         t_agent_crash(r)
         t_concurrent(r)
+        t_list_pages(r)
         t_userns_owner(r)
         fw = firewall_state()
         try:

@@ -236,6 +236,8 @@ static SSL_CTX *server_ctx(const char *cert, const char *ca)
 	assert_int_equal(SSL_CTX_load_verify_locations(c, ca, NULL), 1);
 	SSL_CTX_set_verify(c, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
 	SSL_CTX_set_purpose(c, X509_PURPOSE_SSL_CLIENT);
+	/* as the runner's (rn_tls.c): tickets of a named context */
+	SSL_CTX_set_session_id_context(c, (const unsigned char *)"sandbox-runner", 14);
 	return c;
 }
 
@@ -300,8 +302,11 @@ static void handshake(struct gw_tls *c, SSL_CTX **cc, struct peer *s, SSL_CTX **
 
 static void teardown_pair(struct gw_tls *c, SSL_CTX *cc, struct peer *s, SSL_CTX *sc)
 {
-	gw_tls_free(c);
-	SSL_free(s->ssl);
+	if (c)
+		gw_tls_free(c);
+	if (s)
+		SSL_free(s->ssl);
+	gw_tls_forget_sessions(cc);
 	SSL_CTX_free(cc);
 	SSL_CTX_free(sc);
 	ERR_clear_error();
@@ -316,6 +321,63 @@ static size_t client_read_all(struct gw_tls *c, unsigned char *out, size_t cap)
 	while (got < cap && (n = gw_tls_read(c, out + got, cap - got, &err)) > 0)
 		got += (size_t)n;
 	return got;
+}
+
+/* The client's next connection to the same runner resumes (no
+ * certificates, no signatures), still checks the name against the
+ * certificate kept in the session, and a runner that cannot resume it
+ * (another process: other ticket keys) gets a full handshake. */
+static void test_tls_resumption(void **state)
+{
+	struct gw_tls c1, c2, c3;
+	struct peer s1, s2, s3;
+	SSL_CTX *cc, *sc, *sc2;
+	struct sbx_err err = { 0 };
+	unsigned char got[8];
+	(void)state;
+
+	handshake(&c1, &cc, &s1, &sc, at("runner.crt"), at("gateway.crt"), "r1");
+	assert_int_equal(run(&c1, &s1, 0, &err), 1);
+	assert_int_equal(c1.offered, 0);
+	assert_int_equal(c1.resumed, 0);
+	/* the ticket comes after the handshake, read with the first bytes */
+	assert_int_equal(SSL_write(s1.ssl, "ok", 2), 2);
+	run(&c1, &s1, 0, &err);
+	assert_int_equal(gw_tls_read(&c1, got, sizeof got, &err), 2);
+
+	server_start(&s2, sc);
+	assert_int_equal(gw_tls_start(&c2, cc, "r1", &err), 0);
+	assert_int_equal(run(&c2, &s2, 0, &err), 1);
+	assert_int_equal(c2.offered, 1);
+	assert_int_equal(c2.resumed, 1);
+	assert_int_equal(SSL_session_reused(s2.ssl), 1);
+	assert_true(gw_tls_peer_names(&c2, "r1"));
+	assert_false(gw_tls_peer_names(&c2, "r2"));
+	assert_int_equal(gw_tls_write(&c2, "hi", 2, &err), 0);
+	run(&c2, &s2, 0, &err);
+	assert_int_equal(SSL_read(s2.ssl, got, sizeof got), 2);
+	/* a ticket is used once (TLS 1.3): the next one comes with the reply */
+	assert_int_equal(SSL_write(s2.ssl, "ok", 2), 2);
+	run(&c2, &s2, 0, &err);
+	assert_int_equal(gw_tls_read(&c2, got, sizeof got, &err), 2);
+
+	/* a restarted runner: its ticket keys are new */
+	sc2 = server_ctx(at("runner.crt"), at("ca.crt"));
+	server_start(&s3, sc2);
+	assert_int_equal(gw_tls_start(&c3, cc, "r1", &err), 0);
+	assert_int_equal(run(&c3, &s3, 0, &err), 1);
+	assert_int_equal(c3.offered, 1);
+	assert_int_equal(c3.resumed, 0);
+	assert_non_null(SSL_get0_peer_certificate(s3.ssl));   /* ours was shown */
+
+	gw_tls_free(&c1);
+	gw_tls_free(&c2);
+	gw_tls_free(&c3);
+	SSL_free(s1.ssl);
+	SSL_free(s2.ssl);
+	SSL_free(s3.ssl);
+	SSL_CTX_free(sc2);
+	teardown_pair(NULL, cc, NULL, sc);
 }
 
 static void test_tls_bytes_both_ways(void **state)
@@ -608,7 +670,13 @@ static void test_tls_memory_per_connection(void **state)
 		counting = 0;
 		SSL_free(s[i].ssl);
 	}
-	assert_int_equal(live_bytes, before);   /* all of it given back */
+	counting = 1;   /* the kept ticket too */
+	gw_tls_forget_sessions(cc);
+	counting = 0;
+	/* all of it given back, but for what OpenSSL keeps once per context
+	 * after its first resumption (144 bytes measured, whatever N) */
+	assert_true(live_bytes - before < 1024);
+	gw_tls_forget_sessions(cc);
 	SSL_CTX_free(cc);
 	SSL_CTX_free(sc);
 }
@@ -637,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_tls_not_a_server_cert),
 		cmocka_unit_test(test_tls_runner_refuses_us),
 		cmocka_unit_test(test_tls_memory_per_connection),
+		cmocka_unit_test(test_tls_resumption),
 	};
 	return cmocka_run_group_tests(tests, NULL, cleanup);
 }

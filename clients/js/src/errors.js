@@ -51,6 +51,7 @@ const CLASS_OF_CODE = {
 	no_capacity: CapacityError,
 	no_route: InvalidError,
 	not_found: NotFoundError,
+	paused: ConflictError,
 	runner_unavailable: UnavailableError,
 	sandbox_stopped: ConflictError,
 	too_large: InvalidError,

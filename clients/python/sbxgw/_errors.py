@@ -68,6 +68,7 @@ CODE_CLASSES: Dict[str, Type[SandboxError]] = {
     "no_capacity": CapacityError,
     "no_route": InvalidError,
     "not_found": NotFoundError,
+    "paused": ConflictError,
     "runner_unavailable": UnavailableError,
     "sandbox_stopped": ConflictError,
     "too_large": InvalidError,

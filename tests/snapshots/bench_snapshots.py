@@ -1,0 +1,118 @@
+"""Snapshot benchmark (bench/snapshots.sh): snapshot time and disk against
+the writable layer's size, create-from-snapshot against a plain create in
+the same run, a fork of 10 (a snapshot and 10 creates from it), pause and
+resume of a sandbox holding 256 MiB. Runs its own runner on a temp state
+dir; prints figure lines for bench/run.sh's table."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "runner"))
+import rnclient  # noqa: E402
+
+
+def figure(name, value, unit, goal="-"):
+    print("figure: %s|%s|%s|%s" % (name, value, unit, goal))
+
+
+def pct(v, p):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(len(v) * p / 100))]
+
+
+def timed(fn):
+    t = time.monotonic()
+    r = fn()
+    return (time.monotonic() - t) * 1000, r
+
+
+def du(path):
+    out = subprocess.run(["du", "-sb", path], capture_output=True, text=True).stdout
+    return int(out.split()[0]) if out else 0
+
+
+def main():
+    runner, image_dir = sys.argv[1], sys.argv[2]
+    tmp = tempfile.mkdtemp(prefix="sbx-snapbench.")
+    sock, state = os.path.join(tmp, "r.sock"), os.path.join(tmp, "state")
+    name = "snb%d" % (os.getpid() % 100000)
+    log = open(os.path.join(tmp, "runner.log"), "w")
+    p = subprocess.Popen([runner, "--name", name, "--socket", sock, "--state-dir", state,
+                          "--image-dir", image_dir, "--max-snapshot-mb", "8192"],
+                         stdout=log, stderr=log)
+    try:
+        for _ in range(100):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.1)
+        req = lambda o, t=300: rnclient.request(sock, o, timeout=t)  # noqa: E731
+        made = []
+
+        def create(extra=None):
+            o = {"op": "create", "owner": "bench", "timeout_ms": 600000, "disk_mb": 1024}
+            o.update(extra or {})
+            r = req(o)
+            assert r.get("ok"), r
+            made.append(r["sandbox"]["id"])
+            return r["sandbox"]["id"]
+
+        for mb in (10, 200):
+            sid = create()
+            rnclient.shell(sock, sid, "head -c %d /dev/urandom > big.bin" % (mb << 20), timeout=300)
+            times, snap = [], None
+            for _ in range(3):
+                ms, r = timed(lambda: req({"op": "snapshot", "id": sid, "owner": "bench"}))
+                assert r.get("ok"), r
+                times.append(ms)
+                snap = r["snapshot"]["id"]
+            print("snapshot of a %d MiB writable layer: %s ms" % (mb, ", ".join("%.0f" % t for t in times)))
+            figure("jail snapshot, %d MiB layer (median of 3)" % mb, "%.0f" % pct(times, 50), "ms")
+            figure("disk per snapshot, %d MiB layer" % mb, "%.1f" % (du(os.path.join(state, "snapshots", snap)) / 2**20), "MiB")
+
+        base = create()
+        rnclient.shell(sock, base, "mkdir -p app && head -c 1048576 /dev/urandom > app/blob")
+        snap = req({"op": "snapshot", "id": base, "owner": "bench"})["snapshot"]["id"]
+        plain, fromsnap = [], []
+        for i in range(20):  # alternating, so both see the same machine
+            ms, _ = timed(create)
+            plain.append(ms)
+            ms, _ = timed(lambda: create({"snapshot": snap}))
+            fromsnap.append(ms)
+            for sid in made[-2:]:
+                req({"op": "stop", "id": sid})
+        figure("jail plain create p50", "%.1f" % pct(plain, 50), "ms")
+        figure("jail create from a snapshot p50", "%.1f" % pct(fromsnap, 50), "ms")
+        figure("create from snapshot / plain create p50", "%.2f" % (pct(fromsnap, 50) / pct(plain, 50)), "ratio", "< 1.2")
+
+        def fork10():
+            s = req({"op": "snapshot", "id": base, "owner": "bench"})["snapshot"]["id"]
+            return [create({"snapshot": s}) for _ in range(10)]
+        ms, ids = timed(fork10)
+        figure("fork x10 (a snapshot and 10 creates, runner)", "%.0f" % ms, "ms")
+        for sid in ids:
+            req({"op": "stop", "id": sid})
+
+        for iso in ("jail", "gvisor"):
+            caps = req({"op": "capabilities"})["capabilities"]["isolation"]
+            if not any(c["name"] == iso and c["available"] for c in caps):
+                print("SKIP: %s is not available here" % iso)
+                continue
+            sid = create({"isolation": iso, "memory_mb": 512})
+            rnclient.shell(sock, sid, "python3 -c 'import time; b = bytearray(256 << 20); "
+                           "b[::4096] = b\"x\" * len(b[::4096]); time.sleep(3600)' >/dev/null 2>&1 & sleep 3")
+            pt, _ = timed(lambda: req({"op": "pause", "id": sid}))
+            rt, _ = timed(lambda: req({"op": "resume", "id": sid}))
+            figure("%s pause, 256 MiB held" % iso, "%.0f" % pt, "ms")
+            figure("%s resume, 256 MiB held" % iso, "%.0f" % rt, "ms")
+        for sid in made:
+            req({"op": "stop", "id": sid})
+    finally:
+        p.terminate()
+        p.wait(30)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+main()
