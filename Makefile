@@ -76,7 +76,8 @@ all:
 
 include lib/lib.mk
 include $(wildcard guest/guest.mk runner/runner.mk gateway/gateway.mk mk/image.mk mk/install.mk \
-                  cli/cli.mk tests/seccomp/seccomp.mk web-demo/web.mk)
+                  cli/cli.mk tests/seccomp/seccomp.mk web-demo/web.mk \
+                  vsockd/vsockd.mk)
 include tests/tests.mk
 
 all: $(ALL_BINS)
