@@ -8,7 +8,7 @@
 #  4. a short libFuzzer run of every fuzz target
 . "$(dirname "$0")/lib/harness.sh"
 
-SUITES=${SUITES:-"layers agent seccomp runner gateway snapshots pipeline preview cluster security egress fault wsconf client python-client mcp refusals openapi compat cli web soak install deploy oci"}
+SUITES=${SUITES:-"layers agent seccomp runner gateway snapshots pipeline preview cluster security egress fault wsconf client python-client mcp refusals openapi compat cli web soak install deploy oci vm"}
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 h_begin sbx-tests
 
