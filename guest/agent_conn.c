@@ -130,9 +130,12 @@ void ag_conn_accept(void)
 		sbx_buf_init(&c->out, AG_OUT_CAP);
 		sbx_buf_init(&c->up, 0);
 		sbx_buf_init(&c->down, 0);
-		/* The CONNECT handshake is the host side's job under vsock. */
-		c->state = ag.vsock ? AG_ST_REQUEST : AG_ST_DETECT;
-		c->deadline = ag_now_ms() + (ag.vsock ? AG_FIRST_FRAME_MS : AG_HANDSHAKE_MS);
+		/* Under vsock the host side answers "CONNECT 1024" itself and
+		 * frames follow; a CONNECT line for another port is relayed here
+		 * (sandbox-vsockd --relay-port) for the forward: both as on a
+		 * UNIX socket. */
+		c->state = AG_ST_DETECT;
+		c->deadline = ag_now_ms() + AG_HANDSHAKE_MS;
 		c->next = ag.conns;
 		if (ag.conns)
 			ag.conns->prev = c;

@@ -16,7 +16,7 @@
 #include "sbx_log.h"
 #include "sbx_fs.h"
 
-#define RN_DRIVER_LIST(X) X(jail) X(gvisor)
+#define RN_DRIVER_LIST(X) X(jail) X(gvisor) X(vm)
 
 #define DECLARE(n) extern const struct rn_driver_ops rn_driver_##n;
 RN_DRIVER_LIST(DECLARE)

@@ -178,7 +178,8 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
 	sb->created_wall = rn_now_wall();
 	sb->created_mono = t0;
 	sb->deadline_mono = t0 + sb->spec.timeout_ms;
-	sb->ready_by_mono = t0 + RN_READY_TIMEOUT_MS;
+	sb->ready_by_mono = t0 + (sb->drv && sb->drv->ops->ready_timeout_ms ?
+				  sb->drv->ops->ready_timeout_ms : RN_READY_TIMEOUT_MS);
 	sb->status = RN_STARTING;
 	if (make_dir(sb, err) < 0) {
 		sbx_err_log("create: %s", err->msg);
@@ -333,7 +334,8 @@ int rn_sandbox_tick(struct runner *r)
 				rn_conn_sandbox_changed(r, sb);
 			} else if (now >= sb->ready_by_mono) {
 				snprintf(sb->error, sizeof(sb->error),
-					 "the agent did not answer within %d ms", RN_READY_TIMEOUT_MS);
+					 "the agent did not answer within %lld ms",
+					 (long long)(sb->ready_by_mono - sb->created_mono));
 				rn_sandbox_stop(r, sb, RN_REASON_ERROR);
 			} else {
 				WANT(now + 1);

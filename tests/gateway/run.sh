@@ -303,7 +303,7 @@ if [ -z "$(h_services_missing)" ]; then
 	if start_gw $gwb $port "$T/ru.sock"; then
 		check "isolation: an unavailable driver is listed with its reason" \
 			"$(curl -s -m 10 -H 'Authorization: Bearer key-one' http://127.0.0.1:$port/v1/capabilities | python3 -c 'import json,sys;d=json.load(sys.stdin);print([(x["name"],x["available"],"/nonexistent/sandbox-agent" in x["reason"]) for x in d["isolation"]])')" \
-			"[('jail', False, True), ('gvisor', False, False)]"
+			"[('jail', False, True), ('gvisor', False, False), ('vm', False, False)]"
 		c=$(code -H 'Authorization: Bearer key-one' -d '{}' http://127.0.0.1:$port/v1/sandboxes)
 		check "isolation: create on an unavailable driver 422 isolation_unavailable with the reason" \
 			"$c $(jerr jail /nonexistent/sandbox-agent)" "422 isolation_unavailable True"
@@ -486,7 +486,7 @@ if [ -z "$(h_services_missing)" ]; then
 	check "embedded runner: create 201" "$c" 201
 	check "embedded runner: --drivers/--default-isolation reach it (capabilities)" \
 		"$(curl -s -m 10 -H 'Authorization: Bearer key-one' http://127.0.0.1:$port/v1/capabilities)" \
-		'{"isolation":[{"name":"jail","available":true,"reason":null},{"name":"gvisor","available":false,"reason":"not enabled on this runner (--drivers)"}],"default":"jail"}'
+		'{"isolation":[{"name":"jail","available":true,"reason":null},{"name":"gvisor","available":false,"reason":"not enabled on this runner (--drivers)"},{"name":"vm","available":false,"reason":"not enabled on this runner (--drivers)"}],"default":"jail"}'
 	kill -TERM $egw; wait $egw 2>/dev/null
 	edir=$(rundir "$T/gw.embedded.log")
 	check "embedded runner: SIGTERM leaves no runtime dir" "$([ -n "$edir" ] && [ ! -e "$edir" ] && echo removed || echo "left: '$edir'")" removed
@@ -497,7 +497,7 @@ if [ -z "$(h_services_missing)" ]; then
 	SANDBOX_API_KEYS=key-one SANDBOX_IMAGE_DIR="$IMG" timeout 30 bin/sandbox-gateway --port $port \
 		--default-isolation nosuch >"$T/gw.embedded2.log" 2>&1
 	check "embedded runner: an unknown --default-isolation stops the gateway at start" \
-		"$? $(grep -c 'no driver "nosuch" (known: jail, gvisor)' "$T/gw.embedded2.log")" "1 1"
+		"$? $(grep -c 'no driver "nosuch" (known: jail, gvisor, vm)' "$T/gw.embedded2.log")" "1 1"
 	edir=$(rundir "$T/gw.embedded2.log")
 	check "embedded runner: nothing left of the refused start" "$([ -n "$edir" ] && [ ! -e "$edir" ] && echo removed || echo "left: '$edir'")" removed
 else

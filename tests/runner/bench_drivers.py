@@ -33,6 +33,7 @@ STREAM = 256 << 20
 IMAGE_DIR = os.environ.get("SANDBOX_IMAGE_DIR", "/var/cache/sandbox/images")
 ROOTFS = IMAGE_DIR + "/default/rootfs"
 GOALS = {"gvisor create-to-ready p50": "< 250", "gvisor host memory per idle sandbox": "< 16",
+         "vm create-to-ready p50": "< 5000",
          "gvisor/jail streaming throughput (output)": ">= 0.5",
          "gvisor/jail streaming throughput (forward)": ">= 0.5"}
 
@@ -77,7 +78,7 @@ def sandbox_memory(state, sid, drv):
     if drv == "gvisor":
         with open(os.path.join(state, "sandboxes", sid, "state.json")) as f:
             pids.append(json.load(f)["pid"])
-    cg = "sandbox/%s" % sid if drv == "jail" else "sandbox/gvisor_bdrv/%s" % sid
+    cg = "sandbox/%s" % sid if drv == "jail" else "sandbox/%s_bdrv/%s" % (drv, sid)
     kmem = 0
     try:
         with open("/sys/fs/cgroup/memory/%s/memory.kmem.usage_in_bytes" % cg) as f:
@@ -88,7 +89,10 @@ def sandbox_memory(state, sid, drv):
 
 
 def create(sock, drv):
-    rep = rc.request(sock, {"op": "create", "isolation": drv, "timeout_ms": 600000}, 60)
+    # (a vm boots a kernel, translated without KVM: minutes on a busy host
+    # are not a hang)
+    rep = rc.request(sock, {"op": "create", "isolation": drv, "timeout_ms": 600000},
+                     180 if drv == "vm" else 60)
     if not rep.get("ok"):
         raise RuntimeError("create %s: %s" % (drv, rep))
     return rep["sandbox"]["id"]
@@ -109,11 +113,15 @@ WRITERS = ("output", "forward")
 
 def forward(sock, sid):
     """MiB/s of STREAM bytes from a guest TCP server through connect."""
-    for _ in range(100):
+    # (the guest's python3 server may take seconds to listen: a vm under TCG)
+    end = time.time() + 60
+    while True:
         s, rep = rc.connect(sock, sid, 9000)
         if rep.get("ok"):
             break
         s.close()
+        if time.time() > end:
+            raise RuntimeError("forward: nothing listens on 9000: %s" % rep)
         time.sleep(0.05)
     s.settimeout(120)
     t0 = time.perf_counter()
@@ -189,7 +197,9 @@ def best_of(sock, sid, writer, want=3, tries=8):
 
 def bench_driver(sock, state, drv, res):
     ready = []
-    for _ in range(N):
+    # a vm costs seconds per boot under TCG: fewer of them
+    n, idle = (min(N, 6), min(D, 3)) if drv == "vm" else (N, D)
+    for _ in range(n):
         t0 = time.perf_counter()
         sid = create(sock, drv)
         ready.append((time.perf_counter() - t0) * 1000)
@@ -203,11 +213,17 @@ def bench_driver(sock, state, drv, res):
     rc.recv_frame(s)
     s.close()
     for w in WRITERS:
-        best = best_of(sock, sid, w)
+        try:
+            best = best_of(sock, sid, w)
+        except RuntimeError as e:
+            # (a vm's guest writes faster than vsock carries under TCG:
+            # its output outruns the agent's retention)
+            print("SKIP: %s streaming throughput (%s): %s" % (drv, w, e))
+            continue
         res[(drv, w)] = best
         figure("%s streaming throughput (%s)" % (drv, w), "%.0f" % best, "MiB/s")
     rc.request(sock, {"op": "stop", "id": sid}, 60)
-    ids = [create(sock, drv) for _ in range(D)]
+    ids = [create(sock, drv) for _ in range(idle)]
     time.sleep(2.0)
     per = sum(sandbox_memory(state, sid, drv) for sid in ids) / len(ids) / 2**20
     for sid in ids:
@@ -249,7 +265,10 @@ def main():
             print("runner did not start")
             return 1
         res = {}
+        only = os.environ.get("BENCH_DRIVERS_ONLY")
         for x in cap["isolation"]:
+            if only and x["name"] not in only.split(","):
+                continue
             if not x["available"]:
                 print("SKIP: %s figures: %s" % (x["name"], x["reason"]))
                 continue

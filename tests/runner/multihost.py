@@ -208,7 +208,7 @@ def t_status(t, r):
         st["memory_mb_free"] == st["memory_mb_cap"] - st["memory_mb_used"] and \
         st["slots_free"] == st["memory_mb_free"] // 512 and st["name"] == r.name and \
         st["default_isolation"] == t.ISOLATION and \
-        [i["name"] for i in st["isolation"]] == ["jail", "gvisor"]
+        [i["name"] for i in st["isolation"]] == ["jail", "gvisor", "vm"]
     t.result("status: sandboxes, memory and slots follow a create", ok,
              "%s -> %s" % (before, st))
     if made.get("ok"):

@@ -18,6 +18,7 @@ import time
 
 import multihost
 import nul
+import vm_checks
 import rnclient as rc
 
 RUNNER, AGENT = sys.argv[1], sys.argv[2]
@@ -1236,6 +1237,10 @@ def main():
         finally:
             r.stop_all()
             r.kill()
+        return
+    # the vm driver's own checks (tests/runner/vm_checks.py): RUNNER_CHECKS=vm
+    if os.environ.get("RUNNER_CHECKS") == "vm":
+        vm_checks.run(sys.modules[__name__])
         return
     # status, TLS, drain, lost sandboxes (tests/runner/multihost.py);
     # RUNNER_CHECKS=multihost runs only those

@@ -1,0 +1,58 @@
+#!/bin/sh
+# /init of the vm driver's initramfs (mk/vm-initramfs.sh): PID 1 until the
+# sandbox's root is mounted. Loads the modules the kernel has as modules,
+# then either runs sbx.run=PROGRAM from the initramfs (the backend's tests)
+# or mounts the root (erofs image on vda under an overlay whose upper layer
+# is the ext4 disk vdb) and hands PID 1 to the agent: the runner appends
+# its agent runtime at /runtime and names its loader in sbx.loader=; the
+# runtime is copied to a read-only tmpfs at /.sandbox of the new root, as
+# the other drivers bind it there.
+# Each step prints the guest's uptime: that is the boot trace.
+export PATH=/bin
+stamp() { read -r up _ </proc/uptime; echo "sbx-init: $up $*"; }
+fail() { echo "sbx-init: $*"; echo o >/proc/sysrq-trigger; sleep 5; }
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+stamp start
+while read -r m; do
+	insmod "/lib/modules/$m.ko" || echo "sbx-init: insmod $m failed"
+done </lib/modules/order
+stamp modules
+# loopback up: the agent's forward (connect, previews) dials 127.0.0.1
+ip link set lo up
+run= loader=
+for a in $(cat /proc/cmdline); do
+	case "$a" in
+	sbx.run=*) run=${a#sbx.run=} ;;
+	sbx.loader=*) loader=${a#sbx.loader=} ;;
+	esac
+done
+if [ -n "$run" ]; then
+	stamp "run $run"
+	exec "$run"
+fi
+mkdir -p /lower /upper /newroot
+mount -t erofs -o ro /dev/vda /lower || fail "mount root image (vda)"
+mount -t ext4 /dev/vdb /upper || fail "mount writable disk (vdb)"
+mkdir -p /upper/upper /upper/work
+mount -t overlay overlay -o lowerdir=/lower,upperdir=/upper/upper,workdir=/upper/work /newroot ||
+	fail "overlay"
+[ -n "$loader" ] && [ -d /runtime ] || fail "no agent runtime (sbx.loader=, /runtime)"
+mkdir -p /newroot/.sandbox
+mount -t tmpfs -o mode=0755,size=64m tmpfs /newroot/.sandbox
+cp -a /runtime/. /newroot/.sandbox/
+cp /bin/vm-envexec /newroot/.sandbox/vm-envexec
+# the sandbox's env, which the runner wrote on the writable disk (outside
+# the overlay's upper dir): readable by root only, and gone from the disk
+: >/newroot/.sandbox/env
+chmod 0400 /newroot/.sandbox/env
+[ -f /upper/meta/env ] && cat /upper/meta/env >/newroot/.sandbox/env
+rm -rf /upper/meta
+mount -o remount,ro /newroot/.sandbox
+stamp root
+for d in proc sys dev; do mkdir -p "/newroot/$d"; mount --move "/$d" "/newroot/$d"; done
+# the agent's environment is the sandbox's, not init's
+exec switch_root /newroot /.sandbox/vm-envexec /.sandbox/env "/.sandbox/lib/$loader" \
+	--library-path /.sandbox/lib /.sandbox/sandbox-agent --listen "vsock:1024"

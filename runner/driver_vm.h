@@ -1,0 +1,72 @@
+/* The vm driver: each sandbox is a QEMU virtual machine with its own
+ * kernel (Debian's cloud kernel, mk/vm-kernel.sh), reached over
+ * virtio-vsock through sandbox-vsockd (vsockd/), whose hybrid socket is
+ * the sandbox's agent socket. driver_vm.c is the driver's table,
+ * driver_vm_sup.c the supervisor (the runner's child that owns vsockd and
+ * QEMU), driver_vm_disk.c the disks and the runner's initramfs. */
+#ifndef DRIVER_VM_H
+#define DRIVER_VM_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "rn_spec.h"
+#include "sbx_err.h"
+
+#define VM_AGENT_PORT 1024
+/* what QEMU itself may use beyond the guest's RAM: the translation cache
+ * (tb-size, TCG) and its own heap, threads and device state */
+#define VM_TB_MB 32
+#define VM_OVERHEAD_MB 160
+#define VM_HOST_PIDS 128
+
+/* The driver's state (rn_driver.data). */
+struct vm_state {
+	char qemu[PATH_MAX];
+	char vsockd[PATH_MAX];
+	char cache[PATH_MAX];       /* SANDBOX_VM_DIR */
+	char kernel[PATH_MAX];
+	char initrd[PATH_MAX];      /* this runner's: base + agent runtime */
+	char loader[64];
+	char cg_parent[64];
+	char accel[64];
+};
+
+/* One start's argv, built by driver_vm.c, run by vm_supervise. */
+struct vm_launch {
+	char dir[PATH_MAX];
+	char *vsockd_argv[12];
+	char *qemu_argv[64];
+	int go_fd;                  /* read: the runner put us in the cgroup */
+	int keep_stderr;
+};
+
+/* The supervisor, in the runner's forked child: waits for go_fd, starts
+ * sandbox-vsockd and (once it listens) QEMU, and lives as long as both:
+ * when either ends the other is ended and the supervisor exits (0 when the
+ * guest powered off, 1 otherwise). SIGTERM: ACPI power-down, then after
+ * VM_POWERDOWN_MS SIGKILL. */
+#define VM_POWERDOWN_MS 3000
+void vm_supervise(struct vm_launch *l) __attribute__((noreturn));
+
+/* The read-only root disk of the image at rootfs: an erofs image built
+ * once under <cache>/images/<image>.erofs and rebuilt when the image's
+ * stamp (rootfs/.sandbox-image) changes. out: its path. */
+int vm_root_disk(const struct vm_state *vs, const char *image, const char *rootfs,
+		 char *out, size_t n, struct sbx_err *err);
+
+/* A fresh ext4 disk of mb MiB at path (sparse) holding only meta/env, the
+ * sandbox's env for the guest's init (made in the dir seed, then removed). */
+int vm_scratch_disk(const char *path, int64_t mb, const char *seed,
+		    const struct rn_spec *spec, struct sbx_err *err);
+
+/* <state>/vm/initrd.gz: the base initramfs (<cache>/initrd.gz,
+ * mk/vm-initramfs.sh) with the agent runtime appended at /runtime. */
+int vm_runner_initrd(struct vm_state *vs, const char *state_dir, const char *runtime_dir,
+		     struct sbx_err *err);
+
+/* Run argv, wait for it; 0 when it exited 0, else -1 with err naming it
+ * and the last line of its output. */
+int vm_run(char *const argv[], struct sbx_err *err);
+
+#endif

@@ -1,0 +1,199 @@
+/* The vm driver's disks: the image as a read-only erofs disk, built once
+ * per image (and again when the image's stamp changes) and shared by every
+ * VM of it; a sandbox's writable disk, empty ext4 of its disk limit, the
+ * upper layer of the overlay the guest's init mounts; and this runner's
+ * initramfs, the base one with the agent runtime appended (the kernel
+ * takes concatenated cpio archives). */
+#include "driver_vm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sbx_fs.h"
+#include "sbx_log.h"
+
+int vm_run(char *const argv[], struct sbx_err *err)
+{
+	char out[] = "/tmp/sbx-vm-run.XXXXXX", last[160] = "";
+	int fd = mkstemp(out), st;
+	pid_t pid;
+
+	if (fd < 0)
+		return sbx_err_sys(err, "mkstemp");
+	unlink(out);
+	pid = fork();
+	if (pid < 0) {
+		close(fd);
+		return sbx_err_sys(err, "fork for %s", argv[0]);
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+		dup2(nul, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		close(fd);
+		return 0;
+	}
+	/* the last line it printed says why */
+	{
+		off_t size = lseek(fd, 0, SEEK_END);
+		char buf[512];
+		ssize_t n;
+		lseek(fd, size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0, SEEK_SET);
+		n = read(fd, buf, sizeof(buf) - 1);
+		if (n > 0) {
+			char *e, *s;
+			buf[n] = 0;
+			while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+				buf[--n] = 0;
+			s = strrchr(buf, '\n');
+			s = s ? s + 1 : buf;
+			for (e = s; *e; e++)
+				if (*e == '\r')
+					s = e + 1;
+			snprintf(last, sizeof(last), ": %.150s", s);
+		}
+	}
+	close(fd);
+	return sbx_err_set(err, EIO, "%s failed (status %d)%s", argv[0],
+			   WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), last);
+}
+
+static int read_small(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	got = read(fd, buf, n - 1);
+	close(fd);
+	if (got < 0)
+		return -1;
+	buf[got] = 0;
+	return 0;
+}
+
+int vm_root_disk(const struct vm_state *vs, const char *image, const char *rootfs,
+		 char *out, size_t n, struct sbx_err *err)
+{
+	char stamp_src[PATH_MAX + 32], stamp[PATH_MAX + 16], tmp[PATH_MAX + 16];
+	char want[1024], have[1024], dir[PATH_MAX + 16];
+	char *argv[] = { "mkfs.erofs", tmp, (char *)rootfs, NULL };
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/images", vs->cache);
+	if (sbx_mkdir_p(dir, 0755, 0755) < 0)
+		return sbx_err_sys(err, "mkdir %s", dir);
+	if ((size_t)snprintf(out, n, "%s/%s.erofs", dir, image) >= n)
+		return sbx_err_set(err, ENAMETOOLONG, "image path too long");
+	snprintf(stamp_src, sizeof(stamp_src), "%s/.sandbox-image", rootfs);
+	snprintf(stamp, sizeof(stamp), "%s.stamp", out);
+	if (read_small(stamp_src, want, sizeof(want)) < 0)
+		return sbx_err_set(err, EINVAL, "image %s has no stamp (%s)", image, stamp_src);
+	if (read_small(stamp, have, sizeof(have)) == 0 && !strcmp(want, have) &&
+	    access(out, R_OK) == 0)
+		return 0;
+	sbx_info("vm: building the root disk of image %s (%s)", image, out);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	unlink(tmp);
+	if (vm_run(argv, err) < 0) {
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, out) < 0)
+		return sbx_err_sys(err, "rename %s", tmp);
+	fd = open(stamp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, want, strlen(want)) != (ssize_t)strlen(want)) {
+		if (fd >= 0)
+			close(fd);
+		return sbx_err_sys(err, "write %s", stamp);
+	}
+	close(fd);
+	return 0;
+}
+
+/* <seed>/meta/env: the sandbox's env, NAME=VALUE each ended by a NUL
+ * (values hold no NUL: rn_spec refuses them), for vm-envexec in the guest */
+static int write_env(const char *seed, const struct rn_spec *spec, struct sbx_err *err)
+{
+	char p[PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/meta", seed);
+	if (sbx_mkdir_p(p, 0700, 0700) < 0)
+		return sbx_err_sys(err, "mkdir %s", p);
+	snprintf(p, sizeof(p), "%s/meta/env", seed);
+	f = fopen(p, "wxe");
+	if (!f)
+		return sbx_err_sys(err, "create %s", p);
+	fchmod(fileno(f), 0600);
+	for (int i = 0; i < spec->n_env; i++)
+		fprintf(f, "%s=%s%c", spec->env_names[i], spec->env_values[i], 0);
+	if (fclose(f) != 0)
+		return sbx_err_sys(err, "write %s", p);
+	return 0;
+}
+
+int vm_scratch_disk(const char *path, int64_t mb, const char *seed,
+		    const struct rn_spec *spec, struct sbx_err *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), rc;
+	char *argv[] = { "mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-d", (char *)seed,
+			 (char *)path, NULL };
+
+	if (fd < 0)
+		return sbx_err_sys(err, "create %s", path);
+	if (ftruncate(fd, (off_t)mb << 20) < 0) {
+		close(fd);
+		return sbx_err_sys(err, "size %s", path);
+	}
+	close(fd);
+	if (write_env(seed, spec, err) < 0) {
+		sbx_rmtree(seed);
+		return -1;
+	}
+	rc = vm_run(argv, err);
+	sbx_rmtree(seed);
+	return rc;
+}
+
+int vm_runner_initrd(struct vm_state *vs, const char *state_dir, const char *runtime_dir,
+		     struct sbx_err *err)
+{
+	char base[PATH_MAX + 16], dir[PATH_MAX + 8], cmd[3 * PATH_MAX + 256];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	const char *slash = strrchr(runtime_dir, '/');
+
+	snprintf(base, sizeof(base), "%s/initrd.gz", vs->cache);
+	if (access(base, R_OK) < 0)
+		return sbx_err_set(err, ENOENT, "no initramfs at %s (mk/vm.sh builds it)", base);
+	snprintf(dir, sizeof(dir), "%s/vm", state_dir);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return sbx_err_sys(err, "mkdir %s", dir);
+	if (snprintf(vs->initrd, sizeof(vs->initrd), "%s/initrd.gz", dir) >= (int)sizeof(vs->initrd))
+		return sbx_err_set(err, ENAMETOOLONG, "state dir too long");
+	if (!slash || strchr(runtime_dir, '\'') || strchr(base, '\'') || strchr(dir, '\''))
+		return sbx_err_set(err, EINVAL, "paths with quotes are not supported");
+	/* the runtime dir's contents as /runtime of the initramfs */
+	if (snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; { cat '%s'; ln -sfn '%s' '%s/runtime'; "
+		 "cd '%s'; find -L runtime -print | cpio -o -H newc -R 0:0 -L --quiet | gzip -1; } "
+		 ">'%s.tmp'; rm -f '%s/runtime'; mv '%s.tmp' '%s'",
+		 dir, base, runtime_dir, dir, dir, vs->initrd, dir, vs->initrd, vs->initrd) >=
+	    (int)sizeof(cmd))
+		return sbx_err_set(err, ENAMETOOLONG, "paths too long");
+	return vm_run(argv, err);
+}

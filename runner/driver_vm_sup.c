@@ -1,0 +1,141 @@
+/* The vm driver's supervisor: the runner's child (sb->pid) that owns one
+ * VM's two processes, sandbox-vsockd and QEMU. Its exit is the sandbox's
+ * end, whichever of the two ended first: a VM whose vsock backend died
+ * cannot be reached, and a backend without its VM has nothing to serve. */
+#include "driver_vm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rn_child.h"
+
+static pid_t spawn(char *const argv[], int fd3, const char *log, int keep_stderr)
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	if (log) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			if (!keep_stderr)
+				dup2(fd, 2);
+		}
+	}
+	if (fd3 >= 0) {
+		dup2(fd3, 3);
+	}
+	execv(argv[0], argv);
+	_exit(127);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* ACPI power button through QMP; best effort (a guest that does not
+ * listen for it is killed after VM_POWERDOWN_MS). */
+static void powerdown(const char *dir)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	static const char caps[] = "{\"execute\":\"qmp_capabilities\"}\n";
+	static const char down[] = "{\"execute\":\"system_powerdown\"}\n";
+	char buf[4096];
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = { 1, 0 };
+
+	if (fd < 0)
+		return;
+	if (snprintf(a.sun_path, sizeof(a.sun_path), "%s/qmp.sock", dir) >= (int)sizeof(a.sun_path)) {
+		close(fd);
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    read(fd, buf, sizeof(buf)) > 0 &&
+	    write(fd, caps, sizeof(caps) - 1) > 0 && read(fd, buf, sizeof(buf)) > 0 &&
+	    write(fd, down, sizeof(down) - 1) > 0 && read(fd, buf, sizeof(buf)) < 0)
+		buf[0] = 0;   /* the answer says nothing we act on */
+	close(fd);
+}
+
+static void end(pid_t other, int code)
+{
+	if (other > 0) {
+		kill(other, SIGKILL);
+		while (waitpid(other, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	_exit(code);
+}
+
+void vm_supervise(struct vm_launch *l)
+{
+	char log[PATH_MAX + 16], go;
+	int ready[2], st;
+	pid_t vsockd, qemu;
+	sigset_t set;
+	int64_t kill_at = 0;
+	struct pollfd pfd;
+
+	setsid();
+	rn_child_defaults();
+	if (rn_child_stdio(l->keep_stderr) < 0)
+		_exit(1);
+	/* in the sandbox's cgroup before anything is started */
+	if (read(l->go_fd, &go, 1) != 1)
+		_exit(1);
+	close(l->go_fd);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		_exit(1);
+	snprintf(log, sizeof(log), "%s/vsockd.log", l->dir);
+	vsockd = spawn(l->vsockd_argv, ready[1], log, 0);
+	close(ready[1]);
+	if (vsockd < 0)
+		_exit(1);
+	pfd = (struct pollfd){ .fd = ready[0], .events = POLLIN };
+	if (poll(&pfd, 1, 10000) != 1 || read(ready[0], &go, 1) != 1)
+		end(vsockd, 1);
+	close(ready[0]);
+	snprintf(log, sizeof(log), "%s/qemu.log", l->dir);
+	qemu = spawn(l->qemu_argv, -1, log, 0);
+	if (qemu < 0)
+		end(vsockd, 1);
+	for (;;) {
+		struct timespec ts = { 0, 200 * 1000000 };
+		int sig = sigtimedwait(&set, NULL, &ts);
+		pid_t p;
+
+		if (sig == SIGTERM && !kill_at) {
+			powerdown(l->dir);
+			kill_at = now_ms() + VM_POWERDOWN_MS;
+		}
+		if (kill_at && now_ms() >= kill_at)
+			kill(qemu, SIGKILL);
+		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (p == qemu)
+				/* a guest that powered off is a clean end */
+				end(vsockd, WIFEXITED(st) && WEXITSTATUS(st) == 0 && !kill_at ? 0 : 1);
+			if (p == vsockd)
+				end(qemu, 1);
+		}
+	}
+}

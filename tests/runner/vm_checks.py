@@ -1,0 +1,160 @@
+"""The runner's checks of the vm driver (RUNNER_CHECKS=vm, with
+SANDBOX_TEST_ISOLATION=vm): few, since every sandbox boots a kernel (under
+TCG on hosts without KVM). A VM sandbox comes up through the runner's own
+dial over vsock; its kernel is the guest's; the host's processes, mounts
+and network are not there; its disk limit is its own ext4 disk; stop
+leaves nothing; a kernel crash inside or a kill -9 of its vsock backend
+ends it as failed. Called by test_runner.py with itself as `t`."""
+import json
+import os
+import platform
+import signal
+import time
+
+
+FWD_SERVER = ("import socket\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+              "s.bind(('127.0.0.1',9000))\ns.listen()\nc,_=s.accept()\nc.sendall(b'from the vm')\n"
+              "c.close()\n")
+
+
+def processes_of(sid):
+    """host pids whose command line names the sandbox (its QEMU, its
+    backend, its supervisor's children all carry its dir)"""
+    pids = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % p, "rb") as f:
+                if sid.encode() in f.read():
+                    pids.append(int(p))
+        except OSError:
+            pass
+    return pids
+
+
+def status_of(t, r, sid):
+    return r.req({"op": "get", "id": sid}).get("sandbox", {}).get("status")
+
+
+def ended(t, r, sid, seconds=60):
+    return t.wait_until(lambda: status_of(t, r, sid) in ("stopped", "failed"), seconds)
+
+
+def create(r, **kw):
+    """create waits for the agent: a boot, so more than the usual 30 s"""
+    kw["op"] = "create"
+    return r.req(kw, timeout=180)
+
+
+def run(t):
+    r = t.Runner("tv%d" % t.N, t.AGENT)
+    try:
+        t0 = time.time()
+        secret = "vm value with spaces\nand a newline %d" % t.N
+        rep = create(r, timeout_ms=600000, disk_mb=200, memory_mb=256,
+                     env={"MY_TOKEN": secret, "OTHER": "x=y"})
+        ok = rep.get("ok") and rep["sandbox"]["status"] == "running"
+        t.result("create returns a running vm sandbox (%.1f s to ready)" % (time.time() - t0),
+                 ok and rep["sandbox"].get("isolation") == "vm", json.dumps(rep)[:400])
+        if not ok:
+            return
+        sid = rep["sandbox"]["id"]
+        out = r.sh(sid, "uname -r; whoami")
+        t.result("the kernel is the guest's, not the host's (%s)" % platform.release(),
+                 out.split()[0] != platform.release() and "cloud-amd64" in out.split()[0], out)
+        t.result("commands run as sandbox (uid 1000)", out.split()[1:] == ["sandbox"], out)
+        out = r.sh(sid, "root:tr '\\0' '|' </proc/1/environ")
+        t.result("the agent's env is the sandbox's, and only that",
+                 sorted(out.split("|")) == ["", "MY_TOKEN=" + secret, "OTHER=x=y"], repr(out))
+        out = r.sh(sid, "printf %s \"$MY_TOKEN\"; cat /.sandbox/env 2>&1 | grep -c 'Permission denied'")
+        t.result("commands get the env; uid 1000 cannot read the env file",
+                 out == secret + "1\n", repr(out))
+        out = r.sh(sid, "ps -eo comm | grep -cE 'sandbox-runner|qemu-system|python3'; "
+                   "cat /proc/mounts; ls /sys/class/net")
+        lines = out.split("\n")
+        # (the runner, QEMU and this test run on the host: none is here)
+        t.result("the host's processes are not visible", lines[0] == "0", out)
+        t.result("the host's mounts are not visible", r.state not in out and "sbx-rt-" not in out
+                 and "cgroup" not in out, out)
+        t.result("deny-all: no network interface but lo", lines[-2:] == ["lo", ""] or
+                 out.rstrip().endswith("\nlo"), out)
+        # connect to a guest port goes through the agent's forward (the
+        # preview path): a server on the guest's loopback answers
+        s, rep = t.rc.connect(r.sock, sid, 1024)
+        t.rc.send_frame(s, {"op": "exec", "cmd": "python3", "args": ["-c", FWD_SERVER],
+                            "uid": 1000, "gid": 1000, "attach": False})
+        t.rc.recv_frame(s)
+        s.close()
+        got = b""
+        end = time.time() + 90
+        while time.time() < end:
+            s, rep = t.rc.connect(r.sock, sid, 9000)
+            if rep.get("ok"):
+                while len(got) < 12:
+                    b = s.recv(64)
+                    if not b:
+                        break
+                    got += b
+                s.close()
+                break
+            s.close()
+            time.sleep(0.2)
+        t.result("connect reaches a server on the guest's loopback (the agent's forward)",
+                 got == b"from the vm", repr(got))
+        out = r.sh(sid, "echo hello > /home/sandbox/f && cat /home/sandbox/f; "
+                   "dd if=/dev/zero of=/home/sandbox/fill bs=1M count=400 2>&1 | "
+                   "grep -o 'No space left' | head -1; rm -f /home/sandbox/fill; "
+                   "df -m / | awk 'NR==2 {print $2}'", timeout=120)
+        words = out.split()
+        t.result("files written inside are read back", words[:1] == ["hello"], out)
+        t.result("the disk limit is the guest's own disk (ENOSPC inside)",
+                 "No" in words and int(words[-1]) <= 200, out)
+        r.req({"op": "stop", "id": sid})
+        t.result("stop ends the vm sandbox", ended(t, r, sid) and status_of(t, r, sid) == "stopped")
+        t.result("stop leaves no process and no dir behind",
+                 t.wait_until(lambda: not processes_of(sid), 10) is True and
+                 not os.path.exists(os.path.join(r.state, "sandboxes", sid)),
+                 str(processes_of(sid)))
+
+        # a kernel crash inside ends that sandbox as failed
+        rep = create(r, timeout_ms=600000)
+        if rep.get("ok"):
+            sid = rep["sandbox"]["id"]
+            try:
+                r.sh(sid, "root:echo c > /proc/sysrq-trigger", timeout=20)
+            except Exception:  # noqa: the stream ends with the guest
+                pass
+            t.result("a kernel crash inside ends the sandbox as failed",
+                     ended(t, r, sid, 90) and status_of(t, r, sid) == "failed",
+                     json.dumps(r.req({"op": "get", "id": sid}))[:300])
+            t.result("nothing left of the crashed one",
+                     t.wait_until(lambda: not processes_of(sid), 10) is True, str(processes_of(sid)))
+        else:
+            t.result("a kernel crash inside ends the sandbox as failed", False, json.dumps(rep))
+
+        # kill -9 of the vsock backend: the sandbox fails cleanly
+        rep = create(r, timeout_ms=600000)
+        if rep.get("ok"):
+            sid = rep["sandbox"]["id"]
+            backend = [p for p in processes_of(sid) if b"sandbox-vsockd" in
+                       open("/proc/%d/cmdline" % p, "rb").read()]
+            uids = []
+            for p in backend:
+                with open("/proc/%d/status" % p) as f:
+                    uids += [line.split()[1:] for line in f if line.startswith("Uid:")]
+            t.result("the vsock backend parses the guest's bytes without root (uid 65534)",
+                     uids == [["65534"] * 4], str(uids))
+            for p in backend:
+                os.kill(p, signal.SIGKILL)
+            t.result("kill -9 of the vsock backend ends the sandbox as failed",
+                     len(backend) == 1 and ended(t, r, sid, 60) and
+                     status_of(t, r, sid) == "failed",
+                     json.dumps(r.req({"op": "get", "id": sid}))[:300])
+            t.result("nothing left after the backend's kill",
+                     t.wait_until(lambda: not processes_of(sid), 10) is True, str(processes_of(sid)))
+        else:
+            t.result("kill -9 of the vsock backend ends the sandbox as failed", False, json.dumps(rep))
+    finally:
+        r.stop_all()
+        r.kill()
