@@ -111,15 +111,30 @@ static int vm_probe(struct rn_driver *d, struct sbx_err *err)
 	return check_host(d, &vs, err);
 }
 
-/* The root disk of every image there is, built now rather than in a
- * create (where it would hold the runner's loop for seconds). */
+/* The root disk of every image there is, built by a child of its own
+ * while the runner goes on: building them in a create would hold the
+ * runner's loop for seconds, and before listening would hold its start
+ * (a runner restarted after an image rebuild was not up for minutes). A
+ * create whose disk is not built yet builds it itself (vm_root_disk: each
+ * builder writes its own temporary file and renames it into place). */
 static void build_root_disks(struct rn_driver *d, struct vm_state *vs)
 {
-	DIR *dir = opendir(d->r->image_dir);
+	DIR *dir;
 	struct dirent *e;
+	pid_t pid = fork();
 
-	if (!dir)
+	if (pid < 0) {
+		sbx_warn("vm: root disks: fork: %s (each is built at its first create)",
+			 strerror(errno));
 		return;
+	}
+	if (pid > 0)
+		return;   /* reaped as the runner's other unknown children are */
+	/* nothing of the runner's: not its sockets, which a restarted runner
+	 * must be able to bind again while this still runs */
+	close_range(3, ~0u, 0);
+	if (!(dir = opendir(d->r->image_dir)))
+		_exit(0);
 	while ((e = readdir(dir))) {
 		char rootfs[PATH_MAX], disk[PATH_MAX];
 		struct sbx_err err = { 0 };
@@ -130,6 +145,7 @@ static void build_root_disks(struct rn_driver *d, struct vm_state *vs)
 			sbx_warn("vm: image %s: %s", e->d_name, err.msg);
 	}
 	closedir(dir);
+	_exit(0);
 }
 
 static int vm_init(struct rn_driver *d, struct sbx_err *err)

@@ -107,7 +107,9 @@ int vm_root_disk(const struct vm_state *vs, const char *image, const char *rootf
 	    access(out, R_OK) == 0)
 		return 0;
 	sbx_info("vm: building the root disk of image %s (%s)", image, out);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	/* builders may race (a runner's background child, a create, another
+	 * runner on the same cache): each writes its own file */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out, (int)getpid());
 	unlink(tmp);
 	if (vm_run(argv, err) < 0) {
 		unlink(tmp);

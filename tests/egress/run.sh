@@ -25,12 +25,16 @@ suite_cleanup() {
 }
 suite_cleanup
 
-# the test CA and one certificate for every name of the fake internet
+# the test CA and one certificate for every name of the fake internet,
+# with the extensions a strict verifier wants (Python 3.13 in the Debian 13
+# image verifies with VERIFY_X509_STRICT: key usages, key identifiers)
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=egress-test-ca \
+	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+	-addext subjectKeyIdentifier=hash \
 	-keyout "$T/ca.key" -out "$T/ca.pem" >/dev/null 2>&1 &&
 openssl req -newkey rsa:2048 -nodes -subj /CN=allowed.test \
 	-keyout "$T/srv.key" -out "$T/srv.csr" >/dev/null 2>&1 &&
-printf 'subjectAltName=DNS:allowed.test,DNS:*.pkg.test,DNS:pkg.test,DNS:*.api.pkg.test,DNS:denied.test,DNS:other.test,DNS:rebind.test\n' >"$T/san" &&
+printf 'subjectAltName=DNS:allowed.test,DNS:*.pkg.test,DNS:pkg.test,DNS:*.api.pkg.test,DNS:denied.test,DNS:other.test,DNS:rebind.test\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n' >"$T/san" &&
 openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial \
 	-days 2 -extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1 || h_abort "cannot make the test CA"
 

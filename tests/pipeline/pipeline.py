@@ -89,8 +89,10 @@ def head(method, path, key, extra=()):
 
 
 # Statuses any request may get from the gateway in some state: the route's
-# own answers, refusals, and 400 for a pipelined request with a body.
-ANY = {200, 201, 202, 204, 400, 401, 403, 404, 405, 409, 411, 413, 422, 426, 429, 500, 502, 503}
+# own answers (410: a /v2 route of a sandbox a pipelined pause or stop
+# ended; 507: a full store), refusals, and 400 for a pipelined request
+# with a body.
+ANY = {200, 201, 202, 204, 400, 401, 403, 404, 405, 409, 410, 411, 413, 422, 426, 429, 500, 502, 503, 507}
 
 
 def reqs_for(method, path, ws, key, sid, cid):
