@@ -272,7 +272,15 @@ else
 			r2=; sleep 0.1
 		done
 		[ -n "$r2" ] && pass "b': the gateway started a new runner ($r1 -> $r2)" || fail "b': no new runner within 30 s"
-		esid2=$(create $EB)
+		# the new runner's process exists before it listens, and the
+		# gateway marks it up at its next status probe (once a second):
+		# a create meanwhile is a 503; 30 s, as a bound
+		esid2=
+		for _ in $(seq 100); do
+			esid2=$(create $EB)
+			[ -n "$esid2" ] && break
+			sleep 0.3
+		done
 		c=$(api POST $EB "/v1/sandboxes/$esid2/commands" '{"cmd":"echo","args":["again"]}')
 		check "b': a new sandbox works on the new runner" "$c $(jget "$T/body" stdout)" "200 again"
 		c=$(api GET $EB "/v1/sandboxes/$esid")
