@@ -312,10 +312,11 @@ def t_tls_backpressure(t, r, cli, sid):
     finally:
         s.close()
     # per stream: 2 x 64 KiB in the TLS relay, 2 x 256 KiB in the splice;
-    # 16 MiB leaves room for allocator noise (ASan's too), far below the
-    # 200 MB the command writes
+    # 48 MiB leaves room for allocator noise (ASan keeps freed memory in
+    # its quarantine: 20 MiB was seen once under the gvisor pass), far
+    # below the 200 MB the command writes in those 3 s when not held back
     t.result("tls: a client that stops reading stalls its stream; the runner holds a bounded "
-             "amount and serves others", rep.get("ok") and grown < 16384 and served,
+             "amount and serves others", rep.get("ok") and grown < 48 * 1024 and served,
              "grew %d KiB, served %s" % (grown, served))
 
 
