@@ -1,6 +1,7 @@
 /* The tar reader of image layers (rn_oci_tar.h). Headers are checked
  * (checksum, octal or base-256 numbers); pax and GNU long-name records are
  * bounded; data is skipped, never buffered. */
+#include "sbx_tarpath.h"
 #include "rn_oci_tar.h"
 
 #include <errno.h>
@@ -75,47 +76,6 @@ int oci_tar_open(struct oci_tar *t, int fd, uint64_t cap, int want_sha)
 			return fail(t, "sha256 unavailable");
 	}
 	return 0;
-}
-
-static int number(const unsigned char *p, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i = 0;
-
-	if (p[0] & 0x80) {   /* base-256 (GNU) */
-		if (p[0] != 0x80)
-			return -1;
-		for (i = 1; i < n; i++) {
-			if (v >> 55)
-				return -1;
-			v = v << 8 | p[i];
-		}
-		*out = v;
-		return 0;
-	}
-	while (i < n && p[i] == ' ')
-		i++;
-	for (; i < n && p[i] >= '0' && p[i] <= '7'; i++) {
-		if (v >> 60)
-			return -1;
-		v = v * 8 + (uint64_t)(p[i] - '0');
-	}
-	if (i < n && p[i] != ' ' && p[i] != '\0')
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int checksum_ok(const unsigned char *h)
-{
-	uint64_t want;
-	unsigned long sum = 0;
-
-	if (number(h + 148, 8, &want))
-		return 0;
-	for (int i = 0; i < 512; i++)
-		sum += i >= 148 && i < 156 ? ' ' : h[i];
-	return sum == want;
 }
 
 /* A string value of a pax record into out; -1 when it holds a NUL or does
@@ -243,11 +203,11 @@ int oci_tar_next(struct oci_tar *t)
 		}
 		if (zeros)
 			return fail(t, "bad tar archive: a header after an end block");
-		if (!checksum_ok(h))
+		if (!sbx_tar_checksum_ok(h))
 			return fail(t, "bad tar archive: header checksum mismatch");
-		if (number(h + 124, 12, &size) || number(h + 100, 8, &mode) ||
-		    number(h + 108, 8, &uid) || number(h + 116, 8, &gid) ||
-		    number(h + 136, 12, &mtime))
+		if (sbx_tar_number(h + 124, 12, &size) || sbx_tar_number(h + 100, 8, &mode) ||
+		    sbx_tar_number(h + 108, 8, &uid) || sbx_tar_number(h + 116, 8, &gid) ||
+		    sbx_tar_number(h + 136, 12, &mtime))
 			return fail(t, "bad tar archive: bad number field");
 		type = h[156] ? (char)h[156] : '0';
 		if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {

@@ -36,45 +36,6 @@ static enum cv_tar_ev fail(struct cv_tar *t, const char *why)
 	return CV_TAR_ERROR;
 }
 
-static int octal(const unsigned char *p, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i = 0;
-	if (p[0] & 0x80) {   /* base-256 (GNU): big sizes */
-		if (p[0] != 0x80)
-			return -1;
-		for (i = 1; i < n; i++) {
-			if (v >> 55)
-				return -1;
-			v = v << 8 | p[i];
-		}
-		*out = v;
-		return 0;
-	}
-	while (i < n && p[i] == ' ')
-		i++;
-	for (; i < n && p[i] >= '0' && p[i] <= '7'; i++) {
-		if (v >> 60)
-			return -1;
-		v = v * 8 + (uint64_t)(p[i] - '0');
-	}
-	if (i < n && p[i] != ' ' && p[i] != '\0')
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int checksum_ok(const unsigned char *h)
-{
-	uint64_t want;
-	unsigned long sum = 0;
-	if (octal(h + 148, 8, &want))
-		return 0;
-	for (int i = 0; i < 512; i++)
-		sum += i >= 148 && i < 156 ? ' ' : h[i];
-	return sum == want;
-}
-
 /* "len key=value\n" records: take path. */
 static int pax_path(struct cv_tar *t)
 {
@@ -114,9 +75,9 @@ static enum cv_tar_ev header(struct cv_tar *t)
 	}
 	if (t->zeros)
 		return fail(t, "bad tar archive: a header after an end block");
-	if (!checksum_ok(h))
+	if (!sbx_tar_checksum_ok(h))
 		return fail(t, "bad tar archive: header checksum mismatch");
-	if (octal(h + 124, 12, &size) || octal(h + 100, 8, &mode))
+	if (sbx_tar_number(h + 124, 12, &size) || sbx_tar_number(h + 100, 8, &mode))
 		return fail(t, "bad tar archive: bad size or mode field");
 	char type = h[156] ? (char)h[156] : '0';
 	if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
