@@ -29,6 +29,11 @@
 
 struct ag_ctx ag;
 
+/* The listener's event and spec: SIGUSR1 closes it, SIGUSR2 opens it
+ * again (quiesce/relisten below). */
+static struct ag_ev *listen_ev;
+static const char *listen_spec;
+
 int64_t ag_now_ms(void)
 {
 	struct timespec ts;
@@ -146,12 +151,44 @@ static int setup_signals(void)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -1;
 	/* A vanished client must give EPIPE, not kill the agent. Commands get
 	 * SIG_DFL back before exec. */
 	signal(SIGPIPE, SIG_IGN);
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+/* SIGUSR1, from the gvisor driver before `runsc checkpoint`: gVisor cannot
+ * save a socket bound to or connected through the host (the checkpoint
+ * fails and the sentry dies with it), so every connection ends and the
+ * listener closes, the listener last: once a dial of it is refused, no
+ * host socket is left (runner/driver_gvisor_ckpt.c waits for that).
+ * Commands and their output stay, in memory that the checkpoint keeps. */
+static void quiesce(void)
+{
+	while (ag.conns)
+		ag_conn_close(ag.conns);
+	if (listen_ev->fd >= 0) {
+		ag_ev_del(listen_ev);
+		close(listen_ev->fd);
+		listen_ev->fd = ag.listen_fd = -1;
+	}
+	sbx_info("quiesced: every connection closed, not listening");
+}
+
+/* SIGUSR2, after `runsc restore`: listen again at the same path. */
+static void relisten(void)
+{
+	if (listen_ev->fd >= 0 || ag.shutting_down)
+		return;
+	listen_ev->fd = ag.listen_fd = listen_on(listen_spec);
+	if (listen_ev->fd < 0)
+		return;
+	ag_ev_set(listen_ev, EPOLLIN);
+	sbx_info("listening again on %s", listen_spec);
 }
 
 static void on_signal(int sfd)
@@ -161,6 +198,10 @@ static void on_signal(int sfd)
 	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			continue;
+		if (si.ssi_signo == SIGUSR1 || si.ssi_signo == SIGUSR2) {
+			(si.ssi_signo == SIGUSR1 ? quiesce : relisten)();
+			continue;
+		}
 		if (!ag.shutting_down) {
 			sbx_info("signal %u: terminating all commands", si.ssi_signo);
 			ag.shutting_down = 1;
@@ -200,7 +241,7 @@ static int fill_stdio(void)
 
 /* The loop's three sources: the listening socket, the signalfd and a
  * 100 ms timer for deadlines. 0, or -1 after logging why. */
-static int start_listening(const char *listen_spec, struct ag_ev *lev, struct ag_ev *sev,
+static int start_listening(const char *spec, struct ag_ev *lev, struct ag_ev *sev,
 			   struct ag_ev *tev)
 {
 	struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
@@ -208,7 +249,8 @@ static int start_listening(const char *listen_spec, struct ag_ev *lev, struct ag
 	ag.last_busy = ag_now_ms();
 	ag.epfd = epoll_create1(EPOLL_CLOEXEC);
 	sev->fd = setup_signals();
-	lev->fd = ag.listen_fd = listen_on(listen_spec);
+	listen_ev = lev;
+	lev->fd = ag.listen_fd = listen_on(spec);
 	tev->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (ag.epfd < 0 || sev->fd < 0 || lev->fd < 0 || tev->fd < 0 ||
 	    timerfd_settime(tev->fd, 0, &its, NULL) < 0) {
@@ -218,7 +260,8 @@ static int start_listening(const char *listen_spec, struct ag_ev *lev, struct ag
 	ag_ev_set(lev, EPOLLIN);
 	ag_ev_set(sev, EPOLLIN);
 	ag_ev_set(tev, EPOLLIN);
-	sbx_info("listening on %s (pid %d, retention %zu bytes)", listen_spec,
+	listen_spec = spec;
+	sbx_info("listening on %s (pid %d, retention %zu bytes)", spec,
 		 (int)getpid(), ag.retention);
 	return 0;
 }
