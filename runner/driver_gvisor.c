@@ -31,6 +31,7 @@
 #include "rn_child.h"
 #include "rn_egress.h"
 #include "rn_net.h"
+#include "rn_pause.h"
 #include "rn_runtime.h"
 #include "rn_slot.h"
 #include "rn_state.h"
@@ -62,6 +63,7 @@ struct gv_state {
 struct gv_sb {
 	char cg[RN_ID_MAX + 96];    /* its cgroup path */
 	int slot;                   /* its veth addresses (allow-all), or -1 */
+	int checkpointed;           /* paused to <dir>/checkpoint: no process left */
 };
 
 static struct gv_state *state_of(const struct rn_driver *d)
@@ -175,10 +177,12 @@ struct gv_launch {
 	char upper[PATH_MAX], pidfile[PATH_MAX];
 	char cgpath[RN_ID_MAX + 98], netns[64];    /* netns: "" until allow-all's is made */
 	char rootflag[PATH_MAX + 16], overlay[PATH_MAX + 32], logflag[PATH_MAX + 16];
-	char bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16];
-	char *argv[16];
+	char bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16], imageflag[PATH_MAX + 32];
+	char *argv[20];
+	char *poke[8];              /* restore: `runsc kill <id> USR2` after it */
 	struct gv_bundle b;
 	int allow_all;
+	int restore;                /* `runsc restore` of <dir>/checkpoint, not run */
 	int sv[2];                  /* allow-all: the watcher's channel, else -1 */
 };
 
@@ -261,13 +265,25 @@ static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
 	l->argv[i++] = "--file-access-mounts=shared";
 	l->argv[i++] = "--platform=systrap";
 	l->argv[i++] = l->overlay;
-	l->argv[i++] = "run";
+	l->argv[i++] = l->restore ? "restore" : "run";
 	l->argv[i++] = "--detach";
+	if (l->restore) {
+		snprintf(l->imageflag, sizeof(l->imageflag), "--image-path=%s/" GV_CKPT_DIR,
+			 sb->dir);
+		l->argv[i++] = l->imageflag;
+	}
 	l->argv[i++] = l->pidflag;
 	l->argv[i++] = "--bundle";
 	l->argv[i++] = l->bundle;
 	l->argv[i++] = (char *)sb->id;
 	l->argv[i] = NULL;
+	i = 0;
+	l->poke[i++] = (char *)gs->runsc;
+	l->poke[i++] = l->rootflag;
+	l->poke[i++] = "kill";
+	l->poke[i++] = (char *)sb->id;
+	l->poke[i++] = "USR2";
+	l->poke[i] = NULL;
 }
 
 /* The runner makes the memory, pids and cpu cgroups with their limits;
@@ -303,7 +319,8 @@ static int fork_watcher(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_e
 	if (pid == 0) {
 		if (l->sv[0] >= 0)
 			close(l->sv[0]);
-		gv_watch(l->argv, l->pidfile, l->sockdir, sb->drv->agent_stderr, l->sv[1]);
+		gv_watch(l->argv, l->restore ? l->poke : NULL, l->pidfile, l->sockdir,
+			 sb->drv->agent_stderr, l->sv[1]);
 	}
 	sb->pid = pid;
 	return 0;
@@ -641,33 +658,178 @@ fail:
 	return -1;
 }
 
-/* ---- pause and resume: runsc stops the sentry's tasks (memory kept) ---- */
+/* ---- pause and resume ----
+ *
+ * A deny-all sandbox is paused to disk: the agent closes its host sockets
+ * (gVisor cannot save them), `runsc checkpoint` writes the sandbox's
+ * memory and processes to <dir>/checkpoint and ends it (sentry, gofer,
+ * watcher and cgroups go: nothing runs and no memory is held while
+ * paused), and resume is `runsc restore` of it under a new watcher, whose
+ * `runsc kill USR2` makes the agent listen again. An allow-all sandbox's
+ * netstack owns its veth, in a netns that lives with its watcher, so it
+ * is paused by `runsc pause` (the sentry stops its tasks, memory kept).
+ * Each step is waited for in the runner's loop. */
 
-/* `runsc --root=R pause|resume ID`, waited for (it answers at once: the
- * sentry does the work); its output in err when it fails. */
-static int runsc_op(struct rn_sandbox *sb, const char *op, struct sbx_err *err)
+/* `runsc --root=R <op> [flag] ID [sig]`, waited for; its output in err
+ * when it fails. flag and sig are the driver's own words (no quote). */
+static int runsc_op(struct rn_sandbox *sb, const char *op, const char *flag,
+		    const char *sig, struct sbx_err *err)
 {
 	const struct gv_state *gs = state_of(sb->drv);
-	char cmd[PATH_MAX * 2 + 128], out[512];
+	char cmd[PATH_MAX * 4 + 128], out[512];
 	int st;
 
-	snprintf(cmd, sizeof(cmd), "'%s' --root='%s' %s '%s' 2>&1", gs->runsc, gs->root, op, sb->id);
+	snprintf(cmd, sizeof(cmd), "'%s' --root='%s' %s '%s' '%s' %s 2>&1", gs->runsc, gs->root,
+		 op, flag ? flag : "--", sb->id, sig ? sig : "");
 	st = run_capture(cmd, out, sizeof(out));
 	if (st != 0) {
-		out[strcspn(out, "\n")] = 0;
-		return sbx_err_set(err, EIO, "runsc %s: %.300s", op, out[0] ? out : "failed");
+		/* the first line that says something (runsc ends a panic
+		 * with a stack) */
+		char *m = strstr(out, "checkpoint failed") ? strstr(out, "checkpoint failed") : out;
+
+		m[strcspn(m, "\n")] = 0;
+		return sbx_err_set(err, EIO, "runsc %s: %.300s", op, m[0] ? m : "failed");
 	}
 	return 0;
 }
 
+/* The watcher after the sentry ended, or SIGKILLed after 10 s. */
+static void wait_watcher(struct rn_sandbox *sb)
+{
+	int st;
+
+	for (int i = 0; i < 2000; i++) {
+		pid_t p = waitpid(sb->pid, &st, WNOHANG);
+
+		if (p == sb->pid || (p < 0 && errno != EINTR))
+			return;
+		if (i == 1999) {
+			kill(-sb->pid, SIGKILL);
+			kill(sb->pid, SIGKILL);
+			while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
+				;
+			return;
+		}
+		usleep(5000);
+	}
+}
+
+/* What the checkpointed sandbox left: its cgroups and runsc's state. The
+ * image, the overlay's tmpfs and the agent's dead socket (rn_pause.c puts
+ * it aside) stay. */
+static void drop_ended(struct rn_sandbox *sb)
+{
+	struct gv_sb *gb = sb_of(sb);
+
+	for (int i = 0; i < 400 && sweep_cgroup(&sb->drv->r->cg, gb->cg) == 1; i++)
+		usleep(5000);
+	remove_runsc_state(state_of(sb->drv), sb->id);
+}
+
+static int gv_checkpoint(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	char img[PATH_MAX + 16], flag[PATH_MAX + 32], sockdir[PATH_MAX];
+	struct sbx_err e2 = { 0, "" };
+
+	rn_state_path(sockdir, sb, "sock");
+	snprintf(img, sizeof(img), "%s/" GV_CKPT_DIR, sb->dir);
+	sbx_rmtree(img);
+	if (mkdir(img, 0700) < 0)
+		return sbx_err_sys(err, "mkdir %s", img);
+	if (runsc_op(sb, "kill", NULL, "USR1", err) < 0)
+		goto fail;
+	if (gv_ckpt_wait_closed(sockdir, 10000) < 0) {
+		sbx_err_set(err, ETIMEDOUT, "the agent did not close its socket for the checkpoint");
+		goto relisten;
+	}
+	snprintf(flag, sizeof(flag), "--image-path=%s", img);
+	if (runsc_op(sb, "checkpoint", flag, NULL, err) < 0) {
+		/* a checkpoint that failed part way may have ended the
+		 * sandbox: its watcher's exit says so, as for any end */
+		goto relisten;
+	}
+	wait_watcher(sb);
+	sb->pid = 0;
+	sb->reaped = 1;             /* nothing of it to wait for until resume */
+	sb_of(sb)->checkpointed = 1;
+	drop_ended(sb);
+	return 0;
+relisten:
+	if (runsc_op(sb, "kill", NULL, "USR2", &e2) < 0)
+		sbx_err_log("%s: listen again after a failed pause: %s", sb->id, e2.msg);
+fail:
+	sbx_rmtree(img);
+	return -1;
+}
+/* `runsc restore` of <dir>/checkpoint under a new watcher, the agent
+ * listening again when it returns; the image is removed after. On
+ * failure the sandbox is paused as before (the image kept). */
+static int gv_restore(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct gv_state *gs = state_of(sb->drv);
+	struct gv_launch l = { .restore = 1, .sv = { -1, -1 } };
+	char img[PATH_MAX + 16], aside[PATH_MAX + 16];
+	struct sbx_err e2 = { 0, "" };
+	int st = 0, rc;
+
+	if (check_runtime(gs, sb, &l, err) < 0)
+		return -1;
+	plan_launch(&l, gs, sb);
+	/* The agent's socket of before the checkpoint is dead, and the
+	 * watcher moves the new one to its name: it goes back aside (where
+	 * rn_pause.c had it, so a failed restore leaves the sandbox paused as
+	 * it was), and is removed once the restore worked. */
+	snprintf(aside, sizeof(aside), "%s" RN_PAUSED_SUFFIX, sb->agent_socket);
+	if (rename(sb->agent_socket, aside) < 0)
+		return sbx_err_sys(err, "move the agent socket of %s", sb->id);
+	if (make_cgroups(sb, err) < 0 || fork_watcher(&l, sb, err) < 0)
+		goto fail;
+	sb->reaped = 0;
+	rc = gv_ckpt_wait_listening(l.sockdir, sb->pid, 60000, &st);
+	if (rc != 0) {
+		if (rc == 1)
+			sb->pid = 0;
+		sbx_err_set(err, EIO, "runsc restore: %s", rc == 1 ? "the restored sandbox "
+			    "ended at once" : "its agent did not listen within 60 s");
+		runsc_error(sb);
+		if (!strncmp(sb->error, "runsc: ", 7))
+			sbx_err_set(err, EIO, "restore failed: %.200s", sb->error);
+		sb->error[0] = 0;
+		goto fail;
+	}
+	sb_of(sb)->checkpointed = 0;
+	unlink(aside);
+	if (rn_state_save(sb, "gvisor", sb_of(sb)->slot, &e2) < 0)
+		sbx_err_log("%s: after restore: %s", sb->id, e2.msg);
+	snprintf(img, sizeof(img), "%s/" GV_CKPT_DIR, sb->dir);
+	if (sbx_rmtree(img) < 0)
+		sbx_warn("%s: cannot remove %s: %s", sb->id, img, strerror(errno));
+	return 0;
+fail:
+	if (sb->pid > 0) {
+		kill(-sb->pid, SIGKILL);
+		kill(sb->pid, SIGKILL);
+		while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	sb->pid = 0;
+	sb->reaped = 1;
+	drop_ended(sb);
+	return -1;
+}
+
 static int gv_pause(struct rn_sandbox *sb, struct sbx_err *err)
 {
-	return runsc_op(sb, "pause", err);
+	if (sb->spec.network != RN_NET_DENY_ALL)
+		return runsc_op(sb, "pause", NULL, NULL, err);
+	return gv_checkpoint(sb, err);
 }
 
 static int gv_resume(struct rn_sandbox *sb, struct sbx_err *err)
 {
-	return runsc_op(sb, "resume", err);
+	if (!sb_of(sb)->checkpointed)
+		return runsc_op(sb, "resume", NULL, NULL, err);
+	return gv_restore(sb, err);
 }
 
 const struct rn_driver_ops rn_driver_gvisor = {

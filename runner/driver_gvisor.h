@@ -16,6 +16,8 @@
  * the tmpfs's root, where the runner dials the agent, is not bound
  * anywhere inside (driver_gvisor_sock.c). */
 #define GV_GUEST_DIR "guest"
+/* A paused sandbox's checkpoint image: <sandbox dir>/GV_CKPT_DIR. */
+#define GV_CKPT_DIR "checkpoint"
 #define GV_MIN_VERSION 20240729L   /* statx fix, systrap, --overlay2 dir media */
 
 /* What config.json is made from (driver_gvisor_spec.c). */
@@ -49,9 +51,20 @@ int gv_sock_hide(const char *sockdir, pid_t sentry, int *sentry_st);
 /* The sandbox's watcher, in the runner's child forked for it: starts runsc
  * (argv), runs as long as the sandbox's sentry and ends as it did; with
  * net_fd >= 0 it first makes the sandbox's network namespace, handing it
- * over through net_fd (driver_gvisor_watch.c). */
-void gv_watch(char *const argv[], const char *pidfile, const char *sockdir,
-	      int agent_stderr, int net_fd) __attribute__((noreturn));
+ * over through net_fd; with poke (a restore) it runs that runsc command
+ * too once argv returned, which tells the agent to listen again
+ * (driver_gvisor_watch.c). */
+void gv_watch(char *const argv[], char *const poke[], const char *pidfile,
+	      const char *sockdir, int agent_stderr, int net_fd) __attribute__((noreturn));
+
+/* Before `runsc checkpoint`: wait until a dial of sockdir/agent.sock is
+ * refused (the agent closed every connection and then its listener). 0,
+ * or -1 (ETIMEDOUT) after timeout_ms (driver_gvisor_ckpt.c). */
+int gv_ckpt_wait_closed(const char *sockdir, int timeout_ms);
+/* After `runsc restore`: wait until sockdir/agent.sock accepts (the agent
+ * listens again and the watcher moved its socket). 0; 1 when the watcher
+ * exited first (its wait status in *st, reaped); -1 (ETIMEDOUT). */
+int gv_ckpt_wait_listening(const char *sockdir, pid_t watcher, int timeout_ms, int *st);
 
 /* runsc's version as YYYYMMDD from `runsc --version` output, or -1. */
 long gv_parse_version(const char *text);

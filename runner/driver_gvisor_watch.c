@@ -22,6 +22,9 @@
  * a sandbox's dir on the host detaches its mount points in every
  * namespace (checked).
  *
+ * After a restore (poke), it runs `runsc kill <id> USR2`: the agent, whose
+ * listener was closed for the checkpoint, listens again.
+ *
  * Once runsc returned, it moves the agent's socket out of the sandbox's
  * reach as soon as the agent listens (gv_sock_hide); should that fail,
  * it kills the sentry: a sandbox whose socket the runner cannot dial, or
@@ -149,8 +152,8 @@ static void __attribute__((noreturn)) exit_as(int sentry_st)
 	_exit(sentry_st >= 0 && WIFEXITED(sentry_st) ? WEXITSTATUS(sentry_st) : 1);
 }
 
-void gv_watch(char *const argv[], const char *pidfile, const char *sockdir,
-	      int agent_stderr, int net_fd)
+void gv_watch(char *const argv[], char *const poke[], const char *pidfile,
+	      const char *sockdir, int agent_stderr, int net_fd)
 {
 	int sentry_st = -1;
 	pid_t sentry;
@@ -163,6 +166,8 @@ void gv_watch(char *const argv[], const char *pidfile, const char *sockdir,
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		_exit(126);
 	run_runsc(argv);
+	if (poke)
+		run_runsc(poke);
 	sentry = read_sentry(pidfile);
 	if (gv_sock_hide(sockdir, sentry, &sentry_st) < 0 && sentry > 0)
 		kill(sentry, SIGKILL);

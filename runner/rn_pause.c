@@ -7,15 +7,13 @@
 #include "rn_loop.h"
 #include "sbx_log.h"
 
-#define PAUSED_SUFFIX ".paused"
-
 /* The agent's socket aside (paused) or back: a dial of its path fails
  * while paused instead of waiting on a frozen agent. */
 static int move_socket(const struct rn_sandbox *sb, int aside, struct sbx_err *err)
 {
 	char other[PATH_MAX + 16];
 
-	snprintf(other, sizeof other, "%s" PAUSED_SUFFIX, sb->agent_socket);
+	snprintf(other, sizeof other, "%s" RN_PAUSED_SUFFIX, sb->agent_socket);
 	if (rename(aside ? sb->agent_socket : other, aside ? other : sb->agent_socket) < 0)
 		return sbx_err_sys(err, "move the agent socket of %s", sb->id);
 	return 0;

@@ -8,6 +8,9 @@
 
 #include "runner.h"
 
+/* The agent's socket while paused: <agent_socket> RN_PAUSED_SUFFIX. */
+#define RN_PAUSED_SUFFIX ".paused"
+
 /* 0, or -1 with err: EBUSY (not running / not paused), ENOTSUP (the
  * driver cannot), other (the driver's failure; the sandbox is as before). */
 int rn_sandbox_pause(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err);

@@ -1,0 +1,65 @@
+/* The waits around a gvisor checkpoint and restore (driver_gvisor.c
+ * "pause and resume"): the agent's host socket closed before `runsc
+ * checkpoint`, and listening again (moved out of the guest's reach by the
+ * watcher) after `runsc restore`. Both poll the socket the runner dials;
+ * both are bounded, and the restore's wait ends early when the watcher
+ * (the restored sandbox) does. */
+#include "driver_gvisor.h"
+
+#include <errno.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sbx_net.h"
+
+#define STEP_NS 5000000L        /* 5 ms between dials */
+
+static void step(void)
+{
+	struct timespec ts = { 0, STEP_NS };
+
+	nanosleep(&ts, NULL);
+}
+
+/* A dial of sockdir/agent.sock: 0 it connected (closed at once: the agent
+ * drops a connection that closes before its handshake), else errno. */
+static int dial(const char *sockdir)
+{
+	int fd = sbx_unix_connect_beneath(sockdir, GV_AGENT_SOCK_NAME);
+
+	if (fd < 0)
+		return errno ? errno : EIO;
+	close(fd);
+	return 0;
+}
+
+int gv_ckpt_wait_closed(const char *sockdir, int timeout_ms)
+{
+	for (long i = 0; i <= timeout_ms * 1000000L / STEP_NS; i++) {
+		int e = dial(sockdir);
+
+		/* refused: the listener is closed, and the agent closed every
+		 * connection before it */
+		if (e == ECONNREFUSED || e == ENOENT)
+			return 0;
+		step();
+	}
+	errno = ETIMEDOUT;
+	return -1;
+}
+
+int gv_ckpt_wait_listening(const char *sockdir, pid_t watcher, int timeout_ms, int *st)
+{
+	for (long i = 0; i <= timeout_ms * 1000000L / STEP_NS; i++) {
+		pid_t p = waitpid(watcher, st, WNOHANG);
+
+		if (p == watcher)
+			return 1;
+		if (dial(sockdir) == 0)
+			return 0;
+		step();
+	}
+	errno = ETIMEDOUT;
+	return -1;
+}
