@@ -126,6 +126,10 @@ struct ag_ctx {
 
 extern struct ag_ctx ag;
 
+/* Beside the agent's UNIX socket once SIGUSR1 closed every connection and
+ * the listener (agent_main.c, for the gvisor driver's checkpoint). */
+#define AG_QUIESCED_SUFFIX ".quiesced"
+
 /* agent_cmd.c: SIGKILL the process group of every command past its
  * timeout_ms (called from the 100 ms timer) */
 void ag_cmd_timeouts(int64_t now);

@@ -161,14 +161,28 @@ static int setup_signals(void)
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
+/* <socket path>.quiesced into out, or -1 (not a UNIX listener). */
+static int quiesced_path(char *out, size_t n)
+{
+	if (strncmp(listen_spec, "unix:", 5) != 0 ||
+	    snprintf(out, n, "%s" AG_QUIESCED_SUFFIX, listen_spec + 5) >= (int)n)
+		return -1;
+	return 0;
+}
+
 /* SIGUSR1, from the gvisor driver before `runsc checkpoint`: gVisor cannot
  * save a socket bound to or connected through the host (the checkpoint
  * fails and the sentry dies with it), so every connection ends and the
- * listener closes, the listener last: once a dial of it is refused, no
- * host socket is left (runner/driver_gvisor_ckpt.c waits for that).
- * Commands and their output stay, in memory that the checkpoint keeps. */
+ * listener closes. A dial from the host cannot tell (the host side of a
+ * closed listener still accepts into its backlog), so the file
+ * <socket>.quiesced says it is done, made last
+ * (runner/driver_gvisor_ckpt.c waits for it). Commands and their output
+ * stay, in memory that the checkpoint keeps. */
 static void quiesce(void)
 {
+	char done[PATH_MAX];
+	int fd;
+
 	while (ag.conns)
 		ag_conn_close(ag.conns);
 	if (listen_ev->fd >= 0) {
@@ -176,14 +190,26 @@ static void quiesce(void)
 		close(listen_ev->fd);
 		listen_ev->fd = ag.listen_fd = -1;
 	}
+	if (quiesced_path(done, sizeof(done)) < 0)
+		return;
+	fd = open(done, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		sbx_err_log("quiesce: create %s: %s", done, strerror(errno));
+		return;
+	}
+	close(fd);
 	sbx_info("quiesced: every connection closed, not listening");
 }
 
 /* SIGUSR2, after `runsc restore`: listen again at the same path. */
 static void relisten(void)
 {
+	char done[PATH_MAX];
+
 	if (listen_ev->fd >= 0 || ag.shutting_down)
 		return;
+	if (quiesced_path(done, sizeof(done)) == 0)
+		unlink(done);
 	listen_ev->fd = ag.listen_fd = listen_on(listen_spec);
 	if (listen_ev->fd < 0)
 		return;

@@ -748,6 +748,7 @@ static int gv_checkpoint(struct rn_sandbox *sb, struct sbx_err *err)
 		 * sandbox: its watcher's exit says so, as for any end */
 		goto relisten;
 	}
+	gv_ckpt_unmark(sockdir);
 	wait_watcher(sb);
 	sb->pid = 0;
 	sb->reaped = 1;             /* nothing of it to wait for until resume */
@@ -755,8 +756,13 @@ static int gv_checkpoint(struct rn_sandbox *sb, struct sbx_err *err)
 	drop_ended(sb);
 	return 0;
 relisten:
-	if (runsc_op(sb, "kill", NULL, "USR2", &e2) < 0)
-		sbx_err_log("%s: listen again after a failed pause: %s", sb->id, e2.msg);
+	/* the sandbox runs on (unless the checkpoint ended it): its agent
+	 * listens again, through a socket moved out of its reach as at start */
+	gv_ckpt_unmark(sockdir);
+	unlink(sb->agent_socket);
+	if (runsc_op(sb, "kill", NULL, "USR2", &e2) < 0 || gv_sock_rehide(sockdir, 10000) < 0)
+		sbx_err_log("%s: listen again after a failed pause: %s", sb->id,
+			    e2.msg[0] ? e2.msg : strerror(errno));
 fail:
 	sbx_rmtree(img);
 	return -1;

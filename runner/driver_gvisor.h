@@ -18,6 +18,8 @@
 #define GV_GUEST_DIR "guest"
 /* A paused sandbox's checkpoint image: <sandbox dir>/GV_CKPT_DIR. */
 #define GV_CKPT_DIR "checkpoint"
+/* The agent's "no host socket left" mark (guest/agent.h AG_QUIESCED_SUFFIX) */
+#define GV_QUIESCED_NAME GV_AGENT_SOCK_NAME ".quiesced"
 #define GV_MIN_VERSION 20240729L   /* statx fix, systrap, --overlay2 dir media */
 
 /* What config.json is made from (driver_gvisor_spec.c). */
@@ -57,10 +59,16 @@ int gv_sock_hide(const char *sockdir, pid_t sentry, int *sentry_st);
 void gv_watch(char *const argv[], char *const poke[], const char *pidfile,
 	      const char *sockdir, int agent_stderr, int net_fd) __attribute__((noreturn));
 
-/* Before `runsc checkpoint`: wait until a dial of sockdir/agent.sock is
- * refused (the agent closed every connection and then its listener). 0,
- * or -1 (ETIMEDOUT) after timeout_ms (driver_gvisor_ckpt.c). */
+/* Before `runsc checkpoint`: wait until the agent made
+ * sockdir/GV_GUEST_DIR/GV_QUIESCED_NAME (it closed every connection and
+ * its listener). 0, or -1 (ETIMEDOUT) after timeout_ms; gv_ckpt_unmark
+ * removes the file (driver_gvisor_ckpt.c). */
 int gv_ckpt_wait_closed(const char *sockdir, int timeout_ms);
+void gv_ckpt_unmark(const char *sockdir);
+/* The agent listening again at sockdir/GV_GUEST_DIR/agent.sock (after
+ * SIGUSR2) moved to sockdir/agent.sock, as gv_sock_hide does at start;
+ * waits up to timeout_ms. 0, or -1 with errno (driver_gvisor_sock.c). */
+int gv_sock_rehide(const char *sockdir, int timeout_ms);
 /* After `runsc restore`: wait until sockdir/agent.sock accepts (the agent
  * listens again and the watcher moved its socket). 0; 1 when the watcher
  * exited first (its wait status in *st, reaped); -1 (ETIMEDOUT). */

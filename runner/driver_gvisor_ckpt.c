@@ -7,6 +7,8 @@
 #include "driver_gvisor.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,19 +36,37 @@ static int dial(const char *sockdir)
 	return 0;
 }
 
+/* 1 when sockdir/GV_GUEST_DIR/GV_QUIESCED_NAME is a regular file (no
+ * link followed). */
+static int quiesced(const char *sockdir)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(p, sizeof(p), "%s/" GV_GUEST_DIR "/" GV_QUIESCED_NAME, sockdir) >=
+	    (int)sizeof(p))
+		return 0;
+	return lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 int gv_ckpt_wait_closed(const char *sockdir, int timeout_ms)
 {
 	for (long i = 0; i <= timeout_ms * 1000000L / STEP_NS; i++) {
-		int e = dial(sockdir);
-
-		/* refused: the listener is closed, and the agent closed every
-		 * connection before it */
-		if (e == ECONNREFUSED || e == ENOENT)
+		if (quiesced(sockdir))
 			return 0;
 		step();
 	}
 	errno = ETIMEDOUT;
 	return -1;
+}
+
+void gv_ckpt_unmark(const char *sockdir)
+{
+	char p[PATH_MAX];
+
+	if (snprintf(p, sizeof(p), "%s/" GV_GUEST_DIR "/" GV_QUIESCED_NAME, sockdir) <
+	    (int)sizeof(p))
+		unlink(p);
 }
 
 int gv_ckpt_wait_listening(const char *sockdir, pid_t watcher, int timeout_ms, int *st)

@@ -98,3 +98,23 @@ int gv_sock_hide(const char *sockdir, pid_t sentry, int *sentry_st)
 	}
 	return move_up(sockdir);
 }
+
+int gv_sock_rehide(const char *sockdir, int timeout_ms)
+{
+	char guest[PATH_MAX];
+
+	if (snprintf(guest, sizeof(guest), "%s/" GV_GUEST_DIR, sockdir) >= (int)sizeof(guest)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (long i = 0; !agent_listens(guest); i++) {
+		struct timespec ts = { 0, FINE_NS };
+
+		if (i * FINE_NS >= timeout_ms * 1000000L) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return move_up(sockdir);
+}
