@@ -37,7 +37,7 @@ done
 # offers (the runner's own probe says which): the same suites with the
 # runners' --default-isolation set, not copies. An unavailable driver is
 # one SKIP line with the probe's reason.
-DRIVER_SUITES="runner gateway preview security egress"
+DRIVER_SUITES="runner gateway preview security egress snapshots"
 RUNNER_BIN=bin/sandbox-runner AGENT_BIN=bin/sandbox-agent
 if [ "$(id -u)" = 0 ] && [ -x "$RUNNER_BIN" ] && [ -x "$AGENT_BIN" ]; then
 	python3 tests/runner/drivers.py "$RUNNER_BIN" "$AGENT_BIN" >"$T/drivers" 2>&1 ||

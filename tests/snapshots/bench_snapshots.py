@@ -1,7 +1,8 @@
 """Snapshot benchmark (bench/snapshots.sh): snapshot time and disk against
 the writable layer's size, create-from-snapshot against a plain create in
 the same run, a fork of 10 (a snapshot and 10 creates from it), pause and
-resume of a sandbox holding 256 MiB. Runs its own runner on a temp state
+resume of a sandbox holding 256 MiB (gvisor: to disk, and the checkpoint's
+size). Runs its own runner on a temp state
 dir; prints figure lines for bench/run.sh's table."""
 import os
 import shutil
@@ -101,12 +102,19 @@ def main():
                 print("SKIP: %s is not available here" % iso)
                 continue
             sid = create({"isolation": iso, "memory_mb": 512})
-            rnclient.shell(sock, sid, "python3 -c 'import time; b = bytearray(256 << 20); "
-                           "b[::4096] = b\"x\" * len(b[::4096]); time.sleep(3600)' >/dev/null 2>&1 & sleep 3")
+            # 256 MiB of random bytes (no compression makes a checkpoint
+            # of them smaller), held by a process that says when it has them
+            rnclient.shell(sock, sid, "python3 -c 'import os, time; b = os.urandom(256 << 20); "
+                           "open(\"/tmp/held\", \"w\").close(); time.sleep(3600)' >/dev/null 2>&1 & "
+                           "while [ ! -e /tmp/held ]; do sleep 0.1; done", timeout=300)
             pt, _ = timed(lambda: req({"op": "pause", "id": sid}))
+            ckpt = os.path.join(state, "sandboxes", sid, "checkpoint")
+            held = du(ckpt) if os.path.isdir(ckpt) else 0
             rt, _ = timed(lambda: req({"op": "resume", "id": sid}))
             figure("%s pause, 256 MiB held" % iso, "%.0f" % pt, "ms")
             figure("%s resume, 256 MiB held" % iso, "%.0f" % rt, "ms")
+            if iso == "gvisor":
+                figure("gvisor checkpoint on disk, 256 MiB held", "%.1f" % (held / 2**20), "MiB")
         for sid in made:
             req({"op": "stop", "id": sid})
     finally:

@@ -1,0 +1,79 @@
+# Sourced by tests/snapshots/run.sh under SANDBOX_TEST_ISOLATION=gvisor:
+# pause to disk (`runsc checkpoint`) and resume (`runsc restore`). Uses
+# run.sh's api, j, run and create. Every check reads values (files,
+# offsets, JSON members, what is on the host), never a duration.
+
+GSTATE=$T/state/sandboxes
+# host_left ID: what of a sandbox's processes and runsc state is on the host
+host_left() {
+	local n=0
+	for h in /sys/fs/cgroup/*/sandbox/gvisor_"$RN"/"$1"; do [ -e "$h" ] && n=$((n + 1)); done
+	n=$((n + $(ls "$T/state/gvisor" 2>/dev/null | grep -c "$1")))
+	echo "$n"
+}
+# logs ID CID: "offset:data" of each stdout chunk so far, one a line
+logs() {
+	curl -s -m 30 -H "$A" "$U/sandboxes/$1/commands/$2/logs?since=0" |
+		python3 -c 'import json,sys
+for l in sys.stdin:
+    o=json.loads(l)
+    if "offset" in o: print("%d:%s" % (o["offset"], o["data"].replace("\n","|")))'
+}
+# preview ID: the body of GET / on its port 3000 through the gateway
+preview() { curl -s -m 30 -H "Host: 3000-$1.localhost" "$GW_URL/"; }
+
+G=$(create '{"isolation":"gvisor","memory_mb":256,"ports":[3000],"timeout_ms":600000}')
+[ -n "$G" ] || h_abort "gvisor create: $(cat "$T/body")"
+# a counter (file), a printer (its output's offsets) and a server that
+# counts its hits in memory: all three only go on if the same processes do
+api POST "/sandboxes/$G/commands" '{"cmd":"sh","args":["-c","i=0; while :; do i=$((i+1)); echo $i $(date +%s%3N) >> /tmp/count; sleep 0.05; done"],"detached":true}' >/dev/null
+api POST "/sandboxes/$G/commands" '{"cmd":"sh","args":["-c","i=0; while :; do i=$((i+1)); echo line$i; sleep 0.1; done"],"detached":true}' >/dev/null
+PRINTER=$(j 'o["id"]')
+api POST "/sandboxes/$G/commands" '{"cmd":"node","args":["-e","let n=0;require(\"http\").createServer((q,s)=>s.end(\"hits \"+(++n))).listen(3000,\"127.0.0.1\")"],"detached":true}' >/dev/null
+for _ in $(seq 150); do [ "$(preview "$G")" = "hits 1" ] && break; sleep 0.2; done
+for _ in $(seq 100); do [ "$(run "$G" 'wc -l < /tmp/count')" -ge 3 ] && break; sleep 0.1; done
+api GET "/sandboxes/$G" >/dev/null
+exp_before=$(j 'o["expires_at"]')
+before=$(logs "$G" "$PRINTER")
+check "gvisor pause: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused
+check "gvisor pause: the checkpoint image is on the runner's disk" \
+	"$(find "$GSTATE/$G/checkpoint" -type f -size +0 2>/dev/null | grep -c .)" 1
+check "gvisor pause: no process, cgroup or runsc state of it left running" "$(host_left "$G")" 0
+check "gvisor pause: a command is 409 paused" "$(api POST "/sandboxes/$G/commands" '{"cmd":"true"}'; j 'o["error"]["code"]')" 409paused
+check "gvisor pause: a preview is 409" "$(curl -s -m 20 -o /dev/null -w '%{http_code}' -H "Host: 3000-$G.localhost" "$GW_URL/")" 409
+sleep 2
+check "gvisor resume: running" "$(api POST "/sandboxes/$G/resume"; j 'o["status"]')" 200running
+check "gvisor resume: the timeout clock stood still while paused (expires_at moved by at least the pause)" \
+	"$(j "o['expires_at'] - $exp_before >= 2000")" True
+check "gvisor resume: the checkpoint image is removed" "$(ls -d "$GSTATE/$G/checkpoint" 2>/dev/null | wc -l)" 0
+check "gvisor resume: the preview's server answers through the same URL, its hit count kept" \
+	"$(preview "$G")" "hits 2"
+n0=$(run "$G" 'wc -l < /tmp/count')
+for _ in $(seq 100); do [ "$(run "$G" 'wc -l < /tmp/count')" -gt $((n0 + 3)) ] && break; sleep 0.1; done
+# one process counting on, no restart; its clock shows the stop as one
+# gap of at least the 2 s paused between two of its 50 ms steps
+check "gvisor resume: the counter went on from where it stood, after one long stop" \
+	"$(run "$G" 'cat /tmp/count' | python3 -c 'import sys;r=[l.split() for l in sys.stdin.read().split("\n") if l];n=[int(a) for a,_ in r];t=[int(b) for _,b in r];print(n==list(range(1,len(n)+1)), max(b-a for a,b in zip(t,t[1:]))>=2000)')" "True True"
+after=$(logs "$G" "$PRINTER")
+check "gvisor resume: the detached command's output kept its offsets and goes on from them" \
+	"$(python3 -c 'import sys
+b=[l.split(":",1) for l in sys.argv[1].split("\n") if l]
+a=[l.split(":",1) for l in sys.argv[2].split("\n") if l]
+data="".join(d for _,d in a)
+lines=[x for x in data.split("|") if x]
+print(a[:len(b)]==b, len(a)>len(b), int(a[-1][0])>int(b[-1][0]), lines[:-1]==["line%d" % i for i in range(1,len(lines))])' "$before" "$after")" \
+	"True True True True"
+check "gvisor resume: the agent's socket is back, nothing aside" \
+	"$(ls "$GSTATE/$G/sock/" | tr '\n' ' ')" "agent.sock guest "
+
+# ---- paused twice, then deleted while paused: nothing left ----
+check "gvisor pause again: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused
+check "gvisor delete paused: stopped" "$(api DELETE "/sandboxes/$G"; j 'o["status"]')" 200stopped
+gone=0
+for _ in $(seq 100); do [ ! -e "$GSTATE/$G" ] && { gone=1; break; }; sleep 0.2; done
+check "gvisor delete paused: its dir and checkpoint image are removed" "$gone" 1
+check "gvisor delete paused: no cgroup or runsc state left" "$(host_left "$G")" 0
+check "gvisor delete paused: no mount left" "$(grep -c "$G" /proc/mounts)" 0
+
+check "gvisor: snapshots are not built for it (422 unsupported)" \
+	"$(G2=$(create '{"isolation":"gvisor"}'); api POST "/sandboxes/$G2/snapshots" '{}'; j 'o["error"]["code"]'; api DELETE "/sandboxes/$G2" >/dev/null)" 422unsupported
