@@ -170,21 +170,29 @@ static int quiesced_path(char *out, size_t n)
 	return 0;
 }
 
-/* SIGUSR1, from the gvisor driver before `runsc checkpoint`: gVisor cannot
- * save a socket bound to or connected through the host (the checkpoint
- * fails and the sentry dies with it), so every connection ends and the
- * listener closes. A dial from the host cannot tell (the host side of a
- * closed listener still accepts into its backlog), so the file
- * <socket>.quiesced says it is done, made last
- * (runner/driver_gvisor_ckpt.c waits for it). Commands and their output
- * stay, in memory that the checkpoint keeps. */
+/* SIGUSR1, from the runner before it pauses the sandbox: every connection
+ * ends, a stream or wait on a command with a `paused` error frame first
+ * (as far as its socket takes it at once), and the listener closes. For
+ * gvisor this is a must: gVisor cannot save a socket bound to or connected
+ * through the host (the checkpoint fails and the sentry dies with it); for
+ * every driver it ends streams and terminals with a reason instead of
+ * leaving them silent. A dial from the host cannot tell that it is done
+ * (under gVisor the host side of a closed listener still accepts into its
+ * backlog), so the file <socket>.quiesced says so, made last (the runner
+ * waits for it). Commands and their output stay, in memory. */
 static void quiesce(void)
 {
 	char done[PATH_MAX];
 	int fd;
 
-	while (ag.conns)
-		ag_conn_close(ag.conns);
+	while (ag.conns) {
+		struct ag_conn *c = ag.conns;
+
+		if (c->cmd && c->state != AG_ST_CLOSING)
+			ag_conn_fail(c, "paused", "the sandbox was paused: attach again after "
+				     "it is resumed");
+		ag_conn_close(c);
+	}
 	if (listen_ev->fd >= 0) {
 		ag_ev_del(listen_ev);
 		close(listen_ev->fd);

@@ -613,7 +613,7 @@ const struct rn_driver_ops rn_driver_jail = {
 	.reconcile_dir = jail_reconcile_dir,
 	.reconcile = jail_reconcile,
 	.open_port = jail_open_port,
-	.pause = jail_pause,
-	.resume = jail_resume,
+	.pause = jail_pause_op,
+	.resume = jail_resume_op,
 	.snapshot = jail_snapshot,
 };

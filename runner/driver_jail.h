@@ -55,6 +55,11 @@ uid_t jail_uid_base(const struct rn_sandbox *sb);
 /* driver_jail_snap.c: pause, resume and snapshot of a jail sandbox */
 int jail_pause(struct rn_sandbox *sb, struct sbx_err *err);
 int jail_resume(struct rn_sandbox *sb, struct sbx_err *err);
+/* The API's pause and resume: the freeze and thaw above, with the agent's
+ * connections ended first (a `paused` error on streams) and its listener
+ * open again after (driver_jail_snap.c). */
+int jail_pause_op(struct rn_sandbox *sb, struct sbx_err *err);
+int jail_resume_op(struct rn_sandbox *sb, struct sbx_err *err);
 int jail_snapshot(struct rn_sandbox *sb, const char *dst, struct rn_layer_stats *st,
 		  struct sbx_err *err);
 
