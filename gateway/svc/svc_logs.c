@@ -1,7 +1,8 @@
 /* A command's output from an offset (the agent's attach), or a terminal's
  * (the agent's exec on a PTY with attach): its chunks as sink data (c->op.logs_off is where each chunk's first byte is in the
  * output of both streams), a gap the agent's retention bound made as a
- * "truncated" event, and the exit as an "exit" event; without follow it
+ * "truncated" event, the exit as an "exit" event, the agent's error frame
+ * (a pause) as the call's failure; without follow it
  * stops at what existed when asked ("end"). */
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,13 @@ static int on_frame(struct svc_call *c, const struct sbx_frame *f)
 		c->op.phase = GW_OP_STREAMING;
 		cJSON_Delete(o);
 		return svc_begin(c, -1) ? -1 : 0;
+	}
+	/* the agent ends a stream with an error frame when the sandbox is
+	 * paused (`paused`): its code and message end the call */
+	if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "ok"))) {
+		svc_runner_error(c, o);
+		cJSON_Delete(o);
+		return 1;
 	}
 	t = cJSON_GetObjectItemCaseSensitive(o, "type");
 	if (cJSON_IsString(t) && !strcmp(t->valuestring, "exit")) {
