@@ -36,8 +36,8 @@ api GET "/sandboxes/$G" >/dev/null
 exp_before=$(j 'o["expires_at"]')
 before=$(logs "$G" "$PRINTER")
 check "gvisor pause: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused
-check "gvisor pause: the checkpoint image is on the runner's disk" \
-	"$(find "$GSTATE/$G/checkpoint" -type f -size +0 2>/dev/null | grep -c .)" 1
+check "gvisor pause: the checkpoint image is on the runner's disk (checkpoint.img, over 1 MiB in all)" \
+	"$(ls "$GSTATE/$G/checkpoint" 2>/dev/null | grep -c '^checkpoint.img$') $(du -sb "$GSTATE/$G/checkpoint" 2>/dev/null | awk '{print ($1 > 1048576)}')" "1 1"
 check "gvisor pause: no process, cgroup or runsc state of it left running" "$(host_left "$G")" 0
 check "gvisor pause: a command is 409 paused" "$(api POST "/sandboxes/$G/commands" '{"cmd":"true"}'; j 'o["error"]["code"]')" 409paused
 check "gvisor pause: a preview is 409" "$(curl -s -m 20 -o /dev/null -w '%{http_code}' -H "Host: 3000-$G.localhost" "$GW_URL/")" 409
@@ -65,6 +65,8 @@ print(a[:len(b)]==b, len(a)>len(b), int(a[-1][0])>int(b[-1][0]), lines[:-1]==["l
 	"True True True True"
 check "gvisor resume: the agent's socket is back, nothing aside" \
 	"$(ls "$GSTATE/$G/sock/" | tr '\n' ' ')" "agent.sock guest "
+
+streams_at_pause "$G" gvisor
 
 # ---- paused twice, then deleted while paused: nothing left ----
 check "gvisor pause again: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused

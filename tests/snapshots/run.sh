@@ -42,6 +42,34 @@ create() { # [BODY]: the new sandbox's id
 	j 'o["id"]'
 }
 
+# streams_at_pause ID WHO: a command's stream and a terminal open at pause
+# end with the error `paused` and close 4409; after resume a new stream
+# attaches. Pauses and resumes ID.
+streams_at_pause() {
+	local id=$1 who=$2 cid p1 p2 p3 ok=
+	api POST "/sandboxes/$id/commands" '{"cmd":"sh","args":["-c","while :; do echo tick; sleep 0.2; done"],"detached":true}' >/dev/null
+	cid=$(j 'o["id"]')
+	rm -f "$T/ready1" "$T/ready2" "$T/ready3"
+	python3 "$(dirname "$0")/ws_end.py" "$GW_PORT" "/v1/sandboxes/$id/commands/$cid/stream?since=0" key-one "$T/ready1" >"$T/ws1" &
+	p1=$!
+	python3 "$(dirname "$0")/ws_end.py" "$GW_PORT" "/v1/sandboxes/$id/pty?cmd=sh&cols=80&rows=24" key-one "$T/ready2" >"$T/ws2" &
+	p2=$!
+	for _ in $(seq 300); do [ -e "$T/ready1" ] && [ -e "$T/ready2" ] && { ok=1; break; }; sleep 0.1; done
+	check "$who streams: a stream and a terminal are live before the pause" "$ok" 1
+	api POST "/sandboxes/$id/pause" >/dev/null
+	wait "$p1" "$p2"
+	check "$who streams: the stream open at pause ends with the error paused, close 4409" "$(cat "$T/ws1")" "paused 4409"
+	check "$who streams: the terminal open at pause ends with the error paused, close 4409" "$(cat "$T/ws2")" "paused 4409"
+	api POST "/sandboxes/$id/resume" >/dev/null
+	python3 "$(dirname "$0")/ws_end.py" "$GW_PORT" "/v1/sandboxes/$id/commands/$cid/stream?since=0" key-one "$T/ready3" >"$T/ws3" &
+	p3=$!
+	ok=
+	for _ in $(seq 300); do [ -e "$T/ready3" ] && { ok=1; break; }; sleep 0.1; done
+	kill "$p3" 2>/dev/null
+	wait "$p3" 2>/dev/null
+	check "$who streams: a new stream attaches after resume" "$ok" 1
+}
+
 # The gvisor pass (tests/run.sh DRIVER_SUITES): its own checks only
 if [ "${SANDBOX_TEST_ISOLATION:-jail}" = gvisor ]; then
 	if [ "$(api GET /capabilities; j '[i["available"] for i in o["isolation"] if i["name"] == "gvisor"]')" = "200[True]" ]; then
@@ -231,6 +259,8 @@ check "resume: the counter continues from where it stood (one process, no gap, n
 	"$(python3 -c 'import sys;v=[int(x) for x in open(sys.argv[1]).read().split()];print(v==list(range(1,len(v)+1)) and len(v)>int(sys.argv[2]))' "$COUNT" "$c2")" True
 check "resume: commands run again" "$(run "$SRC" 'echo ok')" ok
 check "resume of a running sandbox: no error" "$(api POST "/sandboxes/$SRC/resume")" 200
+
+streams_at_pause "$SRC" jail
 
 # ---- a paused sandbox stopped: killed (a frozen task takes SIGKILL only once thawed), nothing left ----
 P=$(create '{"memory_mb":64}')
