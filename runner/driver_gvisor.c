@@ -757,6 +757,9 @@ static int gv_checkpoint(struct rn_sandbox *sb, struct sbx_err *err)
 	sb->reaped = 1;             /* nothing of it to wait for until resume */
 	sb_of(sb)->checkpointed = 1;
 	drop_ended(sb);
+	/* what a restarted runner needs to take it back (gv_adopt) */
+	if (rn_state_save_paused(sb, &e2) < 0)
+		sbx_err_log("%s: it will not outlive the runner: %s", sb->id, e2.msg);
 	return 0;
 relisten:
 	/* the sandbox runs on (unless the checkpoint ended it): its agent
@@ -808,6 +811,8 @@ static int gv_restore(struct rn_sandbox *sb, struct sbx_err *err)
 	}
 	sb_of(sb)->checkpointed = 0;
 	unlink(aside);
+	rn_state_path(img, sb, "paused.json");
+	unlink(img);
 	if (rn_state_save(sb, "gvisor", sb_of(sb)->slot, &e2) < 0)
 		sbx_err_log("%s: after restore: %s", sb->id, e2.msg);
 	snprintf(img, sizeof(img), "%s/" GV_CKPT_DIR, sb->dir);
@@ -841,6 +846,36 @@ static int gv_resume(struct rn_sandbox *sb, struct sbx_err *err)
 	return gv_restore(sb, err);
 }
 
+/* At start-up: a sandbox paused to disk by a previous run (its image,
+ * state.json and paused.json there) is paused again in this one; resume
+ * restores it as after any pause (its socket tmpfs and overlay tmpfs are
+ * still mounted: the runner's end did not unmount them). */
+static int gv_adopt(struct rn_driver *d, const char *id, const char *dir)
+{
+	struct gv_state *gs = state_of(d);
+	char p[PATH_MAX + 64];
+	struct rn_sandbox *sb;
+	struct gv_sb *gb;
+
+	snprintf(p, sizeof(p), "%s/" GV_CKPT_DIR "/checkpoint.img", dir);
+	if (!gs || access(p, F_OK) < 0)
+		return -1;
+	snprintf(p, sizeof(p), "%s/sock/agent.sock" RN_PAUSED_SUFFIX, dir);
+	if (access(p, F_OK) < 0 || !(gb = calloc(1, sizeof(*gb))))
+		return -1;
+	sb = rn_state_adopt_paused(d->r, d, id, dir);
+	if (!sb) {
+		free(gb);
+		return -1;
+	}
+	gb->slot = -1;
+	gb->checkpointed = 1;
+	snprintf(gb->cg, sizeof(gb->cg), "%s/%s", gs->cg_parent, sb->id);
+	sb->drv_data = gb;
+	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
+	return 0;
+}
+
 const struct rn_driver_ops rn_driver_gvisor = {
 	.name = "gvisor",
 	.pause = gv_pause,
@@ -854,6 +889,7 @@ const struct rn_driver_ops rn_driver_gvisor = {
 	.pids_hits = gv_pids_hits,
 	.reconcile_dir = gv_reconcile_dir,
 	.reconcile = gv_reconcile,
+	.adopt = gv_adopt,
 	/* no TCP path to the guest (--network=none): connect splices through
 	 * the agent's forward, and previews with it */
 	.open_port = NULL,

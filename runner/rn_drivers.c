@@ -172,6 +172,11 @@ void rn_drivers_reconcile(struct runner *r)
 			continue;
 		}
 		drv = find(r, name, strlen(name));
+		if (drv && drv->enabled && drv->probed && drv->available && drv->ops->adopt &&
+		    drv->ops->adopt(drv, e->d_name, dir) == 0) {
+			n_done++;
+			continue;
+		}
 		if (drv && drv->enabled && drv->probed) {
 			rn_state_keep_lost(r, drv, e->d_name, dir);
 			drv->ops->reconcile_dir(drv, e->d_name, dir);

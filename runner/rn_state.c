@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rn_loop.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
 
@@ -199,4 +200,145 @@ void rn_state_keep_lost(struct runner *r, struct rn_driver *drv, const char *id,
 	r->sandboxes = sb;
 	sbx_info("%s: failed (runner_restart): left by a previous run of the runner%s%s",
 		 id, sb->spec.owner[0] ? ", owner " : "", sb->spec.owner);
+}
+
+/* ---- a paused sandbox that outlives the runner ---- */
+
+int rn_state_save_paused(const struct rn_sandbox *sb, struct sbx_err *err)
+{
+	char tmp[PATH_MAX + 16], dst[PATH_MAX + 16], *txt;
+	cJSON *o = cJSON_CreateObject(), *a;
+	int64_t left = sb->deadline_mono - rn_now_mono();
+	int fd, rc = 0;
+
+	cJSON_AddNumberToObject(o, "left_ms", (double)(left > 0 ? left : 0));
+	cJSON_AddNumberToObject(o, "lifetime_ms", (double)(sb->deadline_mono - sb->created_mono));
+	cJSON_AddNumberToObject(o, "idle_timeout_ms", (double)sb->spec.idle_timeout_ms);
+	a = cJSON_AddArrayToObject(o, "ports");
+	for (int i = 0; i < sb->spec.n_ports; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(sb->spec.ports[i]));
+	a = cJSON_AddArrayToObject(o, "env_names");    /* names only, never values */
+	for (int i = 0; i < sb->spec.n_env; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(sb->spec.env_names[i]));
+	cJSON_AddStringToObject(o, "workdir", sb->spec.workdir);
+	cJSON_AddStringToObject(o, "snapshot", sb->spec.snapshot);
+	txt = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!txt)
+		return sbx_err_set(err, ENOMEM, "paused.json: out of memory");
+	snprintf(tmp, sizeof(tmp), "%s/paused.json.tmp", sb->dir);
+	snprintf(dst, sizeof(dst), "%s/paused.json", sb->dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, txt, strlen(txt)) != (ssize_t)strlen(txt) ||
+	    rename(tmp, dst) < 0)
+		rc = sbx_err_sys(err, "write %s", dst);
+	if (fd >= 0)
+		close(fd);
+	cJSON_free(txt);
+	return rc;
+}
+
+/* <dir>/paused.json parsed (never through a symlink), or NULL. */
+static cJSON *paused_read(const char *dir)
+{
+	char path[PATH_MAX + 16], *buf;
+	cJSON *o = NULL;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/paused.json", dir);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(RN_ENV_BYTES + STATE_MAX);
+	n = buf ? read(fd, buf, RN_ENV_BYTES + STATE_MAX) : -1;
+	close(fd);
+	if (n > 0)
+		o = cJSON_ParseWithLength(buf, (size_t)n);
+	free(buf);
+	return o;
+}
+
+/* ports and env names of p into spec; -1 when one is bad. */
+static int paused_lists(const cJSON *p, struct rn_spec *spec)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(p, "ports")) {
+		if (!cJSON_IsNumber(v) || v->valueint < 1 || v->valueint > 65535 ||
+		    spec->n_ports >= RN_MAX_PORTS)
+			return -1;
+		spec->ports[spec->n_ports++] = v->valueint;
+	}
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(p, "env_names")) {
+		if (!cJSON_IsString(v) || spec->n_env >= RN_MAX_ENV ||
+		    !(spec->env_names[spec->n_env] = strdup(v->valuestring)))
+			return -1;
+		spec->n_env++;
+	}
+	return 0;
+}
+
+struct rn_sandbox *rn_state_adopt_paused(struct runner *r, struct rn_driver *drv,
+					 const char *id, const char *dir)
+{
+	char prefix[40], net[16];
+	struct rn_sandbox *sb;
+	cJSON *o, *p;
+	int64_t now = rn_now_mono();
+
+	snprintf(prefix, sizeof(prefix), "sbx_%s_", r->name);
+	if (!sbx_id_valid(prefix, id) || rn_sandbox_find(r, id))
+		return NULL;
+	o = state_read(dir);
+	p = paused_read(dir);
+	sb = o && p ? calloc(1, sizeof(*sb)) : NULL;
+	if (!sb)
+		goto out;
+	snprintf(sb->id, sizeof(sb->id), "%s", id);
+	snprintf(sb->dir, sizeof(sb->dir), "%s", dir);
+	sb->drv = drv;
+	str(o, "owner", OWNER_CHARS, sb->spec.owner, sizeof(sb->spec.owner));
+	str(o, "image", IMAGE_CHARS, sb->spec.image, sizeof(sb->spec.image));
+	str(o, "network", IMAGE_CHARS, net, sizeof(net));
+	sb->spec.timeout_ms = num(o, "timeout_ms", 0, RN_TIMEOUT_MAX_MS, -1);
+	sb->spec.vcpus = num(o, "vcpus", 1, 1024, -1);
+	sb->spec.memory_mb = num(o, "memory_mb", 1, INT64_C(1) << 30, -1);
+	sb->spec.pids = num(o, "pids", 1, INT64_C(1) << 30, -1);
+	sb->spec.disk_mb = num(o, "disk_mb", 1, INT64_C(1) << 30, -1);
+	sb->spec.nofile = num(o, "nofile", 1, INT64_C(1) << 30, -1);
+	sb->spec.idle_timeout_ms = num(p, "idle_timeout_ms", 0, RN_TIMEOUT_MAX_MS, -1);
+	sb->spec.preview_auth = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "preview_auth"));
+	str(p, "workdir", "/ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-",
+	    sb->spec.workdir, sizeof(sb->spec.workdir));
+	str(p, "snapshot", OWNER_CHARS, sb->spec.snapshot, sizeof(sb->spec.snapshot));
+	/* only a deny-all sandbox is paused to disk (driver_gvisor.c) */
+	if (!sb->spec.owner[0] || !sb->spec.image[0] || strcmp(net, "deny-all") ||
+	    sb->spec.timeout_ms < 0 || sb->spec.vcpus < 0 || sb->spec.memory_mb < 0 ||
+	    sb->spec.pids < 0 || sb->spec.disk_mb < 0 || sb->spec.nofile < 0 ||
+	    sb->spec.idle_timeout_ms < 0 || paused_lists(p, &sb->spec) < 0) {
+		rn_spec_free(&sb->spec);
+		free(sb);
+		sb = NULL;
+		goto out;
+	}
+	sb->created_wall = num(o, "created_at", 0, INT64_C(1) << 52, 0);
+	/* its age and the timeout left as they were at the pause: the clock
+	 * stood still while the runner was away too */
+	sb->deadline_mono = now + num(p, "left_ms", 0, RN_TIMEOUT_MAX_MS, 0);
+	sb->created_mono = sb->deadline_mono -
+			   num(p, "lifetime_ms", 0, 2 * RN_TIMEOUT_MAX_MS, sb->spec.timeout_ms);
+	sb->paused_mono = now;
+	sb->status = RN_PAUSED;
+	sb->reaped = 1;
+	sb->oom_kills = sb->pids_hits = -1;
+	sb->next = r->sandboxes;
+	r->sandboxes = sb;
+	r->n_live++;
+	sbx_info("%s: paused, taken back from a previous run of the runner (owner %s)", id,
+		 sb->spec.owner);
+out:
+	cJSON_Delete(o);
+	cJSON_Delete(p);
+	return sb;
 }

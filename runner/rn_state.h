@@ -36,4 +36,17 @@ void rn_state_kill(const char *dir);
 void rn_state_keep_lost(struct runner *r, struct rn_driver *drv, const char *id,
 			const char *dir);
 
+/* A paused sandbox's settings beyond state.json (ports, env names, the
+ * image's workdir, its snapshot, idle timeout, the timeout left), for a
+ * driver whose paused sandboxes outlive the runner: <dir>/paused.json,
+ * written whole (temp file, renamed). 0, or -1 with err. */
+int rn_state_save_paused(const struct rn_sandbox *sb, struct sbx_err *err);
+
+/* The sandbox of <dir>/state.json and paused.json back in the runner's
+ * list, status paused, pid 0 and reaped (nothing of it runs), or NULL
+ * when either file is missing or bad (the caller reconciles the dir as
+ * lost). The driver sets drv_data and agent_socket. */
+struct rn_sandbox *rn_state_adopt_paused(struct runner *r, struct rn_driver *drv,
+					 const char *id, const char *dir);
+
 #endif

@@ -70,6 +70,11 @@ struct rn_driver_ops {
 	 * of sandbox id, dir included. Called when the driver is enabled and
 	 * its probe passed, even if init failed (d->data may be NULL). */
 	void (*reconcile_dir)(struct rn_driver *d, const char *id, const char *dir);
+	/* Optional, at start-up before reconcile_dir: take back sandbox id
+	 * that a previous run left paused in a form that outlives the runner
+	 * (gvisor's checkpoint on disk). 0 when it is the runner's again
+	 * (status paused; reconcile_dir is then not called), -1 otherwise. */
+	int (*adopt)(struct rn_driver *d, const char *id, const char *dir);
 	/* At start-up, after the dirs: what has no dir any more (e.g. cgroups
 	 * named sbx_<runner>_* whose dir is gone). May be NULL. */
 	void (*reconcile)(struct rn_driver *d);

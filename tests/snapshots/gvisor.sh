@@ -68,6 +68,21 @@ check "gvisor resume: the agent's socket is back, nothing aside" \
 
 streams_at_pause "$G" gvisor
 
+# ---- the runner killed while paused: the restarted runner takes it back ----
+check "gvisor restart: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused
+kill -9 "$RUNNER_PID"
+wait "$RUNNER_PID" 2>/dev/null
+rm -f "$T/runner.sock"
+start_runner "$RN" "$T/runner.sock" "$T/state" || h_abort "runner did not restart"
+for _ in $(seq 100); do [ "$(api GET "/sandboxes/$G")" = 200 ] && break; sleep 0.2; done
+check "gvisor restart: the restarted runner has it, paused" "$(j 'o["status"], o.get("stop_reason")')" "paused None"
+check "gvisor restart: resume restores it" "$(api POST "/sandboxes/$G/resume"; j 'o["status"]')" 200running
+check "gvisor restart: its server kept its state" "$(preview "$G")" "hits 3"
+n0=$(run "$G" 'wc -l < /tmp/count')
+for _ in $(seq 100); do [ "$(run "$G" 'wc -l < /tmp/count')" -gt $((n0 + 3)) ] && break; sleep 0.1; done
+check "gvisor restart: the counter went on from where it stood" \
+	"$(run "$G" 'cat /tmp/count' | python3 -c 'import sys;n=[int(l.split()[0]) for l in sys.stdin.read().split("\n") if l];print(n==list(range(1,len(n)+1)))')" True
+
 # ---- paused twice, then deleted while paused: nothing left ----
 check "gvisor pause again: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused
 check "gvisor delete paused: stopped" "$(api DELETE "/sandboxes/$G"; j 'o["status"]')" 200stopped
