@@ -15,6 +15,7 @@
 
 #include "rn_conn.h"
 #include "rn_drivers.h"
+#include "rn_persist.h"
 #include "rn_policy.h"
 #include "sbx_dial.h"
 #include "sbx_id.h"
@@ -65,13 +66,15 @@ static void prune(struct runner *r)
 	int n = 0;
 	struct rn_sandbox **pp, *sb;
 
+	/* a persisted sandbox is kept until it is deleted (rn_persist.h) */
 	for (sb = r->sandboxes; sb; sb = sb->next)
-		n += rn_sandbox_final(sb);
+		n += rn_sandbox_final(sb) && !sb->persist_snap[0];
 	/* the list is newest first: walk to the tail for the oldest */
 	while (n > RN_KEEP_STOPPED) {
 		struct rn_sandbox **victim = NULL;
 		for (pp = &r->sandboxes; *pp; pp = &(*pp)->next)
-			if (rn_sandbox_final(*pp) && !rn_conn_waiting_on(*pp))
+			if (rn_sandbox_final(*pp) && !(*pp)->persist_snap[0] &&
+			    !rn_conn_waiting_on(*pp))
 				victim = pp;
 		if (!victim)
 			return;
@@ -204,6 +207,54 @@ fail:
 	rn_spec_free(&sb->spec);
 	free(sb);
 	return NULL;
+}
+
+int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	int64_t t0 = rn_now_mono();
+
+	if (r->stopping || r->draining)
+		return sbx_err_set(err, EAGAIN, "runner %s takes no new sandboxes now", r->name);
+	if (r->n_live >= RN_MAX_SANDBOXES)
+		return sbx_err_set(err, EAGAIN, "this runner has %d sandboxes, its maximum",
+				   RN_MAX_SANDBOXES);
+	if (!sb->drv->available)
+		return sbx_err_set(err, EAGAIN, "isolation %s is unavailable on this runner: %s",
+				   sb->drv->ops->name, sb->drv->reason);
+	if (admit(r, &sb->spec, err) < 0)
+		return -1;
+	sb->status = RN_STARTING;
+	sb->reason = RN_REASON_NONE;
+	sb->error[0] = 0;
+	sb->reaped = sb->wait_status = sb->cleanup_tries = 0;
+	sb->cleanup_retry_mono = sb->stopped_mono = sb->paused_mono = 0;
+	sb->idle_fd1 = sb->ready_fd1 = 0;
+	sb->idle_at = 0;
+	sb->pid = 0;
+	sb->agent_socket[0] = 0;
+	sb->drv_data = NULL;
+	sb->egress = NULL;
+	sb->created_wall = rn_now_wall();
+	sb->created_mono = t0;
+	sb->deadline_mono = t0 + sb->spec.timeout_ms;
+	sb->ready_by_mono = t0 + (sb->drv->ops->ready_timeout_ms ?
+				  sb->drv->ops->ready_timeout_ms : RN_READY_TIMEOUT_MS);
+	if (make_dir(sb, err) < 0)
+		goto fail;
+	if (sb->drv->ops->start(sb, err) < 0) {
+		sbx_rmtree(sb->dir);
+		goto fail;
+	}
+	r->n_live++;
+	sbx_info("%s: started again by %s (pid %d, setup %lld ms)", sb->id, sb->drv->ops->name,
+		 (int)sb->pid, (long long)(rn_now_mono() - t0));
+	return 0;
+fail:
+	sbx_err_log("%s: start again: %s", sb->id, err->msg);
+	sb->status = RN_STOPPED;
+	sb->reason = RN_REASON_ERROR;
+	snprintf(sb->error, sizeof sb->error, "could not start again: %.200s", err->msg);
+	return -1;
 }
 
 void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason)
@@ -343,7 +394,7 @@ int rn_sandbox_tick(struct runner *r)
 		}
 		if ((sb->status == RN_STARTING || sb->status == RN_RUNNING)) {
 			if (now >= sb->deadline_mono)
-				rn_sandbox_stop(r, sb, RN_REASON_TIMEOUT);
+				rn_persist_stop(r, sb, RN_REASON_TIMEOUT);
 			else
 				WANT(sb->deadline_mono);
 		}
@@ -411,10 +462,18 @@ cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
 		cJSON_AddItemToArray(a, cJSON_CreateString(sb->spec.env_names[i]));
 	cJSON_AddItemToObject(o, "network", rn_policy_json(sb->spec.network, sb->spec.policy));
 	cJSON_AddStringToObject(o, "image", sb->spec.image);
-	if (sb->spec.snapshot[0]) {
-		cJSON *src = cJSON_AddObjectToObject(o, "source");
-		cJSON_AddStringToObject(src, "snapshot", sb->spec.snapshot);
+	{
+		/* a revived sandbox stacks its hidden snapshot: it shows what its
+		 * create named */
+		const char *src = sb->revived ? sb->source_snap : sb->spec.snapshot;
+		if (src[0])
+			cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "source"), "snapshot",
+						src);
 	}
+	cJSON_AddBoolToObject(o, "persistent", sb->spec.persistent);
+	if (sb->spec.persistent)
+		cJSON_AddBoolToObject(o, "resumable", sb->persist_snap[0] ||
+				      sb->status == RN_PAUSED);
 	if (sb->spec.owner[0])
 		cJSON_AddStringToObject(o, "owner", sb->spec.owner);
 	/* always present: a gateway that finds it missing fails closed */

@@ -27,7 +27,7 @@ static const struct limit limits[] = {
 static const char *const known[] = {
 	"op", "timeout_ms", "vcpus", "memory_mb", "pids", "disk_mb", "nofile",
 	"ports", "env", "network", "image", "idle_timeout_ms", "owner",
-	"preview_auth", "isolation", "snapshot", NULL
+	"preview_auth", "isolation", "snapshot", "persistent", NULL
 };
 
 const char *rn_network_name(enum rn_network n)
@@ -185,7 +185,8 @@ static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *er
 	strcpy(spec->owner, s);
 	/* the gateway's flag, kept here with the owner tag so that a restarted
 	 * gateway still knows the sandbox's previews are private */
-	if (sbx_json_get_bool(req, "preview_auth", &spec->preview_auth, err) < 0)
+	if (sbx_json_get_bool(req, "preview_auth", &spec->preview_auth, err) < 0 ||
+	    sbx_json_get_bool(req, "persistent", &spec->persistent, err) < 0)
 		return -1;
 	if (parse_ports(req, spec, err) < 0)
 		return -1;

@@ -38,6 +38,7 @@ struct rn_spec {
 	char snapshot[64];             /* the snapshot it starts from ("": none) */
 	char owner[65];                /* opaque tag of the client that owns it */
 	int preview_auth;              /* kept for the gateway: its previews are private */
+	int persistent;                /* kept when stopped or timed out (rn_persist.h) */
 };
 
 /* Limits on what a create may ask for (min, default, max). */

@@ -129,6 +129,10 @@ struct rn_sandbox {
 	char agent_socket[PATH_MAX];
 	void *drv_data;
 	struct rn_egress *egress;        /* its resolver, proxy and log (rn_egress.h), or NULL */
+	/* persistent sandboxes (rn_persist.h) */
+	char persist_snap[RN_ID_MAX];   /* the hidden snapshot of its files ("" none) */
+	char source_snap[64];           /* the snapshot its create named, once revived */
+	int revived;                    /* started again from persist_snap at least once */
 	struct rn_sandbox *next;
 };
 

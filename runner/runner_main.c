@@ -25,6 +25,7 @@
 #include "rn_egress.h"
 #include "rn_flags.h"
 #include "rn_image_cli.h"
+#include "rn_persist.h"
 #include "rn_sandbox.h"
 #include "rn_snap.h"
 #include "rn_status.h"
@@ -158,7 +159,7 @@ static void on_signal(struct rn_ev *ev, uint32_t events)
 			sbx_info("signal %u: stopping every sandbox, then exiting", si.ssi_signo);
 			r->stopping = 1;
 			for (struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
-				rn_sandbox_stop(r, sb, RN_REASON_REQUESTED);
+				rn_persist_stop(r, sb, RN_REASON_REQUESTED);
 		}
 	}
 }
@@ -318,6 +319,7 @@ static int set_up(struct runner *r, const struct rn_flags *f, const struct rn_tl
 		sbx_err_log("%s", err.msg);
 		return 1;
 	}
+	rn_persist_load(r);
 	return 0;
 }
 
