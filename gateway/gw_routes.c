@@ -47,6 +47,7 @@ const struct gw_route gw_routes[] = {
 	{ "GET", "/v1/sandboxes", KEY, .args = list_args, .start = gw_sandboxes_list },
 	{ "GET", SBX, KEY, .args = no_args, GW_REST_PLAIN(svc_get) },
 	{ "DELETE", SBX, KEY, .args = no_args, GW_REST_PLAIN(svc_stop) },
+	{ "POST", SBX "/stop", KEY, .args = no_args, GW_REST_PLAIN(svc_stop_keep) },
 	{ "POST", SBX "/extend", KEY, JSON, .args = no_args, GW_REST_JSON(svc_extend) },
 	{ "POST", SBX "/token", KEY, JSON, .args = no_args, .json = gw_token_create },
 	{ "PATCH", SBX "/network", KEY, JSON, .args = no_args, GW_REST_JSON(svc_network) },
