@@ -101,6 +101,9 @@ static void op_snapshot(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, "not_found", "id: no such sandbox");
 		return;
 	}
+	/* the sandbox's defaults (its create's) unless the request says */
+	exp = sb->spec.snapshot_expires_in_ms;
+	keep = sb->spec.snapshot_keep_last;
 	if (sbx_json_get_i64(req, "expires_in_ms", 0, RN_SNAP_EXPIRES_MAX_MS, &exp, &err) < 0 ||
 	    sbx_json_get_i64(req, "keep_last", 0, RN_SNAP_KEEP_LAST_MAX, &keep, &err) < 0) {
 		rn_conn_reply_err(c, "invalid", err.msg);

@@ -52,6 +52,8 @@ static cJSON *record_json(const struct rn_sandbox *sb)
 	cJSON_AddStringToObject(spec, "owner", sb->spec.owner);
 	cJSON_AddBoolToObject(spec, "preview_auth", sb->spec.preview_auth);
 	cJSON_AddBoolToObject(spec, "persistent", 1);
+	cJSON_AddNumberToObject(spec, "snapshot_expires_in_ms", (double)sb->spec.snapshot_expires_in_ms);
+	cJSON_AddNumberToObject(spec, "snapshot_keep_last", (double)sb->spec.snapshot_keep_last);
 	return o;
 }
 

@@ -471,6 +471,11 @@ cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
 						src);
 	}
 	cJSON_AddBoolToObject(o, "persistent", sb->spec.persistent);
+	if (sb->spec.snapshot_expires_in_ms)
+		cJSON_AddNumberToObject(o, "snapshot_expires_in_ms",
+					(double)sb->spec.snapshot_expires_in_ms);
+	if (sb->spec.snapshot_keep_last)
+		cJSON_AddNumberToObject(o, "snapshot_keep_last", (double)sb->spec.snapshot_keep_last);
 	if (sb->spec.persistent)
 		cJSON_AddBoolToObject(o, "resumable", sb->persist_snap[0] ||
 				      sb->status == RN_PAUSED);
