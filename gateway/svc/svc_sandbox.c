@@ -157,6 +157,7 @@ static void listed(struct gw_vh *vh, void *arg, const cJSON *sandboxes,
 static const char *const create_fields[] = {
 	"timeout_ms", "vcpus", "memory_mb", "ports", "env", "network", "image",
 	"pids", "disk_mb", "nofile", "idle_timeout_ms", "isolation", "persistent",
+	"snapshot_expires_in_ms", "snapshot_keep_last",
 };
 
 static void create_refreshed(struct gw_owner_wait *w)
