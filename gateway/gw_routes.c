@@ -105,6 +105,6 @@ const struct gw_route gw_routes[] = {
 	{ "GET", V2 "/{sid}", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_box_get },
 	{ "DELETE", V2 "/{sid}", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_box_delete },
 	{ "PATCH", V2 "/{sid}", KEY, .start = cv_h_no_update },
-	{ NULL, V2 "/{sid}/fork", KEY, .start = cv_h_no_fork },
+	{ "POST", V2 "/{sid}/fork", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_fork },
 };
 const size_t gw_nroutes = sizeof gw_routes / sizeof gw_routes[0];
