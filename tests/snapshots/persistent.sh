@@ -75,3 +75,17 @@ check "persistent timeout: delete ends it for good" "$(api DELETE "/sandboxes/$P
 PL=$(create '{"memory_mb":64}')
 check "not persistent: POST stop stops it, not resumable" "$(api POST "/sandboxes/$PL/stop"; j 'o["status"], o["persistent"], "resumable" in o')" "200stopped False False"
 check "not persistent: a command is 409 conflict" "$(api POST "/sandboxes/$PL/commands" '{"cmd":"true"}'; j 'o["error"]["code"]')" 409conflict
+
+# gvisor: kept paused (no snapshots there), resumed by the next command
+if [ "$(api GET /capabilities; j '[i["available"] for i in o["isolation"] if i["name"] == "gvisor"]')" = "200[True]" ]; then
+	PG=$(create '{"persistent":true,"isolation":"gvisor","memory_mb":128}')
+	run "$PG" 'echo in-memory-too > /tmp/g.txt' >/dev/null
+	check "persistent gvisor: a stop keeps it paused, resumable" \
+		"$(api POST "/sandboxes/$PG/stop"; j 'o["status"], o["resumable"]')" "200paused True"
+	check "persistent gvisor: a command resumes it, its file is there" \
+		"$(apih POST "/sandboxes/$PG/commands" '{"cmd":"cat","args":["/tmp/g.txt"]}'; j 'o["stdout"].strip()'; hdr x-sandbox-resumed)" "200in-memory-too
+1"
+	check "persistent gvisor: delete ends it" "$(api DELETE "/sandboxes/$PG"; j 'o["status"]')" 200stopped
+else
+	skip "persistent gvisor: gvisor is not available here"
+fi
