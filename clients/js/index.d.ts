@@ -75,6 +75,19 @@ export interface IsolationCapability {
 	reason: string | null;
 }
 
+/** A snapshot of a sandbox's files (docs/api.md "Snapshots"). */
+export interface SnapshotInfo {
+	id: string;
+	sandbox_id: string;
+	image: string;
+	isolation: string;
+	size: number;
+	created_at: number;
+	expires_at: number | null;
+	parent: string | null;
+	depth: number;
+}
+
 export interface Capabilities {
 	isolation: IsolationCapability[];
 	default: string;
@@ -103,6 +116,8 @@ export class SandboxClient {
 	capabilities(): Promise<Capabilities>;
 	get(id: string): Promise<Sandbox>;
 	list(): Promise<Sandbox[]>;
+	/** This key's snapshots (GET /v1/snapshots). */
+	snapshots(): Promise<SnapshotInfo[]>;
 }
 
 /** A client from the client options and a sandbox from the other fields. */
@@ -269,6 +284,8 @@ export class Sandbox {
 	domain(port: number): string;
 	pty(options?: PtyOptions): PtySession;
 	extendTimeout(durationMs: number): Promise<this>;
+	/** Keep the sandbox's files as a snapshot (POST .../snapshots). */
+	snapshot(fields?: { expires_in_ms?: number; keep_last?: number }): Promise<SnapshotInfo>;
 	/** Stops and destroys it; repeating it is not an error. */
 	stop(): Promise<this>;
 }

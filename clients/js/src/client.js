@@ -101,6 +101,13 @@ export class SandboxClient {
 		return new Sandbox(this, await this.request('GET', `/v1/sandboxes/${encodeURIComponent(id)}`));
 	}
 
+	/** GET /v1/snapshots: this key's snapshots [{id, sandbox_id, image, size, created_at, ...}];
+	 *  a create's `source: {snapshot: id}` starts from one. */
+	async snapshots() {
+		const { snapshots } = await this.request('GET', '/v1/snapshots');
+		return snapshots;
+	}
+
 	async list() {
 		const { sandboxes } = await this.request('GET', '/v1/sandboxes');
 		return sandboxes.map((s) => new Sandbox(this, s));
@@ -237,6 +244,11 @@ export class Sandbox {
 	async extendTimeout(durationMs) {
 		this.info = await this.client.request('POST', this.path('/extend'), { json: { duration_ms: durationMs } });
 		return this;
+	}
+
+	/** POST .../snapshots: the snapshot object ({expires_in_ms, keep_last} optional). */
+	async snapshot(fields = {}) {
+		return this.client.request('POST', this.path('/snapshots'), { json: fields });
 	}
 
 	/** Stops and destroys the sandbox; repeating it is not an error. */
