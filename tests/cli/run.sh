@@ -46,6 +46,8 @@ start_gw || h_abort "gateway did not start: $(tail -3 "$T/gw.log")"
 export SBX_URL=http://127.0.0.1:$GW_PORT SBX_API_KEY=$KEY
 sbx() { "$SBX" "$@"; }
 
+check "errors: the table needs no gateway; paused is a ConflictError (exit 114)" \
+	"$(SBX_URL=http://127.0.0.1:1 SBX_API_KEY= sbx errors | awk '$1 == "paused" {print $2, $3}')" "ConflictError 114"
 SBX_API_KEY=wrong sbx ls >/dev/null 2>"$T/err"
 check "api error: wrong key exits 112 (UnauthorizedError)" "$?" 112
 grep -q '(unauthorized, HTTP 401)' "$T/err" && pass "api error: the gateway's message is printed" || fail "api error: message: $(cat "$T/err")"
