@@ -3,8 +3,9 @@
 // form lists the key's snapshots (GET /v1/snapshots), newest first, so that
 // "New sandbox" starts from one. The choice is hidden while there is none.
 
+// a client Snapshot: its id, and the gateway's object as info
 function label(s) {
-	const when = new Date(s.created_at).toLocaleTimeString();
+	const when = new Date(s.info.created_at).toLocaleTimeString();
 	return `${s.id} (${when})`;
 }
 
@@ -17,7 +18,7 @@ export class SnapshotChoice {
 	async load(client) {
 		let snaps = [];
 		try { snaps = await client.snapshots(); } catch { /* hidden below: a fresh image applies */ }
-		snaps.sort((a, b) => b.created_at - a.created_at);
+		snaps.sort((a, b) => b.info.created_at - a.info.created_at);
 		const before = this.select.value;
 		const fresh = document.createElement('option');
 		fresh.value = '';
