@@ -114,7 +114,7 @@ sbx exec "$pid_" -- sh -c 'echo mine > mine.txt'
 curl -s -o /dev/null -X POST -H "Authorization: Bearer $KEY" "$SBX_URL/v1/sandboxes/$pid_/stop"
 check "create --persistent: kept by a stop, exec brings it back with its files" "$(sbx exec "$pid_" -- cat mine.txt)" mine
 sbx stop "$pid_" >/dev/null
-check "create --persistent: sbx stop ends it for good" "$(sbx exec "$pid_" -- true 2>/dev/null; echo $?)" 121
+check "create --persistent: sbx stop ends it for good (exec: a ConflictError, 114)" "$(sbx exec "$pid_" -- true 2>/dev/null; echo $?)" 114
 
 # exec: exit codes, signals, stdout/stderr, stdin
 sbx exec "$id" -- sh -c 'exit 3'
