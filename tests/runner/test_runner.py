@@ -130,7 +130,7 @@ def rss_kb(pid):
 # runner names carry the suite's pid: two checkouts may run it at once
 N = os.getpid()
 MY_RUNNERS = tuple("%s%d" % (n, N) for n in ("t1", "tl", "tstop", "treal", "tfail", "temf", "tunav",
-                                              "tmute", "ttls"))
+                                              "tmute", "ttls", "toc"))
 
 
 def sandbox_uids_running():
@@ -888,6 +888,69 @@ def t_list_pages(r):
         r.req({"op": "stop", "id": sid})
 
 
+def t_overcommit():
+    """--memory-overcommit admits by what sandboxes use: with a budget of
+    256 MiB the static rule admits 4 sandboxes of memory_mb 64; at 4x, 8 of
+    them are admitted (their limits, 512, under 4 x 256), and the refusals
+    are no_capacity naming their reason: the limits at the cap, and the
+    memory in use (a sandbox holding 200 MiB in its tmpfs) with a reserve
+    of 8 MiB for each. Once that file is gone, creates are admitted again:
+    the refusal followed the use, not the limits."""
+    name = "admission --memory-overcommit"
+    if skip_unless_jail(name, "the figures in use are a jail sandbox's"):
+        return
+    try:
+        r = Runner("toc%d" % N, AGENT, ["--max-memory-mb", "256", "--memory-overcommit", "4",
+                                         "--memory-reserve-mb", "8"])
+    except RuntimeError as e:
+        result(name + ": the runner starts with the flag", False, str(e)[-300:])
+        return
+    made = []
+    try:
+        for _ in range(8):
+            rep = r.create(memory_mb=64, timeout_ms=120000)
+            if rep.get("ok"):
+                made.append(rep["sandbox"]["id"])
+        result(name + ": 8 sandboxes of memory_mb 64 admitted with a budget of 256 MiB "
+               "(the static rule: 4)", len(made) == 8, "%d admitted" % len(made))
+        st = r.req({"op": "status"}).get("runner", {})
+        result(name + ": status says the cap of limits (4 x 256) and the overcommit",
+               st.get("memory_mb_cap") == 1024 and st.get("memory_overcommit") == 4 and
+               st.get("memory_mb_used") == 512, json.dumps(st)[:400])
+        big = r.create(memory_mb=600)
+        err = big.get("error", {})
+        result(name + ": past the cap of limits: no_capacity naming it",
+               err.get("code") == "no_capacity" and "memory_mb" in err.get("message", "") and
+               "limits" in err.get("message", ""), json.dumps(big)[:300])
+        rep = r.create(memory_mb=256, timeout_ms=120000)
+        filler = rep.get("sandbox", {}).get("id")
+        if filler:
+            made.append(filler)
+            r.sh(filler, "head -c 200M /dev/zero > /tmp/fill")
+        time.sleep(1.2)    # the runner reuses its reading of the cgroups for 1 s
+        refused = r.create(memory_mb=64)
+        err = refused.get("error", {})
+        result(name + ": 200 MiB in use + 8 MiB reserve each past the 256 MiB budget: "
+               "no_capacity naming the memory in use",
+               filler is not None and err.get("code") == "no_capacity" and
+               "use" in err.get("message", "") and "reserve" in err.get("message", ""),
+               json.dumps(refused)[:300])
+        if refused.get("ok"):
+            made.append(refused["sandbox"]["id"])
+        if filler:
+            r.sh(filler, "rm -f /tmp/fill")
+        time.sleep(1.2)
+        again = r.create(memory_mb=64, timeout_ms=120000)
+        result(name + ": with the file gone, the same create is admitted", again.get("ok") is True,
+               json.dumps(again)[:300])
+        if again.get("ok"):
+            made.append(again["sandbox"]["id"])
+    finally:
+        for sid in made:
+            r.req({"op": "stop", "id": sid})
+        r.kill()
+
+
 def t_userns_owner(r):
     """Each sandbox's user namespace is owned by its own base uid, so the
     kernel's per-user counters (inotify instances, ...) are per sandbox:
@@ -1229,6 +1292,10 @@ def main():
             r.stop_all()
             r.kill()
         return
+    # memory overcommit: RUNNER_CHECKS=overcommit runs only those
+    if os.environ.get("RUNNER_CHECKS") == "overcommit":
+        t_overcommit()
+        return
     # paged lists past one reply frame: RUNNER_CHECKS=list runs only those
     if os.environ.get("RUNNER_CHECKS") == "list":
         r = Runner("tl%d" % N, AGENT)
@@ -1276,6 +1343,7 @@ def main():
     finally:
         r.stop_all()
         r.kill()
+    t_overcommit()
     t_shutdown()
     t_accept_emfile()
     t_failed_start()
