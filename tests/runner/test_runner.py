@@ -888,6 +888,46 @@ def t_list_pages(r):
         r.req({"op": "stop", "id": sid})
 
 
+def gateway_create(r, body):
+    """POST /v1/sandboxes through a gateway started on r's socket for this
+    one request: (status, parsed body)."""
+    import urllib.request
+    import urllib.error
+    gw = os.path.join(os.path.dirname(RUNNER), "sandbox-gateway")
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    log = open(r.dir + "/gateway.log", "ab")
+    p = subprocess.Popen([gw, "--runner-socket", r.sock, "--port", str(port)],
+                         env=dict(os.environ, SANDBOX_API_KEYS="ockey"), stdout=log, stderr=log)
+    procs.append(p)
+    try:
+        def up():
+            try:
+                return urllib.request.urlopen("http://127.0.0.1:%d/healthz" % port, timeout=2).status == 200
+            except OSError:
+                return False
+        wait_until(up, 30)
+        time.sleep(1.5)    # the gateway's first status of the runner
+        rq = urllib.request.Request("http://127.0.0.1:%d/v1/sandboxes" % port,
+                                    data=json.dumps(body).encode(), method="POST",
+                                    headers={"Authorization": "Bearer ockey",
+                                             "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(rq, timeout=60) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+    finally:
+        p.terminate()
+        try:
+            p.wait(15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
 def t_overcommit():
     """--memory-overcommit admits by what sandboxes use: with a budget of
     256 MiB the static rule admits 4 sandboxes of memory_mb 64; at 4x, 8 of
@@ -937,6 +977,13 @@ def t_overcommit():
                json.dumps(refused)[:300])
         if refused.get("ok"):
             made.append(refused["sandbox"]["id"])
+        st, body = gateway_create(r, {"memory_mb": 64})
+        gerr = (body or {}).get("error", {}) if isinstance(body, dict) else {}
+        result(name + ": through a gateway the same refusal is 503 no_capacity with the "
+               "runner's reason", st == 503 and gerr.get("code") == "no_capacity" and
+               "reserve" in gerr.get("message", ""), "%s %s" % (st, str(body)[:300]))
+        if st == 201:
+            made.append(body["id"])
         if filler:
             r.sh(filler, "rm -f /tmp/fill")
         time.sleep(1.2)
