@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "rn_child.h"
 #include "rn_conn.h"
 #include "rn_ctl.h"
 #include "rn_drivers.h"
@@ -309,6 +310,8 @@ static int set_up(struct runner *r, const struct rn_flags *f, const struct rn_tl
 	}
 	signal(SIGPIPE, SIG_IGN);
 	r->nofile_max = raise_nofile();
+	if (sbx_write_file("/proc/self/oom_score_adj", RN_OOM_SCORE_ADJ, 0, 0) < 0)
+		sbx_warn("cannot set oom_score_adj %s: %s", RN_OOM_SCORE_ADJ, strerror(errno));
 	/* The sandboxes' root (an unprivileged host uid) must walk these. */
 	if (mkdir_p(r->state_dir, 0711) < 0 || mkdir_p(r->sbx_root, 0711) < 0) {
 		sbx_err_log("state dir %s: %s", r->state_dir, strerror(errno));

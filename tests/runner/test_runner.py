@@ -953,6 +953,26 @@ def t_overcommit():
                 made.append(rep["sandbox"]["id"])
         result(name + ": 8 sandboxes of memory_mb 64 admitted with a budget of 256 MiB "
                "(the static rule: 4)", len(made) == 8, "%d admitted" % len(made))
+        adj = {}
+        for path in ("/sys/fs/cgroup/memory/sandbox/%s/cgroup.procs",
+                     "/sys/fs/cgroup/sandbox/%s/cgroup.procs"):
+            if made and os.path.exists(path % made[0]):
+                with open(path % made[0]) as f:
+                    for pid in f.read().split():
+                        try:
+                            with open("/proc/%s/oom_score_adj" % pid) as g:
+                                adj[pid] = g.read().strip()
+                        except OSError:
+                            pass
+        with open("/proc/%d/oom_score_adj" % r.p.pid) as f:
+            own = f.read().strip()
+        oom_name = ("oom_score_adj: the runner -800 (the host's OOM killer takes a sandbox's "
+                    "process first), its sandboxes' processes 0")
+        if own != "-800" and "cannot set oom_score_adj" in r.logtext():
+            result(oom_name, None, "(the runner may not lower it here: no CAP_SYS_RESOURCE)")
+        else:
+            result(oom_name, own == "-800" and adj and set(adj.values()) == {"0"},
+                   "runner %s, sandbox %s" % (own, adj))
         st = r.req({"op": "status"}).get("runner", {})
         result(name + ": status says the cap of limits (4 x 256) and the overcommit",
                st.get("memory_mb_cap") == 1024 and st.get("memory_overcommit") == 4 and
