@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rn_admit.h"
 #include "rn_conn.h"
 #include "rn_drivers.h"
 #include "rn_persist.h"
@@ -87,31 +88,12 @@ static void prune(struct runner *r)
 }
 
 /* MiB of memory limits held by this runner's sandboxes: every one not yet
- * cleaned up (a stopping sandbox's pages are still in RAM). */
+ * cleaned up (a stopping sandbox's pages are still in RAM). A count kept
+ * by create and finish: status asks every second, whatever the number of
+ * sandboxes. */
 int64_t rn_sandbox_memory_committed(const struct runner *r)
 {
-	int64_t sum = 0;
-
-	for (const struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
-		if (!rn_sandbox_final(sb))
-			sum += sb->spec.memory_mb;
-	return sum;
-}
-
-/* Admission against the host: RAM is not overcommitted by memory limits
- * (no swap, and the writable layers are tmpfs), so a create whose
- * memory_mb does not fit under r->max_memory_mb is refused. */
-static int admit(const struct runner *r, const struct rn_spec *spec, struct sbx_err *err)
-{
-	int64_t used = rn_sandbox_memory_committed(r);
-
-	if (used + spec->memory_mb <= r->max_memory_mb)
-		return 0;
-	sbx_info("create refused: memory_mb %lld does not fit (%lld of %lld MiB held)",
-		 (long long)spec->memory_mb, (long long)used, (long long)r->max_memory_mb);
-	/* the numbers stay in the log: a tenant learns nothing of the host */
-	return sbx_err_set(err, ENOSPC, "memory_mb: no room for %lld MiB more on this "
-			   "runner now; retry later or ask for less", (long long)spec->memory_mb);
+	return r->committed_mb;
 }
 
 /* The sandbox's dir, marked with the driver's name before the driver makes
@@ -148,7 +130,7 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
 			(long long)spec->nofile, (long long)r->nofile_max);
 		spec->nofile = r->nofile_max;
 	}
-	if (admit(r, spec, err) < 0) {
+	if (rn_admit(r, spec, err) < 0) {
 		rn_spec_free(spec);
 		return NULL;
 	}
@@ -197,6 +179,8 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
 	sb->next = r->sandboxes;
 	r->sandboxes = sb;
 	r->n_live++;
+	r->committed_mb += sb->spec.memory_mb;
+	r->tick_dirty = 1;
 	sbx_info("%s: started by %s (pid %d, setup %lld ms, memory %lld MiB, pids %lld, "
 		 "disk %lld MiB, timeout %lld ms, %d env vars)", sb->id, drv->ops->name, (int)sb->pid,
 		 (long long)(rn_now_mono() - t0), (long long)sb->spec.memory_mb,
@@ -259,11 +243,11 @@ fail:
 
 void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason)
 {
-	(void)r;
 	if (sb->status != RN_STARTING && sb->status != RN_RUNNING && sb->status != RN_PAUSED)
 		return;
 	sb->status = RN_STOPPING;
 	sb->reason = reason;
+	r->tick_dirty = 1;
 	rn_idle_close(sb);
 	ready_close(sb);
 	sb->stopped_mono = rn_now_mono();
@@ -292,12 +276,14 @@ int rn_sandbox_extend(struct runner *r, struct rn_sandbox *sb, int64_t ms,
 				   (long long)(left > 0 ? left : 0));
 	}
 	sb->deadline_mono += ms;
+	r->tick_dirty = 1;
 	return 0;
 }
 
 static void finish(struct runner *r, struct rn_sandbox *sb)
 {
 	r->n_live--;
+	r->committed_mb -= sb->spec.memory_mb;
 	sb->status = (sb->reason == RN_REASON_ERROR || sb->reason == RN_REASON_OOM) ?
 		     RN_FAILED : RN_STOPPED;
 	sbx_info("%s: %s (%s)%s%s", sb->id, rn_status_name(sb->status),
@@ -320,6 +306,7 @@ void rn_sandbox_reap(struct runner *r)
 			continue;
 		sb->reaped = 1;
 		sb->wait_status = st;
+		r->tick_dirty = 1;
 		if (sb->status == RN_STARTING || sb->status == RN_RUNNING ||
 		    sb->status == RN_PAUSED) {
 			/* The agent died on its own: the sandbox failed. */
@@ -368,10 +355,18 @@ static int agent_ready(struct rn_sandbox *sb)
 	return rc == 1;
 }
 
+/* The walk over every sandbox runs only when one changed (tick_dirty) or
+ * the earliest time one asked for (tick_at) has come: a loop turn for a
+ * request or a status probe costs nothing per sandbox, so a thousand idle
+ * sandboxes (no idle timeout, deadlines far off) cost the loop nothing. */
 int rn_sandbox_tick(struct runner *r)
 {
 	int64_t now = rn_now_mono(), next = -1;
 	struct sbx_err err;
+
+	if (!r->tick_dirty && r->tick_at > now)
+		return r->tick_at - now > 100000 ? 100000 : (int)(r->tick_at - now);
+	r->tick_dirty = 0;
 
 #define WANT(at) do { int64_t d_ = (at) - now; if (d_ < 0) d_ = 0; \
 		if (next < 0 || d_ < next) next = d_; } while (0)
@@ -434,7 +429,10 @@ int rn_sandbox_tick(struct runner *r)
 		}
 	}
 	prune(r);
-	return next > 100000 ? 100000 : (int)next;
+	if (next < 0 || next > 100000)
+		next = 100000;
+	r->tick_at = now + next;
+	return (int)next;
 }
 
 cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
