@@ -205,7 +205,7 @@ int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *
 	if (!sb->drv->available)
 		return sbx_err_set(err, EAGAIN, "isolation %s is unavailable on this runner: %s",
 				   sb->drv->ops->name, sb->drv->reason);
-	if (admit(r, &sb->spec, err) < 0)
+	if (rn_admit(r, &sb->spec, err) < 0)
 		return -1;
 	sb->status = RN_STARTING;
 	sb->reason = RN_REASON_NONE;
@@ -230,6 +230,8 @@ int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *
 		goto fail;
 	}
 	r->n_live++;
+	r->committed_mb += sb->spec.memory_mb;
+	r->tick_dirty = 1;
 	sbx_info("%s: started again by %s (pid %d, setup %lld ms)", sb->id, sb->drv->ops->name,
 		 (int)sb->pid, (long long)(rn_now_mono() - t0));
 	return 0;
