@@ -222,6 +222,7 @@ int rn_state_save_paused(const struct rn_sandbox *sb, struct sbx_err *err)
 		cJSON_AddItemToArray(a, cJSON_CreateString(sb->spec.env_names[i]));
 	cJSON_AddStringToObject(o, "workdir", sb->spec.workdir);
 	cJSON_AddStringToObject(o, "snapshot", sb->spec.snapshot);
+	cJSON_AddBoolToObject(o, "persistent", sb->spec.persistent);
 	txt = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	if (!txt)
@@ -309,6 +310,7 @@ struct rn_sandbox *rn_state_adopt_paused(struct runner *r, struct rn_driver *drv
 	sb->spec.nofile = num(o, "nofile", 1, INT64_C(1) << 30, -1);
 	sb->spec.idle_timeout_ms = num(p, "idle_timeout_ms", 0, RN_TIMEOUT_MAX_MS, -1);
 	sb->spec.preview_auth = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "preview_auth"));
+	sb->spec.persistent = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "persistent"));
 	str(p, "workdir", "/ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-",
 	    sb->spec.workdir, sizeof(sb->spec.workdir));
 	str(p, "snapshot", OWNER_CHARS, sb->spec.snapshot, sizeof(sb->spec.snapshot));

@@ -37,7 +37,8 @@ void rn_state_keep_lost(struct runner *r, struct rn_driver *drv, const char *id,
 			const char *dir);
 
 /* A paused sandbox's settings beyond state.json (ports, env names, the
- * image's workdir, its snapshot, idle timeout, the timeout left), for a
+ * image's workdir, its snapshot, idle timeout, persistent, the timeout
+ * left), for a
  * driver whose paused sandboxes outlive the runner: <dir>/paused.json,
  * written whole (temp file, renamed). 0, or -1 with err. */
 int rn_state_save_paused(const struct rn_sandbox *sb, struct sbx_err *err);
