@@ -256,7 +256,22 @@ static int write_config(struct imp *m, int image, struct sbx_err *err)
 	return rc;
 }
 
-/* The rootfs and config.json in tmp/image, renamed to <name>. */
+/* A pulled image's reference, beside its config.json (not in it: the
+ * digest is config.json's, the same for the same image pulled or
+ * uploaded). A create naming the reference finds the image by it. */
+static int write_ref(const char *ref, int image, struct sbx_err *err)
+{
+	int fd = openat(image, "ref", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	size_t n = strlen(ref);
+	int ok = fd >= 0 && write(fd, ref, n) == (ssize_t)n;
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : sbx_err_sys(err, "writing the image's ref");
+}
+
+/* The rootfs, config.json (and a pull's ref) in tmp/image, renamed to
+ * <name>. */
 static int build_image(struct imp *m, const char *name, struct sbx_err *err)
 {
 	int image, rootfs, rc = 0;
@@ -279,6 +294,8 @@ static int build_image(struct imp *m, const char *name, struct sbx_err *err)
 	close(rootfs);
 	if (!rc)
 		rc = write_config(m, image, err);
+	if (!rc && m->o->ref)
+		rc = write_ref(m->o->ref, image, err);
 	close(image);
 	if (!rc && renameat2(m->tmp, "image", m->store, name, RENAME_NOREPLACE) < 0)
 		rc = errno == EEXIST ? sbx_err_set(err, EEXIST, "image %s exists", name) :
