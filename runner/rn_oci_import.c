@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/evp.h>
@@ -22,6 +23,9 @@ struct imp {
 	const struct oci_import_opts *o;
 	int store;                      /* <image_dir> */
 	int layers;                     /* <image_dir>/.layers/sha256 */
+	int lock;                       /* <image_dir>/.layers, flock'd shared: a
+					 * layer garbage collection (rn_oci_gc.c)
+					 * waits for the import's end */
 	int tmp;                        /* <image_dir>/.tmp/<ours> */
 	char tmpname[64];
 	int in;                         /* the archive's files (tmp/in) */
@@ -358,7 +362,7 @@ static int begin(struct imp *m, const struct oci_import_opts *o, const char *nam
 
 	memset(m, 0, sizeof *m);
 	m->o = o;
-	m->store = m->layers = m->tmp = m->in = -1;
+	m->store = m->layers = m->tmp = m->in = m->lock = -1;
 	if (!rn_image_name_ok(name))
 		return sbx_err_set(err, EINVAL, "name: 1 to 32 of a-z 0-9 - _ . , not starting "
 				   "with . or -");
@@ -382,11 +386,13 @@ static int begin(struct imp *m, const struct oci_import_opts *o, const char *nam
 	if (mkdir_at(m->store, ".layers", 0700) < 0 ||
 	    (ld = open_dir(m->store, ".layers")) < 0)
 		return sbx_err_sys(err, "the layer store");
-	if (mkdir_at(ld, "sha256", 0755) < 0 || (m->layers = open_dir(ld, "sha256")) < 0) {
-		close(ld);
+	m->lock = ld;
+	/* from here to end(): the layers this import finds stored stay */
+	while (flock(ld, LOCK_SH) < 0)
+		if (errno != EINTR)
+			return sbx_err_sys(err, "locking the layer store");
+	if (mkdir_at(ld, "sha256", 0755) < 0 || (m->layers = open_dir(ld, "sha256")) < 0)
 		return sbx_err_sys(err, "the layer store");
-	}
-	close(ld);
 	if (mkdir_at(m->store, ".tmp", 0700) < 0)
 		return sbx_err_sys(err, "the staging dir");
 	{
@@ -420,6 +426,8 @@ static void end(struct imp *m)
 		close(m->layers);
 	if (m->store >= 0)
 		close(m->store);
+	if (m->lock >= 0)
+		close(m->lock);
 	oci_config_free(&m->cfg);
 }
 
