@@ -90,8 +90,8 @@ static int start(struct runner *r, struct rn_pull *p, struct sbx_err *err)
 	if (p->pid == 0) {
 		/* the error pipe at 3 and nothing else of the runner's (its
 		 * sockets must close when the runner closes them) */
-		if (dup2(fds[1], 3) < 0)
-			_exit(126);
+		if (dup2(fds[1], 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
+			_exit(126);   /* (skopeo, its child, must not hold it open) */
 		syscall(SYS_close_range, 4, ~0u, 0);
 		child(r, p->ref, p->name);
 	}
