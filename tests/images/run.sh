@@ -159,8 +159,8 @@ check "delete: a path is no name (404)" "$(code --path-as-is -H "$A" -X DELETE "
 check "delete: the default image 409 (a create without an image starts from it)" \
 	"$(code -H "$A" -X DELETE "$u/images/default") $(jq_py "$T/body" 'd["error"]["code"]')" "409 conflict"
 
-stop_gateway_checked
 # ---- a generated Vite app: offline install, dev server, HMR through the preview ----
 images_vite "$GW_URL" key-one
 
+stop_gateway_checked
 h_finish
