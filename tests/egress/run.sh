@@ -34,23 +34,29 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=egress-test-ca \
 	-keyout "$T/ca.key" -out "$T/ca.pem" >/dev/null 2>&1 &&
 openssl req -newkey rsa:2048 -nodes -subj /CN=allowed.test \
 	-keyout "$T/srv.key" -out "$T/srv.csr" >/dev/null 2>&1 &&
-printf 'subjectAltName=DNS:allowed.test,DNS:*.pkg.test,DNS:pkg.test,DNS:*.api.pkg.test,DNS:denied.test,DNS:other.test,DNS:rebind.test\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n' >"$T/san" &&
+printf 'subjectAltName=DNS:allowed.test,DNS:*.pkg.test,DNS:pkg.test,DNS:*.api.pkg.test,DNS:denied.test,DNS:other.test,DNS:rebind.test,IP:198.51.100.3\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n' >"$T/san" &&
 openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial \
-	-days 2 -extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1 || h_abort "cannot make the test CA"
+	-days 2 -extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1 &&
+# a self-signed certificate for selfsigned.test: right name, no trusted issuer
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=selfsigned.test \
+	-addext subjectAltName=DNS:selfsigned.test \
+	-keyout "$T/self.key" -out "$T/self.pem" >/dev/null 2>&1 || h_abort "cannot make the test CA"
 
-# the fake internet: 198.51.100.1-3 behind a veth (198.51.100.254 here)
+# the fake internet: 198.51.100.1-4 behind a veth (198.51.100.254 here)
 ip netns add $NS && ip link add ${NS}0 type veth peer name inet0 netns $NS &&
 ip addr add 198.51.100.254/24 dev ${NS}0 && ip link set ${NS}0 up &&
 ip -n $NS link set lo up && ip -n $NS link set inet0 up &&
-for a in 1 2 3; do ip -n $NS addr add 198.51.100.$a/24 dev inet0 || exit 1; done &&
+for a in 1 2 3 4; do ip -n $NS addr add 198.51.100.$a/24 dev inet0 || exit 1; done &&
 ip -n $NS route add default via 198.51.100.254 || h_abort "cannot make the fake internet's namespace"
 ip netns exec $NS /usr/bin/python3 tests/egress/internet.py "$T/inet.log" "$T/srv.pem" "$T/srv.key" \
-	>"$T/inet.out" 2>&1 &
+	"$T/self.pem" "$T/self.key" >"$T/inet.out" 2>&1 &
 h_track $!
 for _ in $(seq 100); do grep -q ready "$T/inet.log" 2>/dev/null && break; sleep 0.1; done
 grep -q ready "$T/inet.log" || { cat "$T/inet.out"; h_abort "fake internet did not start"; }
 
-SANDBOX_DNS_UPSTREAM=198.51.100.1 start_runner "$NAME" "$T/r.sock" "$T/state" \
+# the runner verifies the servers of the names it decrypts against the
+# test CA instead of the host's trust store
+SANDBOX_DNS_UPSTREAM=198.51.100.1 SANDBOX_EGRESS_TRUST_FILE="$T/ca.pem" start_runner "$NAME" "$T/r.sock" "$T/state" \
 	--default-isolation "${SANDBOX_TEST_ISOLATION:-jail}" || h_abort "runner did not start"
 KEY=eg-$(head -c 9 /dev/urandom | od -An -tx1 | tr -d ' \n')
 gw_up=
