@@ -135,6 +135,8 @@ static int parse_str(const cJSON *v, const char *field, int lower, struct rn_str
 
 	if (!cJSON_IsObject(v))
 		return bad(err, field, "expected {\"exact\"|\"startsWith\"|\"regex\": string}");
+	if (m->s)
+		return bad(err, field, "given twice");
 	cJSON_ArrayForEach(f, v) {
 		int k;
 		for (k = 0; keys[k] && strcmp(f->string, keys[k]) != 0; k++)
@@ -356,11 +358,15 @@ static int parse_response(const cJSON *v, const char *field, struct rn_rule *r,
 			if (parse_headers(f, sub, r, err) < 0)
 				return -1;
 		} else if (strcmp(f->string, "body") == 0) {
+			if (r->body)
+				return bad(err, sub, "given twice");
 			if (check_text(f, sub, RN_RULE_BODY_MAX, err) < 0)
 				return -1;
 			if (!(r->body = dup_str(f)))
 				return sbx_err_set(err, ENOMEM, "out of memory");
 		} else if (strcmp(f->string, "contentType") == 0) {
+			if (r->content_type)
+				return bad(err, sub, "given twice");
 			if (check_text(f, sub, 256, err) < 0)
 				return -1;
 			if (!is_field_value(f->valuestring))

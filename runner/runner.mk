@@ -40,6 +40,11 @@ $(OUT)/tests/test_sbx_sni: $(call obj,runner/rn_policy.c runner/rn_rules.c runne
 FUZZ_EXTRA_fuzz_egress_peek := runner/rn_policy.c runner/rn_rules.c runner/rn_net.c runner/rn_spec.c runner/rn_dns_wire.c
 build/fuzz/fuzz_egress_peek: runner/rn_policy.c runner/rn_rules.c runner/rn_dns_wire.c runner/rn_policy.h
 
+# libFuzzer target tests/fuzz/fuzz_egress_http.c: the decrypting proxy's
+# HTTP/1 heads (lib) and the per-name rules.
+FUZZ_EXTRA_fuzz_egress_http := runner/rn_rules.c
+build/fuzz/fuzz_egress_http: runner/rn_rules.c runner/rn_rules.h
+
 # cmocka test of the image unpacker over hostile tars built in the test.
 OCI_UNPACK_SRCS := runner/rn_oci_tar.c runner/rn_oci_layer.c runner/rn_oci_compose.c \
                    runner/rn_oci_manifest.c

@@ -95,13 +95,10 @@ def read_body(conn, headers, rest):
             size = int(line.split(b";")[0], 16)
             while len(rest) < size + 2:
                 rest += more()
+            if size == 0:           # no trailers here: the empty line follows
+                return body, rest[2:]
             body += rest[:size]
             rest = rest[size + 2:]
-            if size == 0:
-                while not rest.startswith(b"\r\n") and b"\r\n\r\n" not in rest:
-                    rest += more()
-                rest = rest[2:] if rest.startswith(b"\r\n") else rest.partition(b"\r\n\r\n")[2]
-                return body, rest
     return b"", rest
 
 
@@ -166,6 +163,7 @@ def on_sni(sock, name, _ctx):
 
 
 ctx.sni_callback = on_sni
+ctx.set_alpn_protocols(["h2", "http/1.1"])
 self_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
 self_ctx.load_cert_chain(sys.argv[4], sys.argv[5])
 self_ctx.sni_callback = on_sni
