@@ -3,7 +3,8 @@
 # the runner's resolver and egress proxy against a fake internet in a
 # network namespace this suite makes (tests/egress/internet.py: a DNS
 # server, HTTP and HTTPS under several names with a test CA), never the
-# real one. The runner's upstream resolver is the fake one
+# real one; the real @vercel/sandbox SDK runs its docs' firewall examples
+# against it (sdk.test.mjs). The runner's upstream resolver is the fake one
 # (SANDBOX_DNS_UPSTREAM). Sandboxes run under SANDBOX_TEST_ISOLATION (jail
 # by default; tests/run.sh runs the suite once per driver). Cases: main.py.
 # Ends with "N passed, N failed, N skipped".
@@ -73,6 +74,13 @@ EG_PORT=$PORT EG_KEY=$KEY EG_DIR=$T EG_RUNNER_LOG=$RUNNER_LOG \
 rc=${PIPESTATUS[0]}
 h_count -q "$T/out"
 [ $rc != 0 ] && [ "$H_FAIL" = 0 ] && fail "main.py exited $rc"
+# the real @vercel/sandbox SDK's firewall examples (tests/compat has it)
+if [ -d tests/compat/node_modules/@vercel/sandbox ]; then
+	EG_PORT=$PORT EG_KEY=$KEY EG_DIR=$T timeout 300 node tests/egress/sdk.test.mjs | tee "$T/sdk.out"
+	h_count -q "$T/sdk.out"
+else
+	skip "the @vercel/sandbox SDK's firewall examples: tests/compat/node_modules missing (make node-deps)"
+fi
 h_stop_all
 if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$T/gw.log" "$RUNNER_LOG"; then
 	fail "sanitizer report in the gateway's or the runner's log"
