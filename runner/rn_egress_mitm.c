@@ -761,13 +761,14 @@ static struct eg_mitm *mitms;   /* every running one, under eg_mx */
 static void mitm_end(struct eg_mitm *m)
 {
 	struct eg_mitm **pp;
-	char rule[128];
+	char rule[256];
 
 	if (m->refused) {
 		mitm_log(m, 0, m->why, m->bytes_out, m->bytes_in);
 	} else {
-		snprintf(rule, sizeof(rule), "%.60s; decrypted, %llu/%llu by rule", m->pattern,
-			 m->by_rule, m->requests);
+		/* and why it ended early (the sandbox's TLS, a malformed request) */
+		snprintf(rule, sizeof(rule), "%.60s; decrypted, %llu/%llu by rule%s%.60s",
+			 m->pattern, m->by_rule, m->requests, m->why[0] ? "; " : "", m->why);
 		mitm_log(m, 1, rule, m->bytes_out, m->bytes_in);
 	}
 	pthread_mutex_lock(&eg_mx);
