@@ -239,19 +239,6 @@ export class Sandbox {
 		return this;
 	}
 
-	/** PATCH .../network: a new policy ("deny-all", "allow-all" or {allow, deny_cidrs}),
-	 *  applied to DNS and new connections at once (docs/api.md). Answers the policy in force. */
-	async setNetwork(network) {
-		this.info = await this.client.request('PATCH', this.path('/network'), { json: { network } });
-		return this.info.network;
-	}
-
-	/** GET .../network/log?since=N: the egress log's decisions after seq N, oldest first. */
-	async networkLog(since = 0) {
-		const res = await this.client.request('GET', this.path(`/network/log?since=${since}`), { raw: true });
-		return (await res.text()).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-	}
-
 	/** Stops and destroys the sandbox; repeating it is not an error. */
 	async stop() {
 		await this.client.request('DELETE', this.path(), { raw: true });
