@@ -55,7 +55,7 @@ export class NetworkPane {
 		// a typing mistake is the user's to fix, not a script error
 		try { policy = this.policy(); } catch (e) { return this.onInvalid(e.message); }
 		try {
-			const now = await this.sandbox.setNetwork(policy);
+			const now = (await this.sandbox.setNetwork(policy)).network;
 			this.input.value = typeof now === 'string' ? now : JSON.stringify(now);
 			this.onApplied(now);
 		} catch (e) { this.onError(e); }
@@ -65,9 +65,10 @@ export class NetworkPane {
 		const sandbox = this.sandbox;
 		if (!sandbox) return;
 		try {
-			const entries = await sandbox.networkLog(this.since);
-			if (sandbox !== this.sandbox) return;
-			for (const e of entries) this.add(e);
+			for await (const e of sandbox.networkLog({ since: this.since })) {
+				if (sandbox !== this.sandbox) return;
+				this.add(e);
+			}
 		} catch { /* a stopped sandbox: the next track() starts again */ }
 		if (sandbox === this.sandbox) this.timer = setTimeout(() => this.poll(), POLL_MS);
 	}
