@@ -541,7 +541,9 @@ struct upstream {
 	struct io io;
 };
 
-static void up_close(struct eg_mitm *m, struct upstream *u, int *slot)
+/* Close u; *slot is m's record of its socket (out_fd or fwd_fd), which
+ * the loop may shut down meanwhile: changed under eg_mx. */
+static void up_close(struct upstream *u, int *slot)
 {
 	if (u->ssl) {
 		SSL_free(u->ssl);
@@ -552,7 +554,6 @@ static void up_close(struct eg_mitm *m, struct upstream *u, int *slot)
 		close(*slot);
 	*slot = -1;
 	pthread_mutex_unlock(&eg_mx);
-	(void)m;
 	u->fd = -1;
 	u->io.len = u->io.off = 0;
 }
@@ -711,7 +712,6 @@ static int one_request(struct eg_mitm *m, struct io *sb, struct upstream *up,
 		int fport;
 		struct sockaddr_in fa;
 		struct upstream fw = { -1, NULL, { 0 } };
-		int slot = -1;
 		if (rn_forward_url_split(r->forward_url, fhost, sizeof(fhost), &fport, fpath,
 					 sizeof(fpath)) < 0 || forward_addr(m, fhost, fport, &fa) < 0) {
 			simple_response(sb, 502, "Bad Gateway", "egress: forwardURL unreachable\n", 1);
@@ -722,19 +722,18 @@ static int one_request(struct eg_mitm *m, struct io *sb, struct upstream *up,
 			simple_response(sb, 502, "Bad Gateway", "egress: out of memory\n", 1);
 			return REQ_END;
 		}
-		if (up_open(m, &fw, &slot, &fa, fhost, 1) < 0) {
-			up_close(m, &fw, &slot);
+		if (up_open(m, &fw, &m->fwd_fd, &fa, fhost, 1) < 0) {
+			up_close(&fw, &m->fwd_fd);
 			free(fw.io.buf);
 			simple_response(sb, 502, "Bad Gateway", "egress: forwardURL unreachable\n", 1);
 			return REQ_END;
 		}
-		m->fwd_fd = slot;
 		out = out_head(p, &h, r, fhost, fport, fpath, m->name, &outlen);
 		io_take(sb, (size_t)hl);
 		rc = !out || io_write(&fw.io, out, outlen) < 0 || relay_body(sb, &fw.io, &h) < 0
 		     ? REQ_END : relay_response(m, sb, &fw, head_req);
 		free(out);
-		up_close(m, &fw, &m->fwd_fd);
+		up_close(&fw, &m->fwd_fd);
 		free(fw.io.buf);
 		return rc == REQ_END || h.close ? REQ_END : REQ_NEXT;
 	}
@@ -750,7 +749,7 @@ static int one_request(struct eg_mitm *m, struct io *sb, struct upstream *up,
 	     ? REQ_END : relay_response(m, sb, up, head_req);
 	free(out);
 	if (rc == REQ_END)
-		up_close(m, up, &m->out_fd);
+		up_close(up, &m->out_fd);
 	return rc == REQ_END || h.close ? REQ_END : REQ_NEXT;
 }
 
@@ -828,7 +827,7 @@ static void *mitm_main(void *arg)
 		;
 out:
 	if (up.fd >= 0)
-		up_close(m, &up, &m->out_fd);
+		up_close(&up, &m->out_fd);
 	if (ssl) {
 		SSL_shutdown(ssl);
 		SSL_free(ssl);
