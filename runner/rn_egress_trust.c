@@ -47,7 +47,7 @@ int rn_egress_trust_env(const struct rn_spec *spec, const char **out)
 char *rn_egress_trust_bundle(const char *base, size_t base_len)
 {
 	size_t cn = ca_pem ? strlen(ca_pem) : 0;
-	char *out = malloc(base_len + cn + 2);
+	char *out = malloc(base_len + cn + 2), *had;
 	size_t n = 0;
 
 	if (!out)
@@ -55,7 +55,13 @@ char *rn_egress_trust_bundle(const char *base, size_t base_len)
 	if (base_len) {
 		memcpy(out, base, base_len);
 		n = base_len;
-		if (out[n - 1] != '\n')
+		/* a root from a snapshot already has the CA: once is enough */
+		out[n] = '\0';
+		while (cn && (had = strstr(out, ca_pem))) {
+			memmove(had, had + cn, n - (size_t)(had - out) - cn + 1);
+			n -= cn;
+		}
+		if (n && out[n - 1] != '\n')
 			out[n++] = '\n';
 	}
 	memcpy(out + n, ca_pem ? ca_pem : "", cn);

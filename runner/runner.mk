@@ -25,6 +25,9 @@ $(OUT)/tests/test_gvisor_spec: $(call obj,runner/driver_gvisor_spec.c runner/rn_
 # cmocka test of the gvisor watcher's move of the agent's socket.
 $(OUT)/tests/test_gvisor_sock: $(call obj,runner/driver_gvisor_sock.c)
 
+# cmocka test of the egress CA's trust bundle, env and install.
+$(OUT)/tests/test_rn_trust: $(call obj,runner/rn_egress_trust.c)
+
 # cmocka test of the --listen-tls address parser.
 $(OUT)/tests/test_rn_addr: $(call obj,runner/rn_addr.c)
 
