@@ -44,6 +44,7 @@ static void env_unless_set(void **st)
 
 	(void)st;
 	memset(&spec, 0, sizeof(spec));
+	rn_egress_trust_set(NULL);
 	assert_int_equal(rn_egress_trust_env(&spec, out), 0);  /* no CA: nothing */
 	rn_egress_trust_set(CA);
 	assert_int_equal(rn_egress_trust_env(&spec, out), 3);
