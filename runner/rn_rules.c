@@ -122,6 +122,61 @@ static int check_text(const cJSON *v, const char *field, size_t max, struct sbx_
 	return 0;
 }
 
+#define REGEX_MAX 256
+#define REGEX_REPEATS_MAX 16
+#define REGEX_BOUND_MAX 32
+#define REGEX_COUNTED_MAX 2
+
+/* A regex the runner's matcher stays cheap on: short, no back-references,
+ * at most REGEX_REPEATS_MAX repetitions, none applied straight to another
+ * ("a**", "a+{2}"), and at most two counted ones ({n,m}) up to 32 (glibc
+ * copies the repeated part for each count: nested counts multiply).
+ * Stacked repetitions made glibc's regcomp take gigabytes under the
+ * fuzzer, and a policy is anyone's input. 0 or -1. */
+static int regex_cheap(const char *re)
+{
+	int repeats = 0, counted = 0, after_repeat = 0;
+
+	if (strlen(re) > REGEX_MAX)
+		return -1;
+	for (const char *c = re; *c; c++) {
+		if (*c == '\\') {
+			if (!c[1] || (c[1] >= '0' && c[1] <= '9'))
+				return -1;
+			c++;
+			after_repeat = 0;
+			continue;
+		}
+		if (*c == '*' || *c == '+' || *c == '?' || *c == '{') {
+			if (after_repeat || ++repeats > REGEX_REPEATS_MAX)
+				return -1;
+			if (*c == '{') {
+				char *end;
+				if (++counted > REGEX_COUNTED_MAX)
+					return -1;
+				long lo = strtol(c + 1, &end, 10), hi = lo;
+				if (end == c + 1 || lo > REGEX_BOUND_MAX)
+					return -1;
+				if (*end == ',') {
+					const char *h = end + 1;
+					hi = *h == '}' ? 0 : strtol(h, &end, 10);
+					if ((*h != '}' && end == h) || hi > REGEX_BOUND_MAX)
+						return -1;
+					if (*h == '}')
+						end = (char *)h;
+				}
+				if (*end != '}')
+					return -1;
+				c = end;
+			}
+			after_repeat = 1;
+			continue;
+		}
+		after_repeat = 0;
+	}
+	return 0;
+}
+
 /* {"exact"|"startsWith"|"regex": s}: exactly one. lower: header names
  * match without regard to case. */
 static int parse_str(const cJSON *v, const char *field, int lower, struct rn_str_match *m,
@@ -155,6 +210,12 @@ static int parse_str(const cJSON *v, const char *field, int lower, struct rn_str
 		if (lower && m->kind != RN_STR_REGEX)
 			for (char *c = m->s; *c; c++)
 				*c = (char)tolower((unsigned char)*c);
+		if (m->kind == RN_STR_REGEX && regex_cheap(m->s) < 0) {
+			m->kind = RN_STR_ANY;
+			return bad(err, sub, "a regular expression of at most 256 bytes, 16 "
+				   "repetitions (two counted, up to {32}), none of a repetition, "
+				   "no back-references");
+		}
 		if (m->kind == RN_STR_REGEX &&
 		    regcomp(&m->re, m->s, REG_EXTENDED | REG_NOSUB | (lower ? REG_ICASE : 0)) != 0) {
 			m->kind = RN_STR_ANY;

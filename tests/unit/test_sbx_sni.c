@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -220,6 +221,21 @@ static void policy_rules(void **st)
 	assert_null(parse("{\"allow\":{\"a.test\":[{\"match\":{\"path\":{\"regex\":\"(\"}},"
 			  "\"transform\":[]}]}}", &mode, &code));
 	assert_int_equal(code, EINVAL);
+	/* regexes that would cost the runner: stacked or nested counts, back-references */
+	static const char *const costly[] = { "^v~++", "a{10}{10}", "((a{8}){8}){8}", "(a)\\\\1",
+					      "a{65}", "x*" "y*" "z*" "a*b*c*d*e*f*g*h*i*j*k*l*m*n*" };
+	for (size_t i = 0; i < sizeof(costly) / sizeof(costly[0]); i++) {
+		char pol[512];
+		snprintf(pol, sizeof(pol), "{\"allow\":{\"a.test\":[{\"match\":{\"path\":"
+			 "{\"regex\":\"%s\"}},\"transform\":[]}]}}", costly[i]);
+		assert_null(parse(pol, &mode, &code));
+		assert_int_equal(code, EINVAL);
+	}
+	struct rn_policy *ok = parse("{\"allow\":{\"a.test\":[{\"match\":{\"path\":"
+				     "{\"regex\":\"^/v[0-9]+/(a|b)*x{2,3}$\"}},\"transform\":[]}]}}",
+				     &mode, &code);
+	assert_int_equal(code, 0);
+	rn_policy_free(ok);
 }
 
 int main(void)
