@@ -410,10 +410,11 @@ static int parse_response(const cJSON *v, const char *field, struct rn_rule *r,
 	cJSON_ArrayForEach(f, v) {
 		sub_key(sub, field, f->string);
 		if (strcmp(f->string, "statusCode") == 0) {
-			if (!cJSON_IsNumber(f) || f->valuedouble != (double)(int)f->valuedouble ||
-			    f->valueint < 200 || f->valueint > 599)
+			/* the range before the cast: a huge double to int is undefined */
+			if (!cJSON_IsNumber(f) || !(f->valuedouble >= 200 && f->valuedouble <= 599) ||
+			    f->valuedouble != (double)(int)f->valuedouble)
 				return bad(err, sub, "expected a whole number from 200 to 599");
-			r->status = f->valueint;
+			r->status = (int)f->valuedouble;
 			have_status = 1;
 		} else if (strcmp(f->string, "headers") == 0) {
 			if (parse_headers(f, sub, r, err) < 0)
