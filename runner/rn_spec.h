@@ -38,6 +38,9 @@ struct rn_spec {
 	char snapshot[64];             /* the snapshot it starts from ("": none) */
 	char owner[65];                /* opaque tag of the client that owns it */
 	int preview_auth;              /* kept for the gateway: its previews are private */
+	int persistent;                /* kept when stopped or timed out (rn_persist.h) */
+	int64_t snapshot_expires_in_ms;   /* its snapshots' defaults (0: none) */
+	int64_t snapshot_keep_last;
 };
 
 /* Limits on what a create may ask for (min, default, max). */

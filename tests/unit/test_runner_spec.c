@@ -39,6 +39,9 @@ static void test_defaults(void **state)
 	assert_int_equal(s.network, RN_NET_DENY_ALL);
 	assert_string_equal(s.image, "default");
 	assert_int_equal(s.preview_auth, 0);
+	assert_int_equal(s.persistent, 0);
+	assert_int_equal(s.snapshot_expires_in_ms, 0);
+	assert_int_equal(s.snapshot_keep_last, 0);
 	rn_spec_free(&s);
 }
 
@@ -50,8 +53,12 @@ static void test_values(void **state)
 	(void)state;
 	assert_int_equal(parse("{\"memory_mb\":64,\"vcpus\":2,\"ports\":[3000,8080],"
 			       "\"env\":{\"A\":\"x\",\"B_2\":\"\"},\"network\":\"allow-all\","
-			       "\"image\":\"py-3.11\",\"preview_auth\":true}", &s, &err), 0);
+			       "\"image\":\"py-3.11\",\"preview_auth\":true,\"persistent\":true,"
+			       "\"snapshot_expires_in_ms\":3600000,\"snapshot_keep_last\":5}", &s, &err), 0);
 	assert_int_equal(s.preview_auth, 1);
+	assert_int_equal(s.persistent, 1);
+	assert_int_equal(s.snapshot_expires_in_ms, 3600000);
+	assert_int_equal(s.snapshot_keep_last, 5);
 	assert_int_equal(s.memory_mb, 64);
 	assert_int_equal(s.n_ports, 2);
 	assert_int_equal(s.ports[1], 8080);
@@ -85,6 +92,9 @@ static void test_errors_name_field(void **state)
 		{ "{\"image\":\"../etc\"}", "image" },
 		{ "{\"image\":7}", "image" },
 		{ "{\"preview_auth\":\"yes\"}", "preview_auth" },
+		{ "{\"persistent\":1}", "persistent" },
+		{ "{\"snapshot_keep_last\":101}", "snapshot_keep_last" },
+		{ "{\"snapshot_expires_in_ms\":-1}", "snapshot_expires_in_ms" },
 		{ "{\"colour\":1}", "colour" },
 	};
 	struct rn_spec s;

@@ -12,6 +12,7 @@ import { SandboxStatus } from './sandbox-status.js';
 import { IsolationChoice } from './isolation-choice.js';
 import { RuntimeChoice } from './runtime-choice.js';
 import { NetworkPane } from './network-pane.js';
+import { SnapshotChoice } from './snapshot-choice.js';
 import { LANGUAGES, SAMPLES, APP_PORT } from './samples.js';
 import { mirrorInlineStyles } from './csp-styles.js';
 
@@ -38,6 +39,7 @@ const network = new NetworkPane({
 	onInvalid: (text) => showMessage(text, 'error'),
 	onApplied: () => showMessage('network policy applied to new connections'),
 });
+const snapshots = new SnapshotChoice($('from-snapshot'), $('from-snapshot-label'));
 const status = new SandboxStatus(
 	{ id: $('sandbox-id'), status: $('sandbox-status'), isolation: $('sandbox-isolation'), image: $('sandbox-image'), timeLeft: $('sandbox-time-left'), extendButton: $('extend'), stopButton: $('stop-sandbox') },
 	{ onError: showError, onStopped: sandboxEnded },
@@ -61,6 +63,7 @@ function sandboxLive() {
 function updateButtons() {
 	$('run').disabled = !sandboxLive();
 	$('start-app').disabled = !sandboxLive();
+	$('snapshot').disabled = !sandboxLive();
 	$('stop-run').disabled = !ui.run;
 	$('connect').textContent = ui.sandbox ? 'New sandbox' : 'Start sandbox';
 }
@@ -90,6 +93,7 @@ async function startSandbox() {
 	showMessage('starting a sandbox...');
 	await isolation.load(client);
 	await runtime.load(client);
+	await snapshots.load(client);
 	let sandbox = null;
 	const previousId = sessionStorage.getItem(SANDBOX_ID_KEY);
 	if (previousId && !ui.sandbox) {
@@ -100,7 +104,8 @@ async function startSandbox() {
 	}
 	if (!sandbox) {
 		if (ui.sandbox && sandboxLive()) ui.sandbox.stop().catch(() => {});
-		sandbox = await client.create({ ports: [APP_PORT], timeout_ms: 10 * 60 * 1000, ...isolation.fields(), ...runtime.fields(), ...network.fields() });
+		sandbox = await client.create({ ports: [APP_PORT], timeout_ms: 10 * 60 * 1000, ...isolation.fields(), ...runtime.fields(),
+			...snapshots.fields(), ...network.fields() });
 	}
 	sessionStorage.setItem(SANDBOX_ID_KEY, sandbox.id);
 	runtime.show(sandbox.image);
@@ -191,6 +196,14 @@ $('runtime').addEventListener('change', guarded(async () => { if (ui.sandbox) aw
 for (const b of document.querySelectorAll('.file-tab')) b.addEventListener('click', () => showFile(ui.language, b.dataset.file));
 for (const b of document.querySelectorAll('.side-tab')) b.addEventListener('click', () => showSidePane(b.dataset.pane));
 $('run').addEventListener('click', guarded(() => runFile(ui.file)));
+// a snapshot of the current sandbox's files, then chosen for "New sandbox"
+$('snapshot').addEventListener('click', guarded(async () => {
+	$('snapshot').disabled = true;
+	try {
+		const snap = await snapshots.take(ui.sandbox.client, ui.sandbox);
+		showMessage(`Snapshot ${snap.id} taken: "New sandbox" starts from it.`);
+	} finally { updateButtons(); }
+}));
 $('stop-run').addEventListener('click', guarded(stopRun));
 $('start-app').addEventListener('click', guarded(async () => {
 	showFile(ui.language, 'app');
