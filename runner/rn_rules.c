@@ -323,6 +323,9 @@ static int parse_headers(const cJSON *o, const char *field, struct rn_rule *r,
 			return -1;
 		if (!is_field_value(f->valuestring))
 			return bad(err, sub, "control characters in a header value");
+		if (strcmp(f->valuestring, "<redacted>") == 0)
+			return bad(err, sub, "\"<redacted>\" is how a secret is shown, not a value: "
+				   "give the value");
 		r->set[r->n_set].name = strdup(f->string);
 		r->set[r->n_set].value = dup_str(f);
 		r->n_set++;

@@ -419,6 +419,30 @@ def broker_cases():
            "/etc/ssl/certs/ca-certificates.crt"])
     check("the CA key is nowhere inside", sh(sid, "grep -rslE 'PRIVATE KEY' /.sandbox /etc/ssl "
                                              "2>/dev/null | head -3").strip(), "")
+    # a fork: the secret is not kept to copy, so the policy is given again
+    st, d = req("POST", "/v1/sandboxes/%s/fork" % sid, {"count": 1})
+    result("fork of a brokering sandbox without its policy: 422 before anything is made",
+           st == 422 and "network" in d["error"]["message"], "%s %s" % (st, d))
+    st, d = req("POST", "/v1/sandboxes", {"network": json.loads(
+        json.dumps(req("GET", "/v1/sandboxes/" + sid)[1]["network"]))})
+    result("a policy sent back as shown (\"<redacted>\"): 422 naming the header",
+           st == 422 and "authorization" in d["error"]["message"], "%s %s" % (st, d))
+    if os.environ.get("SANDBOX_TEST_ISOLATION", "jail") == "jail":
+        st, d = req("POST", "/v1/sandboxes/%s/fork" % sid, {"count": 1, "network": BROKER})
+        ok = st == 201 and len(d.get("sandboxes", [])) == 1
+        result("fork with the policy given again: 201", ok, "%s %s" % (st, d))
+        if ok:
+            fid = d["sandboxes"][0]["id"]
+            r = echo(fid, "https", [["POST", "/echo/v1/fork", {"x-api-key": "placeholder"}, "", False]])
+            result("... the fork injects the secret (its bundle holds the CA once)",
+                   r and isinstance(r[0][1], dict) and r[0][1]["auth"] == SHA and
+                   sh(fid, "grep -c 'BEGIN CERTIFICATE' /.sandbox/egress-ca.pem; "
+                       "grep -cF \"$(sed -n 2p /.sandbox/egress-ca.pem)\" "
+                       "/etc/ssl/certs/ca-certificates.crt").split() == ["1", "1"], r)
+            req("DELETE", "/v1/sandboxes/" + fid)
+            snap = d.get("snapshot", {}).get("id")
+            if snap:
+                req("DELETE", "/v1/snapshots/" + snap)
     req("DELETE", "/v1/sandboxes/" + sid)
     for f in (os.environ.get("EG_RUNNER_LOG"), os.path.join(DIR, "gw.log")):
         if f and os.path.exists(f):
