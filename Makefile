@@ -115,6 +115,15 @@ tests/compat/node_modules/.package-lock.json: tests/compat/package.json tests/co
 node-deps: clients/js/node_modules/.package-lock.json
 clients/js/node_modules/.package-lock.json: clients/js/package.json clients/js/package-lock.json
 	cd clients/js && npm ci --no-audit --no-fund --loglevel=error
+# the Vite app of tests/images (vite.sh): its packages in an npm cache of its
+# own, which the suite copies into a sandbox to install with no network there
+node-deps: build/vite-app/.cached
+build/vite-app/.cached: tests/images/vite-app/package.json tests/images/vite-app/package-lock.json
+	rm -rf build/vite-app && mkdir -p build/vite-app
+	cp tests/images/vite-app/package.json tests/images/vite-app/package-lock.json build/vite-app/
+	cd build/vite-app && npm ci --cache "$$PWD/npm-cache" --ignore-scripts --no-audit --no-fund \
+		--loglevel=error && rm -rf node_modules
+	touch $@
 
 test: deps
 	$(MAKE) node-deps

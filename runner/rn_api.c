@@ -14,6 +14,7 @@
 #include "rn_image_config.h"
 #include "rn_image_import.h"
 #include "rn_images.h"
+#include "rn_image_pull_create.h"
 #include "rn_list.h"
 #include "rn_persist.h"
 #include "rn_sandbox.h"
@@ -79,7 +80,38 @@ static struct rn_driver *pick_driver(struct runner *r, struct rn_conn *c, const 
 	return d;
 }
 
+static void create(struct runner *r, struct rn_conn *c, const cJSON *req, int pulled);
+
+static void create_pulled(struct runner *r, struct rn_conn *c, const cJSON *req, void *arg)
+{
+	(void)arg;
+	create(r, c, req, 1);
+}
+
+/* An image named by registry reference: its local name into spec->image
+ * (1), or 0 after parking the create on its pull or replying. */
+static int resolve_ref(struct runner *r, struct rn_conn *c, const cJSON *req,
+		       struct rn_spec *spec, int pulled)
+{
+	char msg[400];
+
+	if (rn_images_by_ref(r, spec->image_ref, spec->image, sizeof spec->image))
+		return 1;
+	if (pulled) {   /* pulled, yet gone (deleted at once): no second pull */
+		snprintf(msg, sizeof msg, "image: %s was pulled and is gone again", spec->image_ref);
+		rn_conn_reply_err(c, "not_found", msg);
+	} else {
+		rn_image_pull_for_create(r, c, req, spec->image_ref, create_pulled);
+	}
+	return 0;
+}
+
 static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	create(r, c, req, 0);
+}
+
+static void create(struct runner *r, struct rn_conn *c, const cJSON *req, int pulled)
 {
 	struct sbx_err err = { 0, "" };
 	struct rn_spec spec;
@@ -96,14 +128,18 @@ static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
 	}
-	if (rn_image_config_apply(r, &spec, &err) < 0) {
-		rn_spec_free(&spec);
-		rn_conn_reply_err(c, err_code(err.code), err.msg);
-		return;
-	}
 	drv = pick_driver(r, c, req);
 	if (!drv) {
 		rn_spec_free(&spec);
+		return;
+	}
+	if (spec.image_ref[0] && !resolve_ref(r, c, req, &spec, pulled)) {
+		rn_spec_free(&spec);
+		return;
+	}
+	if (rn_image_config_apply(r, &spec, &err) < 0) {
+		rn_spec_free(&spec);
+		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
 	}
 	if (spec.snapshot[0]) {

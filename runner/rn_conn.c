@@ -33,6 +33,8 @@ struct rn_conn {
 	int64_t deadline;         /* 0 = none */
 	struct rn_sandbox *wait_sb;
 	enum rn_wait wait_kind;
+	const void *park;         /* parked on this (rn_conn_park), NULL none */
+	cJSON *park_req;          /* the request to resume, owned */
 	int port;
 	char sid[RN_ID_MAX];      /* the sandbox a splice goes to ("" none) */
 	char owner[sizeof(((struct rn_spec *)0)->owner)];   /* its owner tag */
@@ -62,6 +64,9 @@ static void conn_close(struct rn_conn *c)
 	}
 	c->state = C_DEAD;
 	c->wait_sb = NULL;
+	c->park = NULL;
+	cJSON_Delete(c->park_req);
+	c->park_req = NULL;
 }
 
 static void splice_update(struct rn_conn *c);
@@ -428,6 +433,33 @@ void rn_conn_wait_connect(struct rn_conn *c, struct rn_sandbox *sb, int port, in
 		rn_api_connect(c->r, c, sb, port, want_fd);
 	else
 		rn_conn_wait(c, sb, RN_WAIT_CONNECT);
+}
+
+void rn_conn_park(struct rn_conn *c, const void *on, cJSON *req)
+{
+	c->state = C_WAIT;
+	c->park = on;
+	c->park_req = req;
+	c->deadline = 0;
+	rn_loop_mod(&c->ev, 0);   /* a hang-up (HUP, ERR) still closes it */
+}
+
+int rn_conn_unpark(struct runner *r, const void *on, rn_conn_resume_fn fn, void *arg)
+{
+	int n = 0;
+
+	for (struct rn_conn *c = conns; c; c = c->next) {
+		cJSON *req;
+		if (c->state != C_WAIT || !on || c->park != on)
+			continue;
+		req = c->park_req;
+		c->park = NULL;
+		c->park_req = NULL;
+		fn(r, c, req, arg);
+		cJSON_Delete(req);
+		n++;
+	}
+	return n;
 }
 
 int rn_conn_waiting_on(const struct rn_sandbox *sb)

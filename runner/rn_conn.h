@@ -57,6 +57,15 @@ void rn_conn_reply_fd(struct rn_conn *c, int fd);
  * c is closed without closing the socket. -1 when out of memory (c left
  * as it was). */
 int rn_conn_take(struct rn_conn *c, unsigned char **pending, size_t *n);
+/* Park c until rn_conn_unpark(on): its request req (owned now) waits for
+ * something of its own (a create's image pull, rn_image_pull_create.c).
+ * A client that hangs up meanwhile is closed and its request dropped. */
+void rn_conn_park(struct rn_conn *c, const void *on, cJSON *req);
+/* Resume every connection parked on on: fn(r, c, req, arg) for each, which
+ * must reply (req is freed after). How many there were. */
+typedef void (*rn_conn_resume_fn)(struct runner *r, struct rn_conn *c, const cJSON *req,
+				  void *arg);
+int rn_conn_unpark(struct runner *r, const void *on, rn_conn_resume_fn fn, void *arg);
 /* Tell waiting connections that sb changed state. */
 void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb);
 int rn_conn_waiting_on(const struct rn_sandbox *sb);

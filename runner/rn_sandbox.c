@@ -1,5 +1,6 @@
 #include "rn_idle.h"
 #include "rn_sandbox.h"
+#include "rn_image_pull_create.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -304,8 +305,10 @@ void rn_sandbox_reap(struct runner *r)
 		for (sb = r->sandboxes; sb; sb = sb->next)
 			if (sb->pid == pid && !sb->reaped)
 				break;
-		if (!sb)
+		if (!sb) {
+			rn_image_pull_reaped(r, pid, st);   /* a create's pull, or not ours */
 			continue;
+		}
 		sb->reaped = 1;
 		sb->wait_status = st;
 		r->tick_dirty = 1;

@@ -141,6 +141,25 @@ int rn_image_name_ok(const char *s)
 	return 1;
 }
 
+int rn_image_ref_ok(const char *ref)
+{
+	size_t n = strlen(ref);
+
+	if (!n || n > 255)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = ref[i];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && !strchr("._-:/@", c))
+			return 0;
+		/* each path component starts with a letter or digit: no "..",
+		 * no empty one, nothing skopeo could read as an option */
+		if ((i == 0 || ref[i - 1] == '/') && !alnum)
+			return 0;
+	}
+	return ref[n - 1] != '/';
+}
+
 static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *err)
 {
 	const char *s = NULL;
@@ -171,9 +190,15 @@ static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *er
 	s = "default";
 	if (sbx_json_get_str(req, "image", &s, err) < 0)
 		return -1;
-	if (!rn_image_name_ok(s))
-		return sbx_err_set(err, EINVAL, "image: invalid image name");
-	strcpy(spec->image, s);
+	/* a name has no '/'; a reference (pulled when this runner lacks it,
+	 * rn_image_pull_create.c) has one */
+	if (strchr(s, '/') && rn_image_ref_ok(s))
+		strcpy(spec->image_ref, s);
+	else if (!rn_image_name_ok(s))
+		return sbx_err_set(err, EINVAL, "image: invalid image name (a name, or a registry "
+				   "reference host[:port]/path[:tag])");
+	else
+		strcpy(spec->image, s);
 	s = "";
 	if (sbx_json_get_str(req, "snapshot", &s, err) < 0)
 		return -1;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "rn_admit.h"
+#include "rn_images.h"
 #include "rn_sandbox.h"
 #include "sbx_log.h"
 
@@ -76,6 +77,8 @@ cJSON *rn_status_json(const struct runner *r)
 		cJSON_AddItemToArray(a, it);
 	}
 	cJSON_AddStringToObject(o, "default_isolation", r->default_drv->ops->name);
+	/* what a gateway's placement prefers for a create naming one */
+	cJSON_AddItemToObject(o, "images", rn_images_held(r));
 	return o;
 }
 

@@ -177,6 +177,7 @@ struct runner {
 	struct rn_snap *snaps;
 	int n_snaps;
 	int64_t snap_store_max_mb;      /* --max-snapshot-mb */
+	struct rn_pull *pulls;          /* creates' image pulls in flight (rn_image_pull_create.h) */
 };
 
 struct rn_sandbox *rn_sandbox_find(struct runner *r, const char *id);

@@ -630,7 +630,8 @@ static const struct gw_mcp_tool tools[] = {
 	  "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":"
 	  "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"os\":{\"type\":\"string\"},"
 	  "\"created_at\":{\"type\":\"number\"},\"digest\":{\"type\":\"string\"},"
-	  "\"size\":{\"type\":\"number\"},\"runtimes\":{\"type\":\"object\"}},"
+	  "\"size\":{\"type\":\"number\"},\"ref\":{\"type\":\"string\"},"
+	  "\"runtimes\":{\"type\":\"object\"}},"
 	  "\"required\":[\"name\"]}}},\"required\":[\"images\"]}", NULL, done_plain, NULL, svc_images, 0 },
 	{ "delete_image", "Delete an image",
 	  "Delete an image of list_images. Refused (conflict) while a sandbox uses it, and for "

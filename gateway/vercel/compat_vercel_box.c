@@ -170,8 +170,7 @@ void cv_box_create(struct gw_req *r, struct cv_call *c)
 	} else if (refuse_field(r, b, "source", "creating from a git repository or tarball is not supported")) {
 		goto out;
 	}
-	if (refuse_field(r, b, "image", "images are the gateway's (SANDBOX image dir), not container references") ||
-	    refuse_field(r, b, "mounts", "drives are not supported") ||
+	if (refuse_field(r, b, "mounts", "drives are not supported") ||
 	    refuse_field(r, b, "name", "sandboxes are named by the gateway (their id)"))
 		goto out;
 	if (snapshot_settings(r, b, req) < 0)
@@ -199,8 +198,17 @@ void cv_box_create(struct gw_req *r, struct cv_call *c)
 	}
 	if (!(img = image_of_runtime(r, cJSON_GetObjectItemCaseSensitive(b, "runtime"))))
 		goto out;
-	if (img[0])
+	if ((v = cJSON_GetObjectItemCaseSensitive(b, "image")) && !cJSON_IsNull(v)) {
+		/* an image of the runner's by name, or a registry reference a
+		 * runner pulls (docs/api.md): checked as on /v1 */
+		if (img[0]) {
+			gw_resp_error(r, 400, "bad_request", "image: give runtime or image, not both");
+			goto out;
+		}
+		cJSON_AddItemToObject(req, "image", cJSON_Duplicate(v, 1));
+	} else if (img[0]) {
 		cJSON_AddStringToObject(req, "image", img);
+	}
 	s = cv_step(c, created);
 	svc_create(s, req);   /* checks the values, as on /v1 */
 	return;

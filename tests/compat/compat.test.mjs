@@ -434,6 +434,28 @@ await check('runtime: one outside the SDK\'s RUNTIMES is a 400 APIError naming t
 	eq((await raw('GET', '/v1/sandboxes')).json.sandboxes.length, before, 'sandboxes');
 });
 
+/* ---- image: a reference pushed to a loopback registry (run.sh), pulled by the runner ---- */
+if (!process.env.COMPAT_IMAGE_REF) {
+	skip('image: a registry reference', 'no loopback registry here (docker-registry, skopeo, busybox-static)');
+} else {
+	await check('image: Sandbox.create({image: <a pushed reference>}) runs in that image: its file, its Env', async () => {
+		const s = await Sandbox.create({ ...opts, timeout: 120_000, image: process.env.COMPAT_IMAGE_REF });
+		try {
+			const r = await s.runCommand('cat', ['/app/hello.txt']);
+			eq(await r.stdout(), 'from the SDK\'s image', 'the image\'s file');
+			const e = await s.runCommand('sh', ['-c', 'echo "$GREETING"']);
+			eq(await e.stdout(), 'hello from the image\n', 'the image\'s Env');
+		} finally { await s.stop(); }
+	});
+	await check('image: with runtime as well it is a 400 APIError, and nothing is created', async () => {
+		const before = (await raw('GET', '/v1/sandboxes')).json.sandboxes.length;
+		const r = await raw('POST', '/v2/sandboxes', JSON.stringify({ runtime: 'node22', image: process.env.COMPAT_IMAGE_REF }),
+			{ 'content-type': 'application/json' });
+		eq(r.status, 400, `status (${JSON.stringify(r.json)})`);
+		eq((await raw('GET', '/v1/sandboxes')).json.sandboxes.length, before, 'sandboxes');
+	});
+}
+
 /* ---- round trip: create + write + run + stop, SDK versus our client ---- */
 async function viaSdk() {
 	const t = performance.now();
