@@ -4,6 +4,7 @@
  * host tmpfs) at /run/sbx, generated /etc files, the sandbox's cgroup, and
  * the agent as PID 1 with the sandbox's env, rlimits and capabilities. */
 #include "driver_gvisor.h"
+#include "rn_egress_trust.h"
 #include "rn_net.h"
 #include "rn_runtime.h"
 
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -104,6 +106,12 @@ static cJSON *process(const struct gv_bundle *b)
 		snprintf(buf, sizeof(buf), "%s=%s", s->env_names[i], s->env_values[i]);
 		cJSON_AddItemToArray(env, cJSON_CreateString(buf));
 	}
+	if (s->network != RN_NET_DENY_ALL) {
+		const char *trust[RN_TRUST_ENV_MAX];
+		int n = rn_egress_trust_env(s, trust);
+		for (int i = 0; i < n; i++)
+			cJSON_AddItemToArray(env, cJSON_CreateString(trust[i]));
+	}
 	cJSON_AddStringToObject(p, "cwd", "/");
 	/* RLIMIT_NPROC is the graceful process limit: gVisor enforces it for
 	 * tasks without CAP_SYS_ADMIN/CAP_SYS_RESOURCE (commands as uid 1000),
@@ -151,6 +159,10 @@ static cJSON *mounts(const struct gv_bundle *b)
 		snprintf(src, sizeof(src), "%s/%s", b->etcdir, etc[i]);
 		snprintf(dst, sizeof(dst), "/etc/%s", etc[i]);
 		add_mount(m, dst, "bind", src, file_ro);
+	}
+	if (b->spec->network != RN_NET_DENY_ALL && rn_egress_trust_pem()) {
+		snprintf(src, sizeof(src), "%s/ca-certificates.crt", b->etcdir);
+		add_mount(m, "/" RN_TRUST_BUNDLE_PATH, "bind", src, file_ro);
 	}
 	return m;
 }
@@ -223,6 +235,35 @@ static int write_text(const char *dir, const char *name, const char *text,
 	return 0;
 }
 
+/* The image's trust bundle with the runner's egress CA, bound over the
+ * image's (rn_egress_trust.h). */
+static int write_bundle(const struct gv_bundle *b, struct sbx_err *err)
+{
+	char path[PATH_MAX + 64], *base = NULL, *bundle;
+	struct stat st;
+	size_t len = 0;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/" RN_TRUST_BUNDLE_PATH, b->rootfs);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (32 << 20) &&
+	    (base = malloc((size_t)st.st_size + 1))) {
+		ssize_t r;
+		while (len < (size_t)st.st_size &&
+		       (r = read(fd, base + len, (size_t)st.st_size - len)) > 0)
+			len += (size_t)r;
+	}
+	if (fd >= 0)
+		close(fd);
+	bundle = rn_egress_trust_bundle(base, len);
+	free(base);
+	if (!bundle)
+		return sbx_err_set(err, ENOMEM, "out of memory");
+	rc = write_text(b->etcdir, "ca-certificates.crt", bundle, err);
+	free(bundle);
+	return rc;
+}
+
 int gv_spec_write(const struct gv_bundle *b, const char *bundle_dir, struct sbx_err *err)
 {
 	char *txt, resolv[96];
@@ -240,6 +281,9 @@ int gv_spec_write(const struct gv_bundle *b, const char *bundle_dir, struct sbx_
 		       "::1\tlocalhost ip6-localhost ip6-loopback\n", err) < 0 ||
 	    write_text(b->etcdir, "hostname", "sandbox\n", err) < 0 ||
 	    write_text(b->etcdir, "resolv.conf", resolv, err) < 0)
+		return -1;
+	if (b->spec->network != RN_NET_DENY_ALL && rn_egress_trust_pem() &&
+	    write_bundle(b, err) < 0)
 		return -1;
 	txt = gv_spec_json(b);
 	if (!txt)

@@ -25,6 +25,7 @@
 
 #include "driver_jail_seccomp.h"
 #include "rn_child.h"
+#include "rn_egress_trust.h"
 #include "rn_net.h"
 #include "rn_runtime.h"
 #include "sbx_fs.h"
@@ -197,6 +198,12 @@ static void setup_files(const struct jail_plan *p)
 	char resolv[96];
 	rn_net_resolv_conf(p->spec->network, p->slot, resolv, sizeof(resolv));
 	write_text("etc/resolv.conf", resolv, 0644);
+	/* a sandbox with a network trusts the runner's egress CA (the names
+	 * its policy's rules decrypt). An image whose /etc/ssl/certs is a
+	 * symlink (Fedora's) is left as it is: its clients then refuse the
+	 * decrypted names, which is where a failure belongs, not the create. */
+	if (p->spec->network != RN_NET_DENY_ALL)
+		(void)rn_egress_trust_install(AT_FDCWD);
 
 	mkdir_p(RN_RUNTIME_MOUNT + 1, 0755);
 	bind_ro(p->runtime_dir, RN_RUNTIME_MOUNT + 1, MS_NOSUID | MS_NODEV);
@@ -317,7 +324,9 @@ static void lock_down(const struct jail_plan *p)
 static void __attribute__((noreturn)) exec_agent(const struct jail_plan *p)
 {
 	char loader[PATH_MAX], libdir[PATH_MAX];
-	char *envp[RN_MAX_ENV + 1];
+	char *envp[RN_MAX_ENV + RN_TRUST_ENV_MAX + 1];
+	const char *trust[RN_TRUST_ENV_MAX];
+	int n_trust = p->spec->network != RN_NET_DENY_ALL ? rn_egress_trust_env(p->spec, trust) : 0;
 
 	for (int i = 0; i < p->spec->n_env; i++) {
 		size_t n = strlen(p->spec->env_names[i]) + strlen(p->spec->env_values[i]) + 2;
@@ -326,7 +335,9 @@ static void __attribute__((noreturn)) exec_agent(const struct jail_plan *p)
 			fail(ENOMEM, "env");
 		snprintf(envp[i], n, "%s=%s", p->spec->env_names[i], p->spec->env_values[i]);
 	}
-	envp[p->spec->n_env] = NULL;
+	for (int i = 0; i < n_trust; i++)
+		envp[p->spec->n_env + i] = (char *)trust[i];
+	envp[p->spec->n_env + n_trust] = NULL;
 	snprintf(loader, sizeof(loader), RN_RUNTIME_MOUNT "/lib/%s", p->loader);
 	snprintf(libdir, sizeof(libdir), RN_RUNTIME_MOUNT "/lib");
 	{

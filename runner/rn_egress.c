@@ -78,6 +78,7 @@ static void free_egress(struct rn_egress *e)
 	struct rn_egress **pp;
 
 	eg_conn_close_all(e);
+	eg_mitm_detach_all(e);
 	eg_dns_close_all(e);
 	unlisten(&e->dns);
 	unlisten(&e->l80);
@@ -86,8 +87,10 @@ static void free_egress(struct rn_egress *e)
 		;
 	if (*pp)
 		*pp = e->next;
+	pthread_mutex_lock(&eg_mx);
 	free(e->log);
 	e->log = NULL;
+	pthread_mutex_unlock(&eg_mx);
 	e->next = dead;
 	dead = e;
 }
@@ -172,6 +175,7 @@ int rn_egress_set_policy(struct rn_sandbox *sb, enum rn_network mode,
 	sb->spec.network = mode;
 	rn_policy_free(old);
 	eg_conn_recheck(e);
+	eg_mitm_recheck(e);
 	return 0;
 }
 

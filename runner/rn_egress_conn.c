@@ -42,6 +42,7 @@ struct eg_conn {
 	char name[SBX_PEEK_NAME_MAX];
 	char rule[64];
 	struct rn_lookup *lookup;
+	struct rn_rules *rules;         /* the name's, when it is decrypted */
 	unsigned long long bytes_out, bytes_in;
 	int64_t deadline;
 	int logged;
@@ -87,6 +88,8 @@ static void conn_free(struct eg_conn *c)
 	}
 	sbx_buf_free(&c->to_up);
 	sbx_buf_free(&c->to_sb);
+	rn_rules_free(c->rules);
+	c->rules = NULL;
 	c->next = dead;
 	dead = c;
 }
@@ -249,6 +252,8 @@ static void on_out(struct rn_ev *ev, uint32_t events)
 	splice_update(c);
 }
 
+static void hand_over(struct eg_conn *c, const struct sockaddr_in *to);
+
 static void resolved(void *ctx, int rcode, const uint32_t *addrs, int n, uint32_t ttl)
 {
 	struct eg_conn *c = ctx;
@@ -276,6 +281,10 @@ static void resolved(void *ctx, int rcode, const uint32_t *addrs, int n, uint32_
 		return;
 	}
 	to.sin_addr.s_addr = addrs[pick];
+	if (c->rules) {
+		hand_over(c, &to);
+		return;
+	}
 	c->out.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	c->out.owner = c;
 	c->out.cb = on_out;
@@ -293,6 +302,26 @@ static void resolved(void *ctx, int rcode, const uint32_t *addrs, int n, uint32_
 	c->st = EG_CONNECT;
 	c->deadline = rn_now_mono() + CONNECT_MS;
 	rn_loop_mod(&c->in, 0);
+}
+
+/* A name with rules: its connection goes to a decrypting thread
+ * (rn_egress_mitm.c) with the bytes read so far. */
+static void hand_over(struct eg_conn *c, const struct sockaddr_in *to)
+{
+	struct sbx_err err = { 0, "" };
+	int fd = c->in.fd;
+
+	rn_loop_del(&c->in);
+	if (eg_mitm_start(c->e, fd, to, c->port, c->name, c->rule, c->rules,
+			  sbx_buf_head(&c->to_up), c->to_up.len, &err) < 0) {
+		rn_loop_add(&c->in, 0);
+		deny(c, err.msg);
+		return;
+	}
+	c->rules = NULL;        /* the thread's now, with the socket */
+	c->in.fd = -1;
+	c->logged = 1;
+	conn_free(c);
 }
 
 /* The first bytes: enough of them to name the destination? */
@@ -321,6 +350,13 @@ static void peek(struct eg_conn *c)
 		return;
 	}
 	snprintf(c->rule, sizeof(c->rule), "%s", rule);
+	if (eg_mode(c->e) == RN_NET_POLICY) {
+		const struct rn_rules *rs = rn_policy_rules(c->e->sb->spec.policy, c->name);
+		if (rs && !(c->rules = rn_rules_dup(rs))) {
+			deny(c, "out of memory");
+			return;
+		}
+	}
 	c->lookup = rn_resolve_a(c->name, resolved, c, &err);
 	if (!c->lookup) {
 		deny(c, "DNS failed");

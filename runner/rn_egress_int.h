@@ -2,7 +2,9 @@
 #ifndef RN_EGRESS_INT_H
 #define RN_EGRESS_INT_H
 
+#include <pthread.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
 
 #include "rn_egress.h"
@@ -15,6 +17,7 @@
 #define EG_LOG_MAX 256          /* entries kept per sandbox */
 #define EG_MAX_CONNS 256        /* proxied connections per sandbox */
 #define EG_MAX_DNSQ 64          /* sandbox queries waiting on the upstream */
+#define EG_MITM_MAX 64          /* decrypted connections per sandbox (a thread each) */
 
 struct eg_entry {
 	unsigned long long seq;
@@ -22,7 +25,7 @@ struct eg_entry {
 	char name[SBX_PEEK_NAME_MAX];
 	uint16_t port;
 	uint8_t allowed;
-	char rule[64];
+	char rule[128];
 	unsigned long long bytes_out, bytes_in;
 };
 
@@ -53,9 +56,28 @@ static inline enum rn_network eg_mode(const struct rn_egress *e)
 /* The pattern that allows name now ("allow-all" under allow-all), or NULL. */
 const char *eg_allowed(const struct rn_egress *e, const char *name);
 
-/* rn_egress_log.c */
+/* Guards the egress logs and the decrypting threads' links to their
+ * egress (rn_egress_mitm.c). */
+extern pthread_mutex_t eg_mx;
+
+/* rn_egress_log.c: eg_log_add takes eg_mx; _locked under it. */
 void eg_log_add(struct rn_egress *e, const char *name, int port, int allowed,
 		const char *rule, unsigned long long out, unsigned long long in);
+void eg_log_add_locked(struct rn_egress *e, const char *name, int port, int allowed,
+		       const char *rule, unsigned long long out, unsigned long long in);
+
+/* rn_egress_mitm.c: a connection to a name with rules, decrypted and
+ * served by a thread of its own, which takes in_fd and rules (rules stay
+ * the caller's on failure). up: the name's address, reached only when a
+ * request needs the server. pre: the bytes already read from the sandbox.
+ * 0 or -1 with err. */
+int eg_mitm_start(struct rn_egress *e, int in_fd, const struct sockaddr_in *up, int port,
+		  const char *name, const char *pattern, struct rn_rules *rules,
+		  const unsigned char *pre, size_t pre_len, struct sbx_err *err);
+/* The sandbox's egress goes: its threads end without it. */
+void eg_mitm_detach_all(struct rn_egress *e);
+/* Close the decrypted connections whose name the current policy refuses. */
+void eg_mitm_recheck(struct rn_egress *e);
 
 /* rn_dns.c: a datagram on e->dns; the sweep; detach. */
 void eg_dns_on_query(struct rn_ev *ev, uint32_t events);

@@ -11,6 +11,14 @@
 void eg_log_add(struct rn_egress *e, const char *name, int port, int allowed,
 		const char *rule, unsigned long long out, unsigned long long in)
 {
+	pthread_mutex_lock(&eg_mx);
+	eg_log_add_locked(e, name, port, allowed, rule, out, in);
+	pthread_mutex_unlock(&eg_mx);
+}
+
+void eg_log_add_locked(struct rn_egress *e, const char *name, int port, int allowed,
+		       const char *rule, unsigned long long out, unsigned long long in)
+{
 	struct eg_entry *x;
 
 	if (!e->log && !(e->log = calloc(EG_LOG_MAX, sizeof(*e->log))))
@@ -32,8 +40,13 @@ cJSON *rn_egress_log_json(const struct rn_sandbox *sb, unsigned long long since)
 	cJSON *a = cJSON_CreateArray();
 	unsigned long long first;
 
-	if (!e || !e->log)
+	if (!e)
 		return a;
+	pthread_mutex_lock(&eg_mx);
+	if (!e->log) {
+		pthread_mutex_unlock(&eg_mx);
+		return a;
+	}
 	first = e->log_next > EG_LOG_MAX ? e->log_next - EG_LOG_MAX : 1;
 	if (since + 1 > first)
 		first = since + 1;
@@ -50,5 +63,6 @@ cJSON *rn_egress_log_json(const struct rn_sandbox *sb, unsigned long long since)
 		cJSON_AddNumberToObject(o, "bytes_in", (double)x->bytes_in);
 		cJSON_AddItemToArray(a, o);
 	}
+	pthread_mutex_unlock(&eg_mx);
 	return a;
 }

@@ -40,8 +40,10 @@ void rn_policy_free(struct rn_policy *p)
 {
 	if (!p)
 		return;
-	for (int i = 0; i < p->n_allow; i++)
+	for (int i = 0; i < p->n_allow; i++) {
 		free(p->allow[i]);
+		rn_rules_free(p->rules[i]);
+	}
 	free(p);
 }
 
@@ -88,40 +90,6 @@ static int add_pattern(struct rn_policy *p, const char *s, const char *field,
 	return 0;
 }
 
-static const char *const rule_fields[] = { "match", "transform", "response", "forwardURL", NULL };
-
-/* The rules of one name in the object form: a list of rule objects of
- * Vercel's shape. The shape is checked; a rule that asks for anything is
- * refused as unsupported, since nothing here would enforce it. */
-static int check_rules(const cJSON *rules, const char *name, struct sbx_err *err)
-{
-	const cJSON *rule, *f;
-	int i = 0;
-
-	if (!cJSON_IsArray(rules))
-		return sbx_err_set(err, EINVAL, "network.allow[\"%.80s\"]: expected a list of rules",
-				   name);
-	cJSON_ArrayForEach(rule, rules) {
-		if (!cJSON_IsObject(rule))
-			return sbx_err_set(err, EINVAL, "network.allow[\"%.80s\"][%d]: expected "
-					   "an object", name, i);
-		cJSON_ArrayForEach(f, rule) {
-			int known = 0;
-			for (int k = 0; rule_fields[k]; k++)
-				known |= strcmp(f->string, rule_fields[k]) == 0;
-			if (!known)
-				return sbx_err_set(err, EINVAL, "network.allow[\"%.80s\"][%d].%.40s: "
-						   "unknown field (match, transform, response, "
-						   "forwardURL)", name, i, f->string);
-			return sbx_err_set(err, ENOTSUP, "network.allow[\"%.80s\"][%d].%s: "
-					   "per-name rules are not supported yet (names "
-					   "are allowed or not)", name, i, f->string);
-		}
-		i++;
-	}
-	return 0;
-}
-
 static int parse_allow(struct rn_policy *p, const cJSON *allow, struct sbx_err *err)
 {
 	const cJSON *it;
@@ -146,7 +114,7 @@ static int parse_allow(struct rn_policy *p, const cJSON *allow, struct sbx_err *
 	p->rules_form = 1;
 	cJSON_ArrayForEach(it, allow) {
 		if (add_pattern(p, it->string, "network.allow", err) < 0 ||
-		    check_rules(it, it->string, err) < 0)
+		    rn_rules_parse(it, it->string, &p->rules[p->n_allow - 1], err) < 0)
 			return -1;
 	}
 	return 0;
@@ -222,7 +190,7 @@ cJSON *rn_policy_json(enum rn_network mode, const struct rn_policy *p)
 	if (p->rules_form) {
 		a = cJSON_AddObjectToObject(o, "allow");
 		for (int i = 0; i < p->n_allow; i++)
-			cJSON_AddItemToObject(a, p->allow[i], cJSON_CreateArray());
+			cJSON_AddItemToObject(a, p->allow[i], rn_rules_json(p->rules[i]));
 	} else {
 		a = cJSON_AddArrayToObject(o, "allow");
 		for (int i = 0; i < p->n_allow; i++)
@@ -240,26 +208,49 @@ cJSON *rn_policy_json(enum rn_network mode, const struct rn_policy *p)
 	return o;
 }
 
+static int match_index(const struct rn_policy *p, const char *name);
+
 const char *rn_policy_match(const struct rn_policy *p, const char *name)
 {
-	size_t n = strlen(name);
+	int i = match_index(p, name);
+
+	return i < 0 ? NULL : p->allow[i];
+}
+
+const struct rn_rules *rn_policy_rules(const struct rn_policy *p, const char *name)
+{
+	int i = match_index(p, name);
+
+	return i < 0 ? NULL : p->rules[i];
+}
+
+/* The most specific pattern that allows name: the name itself, else the
+ * longest "*.suffix", else "*" (so a name's rules apply whatever order
+ * the patterns came in). */
+static int match_index(const struct rn_policy *p, const char *name)
+{
+	size_t n = strlen(name), best_len = 0;
+	int best = -1, star = -1;
 
 	if (!p || is_ipv4(name))
-		return NULL;
+		return -1;
 	for (int i = 0; i < p->n_allow; i++) {
 		const char *pat = p->allow[i];
-		if (strcmp(pat, "*") == 0)
-			return pat;
-		if (strncmp(pat, "*.", 2) == 0) {
+		if (strcmp(pat, "*") == 0) {
+			if (star < 0)
+				star = i;
+		} else if (strncmp(pat, "*.", 2) == 0) {
 			/* a subdomain of the suffix, at any depth; not the suffix itself */
 			size_t sn = strlen(pat + 1);          /* ".suffix" */
-			if (n > sn && strcmp(name + n - sn, pat + 1) == 0)
-				return pat;
+			if (n > sn && strcmp(name + n - sn, pat + 1) == 0 && sn > best_len) {
+				best = i;
+				best_len = sn;
+			}
 		} else if (strcmp(pat, name) == 0) {
-			return pat;
+			return i;
 		}
 	}
-	return NULL;
+	return best >= 0 ? best : star;
 }
 
 const char *rn_policy_addr_denied(const struct rn_policy *p, uint32_t addr)

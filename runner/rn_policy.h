@@ -11,6 +11,7 @@
 
 #include <cJSON.h>
 
+#include "rn_rules.h"
 #include "rn_spec.h"
 #include "sbx_err.h"
 
@@ -27,13 +28,12 @@ struct rn_policy {
 	int n_cidrs;
 	struct rn_cidr cidrs[RN_POLICY_MAX_CIDRS];   /* deny_cidrs */
 	int rules_form;         /* allow came as an object name -> rules */
+	struct rn_rules *rules[RN_POLICY_MAX_ALLOW];   /* allow[i]'s, or NULL: spliced */
 };
 
 /* The "network" value v (NULL: absent, deny-all) as a mode and, for an
  * allow-list, a policy to free with rn_policy_free (*out NULL for the
- * two modes). 0, or -1 with err naming the field: EINVAL for what is
- * wrong, ENOTSUP for a per-name rule (match, transform, response,
- * forwardURL) this runner does not enforce. */
+ * two modes). 0, or -1 with err naming the field (EINVAL). */
 int rn_policy_parse(const cJSON *v, enum rn_network *mode, struct rn_policy **out,
 		    struct sbx_err *err);
 void rn_policy_free(struct rn_policy *p);
@@ -44,6 +44,9 @@ cJSON *rn_policy_json(enum rn_network mode, const struct rn_policy *p);
 /* The pattern of p that allows name (a name sbx_peek_name_ok accepts),
  * or NULL. An IPv4 literal matches nothing. */
 const char *rn_policy_match(const struct rn_policy *p, const char *name);
+
+/* The rules of the pattern that allows name, or NULL (none: spliced). */
+const struct rn_rules *rn_policy_rules(const struct rn_policy *p, const char *name);
 
 /* Why a connection to addr (host byte order) is refused whatever the
  * name: "always-denied" (the ranges of rn_net.c, SECURITY.md 0.5),

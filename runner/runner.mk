@@ -10,17 +10,17 @@ $(BINDIR)/sandbox-runner: $(call obj,$(RUNNER_SRCS)) $(LIBSBX)
 ALL_BINS += $(BINDIR)/sandbox-runner
 
 # cmocka test of the create-request parser (a pure module).
-$(OUT)/tests/test_runner_spec: $(call obj,runner/rn_spec.c runner/rn_policy.c runner/rn_net.c)
+$(OUT)/tests/test_runner_spec: $(call obj,runner/rn_spec.c runner/rn_policy.c runner/rn_rules.c runner/rn_net.c)
 
 # libFuzzer target tests/fuzz/fuzz_runner_req.c needs the parser.
-FUZZ_EXTRA_fuzz_runner_req := runner/rn_spec.c runner/rn_policy.c runner/rn_net.c
+FUZZ_EXTRA_fuzz_runner_req := runner/rn_spec.c runner/rn_policy.c runner/rn_rules.c runner/rn_net.c
 build/fuzz/fuzz_runner_req: runner/rn_spec.c runner/rn_spec.h
 
 # cmocka test of the cgroup module on the host's cgroups (skips unless root).
 $(OUT)/tests/test_rn_cgroup: $(call obj,runner/rn_cgroup.c runner/rn_cgroup_freeze.c)
 
 # cmocka test of the gvisor driver's pure parts: config.json, the version.
-$(OUT)/tests/test_gvisor_spec: $(call obj,runner/driver_gvisor_spec.c runner/driver_gvisor_version.c runner/rn_spec.c runner/rn_policy.c runner/rn_net.c)
+$(OUT)/tests/test_gvisor_spec: $(call obj,runner/driver_gvisor_spec.c runner/rn_egress_trust.c runner/driver_gvisor_version.c runner/rn_spec.c runner/rn_policy.c runner/rn_rules.c runner/rn_net.c)
 
 # cmocka test of the memory admission rule (arithmetic only).
 $(OUT)/tests/test_rn_admit: $(call obj,runner/rn_admit_rule.c)
@@ -28,20 +28,28 @@ $(OUT)/tests/test_rn_admit: $(call obj,runner/rn_admit_rule.c)
 # cmocka test of the gvisor watcher's move of the agent's socket.
 $(OUT)/tests/test_gvisor_sock: $(call obj,runner/driver_gvisor_sock.c)
 
+# cmocka test of the egress CA's trust bundle, env and install.
+$(OUT)/tests/test_rn_trust: $(call obj,runner/rn_egress_trust.c)
+
 # cmocka test of the --listen-tls address parser.
 $(OUT)/tests/test_rn_addr: $(call obj,runner/rn_addr.c)
 
 # cmocka test of what the runner reads from an image's stamp and dpkg status.
-$(OUT)/tests/test_rn_images: $(call obj,runner/rn_images.c runner/rn_spec.c runner/rn_policy.c runner/rn_net.c)
+$(OUT)/tests/test_rn_images: $(call obj,runner/rn_images.c runner/rn_spec.c runner/rn_policy.c runner/rn_rules.c runner/rn_net.c)
 UNIT_LIBS_test_rn_images := $(LIBS_SSL)
 
 # cmocka test of the egress proxy's name parsers and the network policy.
-$(OUT)/tests/test_sbx_sni: $(call obj,runner/rn_policy.c runner/rn_net.c runner/rn_spec.c)
+$(OUT)/tests/test_sbx_sni: $(call obj,runner/rn_policy.c runner/rn_rules.c runner/rn_net.c runner/rn_spec.c)
 
 # libFuzzer target tests/fuzz/fuzz_egress_peek.c: the name parsers, the
 # DNS messages and the policy parser.
-FUZZ_EXTRA_fuzz_egress_peek := runner/rn_policy.c runner/rn_net.c runner/rn_spec.c runner/rn_dns_wire.c
-build/fuzz/fuzz_egress_peek: runner/rn_policy.c runner/rn_dns_wire.c runner/rn_policy.h
+FUZZ_EXTRA_fuzz_egress_peek := runner/rn_policy.c runner/rn_rules.c runner/rn_net.c runner/rn_spec.c runner/rn_dns_wire.c
+build/fuzz/fuzz_egress_peek: runner/rn_policy.c runner/rn_rules.c runner/rn_dns_wire.c runner/rn_policy.h
+
+# libFuzzer target tests/fuzz/fuzz_egress_http.c: the decrypting proxy's
+# HTTP/1 heads (lib) and the per-name rules.
+FUZZ_EXTRA_fuzz_egress_http := runner/rn_rules.c
+build/fuzz/fuzz_egress_http: runner/rn_rules.c runner/rn_rules.h
 
 # cmocka test of the image unpacker over hostile tars built in the test.
 OCI_UNPACK_SRCS := runner/rn_oci_tar.c runner/rn_oci_layer.c runner/rn_oci_compose.c \

@@ -24,6 +24,7 @@
 #include "rn_ctl.h"
 #include "rn_drivers.h"
 #include "rn_egress.h"
+#include "rn_egress_ca.h"
 #include "rn_flags.h"
 #include "rn_image_cli.h"
 #include "rn_persist.h"
@@ -324,6 +325,11 @@ static int set_up(struct runner *r, const struct rn_flags *f, const struct rn_tl
 		snprintf(r->cg_error, sizeof(r->cg_error), "%s", err.msg);
 	rn_drivers_init(r);
 	rn_drivers_reconcile(r);
+	/* after the drivers: they lay out the runtime dir the CA is shown in */
+	if (rn_egress_ca_init(r, &err) < 0) {
+		sbx_err_log("egress CA: %s", err.msg);
+		return 1;
+	}
 	if (rn_snap_init(r, &err) < 0) {
 		sbx_err_log("%s", err.msg);
 		return 1;

@@ -45,7 +45,7 @@ static const char *const fork_fields[] = {
 	"snapshot_keep_last",
 };
 /* ... and what a fork's body may set for its sandboxes */
-static const char *const fork_overrides[] = { "env", "persistent", "timeout_ms" };
+static const char *const fork_overrides[] = { "env", "persistent", "timeout_ms", "network" };
 
 static int create_next(struct svc_call *c);
 
@@ -139,6 +139,17 @@ static int on_settings(struct svc_call *c, const struct sbx_frame *f)
 		cJSON_AddItemToObject(set, o->string, cJSON_Duplicate(o, 1));
 	}
 	cJSON_Delete(over);
+	/* a transform's values come back redacted (secrets are never kept):
+	 * a fork is given the policy again, as it is its env, before anything
+	 * is made */
+	char *net = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(set, "network"));
+	int redacted = net && strstr(net, "\"<redacted>\"");
+	cJSON_free(net);
+	if (redacted) {
+		svc_fail(c, 422, "invalid", "network: the sandbox's policy injects headers whose "
+			 "values are not kept; give the policy again as \"network\" in the fork's body");
+		return -1;
+	}
 	req = id_req(c, "snapshot");
 	cJSON_AddStringToObject(req, "owner", c->vh->key_tags[c->key]);
 	return svc_runner(c, req, on_snapshot) < 0 ? -1 : 0;

@@ -35,8 +35,45 @@ static const char *status_of(const cJSON *s)
 	return "failed";
 }
 
-/* Our network as the API's policy: a mode, or "custom" with the names
- * and denied CIDRs of an allow-list (per-name rules have none to show). */
+/* A name's rules as the API's legacy lists: a transform as an injection
+ * rule naming its headers (the runner shows their values redacted; the
+ * SDK shows "<redacted>"), a forwardURL as a forward rule. A response
+ * rule has no place there. */
+static void add_rules(cJSON *p, const char *domain, const cJSON *rules)
+{
+	const cJSON *rule, *t, *h;
+
+	cJSON_ArrayForEach(rule, rules) {
+		const cJSON *match = cJSON_GetObjectItemCaseSensitive(rule, "match");
+		const cJSON *fwd = cJSON_GetObjectItemCaseSensitive(rule, "forwardURL");
+		cJSON *x = NULL, *names;
+		if (cJSON_GetObjectItemCaseSensitive(rule, "transform")) {
+			cJSON *list = cJSON_GetObjectItemCaseSensitive(p, "injectionRules");
+			if (!list)
+				list = cJSON_AddArrayToObject(p, "injectionRules");
+			x = cJSON_CreateObject();
+			cJSON_AddStringToObject(x, "domain", domain);
+			names = cJSON_AddArrayToObject(x, "headerNames");
+			cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(rule, "transform"))
+				cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(t, "headers"))
+					cJSON_AddItemToArray(names, cJSON_CreateString(h->string));
+			cJSON_AddItemToArray(list, x);
+		} else if (cJSON_IsString(fwd)) {
+			cJSON *list = cJSON_GetObjectItemCaseSensitive(p, "forwardRules");
+			if (!list)
+				list = cJSON_AddArrayToObject(p, "forwardRules");
+			x = cJSON_CreateObject();
+			cJSON_AddStringToObject(x, "domain", domain);
+			cJSON_AddStringToObject(x, "forwardURL", fwd->valuestring);
+			cJSON_AddItemToArray(list, x);
+		}
+		if (x && cJSON_IsObject(match))
+			cJSON_AddItemToObject(x, "match", cJSON_Duplicate(match, 1));
+	}
+}
+
+/* Our network as the API's policy: a mode, or "custom" with the names,
+ * denied CIDRs and per-name rules of an allow-list. */
 static void add_policy(cJSON *o, const cJSON *s)
 {
 	const cJSON *net = cJSON_GetObjectItemCaseSensitive(s, "network"), *n;
@@ -49,8 +86,11 @@ static void add_policy(cJSON *o, const cJSON *s)
 	}
 	cJSON_AddStringToObject(p, "mode", "custom");
 	d = cJSON_AddArrayToObject(p, "allowedDomains");
-	cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(net, "allow"))
+	cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(net, "allow")) {
 		cJSON_AddItemToArray(d, cJSON_CreateString(cJSON_IsString(n) ? n->valuestring : n->string));
+		if (cJSON_IsArray(n))
+			add_rules(p, n->string, n);
+	}
 	n = cJSON_GetObjectItemCaseSensitive(net, "deny_cidrs");
 	if (cJSON_GetArraySize(n))
 		cJSON_AddItemToObject(p, "deniedCIDRs", cJSON_Duplicate(n, 1));

@@ -186,6 +186,59 @@ def hold(path, addr, sni):
             f.write(err(e) + "\n")
 
 
+def api(scheme, addr, host, reqs):
+    """Requests on one kept-alive connection to addr (port 80 or 443, the
+    sandbox's own trust store: no test CA), one result each:
+    "<status> <body>". reqs: JSON [[method, path, {headers}, body, chunked]]."""
+    import http.client
+    try:
+        if scheme == "https":
+            c = http.client.HTTPSConnection(addr, 443, timeout=20,
+                                            context=ssl.create_default_context())
+        else:
+            c = http.client.HTTPConnection(addr, 80, timeout=20)
+        out = []
+        for method, path, headers, body, chunked in json.loads(reqs):
+            headers = dict(headers, Host=host)
+            if chunked:
+                c.request(method, path, body=iter([body.encode()[:3], body.encode()[3:]]),
+                          headers=headers, encode_chunked=True)
+            else:
+                c.request(method, path, body=body.encode() if body else None, headers=headers)
+            r = c.getresponse()
+            out.append("%d %s" % (r.status, r.read().decode("utf-8", "replace").strip()))
+        c.close()
+        return out
+    except (OSError, ssl.SSLError, http.client.HTTPException) as e:
+        return err(e) if isinstance(e, (OSError, ssl.SSLError)) else type(e).__name__
+
+
+def peer(addr, sni):
+    """The issuer CN of the certificate addr:443 shows for sni, and the
+    ALPN chosen when h2 and http/1.1 are offered."""
+    ctx = ssl.create_default_context()
+    ctx.load_verify_locations(CA)
+    ctx.set_alpn_protocols(["h2", "http/1.1"])
+    try:
+        s = ctx.wrap_socket(socket.create_connection((addr, 443), timeout=10), server_hostname=sni)
+        issuer = dict(x[0] for x in s.getpeercert()["issuer"])["commonName"]
+        return "%s|%s" % (issuer, s.selected_alpn_protocol())
+    except (OSError, ssl.SSLError) as e:
+        return err(e)
+
+
+def raw_https(addr, sni, payload):
+    """payload (Python escapes allowed) over TLS with the sandbox's trust;
+    the whole answer until the server closes."""
+    try:
+        s = ssl.create_default_context().wrap_socket(
+            socket.create_connection((addr, 443), timeout=20), server_hostname=sni)
+        s.sendall(payload.encode().decode("unicode_escape").encode("latin-1"))
+        return (read_all(s) or b"").decode("latin-1")
+    except (OSError, ssl.SSLError) as e:
+        return err(e)
+
+
 if __name__ == "__main__":
     fn = globals()[sys.argv[1]]
     args = [None if a == "-" else a for a in sys.argv[2:]]

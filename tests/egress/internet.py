@@ -5,8 +5,15 @@ it receives ("dns <type> <name>"), so the suite can prove a query never
 reached it. On every address: HTTP on 80 and HTTPS on 443 (a certificate
 of the suite's test CA for every name in NAMES), answering
 "server=<local address> host=<Host> sni=<SNI>" and logging the same line,
-and UDP on 443 (QUIC's port) logging "udp <port>".
-Usage: internet.py LOGFILE CERT KEY"""
+and UDP on 443 (QUIC's port) logging "udp <port>". A request whose path
+starts with /echo is answered on a kept-alive connection with what the
+server saw, as JSON (its Authorization only as a SHA-256, so an injected
+secret never travels back to the sandbox), and logged as "echo <json>"
+with the Authorization in full. On 198.51.100.4 the HTTPS certificate is
+a self-signed one (SELFCERT, SELFKEY).
+Usage: internet.py LOGFILE CERT KEY SELFCERT SELFKEY"""
+import hashlib
+import json
 import select
 import socket
 import ssl
@@ -15,6 +22,8 @@ import threading
 
 NAMES = {
     "allowed.test": "198.51.100.1",
+    "wrong.test": "198.51.100.1",
+    "selfsigned.test": "198.51.100.4",
     "api.pkg.test": "198.51.100.1",
     "deep.api.pkg.test": "198.51.100.1",
     "pkg.test": "198.51.100.1",
@@ -55,29 +64,92 @@ def dns_answer(q):
             b"\xc0\x0c\0\1\0\1\0\0\0\x3c\0\4" + socket.inet_aton(ip))
 
 
+def read_head(conn, data):
+    while b"\r\n\r\n" not in data and len(data) < 65536:
+        chunk = conn.recv(4096)
+        if not chunk:
+            return None, data
+        data += chunk
+    head, sep, rest = data.partition(b"\r\n\r\n")
+    return (head if sep else None), rest
+
+
+def read_body(conn, headers, rest):
+    """The body after the head (Content-Length or chunked), and what follows."""
+    def more():
+        c = conn.recv(65536)
+        if not c:
+            raise EOFError
+        return c
+    if "content-length" in headers:
+        n = int(headers["content-length"])
+        while len(rest) < n:
+            rest += more()
+        return rest[:n], rest[n:]
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        body = b""
+        while True:
+            while b"\r\n" not in rest:
+                rest += more()
+            line, _, rest = rest.partition(b"\r\n")
+            size = int(line.split(b";")[0], 16)
+            while len(rest) < size + 2:
+                rest += more()
+            if size == 0:           # no trailers here: the empty line follows
+                return body, rest[2:]
+            body += rest[:size]
+            rest = rest[size + 2:]
+    return b"", rest
+
+
 def http_reply(conn, local, sni):
     conn.settimeout(5)
-    data = b""
-    try:
-        while b"\r\n\r\n" not in data and len(data) < 16384:
-            chunk = conn.recv(4096)
-            if not chunk:
+    rest = b""
+    while True:
+        try:
+            head, rest = read_head(conn, rest)
+        except (OSError, ssl.SSLError):
+            head = None
+        if head is None:
+            break
+        lines = head.split(b"\r\n")
+        parts = lines[0].decode("latin-1").split(" ")
+        headers = {}
+        for line in lines[1:]:
+            k, _, v = line.decode("latin-1").partition(":")
+            headers[k.strip().lower()] = v.strip()
+        host = headers.get("host", "-")
+        if len(parts) == 3 and parts[1].startswith(("/echo", "/proxy")):
+            try:
+                body, rest = read_body(conn, headers, rest)
+            except (OSError, ssl.SSLError, EOFError, ValueError):
                 break
-            data += chunk
-    except (OSError, ssl.SSLError):
-        pass
-    host = "-"
-    for line in data.split(b"\r\n")[1:]:
-        if line.lower().startswith(b"host:"):
-            host = line[5:].strip().decode("ascii", "replace")
-    line = "server=%s host=%s sni=%s" % (local, host, sni or "-")
-    say(line)
-    body = (line + "\n").encode()
-    try:
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
-                     % len(body) + body)
-    except (OSError, ssl.SSLError):
-        pass
+            auth = headers.get("authorization")
+            seen = {"server": local, "sni": sni or "-", "method": parts[0], "path": parts[1],
+                    "host": host, "names": sorted(headers),
+                    "auth": hashlib.sha256(auth.encode()).hexdigest() if auth else None,
+                    "fwd": headers.get("x-forwarded-host"), "body": body.decode("latin-1")}
+            say("echo " + json.dumps(dict(seen, auth=auth)))
+            out = json.dumps(seen).encode()
+            close = headers.get("connection", "").lower() == "close"
+            try:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %d\r\n%s\r\n" %
+                             (len(out), b"Connection: close\r\n" if close else b"") + out)
+            except (OSError, ssl.SSLError):
+                break
+            if close:
+                break
+            continue
+        line = "server=%s host=%s sni=%s" % (local, host, sni or "-")
+        say(line)
+        body = (line + "\n").encode()
+        try:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                         % len(body) + body)
+        except (OSError, ssl.SSLError):
+            pass
+        break
     conn.close()
 
 
@@ -91,12 +163,16 @@ def on_sni(sock, name, _ctx):
 
 
 ctx.sni_callback = on_sni
+ctx.set_alpn_protocols(["h2", "http/1.1"])
+self_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+self_ctx.load_cert_chain(sys.argv[4], sys.argv[5])
+self_ctx.sni_callback = on_sni
 
 
 def tls_conn(raw, local):
     try:
         raw.settimeout(5)
-        c = ctx.wrap_socket(raw, server_side=True)
+        c = (self_ctx if local == "198.51.100.4" else ctx).wrap_socket(raw, server_side=True)
     except (OSError, ssl.SSLError) as e:
         say("tls-fail server=%s %s" % (local, type(e).__name__))
         raw.close()

@@ -107,12 +107,18 @@ def policy_cases():
     st, d = req("POST", "/v1/sandboxes", {"network": {"allow": [], "deny_cidrs": ["1.2.3/8"]}})
     result("bad CIDR: 422 naming network.deny_cidrs[0]",
            st == 422 and "network.deny_cidrs[0]" in d["error"]["message"], "%s %s" % (st, d))
-    st, d = req("POST", "/v1/sandboxes", {"network": {"allow": {"api.x.test": [
-        {"transform": [{"headers": {"authorization": "Bearer s3cret"}}]}]}}})
-    result("a transform rule: 422 unsupported naming the field",
-           st == 422 and d["error"]["code"] == "unsupported" and
-           "transform" in d["error"]["message"] and "s3cret" not in json.dumps(d),
-           "%s %s" % (st, d))
+    for rule, field in (
+            ({"transform": [{"headers": {"content-length": "1"}}]},
+             'network.allow["api.x.test"][0].transform[0].headers.content-length'),
+            ({"response": {"body": "x", "contentType": "text/plain"}},
+             'network.allow["api.x.test"][0].response'),
+            ({"forwardURL": "http://plain.test/"}, 'network.allow["api.x.test"][0].forwardURL'),
+            ({"match": {"path": {"exact": "/a"}}}, 'network.allow["api.x.test"][0]'),
+            ({"transform": [], "response": {"statusCode": 200}}, 'network.allow["api.x.test"][0]')):
+        st, d = req("POST", "/v1/sandboxes", {"network": {"allow": {"api.x.test": [rule]}}})
+        result("a bad rule %s: 422 invalid naming %s" % (json.dumps(rule), field),
+               st == 422 and d["error"]["code"] == "invalid" and field in d["error"]["message"],
+               "%s %s" % (st, d))
     st, d = req("POST", "/v1/sandboxes", {"network": {"allow": {"api.x.test": [{"bogus": 1}]}}})
     result("an unknown rule field: 422 invalid", st == 422 and d["error"]["code"] == "invalid",
            "%s %s" % (st, d))
@@ -286,9 +292,9 @@ def allow_all_cases():
     result("... a name whose address is in subnets.deny is refused (403, deny_cidrs)",
            r.startswith("403 ") and "deny_cidrs" in r, r)
     st, d = req("POST", "/v2/sandboxes/sessions/%s/network-policy" % sid,
-                {"allow": {"other.test": [{"transform": [{"headers": {"x-k": "v"}}]}]}})
-    result("Vercel: a transform rule is a 422 naming it", st == 422 and "transform" in json.dumps(d),
-           "%s %s" % (st, d))
+                {"allow": {"other.test": [{"transform": [{"headers": {"x-k": "v-secret"}}]}]}})
+    result("Vercel: a transform rule is taken, its value not shown back",
+           st == 200 and "v-secret" not in json.dumps(d), "%s %s" % (st, d))
     req("DELETE", "/v1/sandboxes/" + sid)
     sid = create("deny-all")
     st, d = patch(sid, "deny-all")
@@ -299,8 +305,154 @@ def allow_all_cases():
     req("DELETE", "/v1/sandboxes/" + sid)
 
 
+SECRET = "sk-" + os.urandom(12).hex()
+ECHO_RULES = [
+    {"match": {"path": {"startsWith": "/blocked"}},
+     "response": {"statusCode": 403, "headers": {"x-why": "policy"}, "body": "blocked here",
+                  "contentType": "text/plain"}},
+    {"match": {"path": {"startsWith": "/echo/fwd"}}, "forwardURL": "https://198.51.100.3/proxy"},
+    {"match": {"method": ["POST"], "path": {"startsWith": "/echo/v1/"},
+               "headers": [{"key": {"exact": "x-api-key"}, "value": {"exact": "placeholder"}}]},
+     "transform": [{"headers": {"authorization": "Bearer " + SECRET}}]},
+    {"match": {"method": ["GET"], "queryString": [{"key": {"exact": "k"}, "value": {"regex": "^v[0-9]+$"}}]},
+     "transform": [{"headers": {"authorization": "Bearer " + SECRET}}]},
+]
+BROKER = {"allow": {"allowed.test": ECHO_RULES, "other.test": [],
+                    "wrong.test": [{"transform": [{"headers": {"x-k": "v"}}]}],
+                    "selfsigned.test": [{"transform": [{"headers": {"x-k": "v"}}]}]}}
+SHA = __import__("hashlib").sha256(("Bearer " + SECRET).encode()).hexdigest()
+
+
+def echo(sid, scheme, reqs, host="allowed.test"):
+    r = cl(sid, "api", scheme, host, host, json.dumps(reqs))
+    out = []
+    for x in r if isinstance(r, list) else [r]:
+        st, _, body = x.partition(" ")
+        try:
+            out.append((st, json.loads(body)))
+        except ValueError:
+            out.append((st, body))
+    return out
+
+
+def broker_cases():
+    sid = create(BROKER)
+    r = echo(sid, "https", [["POST", "/echo/v1/chat", {"x-api-key": "placeholder"}, "hi", False]])
+    ok = r and r[0][0] == "200" and isinstance(r[0][1], dict)
+    result("transform: the server gets the injected Authorization (POST /v1/ with the "
+           "placeholder key)", ok and r[0][1]["auth"] == SHA and r[0][1]["body"] == "hi",
+           "%r %r" % (r, log_entries(sid)[-6:]))
+    result("... over TLS the sandbox verified with its own trust store (the runner's CA)",
+           ok and r[0][1]["sni"] == "allowed.test", r)
+    r = echo(sid, "https", [["GET", "/echo/v1/chat", {"x-api-key": "placeholder"}, "", False],
+                            ["POST", "/echo/v1/chat", {"x-api-key": "other"}, "", False],
+                            ["POST", "/echo/v2/chat", {"x-api-key": "placeholder"}, "", False],
+                            ["GET", "/echo/q?k=v12", {}, "", False],
+                            ["GET", "/echo/q?k=x12", {}, "", False],
+                            ["POST", "/echo/v1/chunked", {"x-api-key": "placeholder"}, "chunky body", True]])
+    check("match by method, path, header and query: which of 6 requests on one kept-alive "
+          "connection got the header", [x[1].get("auth") == SHA if isinstance(x[1], dict) else x
+                                       for x in r], [False, False, False, True, False, True])
+    result("... a chunked body arrives whole", len(r) == 6 and isinstance(r[5][1], dict) and
+           r[5][1]["body"] == "chunky body", r[5:])
+    r = echo(sid, "http", [["POST", "/echo/v1/plain", {"x-api-key": "placeholder"}, "", False]])
+    result("plain HTTP on port 80 to a rule name gets the same rules",
+           r and isinstance(r[0][1], dict) and r[0][1]["auth"] == SHA and r[0][1]["sni"] == "-", r)
+    before = inet_log()
+    r = echo(sid, "https", [["GET", "/blocked/x", {}, "", False], ["GET", "/echo/after", {}, "", False]])
+    result("response rule: answered by the proxy (403, its body), the connection goes on",
+           len(r) == 2 and r[0] == ("403", "blocked here") and isinstance(r[1][1], dict), r)
+    check("... the server never saw /blocked", "/blocked" in inet_log()[len(before):], False)
+    r = echo(sid, "https", [["GET", "/echo/fwd/a?b=1", {}, "", False]])
+    result("forwardURL: the request goes to the forward origin under its path, saying where "
+           "it was going", r and isinstance(r[0][1], dict) and r[0][1]["server"] == "198.51.100.3" and
+           r[0][1]["path"] == "/proxy/echo/fwd/a?b=1" and r[0][1]["fwd"] == "allowed.test", r)
+    check("an unruled name is spliced: the sandbox sees the real server's certificate",
+          cl(sid, "peer", "other.test", "other.test"), "egress-test-ca|h2")
+    result("a rule name is decrypted with the runner's CA, ALPN http/1.1 only",
+           cl(sid, "peer", "allowed.test", "allowed.test") == "sandbox runner egress CA|http/1.1",
+           cl(sid, "peer", "allowed.test", "allowed.test"))
+    r = cl(sid, "raw_https", "allowed.test", "allowed.test",
+           "GET /echo HTTP/1.1\\r\\nHost: allowed.test\\r\\nBad header\\r\\n\\r\\n")
+    result("a malformed request: 400 and the connection closes", r.startswith("HTTP/1.1 400 "), r)
+    r = cl(sid, "raw_https", "allowed.test", "allowed.test",
+           "GET /echo HTTP/1.1\\r\\nHost: denied.test\\r\\n\\r\\n")
+    result("a Host other than the decrypted name: 421", r.startswith("HTTP/1.1 421 "), r)
+    r = cl(sid, "raw_https", "allowed.test", "allowed.test",
+           "GET /echo HTTP/1.1\\r\\nHost: allowed.test\\r\\nX: " + "a" * 40000 + "\\r\\n\\r\\n")
+    result("a head over the bound: 400", r.startswith("HTTP/1.1 400 "), r[:80])
+    for name in ("wrong.test", "selfsigned.test"):
+        r = echo(sid, "https", [["GET", "/echo", {}, "", False]], host=name)
+        result("upstream %s: refused with 502" % name, r and r[0][0] == "502", r)
+    time.sleep(0.5)
+    log = inet_log()
+    result("... neither server got a request", "wrong.test" not in
+           "".join(l for l in log.splitlines() if l.startswith("echo")) and "selfsigned" not in
+           "".join(l for l in log.splitlines() if l.startswith("echo")), "")
+    entries = log_entries(sid)
+    bad = [e for e in entries if e["name"] in ("wrong.test", "selfsigned.test") and e["port"] == 443]
+    result("... both logged as denied with the certificate's fault",
+           len(bad) == 2 and all(e["verdict"] == "denied" and "certificate refused" in e["rule"]
+                                 for e in bad), bad)
+    dec = [e for e in entries if e["name"] == "allowed.test" and "decrypted" in e["rule"]]
+    result("the egress log shows decrypted connections with their counts", dec and
+           dec[0]["verdict"] == "allowed" and dec[0]["bytes_in"] > 0, entries[-4:])
+    # the secret reached the server, and nowhere the sandbox or the API can see
+    check("the fake server saw the secret", ("Bearer " + SECRET) in inet_log(), True)
+    # the secret travels here reversed: no command line or file of the
+    # search itself holds it
+    inside = sh(sid, "s=$(echo '%s' | rev); "
+                "grep -rslF -f <(printf '%%s\\n' \"$s\") /etc /tmp /home /root /.sandbox /usr/local /var 2>/dev/null; "
+                "cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | grep -cF -f <(printf '%%s\\n' \"$s\"); "
+                "env | grep -cF -f <(printf '%%s\\n' \"$s\")" % SECRET[::-1])
+    check("the sandbox never sees the secret (files, /proc environ and cmdline, env)",
+          inside.split(), ["0", "0"])
+    st, d = req("GET", "/v1/sandboxes/" + sid)
+    got = json.dumps(d)
+    result("GET of the sandbox shows the transform redacted",
+           SECRET not in got and '"authorization": "<redacted>"' in got, got[:400])
+    st, d = req("GET", "/v1/sandboxes/%s/network/log" % sid)
+    check("the egress log never holds the secret", SECRET in json.dumps(d), False)
+    check("the sandbox's own env names the bundle",
+          sh(sid, "echo $SSL_CERT_FILE $NODE_EXTRA_CA_CERTS $REQUESTS_CA_BUNDLE").split(),
+          ["/etc/ssl/certs/ca-certificates.crt", "/.sandbox/egress-ca.pem",
+           "/etc/ssl/certs/ca-certificates.crt"])
+    check("the CA key is nowhere inside", sh(sid, "grep -rslE 'PRIVATE KEY' /.sandbox /etc/ssl "
+                                             "2>/dev/null | head -3").strip(), "")
+    # a fork: the secret is not kept to copy, so the policy is given again
+    st, d = req("POST", "/v1/sandboxes/%s/fork" % sid, {"count": 1})
+    result("fork of a brokering sandbox without its policy: 422 before anything is made",
+           st == 422 and "network" in d["error"]["message"], "%s %s" % (st, d))
+    st, d = req("POST", "/v1/sandboxes", {"network": json.loads(
+        json.dumps(req("GET", "/v1/sandboxes/" + sid)[1]["network"]))})
+    result("a policy sent back as shown (\"<redacted>\"): 422 naming the header",
+           st == 422 and "authorization" in d["error"]["message"], "%s %s" % (st, d))
+    if os.environ.get("SANDBOX_TEST_ISOLATION", "jail") == "jail":
+        st, d = req("POST", "/v1/sandboxes/%s/fork" % sid, {"count": 1, "network": BROKER})
+        ok = st == 201 and len(d.get("sandboxes", [])) == 1
+        result("fork with the policy given again: 201", ok, "%s %s" % (st, d))
+        if ok:
+            fid = d["sandboxes"][0]["id"]
+            r = echo(fid, "https", [["POST", "/echo/v1/fork", {"x-api-key": "placeholder"}, "", False]])
+            result("... the fork injects the secret (its bundle holds the CA once)",
+                   r and isinstance(r[0][1], dict) and r[0][1]["auth"] == SHA and
+                   sh(fid, "grep -c 'BEGIN CERTIFICATE' /.sandbox/egress-ca.pem; "
+                       "grep -cF \"$(sed -n 2p /.sandbox/egress-ca.pem)\" "
+                       "/etc/ssl/certs/ca-certificates.crt").split() == ["1", "1"], r)
+            req("DELETE", "/v1/sandboxes/" + fid)
+            snap = d.get("snapshot", {}).get("id")
+            if snap:
+                req("DELETE", "/v1/snapshots/" + snap)
+    req("DELETE", "/v1/sandboxes/" + sid)
+    for f in (os.environ.get("EG_RUNNER_LOG"), os.path.join(DIR, "gw.log")):
+        if f and os.path.exists(f):
+            with open(f, errors="replace") as fh:
+                check("%s never holds the secret" % os.path.basename(f), SECRET in fh.read(), False)
+
+
 def main():
     policy_cases()
+    broker_cases()
     sid = create(POLICY)
     st, d = req("GET", "/v1/sandboxes/" + sid)
     check("the sandbox shows its policy", d["network"],

@@ -3,7 +3,8 @@
 # the runner's resolver and egress proxy against a fake internet in a
 # network namespace this suite makes (tests/egress/internet.py: a DNS
 # server, HTTP and HTTPS under several names with a test CA), never the
-# real one. The runner's upstream resolver is the fake one
+# real one; the real @vercel/sandbox SDK runs its docs' firewall examples
+# against it (sdk.test.mjs). The runner's upstream resolver is the fake one
 # (SANDBOX_DNS_UPSTREAM). Sandboxes run under SANDBOX_TEST_ISOLATION (jail
 # by default; tests/run.sh runs the suite once per driver). Cases: main.py.
 # Ends with "N passed, N failed, N skipped".
@@ -34,23 +35,29 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=egress-test-ca \
 	-keyout "$T/ca.key" -out "$T/ca.pem" >/dev/null 2>&1 &&
 openssl req -newkey rsa:2048 -nodes -subj /CN=allowed.test \
 	-keyout "$T/srv.key" -out "$T/srv.csr" >/dev/null 2>&1 &&
-printf 'subjectAltName=DNS:allowed.test,DNS:*.pkg.test,DNS:pkg.test,DNS:*.api.pkg.test,DNS:denied.test,DNS:other.test,DNS:rebind.test\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n' >"$T/san" &&
+printf 'subjectAltName=DNS:allowed.test,DNS:*.pkg.test,DNS:pkg.test,DNS:*.api.pkg.test,DNS:denied.test,DNS:other.test,DNS:rebind.test,IP:198.51.100.3\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n' >"$T/san" &&
 openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial \
-	-days 2 -extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1 || h_abort "cannot make the test CA"
+	-days 2 -extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1 &&
+# a self-signed certificate for selfsigned.test: right name, no trusted issuer
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=selfsigned.test \
+	-addext subjectAltName=DNS:selfsigned.test \
+	-keyout "$T/self.key" -out "$T/self.pem" >/dev/null 2>&1 || h_abort "cannot make the test CA"
 
-# the fake internet: 198.51.100.1-3 behind a veth (198.51.100.254 here)
+# the fake internet: 198.51.100.1-4 behind a veth (198.51.100.254 here)
 ip netns add $NS && ip link add ${NS}0 type veth peer name inet0 netns $NS &&
 ip addr add 198.51.100.254/24 dev ${NS}0 && ip link set ${NS}0 up &&
 ip -n $NS link set lo up && ip -n $NS link set inet0 up &&
-for a in 1 2 3; do ip -n $NS addr add 198.51.100.$a/24 dev inet0 || exit 1; done &&
+for a in 1 2 3 4; do ip -n $NS addr add 198.51.100.$a/24 dev inet0 || exit 1; done &&
 ip -n $NS route add default via 198.51.100.254 || h_abort "cannot make the fake internet's namespace"
 ip netns exec $NS /usr/bin/python3 tests/egress/internet.py "$T/inet.log" "$T/srv.pem" "$T/srv.key" \
-	>"$T/inet.out" 2>&1 &
+	"$T/self.pem" "$T/self.key" >"$T/inet.out" 2>&1 &
 h_track $!
 for _ in $(seq 100); do grep -q ready "$T/inet.log" 2>/dev/null && break; sleep 0.1; done
 grep -q ready "$T/inet.log" || { cat "$T/inet.out"; h_abort "fake internet did not start"; }
 
-SANDBOX_DNS_UPSTREAM=198.51.100.1 start_runner "$NAME" "$T/r.sock" "$T/state" \
+# the runner verifies the servers of the names it decrypts against the
+# test CA instead of the host's trust store
+SANDBOX_DNS_UPSTREAM=198.51.100.1 SANDBOX_EGRESS_TRUST_FILE="$T/ca.pem" start_runner "$NAME" "$T/r.sock" "$T/state" \
 	--default-isolation "${SANDBOX_TEST_ISOLATION:-jail}" || h_abort "runner did not start"
 KEY=eg-$(head -c 9 /dev/urandom | od -An -tx1 | tr -d ' \n')
 gw_up=
@@ -67,6 +74,13 @@ EG_PORT=$PORT EG_KEY=$KEY EG_DIR=$T EG_RUNNER_LOG=$RUNNER_LOG \
 rc=${PIPESTATUS[0]}
 h_count -q "$T/out"
 [ $rc != 0 ] && [ "$H_FAIL" = 0 ] && fail "main.py exited $rc"
+# the real @vercel/sandbox SDK's firewall examples (tests/compat has it)
+if [ -d tests/compat/node_modules/@vercel/sandbox ]; then
+	EG_PORT=$PORT EG_KEY=$KEY EG_DIR=$T timeout 300 node tests/egress/sdk.test.mjs | tee "$T/sdk.out"
+	h_count -q "$T/sdk.out"
+else
+	skip "the @vercel/sandbox SDK's firewall examples: tests/compat/node_modules missing (make node-deps)"
+fi
 h_stop_all
 if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$T/gw.log" "$RUNNER_LOG"; then
 	fail "sanitizer report in the gateway's or the runner's log"

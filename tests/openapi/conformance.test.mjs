@@ -119,8 +119,8 @@ await call('extend, bad JSON', 'POST', `/v1/sandboxes/${sid}/extend`, 400, { bod
 await call('network, deny-all on a deny-all sandbox', 'PATCH', `/v1/sandboxes/${sid}/network`, 200, { body: { network: 'deny-all' } });
 await call('network, an allow-list on a deny-all sandbox', 'PATCH', `/v1/sandboxes/${sid}/network`, 409, { body: { network: { allow: ['a.test'] } } });
 await call('network, a bad name', 'PATCH', `/v1/sandboxes/${sid}/network`, 422, { body: { network: { allow: ['a b'] } } });
-await call('network, a transform rule', 'PATCH', `/v1/sandboxes/${sid}/network`, 422,
-  { body: { network: { allow: { 'a.test': [{ transform: [{ headers: { x: 'y' } }] }] } } } });
+await call('network, a rule setting a header the proxy frames', 'PATCH', `/v1/sandboxes/${sid}/network`, 422,
+  { body: { network: { allow: { 'a.test': [{ transform: [{ headers: { 'content-length': '1' } }] }] } } } });
 await call('network log', 'GET', `/v1/sandboxes/${sid}/network/log?since=0`, 200);
 await call('network log, a bad since', 'GET', `/v1/sandboxes/${sid}/network/log?since=-1`, 422);
 await call('token', 'POST', `/v1/sandboxes/${sid}/token`, 201, { body: {} });

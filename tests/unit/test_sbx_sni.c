@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -152,12 +153,89 @@ static void policy_refusals(void **st)
 	assert_int_equal(code, EINVAL);
 	assert_null(parse("{\"deny_cidrs\":[\"1.2.3.4/33\"]}", &mode, &code));
 	assert_int_equal(code, EINVAL);
+	/* a rule that matches but does nothing */
 	assert_null(parse("{\"allow\":{\"a.test\":[{\"match\":{}}]}}", &mode, &code));
-	assert_int_equal(code, ENOTSUP);
+	assert_int_equal(code, EINVAL);
 	struct rn_policy *p = parse("{\"allow\":{\"a.test\":[]}}", &mode, &code);
 	assert_int_equal(code, 0);
 	assert_non_null(rn_policy_match(p, "a.test"));
 	rn_policy_free(p);
+}
+
+/* Vercel's rule shape: parsed, picked in order, shown with the secret
+ * redacted; the most specific pattern's rules apply. */
+static void policy_rules(void **st)
+{
+	enum rn_network mode;
+	int code;
+	struct rn_policy *p = parse(
+		"{\"allow\":{\"*\":[],\"api.test\":["
+		"{\"match\":{\"path\":{\"startsWith\":\"/deny\"}},"
+		"\"response\":{\"statusCode\":403,\"body\":\"no\",\"contentType\":\"text/plain\"}},"
+		"{\"match\":{\"method\":[\"POST\"],\"headers\":[{\"key\":{\"exact\":\"X-Key\"},"
+		"\"value\":{\"exact\":\"ph\"}}],\"queryString\":[{\"key\":{\"exact\":\"a\"},"
+		"\"value\":{\"regex\":\"^[0-9]+$\"}}]},"
+		"\"transform\":[{\"headers\":{\"authorization\":\"Bearer top-secret\"}}]},"
+		"{\"forwardURL\":\"https://fwd.test:8443/base/\"}]}}", &mode, &code);
+	const char *names[] = { "x-key" }, *vals[] = { "ph" };
+	struct rn_req_view q = { "POST", "/v1", "a=12&b", 1, names, vals };
+	const struct rn_rules *rs;
+	char host[64], path[64], *txt;
+	int port;
+	cJSON *j;
+
+	(void)st;
+	assert_int_equal(code, 0);
+	rs = rn_policy_rules(p, "api.test");
+	assert_non_null(rs);
+	assert_null(rn_policy_rules(p, "other.test"));      /* "*": spliced */
+	assert_int_equal(rn_rules_pick(rs, &q)->kind, RN_RULE_TRANSFORM);
+	q.query = "a=x";
+	assert_int_equal(rn_rules_pick(rs, &q)->kind, RN_RULE_FORWARD);
+	q.path = "/deny/x";
+	assert_int_equal(rn_rules_pick(rs, &q)->kind, RN_RULE_RESPONSE);
+	assert_int_equal(rn_forward_url_split("https://fwd.test:8443/base/", host, sizeof(host),
+					      &port, path, sizeof(path)), 0);
+	assert_string_equal(host, "fwd.test");
+	assert_int_equal(port, 8443);
+	assert_string_equal(path, "/base");
+	assert_int_equal(rn_forward_url_split("https://a.test/x?y", host, sizeof(host), &port,
+					      path, sizeof(path)), -1);
+	j = rn_policy_json(mode, p);
+	txt = cJSON_PrintUnformatted(j);
+	assert_null(strstr(txt, "top-secret"));
+	assert_non_null(strstr(txt, "\"authorization\":\"<redacted>\""));
+	cJSON_free(txt);
+	cJSON_Delete(j);
+	rn_policy_free(p);
+	/* what Vercel's SDK refuses is refused here too */
+	assert_null(parse("{\"allow\":{\"a.test\":[{\"response\":{\"statusCode\":204,"
+			  "\"body\":\"x\",\"contentType\":\"t\"}}]}}", &mode, &code));
+	assert_int_equal(code, EINVAL);
+	assert_null(parse("{\"allow\":{\"a.test\":[{\"transform\":[{\"headers\":"
+			  "{\"x\":\"a\\r\\nb\"}}]}]}}", &mode, &code));
+	assert_int_equal(code, EINVAL);
+	assert_null(parse("{\"allow\":{\"a.test\":[{\"transform\":[],\"forwardURL\":"
+			  "\"https://b.test\"}]}}", &mode, &code));
+	assert_int_equal(code, EINVAL);
+	assert_null(parse("{\"allow\":{\"a.test\":[{\"match\":{\"path\":{\"regex\":\"(\"}},"
+			  "\"transform\":[]}]}}", &mode, &code));
+	assert_int_equal(code, EINVAL);
+	/* regexes that would cost the runner: stacked or nested counts, back-references */
+	static const char *const costly[] = { "^v~++", "a{10}{10}", "((a{8}){8}){8}", "(a)\\\\1",
+					      "a{65}", "x*" "y*" "z*" "a*b*c*d*e*f*g*h*i*j*k*l*m*n*" };
+	for (size_t i = 0; i < sizeof(costly) / sizeof(costly[0]); i++) {
+		char pol[512];
+		snprintf(pol, sizeof(pol), "{\"allow\":{\"a.test\":[{\"match\":{\"path\":"
+			 "{\"regex\":\"%s\"}},\"transform\":[]}]}}", costly[i]);
+		assert_null(parse(pol, &mode, &code));
+		assert_int_equal(code, EINVAL);
+	}
+	struct rn_policy *ok = parse("{\"allow\":{\"a.test\":[{\"match\":{\"path\":"
+				     "{\"regex\":\"^/v[0-9]+/(a|b)*x{2,3}$\"}},\"transform\":[]}]}}",
+				     &mode, &code);
+	assert_int_equal(code, 0);
+	rn_policy_free(ok);
 }
 
 int main(void)
@@ -168,6 +246,7 @@ int main(void)
 		cmocka_unit_test(http_host),
 		cmocka_unit_test(policy_match),
 		cmocka_unit_test(policy_refusals),
+		cmocka_unit_test(policy_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

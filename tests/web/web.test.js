@@ -331,6 +331,33 @@ test('Node: the default program runs with live output and its exit code', async 
 	await page.selectOption('#language', 'python');
 });
 
+test('network: the sandbox has the box\'s policy; Apply changes it; a denied lookup shows in the egress log beside the output', async () => {
+	const sandbox = await new SandboxClient({ baseUrl: GW_URL, apiKey: GW_KEY, WebSocket }).get(sandboxId);
+	assert.deepEqual(sandbox.info.network, { allow: [], deny_cidrs: [] }, 'created with the box\'s {"allow":[]}');
+	await page.fill('#network-policy', 'pypi.org, *.npmjs.org');
+	await page.click('#apply-network');
+	await page.waitForFunction(() => document.getElementById('network-policy').value.startsWith('{'), null, { timeout: 15000 });
+	assert.equal(await page.inputValue('#network-policy'), '{"allow":["pypi.org","*.npmjs.org"],"deny_cidrs":[]}');
+	await sandbox.refresh();
+	assert.deepEqual(sandbox.info.network, { allow: ['pypi.org', '*.npmjs.org'], deny_cidrs: [] }, 'the runner has it');
+	await setEditorText('import socket\ntry:\n    socket.getaddrinfo("blocked.example", 80)\nexcept OSError as e:\n    print("lookup failed")\n');
+	await clickForNewRun('#run');
+	await page.waitForFunction(() => document.getElementById('exit-status').dataset.exitCode !== undefined, null, { timeout: 20000 });
+	assert.equal(await page.textContent('#output'), 'lookup failed\n');
+	await page.waitForFunction(() => [...document.querySelectorAll('#egress-log li')].some((li) => li.textContent.includes('blocked.example:53 not allowed')), null, { timeout: 15000 });
+	const row = await page.$eval('#egress-log li.egress-denied', (li) => [li.textContent, getComputedStyle(li).color]);
+	assert.match(row[0], /^✗ blocked\.example:53 not allowed$/);
+	assert.equal(row[1], 'rgb(255, 107, 107)');
+	const [out, log] = await Promise.all(['#output', '#egress-log'].map((sel) => page.$eval(sel, (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; })));
+	assert.ok(log.x >= out.x + out.w - 1 && log.y < out.y + out.h && log.y + log.h > out.y, `beside the output: ${JSON.stringify({ out, log })}`);
+	await page.fill('#network-policy', '{"allow": [');
+	await page.click('#apply-network');
+	await page.waitForFunction(() => document.getElementById('message').dataset.kind === 'error', null, { timeout: 15000 });
+	assert.match(await page.textContent('#message'), /network policy/);
+	await shot('network.png');
+	await page.fill('#network-policy', '{"allow":[]}');
+});
+
 test('+5 min extends the time left; Stop sandbox stops it', async () => {
 	const left = async () => {
 		const [m, s] = (await page.textContent('#sandbox-time-left')).split(':').map(Number);

@@ -11,6 +11,7 @@ import { PreviewPane } from './preview-pane.js';
 import { SandboxStatus } from './sandbox-status.js';
 import { IsolationChoice } from './isolation-choice.js';
 import { RuntimeChoice } from './runtime-choice.js';
+import { NetworkPane } from './network-pane.js';
 import { SnapshotChoice } from './snapshot-choice.js';
 import { LANGUAGES, SAMPLES, APP_PORT } from './samples.js';
 import { mirrorInlineStyles } from './csp-styles.js';
@@ -32,6 +33,12 @@ const terminal = new TerminalPane($('terminal'));
 const preview = new PreviewPane({ iframe: $('preview'), link: $('preview-url'), reloadButton: $('reload-preview') });
 const isolation = new IsolationChoice($('isolation'), $('isolation-label'));
 const runtime = new RuntimeChoice($('runtime'), $('runtime-label'));
+const network = new NetworkPane({
+	input: $('network-policy'), applyButton: $('apply-network'), log: $('egress-log'),
+	onError: (e) => showError(e),
+	onInvalid: (text) => showMessage(text, 'error'),
+	onApplied: () => showMessage('network policy applied to new connections'),
+});
 const snapshots = new SnapshotChoice($('from-snapshot'), $('from-snapshot-label'));
 const status = new SandboxStatus(
 	{ id: $('sandbox-id'), status: $('sandbox-status'), isolation: $('sandbox-isolation'), image: $('sandbox-image'), timeLeft: $('sandbox-time-left'), extendButton: $('extend'), stopButton: $('stop-sandbox') },
@@ -98,7 +105,7 @@ async function startSandbox() {
 	if (!sandbox) {
 		if (ui.sandbox && sandboxLive()) ui.sandbox.stop().catch(() => {});
 		sandbox = await client.create({ ports: [APP_PORT], timeout_ms: 10 * 60 * 1000, ...isolation.fields(), ...runtime.fields(),
-			...snapshots.fields() });
+			...snapshots.fields(), ...network.fields() });
 	}
 	sessionStorage.setItem(SANDBOX_ID_KEY, sandbox.id);
 	runtime.show(sandbox.image);
@@ -108,6 +115,7 @@ async function startSandbox() {
 	output.setExit('', '');
 	preview.clear();
 	status.track(sandbox);
+	network.track(sandbox);
 	updateButtons();
 	showMessage('');
 	await terminal.connect(sandbox);
@@ -115,6 +123,7 @@ async function startSandbox() {
 
 function sandboxEnded(sandbox) {
 	if (sandbox !== ui.sandbox) return;
+	network.stop();
 	sessionStorage.removeItem(SANDBOX_ID_KEY);
 	terminal.disconnect(true);
 	updateButtons();

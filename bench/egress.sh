@@ -1,0 +1,194 @@
+#!/bin/bash
+# Egress proxy benchmark (docs/runner.md "Network policies", "Credential
+# brokering"): one sandbox, one server (nginx, HTTP and HTTPS, in a network
+# namespace this script makes on 203.0.113.0/24, never the real internet),
+# three policies applied in turn by PATCH in the same run:
+#   allow-all   the sandbox's TCP goes out directly (NAT), no proxy
+#   spliced     {"allow":["bench.test"]}: the runner's egress proxy reads
+#               the SNI/Host and splices
+#   decrypted   {"allow":{"bench.test":[transform]}}: the proxy ends TLS
+#               with its CA, injects a header and re-encrypts
+# Per policy: the time of a new connection with one small GET (N of them
+# one after another; p50/p99; the latency added is the difference with
+# allow-all) and the throughput of one GET of a large file, HTTP and HTTPS
+# (medians of the rounds). Prints the ratios and the machine's load.
+set -u
+cd "$(dirname "$0")/.."
+IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
+N=${BENCH_CONNS:-100} MB=${BENCH_MB:-64} ROUNDS=${BENCH_ROUNDS:-3}
+if [ "$(id -u)" != 0 ] || [ ! -x bin/sandbox-gateway ] || [ ! -d "$IMG/default/rootfs" ] ||
+   ! command -v nginx >/dev/null || ! command -v ip >/dev/null; then
+	echo "SKIP: egress bench needs root, bin/, $IMG/default/rootfs, nginx and ip"
+	exit 0
+fi
+T=$(mktemp -d /tmp/egress-bench.XXXXXX)
+chmod 755 "$T"
+NS=sbxeb$$
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	[ -f "$T/nginx.pid" ] && kill "$(cat "$T/nginx.pid" 2>/dev/null)" 2>/dev/null
+	wait 2>/dev/null
+	ip netns del $NS 2>/dev/null
+	ip link del ${NS}0 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+# the server's CA and certificate
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=egress-bench-ca \
+	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+	-addext subjectKeyIdentifier=hash -keyout "$T/ca.key" -out "$T/ca.pem" >/dev/null 2>&1 &&
+openssl req -newkey rsa:2048 -nodes -subj /CN=bench.test -keyout "$T/srv.key" -out "$T/srv.csr" >/dev/null 2>&1 &&
+printf 'subjectAltName=DNS:bench.test\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n' >"$T/san" &&
+openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial -days 1 \
+	-extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1 || { echo "FAIL: test CA"; exit 1; }
+
+# the server: nginx on 203.0.113.1 in a namespace behind a veth, and a
+# DNS answer for bench.test
+ip netns add $NS && ip link add ${NS}0 type veth peer name inet0 netns $NS &&
+ip addr add 203.0.113.254/24 dev ${NS}0 && ip link set ${NS}0 up &&
+ip -n $NS link set lo up && ip -n $NS link set inet0 up &&
+ip -n $NS addr add 203.0.113.1/24 dev inet0 && ip -n $NS route add default via 203.0.113.254 ||
+	{ echo "FAIL: network namespace"; exit 1; }
+mkdir -p "$T/www"
+head -c $((MB * 1048576)) /dev/zero >"$T/www/big"
+echo ok >"$T/www/small"
+cat >"$T/nginx.conf" <<NGX
+worker_processes 1;
+daemon off;
+pid $T/nginx.pid;
+error_log $T/nginx.err;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  server {
+    listen 203.0.113.1:80;
+    listen 203.0.113.1:443 ssl;
+    ssl_certificate $T/srv.pem;
+    ssl_certificate_key $T/srv.key;
+    root $T/www;
+  }
+}
+NGX
+ip netns exec $NS nginx -c "$T/nginx.conf" -e "$T/nginx.err" &
+pids+=($!)
+cat >"$T/dns.py" <<'PY'
+import socket
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(("203.0.113.1", 53))
+while True:
+    q, a = u.recvfrom(512)
+    i = 12
+    while q[i]:
+        i += 1 + q[i]
+    end, qtype = i + 5, q[i + 1] << 8 | q[i + 2]
+    ok = q[12:i + 1] == b"\x05bench\x04test\x00" and qtype == 1
+    r = q[:2] + (b"\x81\x80\0\1\0\1\0\0\0\0" if ok else b"\x81\x80\0\1\0\0\0\0\0\0") + q[12:end]
+    if ok:
+        r += b"\xc0\x0c\0\1\0\1\0\0\0\x3c\0\4" + socket.inet_aton("203.0.113.1")
+    u.sendto(r, a)
+PY
+ip netns exec $NS python3 "$T/dns.py" &
+pids+=($!)
+
+SANDBOX_DNS_UPSTREAM=203.0.113.1 SANDBOX_EGRESS_TRUST_FILE="$T/ca.pem" \
+	bin/sandbox-runner --name "eb$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" \
+	>"$T/runner.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
+KEY=bench-key A="Authorization: Bearer $KEY"
+P=$((20000 + RANDOM % 20000))
+SANDBOX_API_KEYS=$KEY bin/sandbox-gateway --port $P --runner-socket "$T/r.sock" >"$T/gw.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do curl -s -m 1 -o /dev/null http://127.0.0.1:$P/healthz && break; sleep 0.1; done
+API=http://127.0.0.1:$P/v1/sandboxes
+ID=$(curl -s -m 60 -H "$A" -d '{"network":"allow-all","vcpus":1}' $API |
+	python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])' 2>/dev/null)
+[ -n "$ID" ] || { echo "FAIL: cannot create a sandbox"; tail -5 "$T/runner.log"; exit 1; }
+curl -s -m 10 -H "$A" --data-binary @bench/egress_cl.py -X PUT "$API/$ID/files?path=/tmp/ecl.py" >/dev/null
+curl -s -m 10 -H "$A" --data-binary @"$T/ca.pem" -X PUT "$API/$ID/files?path=/tmp/ca.pem" >/dev/null
+
+# cl ARGS...: the client's JSON answer
+cl() {
+	local body
+	body=$(python3 -c 'import json,sys;print(json.dumps({"cmd":"python3","args":["/tmp/ecl.py"]+sys.argv[1:]}))' "$@")
+	curl -s -m 600 -H "$A" -d "$body" "$API/$ID/commands" |
+		python3 -c 'import json,sys;d=json.load(sys.stdin);print(d["stdout"].strip() or "null")'
+}
+policy() {
+	curl -s -m 30 -H "$A" -X PATCH -d "{\"network\":$1}" "$API/$ID/network" -o /dev/null -w '%{http_code}'
+}
+
+declare -A LAT TP R
+pol_of() {
+	case $1 in
+	allow-all) echo '"allow-all"' ;;
+	spliced) echo '{"allow":["bench.test"]}' ;;
+	decrypted) echo '{"allow":{"bench.test":[{"transform":[{"headers":{"x-bench":"injected"}}]}]}}' ;;
+	esac
+}
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+# the policies take turns within each round, so a busy spell of the
+# machine falls on all of them alike; one unmeasured warm-up first
+for mode in allow-all spliced decrypted; do
+	[ "$(policy "$(pol_of $mode)")" = 200 ] || { echo "FAIL: PATCH $mode"; exit 1; }
+	cl lat https bench.test 3 >/dev/null
+done
+for _ in $(seq "$ROUNDS"); do
+	for mode in allow-all spliced decrypted; do
+		[ "$(policy "$(pol_of $mode)")" = 200 ] || { echo "FAIL: PATCH $mode"; exit 1; }
+		for scheme in http https; do
+			LAT[$mode.$scheme]+="$(cl lat $scheme bench.test "$N") "
+			TP[$mode.$scheme]+="$(cl tput $scheme bench.test) "
+		done
+	done
+done
+for mode in allow-all spliced decrypted; do
+	for scheme in http https; do
+		# shellcheck disable=SC2086
+		R[$mode.$scheme]=$(python3 - ${LAT[$mode.$scheme]} -- ${TP[$mode.$scheme]} <<'PY'
+import json, statistics, sys
+a = sys.argv[1:]
+k = a.index("--")
+lat = [json.loads(x) for x in a[:k]]
+tp = [json.loads(x) for x in a[k + 1:]]
+if not lat or any(x is None for x in lat + tp):
+    print("failed")
+    sys.exit()
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+p50 = statistics.median(pct(x, 50) for x in lat)
+p99 = statistics.median(pct(x, 99) for x in lat)
+print("%.3f %.3f %.1f" % (p50, p99, statistics.median(tp)))
+PY
+)
+		echo "$mode $scheme: connection+GET p50/p99 ms, MB/s: ${R[$mode.$scheme]}"
+	done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "machine load (1/5/15 min): before $load_before, after $load_after; $(nproc) cores"
+
+python3 - "${R[allow-all.http]}" "${R[allow-all.https]}" "${R[spliced.http]}" "${R[spliced.https]}" \
+	"${R[decrypted.http]}" "${R[decrypted.https]}" <<'PY'
+import sys
+names = ["allow-all.http", "allow-all.https", "spliced.http", "spliced.https", "decrypted.http", "decrypted.https"]
+r = {}
+for n, v in zip(names, sys.argv[1:]):
+    if v == "failed":
+        print("FAIL: %s did not complete" % n)
+        sys.exit(1)
+    r[n] = [float(x) for x in v.split()]
+for mode in ("spliced", "decrypted"):
+    for scheme in ("http", "https"):
+        base, got = r["allow-all." + scheme], r[mode + "." + scheme]
+        add50, add99 = got[0] - base[0], got[1] - base[1]
+        ratio = got[2] / base[2] if base[2] else 0
+        print("%s %s: +%.2f ms p50, +%.2f ms p99 per connection; throughput %.2fx of allow-all"
+              % (mode, scheme, add50, add99, ratio))
+        print("figure: egress %s %s latency added p50|%.2f|ms|-" % (mode, scheme, add50))
+        print("figure: egress %s %s latency added p99|%.2f|ms|-" % (mode, scheme, add99))
+        print("figure: egress %s %s throughput vs allow-all|%.2f|x|>= 0.8" % (mode, scheme, ratio))
+PY
