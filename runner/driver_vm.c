@@ -238,6 +238,10 @@ static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_s
 	q[i++] = "-kernel"; q[i++] = (char *)vs->kernel;
 	q[i++] = "-initrd"; q[i++] = (char *)vs->initrd;
 	q[i++] = "-append"; q[i++] = a->append;
+	/* a guest kernel's panic ends QEMU with status 1 (pvpanic), never
+	 * looks like the guest's own power-off; a reset ends it too */
+	q[i++] = "-device"; q[i++] = "pvpanic-pci";
+	q[i++] = "-action"; q[i++] = "panic=exit-failure";
 	q[i++] = "-no-reboot";
 	q[i] = NULL;
 }
@@ -355,12 +359,34 @@ static int sweep(const struct rn_cgroup *cg, const char *path)
 	return rn_cgroup_remove(cg, path, VM_CG_TOP);
 }
 
+/* How the VM ended, from its supervisor's exit status (vm_supervise):
+ * logged for a stop, the sandbox's error when it ended on its own. */
+static void explain_end(struct rn_sandbox *sb)
+{
+	int st = sb->wait_status, code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	const char *why;
+
+	switch (code) {
+	case VM_END_POWEROFF: why = "the guest powered off"; break;
+	case VM_END_QEMU: why = "QEMU ended with an error (a guest kernel panic does so)"; break;
+	case VM_END_BACKEND: why = "its vsock backend (sandbox-vsockd) ended"; break;
+	case VM_END_KILLED: why = "the guest did not power off in time and was killed"; break;
+	default: why = "its supervisor ended"; break;
+	}
+	if (sb->reason == RN_REASON_ERROR && sb->oom_kills <= 0)
+		snprintf(sb->error, sizeof(sb->error), "the VM ended: %s", why);
+	else
+		sbx_info("%s: the VM ended: %s", sb->id, why);
+}
+
 static int vm_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct vm_sb *vb = sb->drv_data;
 
 	if (vb && sweep(&sb->drv->r->cg, vb->cg) == 1)
 		return 1;
+	if (vb && sb->reaped)
+		explain_end(sb);
 	if (sb->reason == RN_REASON_ERROR && sb->oom_kills > 0) {
 		sb->reason = RN_REASON_OOM;
 		snprintf(sb->error, sizeof(sb->error), "the VM went over its memory limit "

@@ -43,10 +43,17 @@ struct vm_launch {
 
 /* The supervisor, in the runner's forked child: waits for go_fd, starts
  * sandbox-vsockd and (once it listens) QEMU, and lives as long as both:
- * when either ends the other is ended and the supervisor exits (0 when the
- * guest powered off, 1 otherwise). SIGTERM: ACPI power-down, then after
- * VM_POWERDOWN_MS SIGKILL. */
-#define VM_POWERDOWN_MS 3000
+ * when either ends the other is ended and the supervisor exits with one of
+ * VM_END_*. SIGTERM: ACPI power-down (the agent, the guest's PID 1, powers
+ * the guest off), then after VM_POWERDOWN_MS SIGKILL. */
+#define VM_POWERDOWN_MS 10000
+enum vm_end {
+	VM_END_POWEROFF = 0,    /* QEMU exited 0: the guest powered off */
+	VM_END_FAILED = 1,      /* the supervisor could not start the two */
+	VM_END_QEMU = 2,        /* QEMU failed: a guest panic (pvpanic) or its error */
+	VM_END_BACKEND = 3,     /* sandbox-vsockd ended first */
+	VM_END_KILLED = 4,      /* QEMU killed after the power-down bound */
+};
 void vm_supervise(struct vm_launch *l) __attribute__((noreturn));
 
 /* The read-only root disk of the image at rootfs: an erofs image built

@@ -131,11 +131,20 @@ void vm_supervise(struct vm_launch *l)
 		if (kill_at && now_ms() >= kill_at)
 			kill(qemu, SIGKILL);
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (p == qemu && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+				end(vsockd, VM_END_POWEROFF);
 			if (p == qemu)
-				/* a guest that powered off is a clean end */
-				end(vsockd, WIFEXITED(st) && WEXITSTATUS(st) == 0 && !kill_at ? 0 : 1);
-			if (p == vsockd)
-				end(qemu, 1);
+				end(vsockd, kill_at && now_ms() >= kill_at ? VM_END_KILLED : VM_END_QEMU);
+			/* the backend ends by itself (status 0) when QEMU hangs
+			 * up its vhost-user socket, i.e. as QEMU exits: QEMU's own
+			 * status, due any moment, says how the VM ended */
+			if (p == vsockd && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+				vsockd = -1;
+				if (!kill_at)
+					kill_at = now_ms() + VM_POWERDOWN_MS;
+			} else if (p == vsockd) {
+				end(qemu, VM_END_BACKEND);
+			}
 		}
 	}
 }

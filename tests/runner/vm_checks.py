@@ -112,6 +112,11 @@ def run(t):
                  "No" in words and int(words[-1]) <= 200, out)
         r.req({"op": "stop", "id": sid})
         t.result("stop ends the vm sandbox", ended(t, r, sid) and status_of(t, r, sid) == "stopped")
+        # the agent, the guest's PID 1, answers the ACPI power button with a
+        # power-off: the host's kill after its bound is not what ended it
+        t.result("stop: the guest powered off on the power button (not killed)",
+                 (sid + ": the VM ended: the guest powered off") in r.logtext(),
+                 "\n".join(ln for ln in r.logtext().splitlines() if sid in ln)[-600:])
         t.result("stop leaves no process and no dir behind",
                  t.wait_until(lambda: not processes_of(sid), 10) is True and
                  not os.path.exists(os.path.join(r.state, "sandboxes", sid)),
@@ -128,6 +133,11 @@ def run(t):
             t.result("a kernel crash inside ends the sandbox as failed",
                      ended(t, r, sid, 90) and status_of(t, r, sid) == "failed",
                      json.dumps(r.req({"op": "get", "id": sid}))[:300])
+            # the panic ends QEMU as a failure (pvpanic), never as the
+            # guest's own power-off
+            err = r.req({"op": "get", "id": sid}).get("sandbox", {}).get("error", "")
+            t.result("a kernel crash is told apart from a power-off (the error says panic)",
+                     "panic" in err, err)
             t.result("nothing left of the crashed one",
                      t.wait_until(lambda: not processes_of(sid), 10) is True, str(processes_of(sid)))
         else:
@@ -151,6 +161,9 @@ def run(t):
                      len(backend) == 1 and ended(t, r, sid, 60) and
                      status_of(t, r, sid) == "failed",
                      json.dumps(r.req({"op": "get", "id": sid}))[:300])
+            err = r.req({"op": "get", "id": sid}).get("sandbox", {}).get("error", "")
+            t.result("kill -9 of the backend: the error names the vsock backend",
+                     "vsock backend" in err, err)
             t.result("nothing left after the backend's kill",
                      t.wait_until(lambda: not processes_of(sid), 10) is True, str(processes_of(sid)))
         else:
