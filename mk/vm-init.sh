@@ -22,13 +22,23 @@ done </lib/modules/order
 stamp modules
 # loopback up: the agent's forward (connect, previews) dials 127.0.0.1
 ip link set lo up
-run= loader=
+run= loader= net=
 for a in $(cat /proc/cmdline); do
 	case "$a" in
 	sbx.run=*) run=${a#sbx.run=} ;;
 	sbx.loader=*) loader=${a#sbx.loader=} ;;
+	sbx.net=*) net=${a#sbx.net=} ;;
 	esac
 done
+# allow-all or an allow-list: sbx.net=ADDR/PREFIX,GATEWAY, the sandbox's
+# address on the runner's veth (bridged to this NIC on the host side);
+# the gateway is also the runner's resolver. Deny-all has no NIC.
+if [ -n "$net" ]; then
+	echo 1 >/proc/sys/net/ipv6/conf/eth0/disable_ipv6
+	ip addr add "${net%,*}" dev eth0 && ip link set eth0 up &&
+		ip route add default via "${net#*,}" || fail "network (eth0)"
+	stamp network
+fi
 if [ -n "$run" ]; then
 	stamp "run $run"
 	exec "$run"
@@ -51,6 +61,10 @@ chmod 0400 /newroot/.sandbox/env
 [ -f /upper/meta/env ] && cat /upper/meta/env >/newroot/.sandbox/env
 rm -rf /upper/meta
 mount -o remount,ro /newroot/.sandbox
+if [ -n "$net" ]; then
+	rm -f /newroot/etc/resolv.conf
+	echo "nameserver ${net#*,}" >/newroot/etc/resolv.conf
+fi
 stamp root
 for d in proc sys dev; do mkdir -p "/newroot/$d"; mount --move "/$d" "/newroot/$d"; done
 # the agent's environment is the sandbox's, not init's

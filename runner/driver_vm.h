@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "rn_slot.h"
 #include "rn_spec.h"
 #include "sbx_err.h"
 
@@ -30,14 +31,28 @@ struct vm_state {
 	char loader[64];
 	char cg_parent[64];
 	char accel[64];
+	struct rn_slots slots;      /* the veth addresses of allow-all VMs */
 };
+
+/* allow-all and allow-lists (driver_vm_net.c): the bridge and the tap of
+ * QEMU's virtio-net in the supervisor's network namespace */
+#define VM_BRIDGE "br0"
+#define VM_TAP "tap0"
+/* " sbx.net=ADDR/30,GATEWAY" for the guest's init, "" for slot -1 */
+void vm_net_cmdline(int slot, char *out, size_t n);
+/* Give the supervisor's (sb->pid's) namespace the slot's veth, bridged
+ * with VM_TAP, and attach the slot's egress (rn_egress_attach). 0 or -1. */
+struct rn_sandbox;
+int vm_net_attach(struct rn_sandbox *sb, int slot, struct sbx_err *err);
 
 /* One start's argv, built by driver_vm.c, run by vm_supervise. */
 struct vm_launch {
 	char dir[PATH_MAX];
 	char *vsockd_argv[12];
-	char *qemu_argv[64];
-	int go_fd;                  /* read: the runner put us in the cgroup */
+	char *qemu_argv[72];
+	int go_fd;                  /* a socket: we write 'n' once in our own network
+				     * namespace, read 'g' once the runner put us in
+				     * the cgroup (and gave the namespace its veth) */
 	int keep_stderr;
 };
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,8 +97,11 @@ void vm_supervise(struct vm_launch *l)
 	rn_child_defaults();
 	if (rn_child_stdio(l->keep_stderr) < 0)
 		_exit(1);
-	/* in the sandbox's cgroup before anything is started */
-	if (read(l->go_fd, &go, 1) != 1)
+	/* a network namespace of our own, QEMU's: empty, or the veth the
+	 * runner bridges with its tap; then in the sandbox's cgroup before
+	 * anything is started */
+	if (unshare(CLONE_NEWNET) < 0 || write(l->go_fd, "n", 1) != 1 ||
+	    read(l->go_fd, &go, 1) != 1 || go != 'g')
 		_exit(1);
 	close(l->go_fd);
 	sigemptyset(&set);

@@ -3,7 +3,8 @@ SANDBOX_TEST_ISOLATION=vm): few, since every sandbox boots a kernel (under
 TCG on hosts without KVM). A VM sandbox comes up through the runner's own
 dial over vsock; its kernel is the guest's; the host's processes, mounts
 and network are not there; its disk limit is its own ext4 disk; stop
-leaves nothing; a kernel crash inside or a kill -9 of its vsock backend
+powers the guest off and leaves nothing; allow-all gives it a NIC under
+the jail's rules; a kernel crash inside or a kill -9 of its vsock backend
 ends it as failed. Called by test_runner.py with itself as `t`."""
 import json
 import os
@@ -45,6 +46,53 @@ def create(r, **kw):
     """create waits for the agent: a boot, so more than the usual 30 s"""
     kw["op"] = "create"
     return r.req(kw, timeout=180)
+
+
+def allow_all(t, r):
+    """allow-all: a virtio-net NIC on the runner's veth, the jail's rules:
+    the test's upstream (a netns on the host side, 198.51.100.1:8080) is
+    reached, the host and the always-denied ranges are not; an allow-list
+    set while it runs closes the same destination; stop removes the veth"""
+    import base64
+    fw = t.firewall_state()
+    up = t.upstream()
+    try:
+        if not up:
+            t.result("vm allow-all networking", None, "(cannot create the test upstream netns)")
+            return
+        rep = create(r, timeout_ms=600000, network="allow-all")
+        if not rep.get("ok"):
+            t.result("vm allow-all: create", False, json.dumps(rep)[:400])
+            return
+        sid = rep["sandbox"]["id"]
+        b64 = base64.b64encode(t.PROBE.encode()).decode()
+        targets = ["198.51.100.1:8080", "10.201.0.1:22", "169.254.169.254:80", "10.0.0.1:80"]
+        probe = "echo %s | base64 -d > /tmp/p.py; python3 /tmp/p.py " % b64
+        out = r.sh(sid, "ls /sys/class/net | tr '\\n' ' '; echo; cat /etc/resolv.conf; " +
+                   probe + " ".join(targets), timeout=90)
+        res = dict(ln.split() for ln in out.splitlines() if ln.endswith(("OPEN", "closed")))
+        t.result("vm allow-all: the guest has eth0 beside lo", out.split("\n")[0].split() == ["eth0", "lo"], out)
+        t.result("vm allow-all: resolv.conf names the runner's resolver on the gateway",
+                 "nameserver 10.201." in out, out)
+        t.result("vm allow-all: a host on the host side of its network is reachable",
+                 res.get("198.51.100.1:8080") == "OPEN", out)
+        t.result("vm allow-all: the host, private and link-local ranges are denied",
+                 all(res.get(x) == "closed" for x in targets[1:]), out)
+        with open(os.path.join(r.state, "sandboxes", sid, "state.json")) as f:
+            slot = json.load(f)["slot"]
+        rep = r.req({"op": "set_network", "id": sid, "network": {"allow": ["example.com"]}})
+        out = r.sh(sid, probe + targets[0], timeout=60) if rep.get("ok") else json.dumps(rep)
+        t.result("vm allow-list set while it runs: the same destination is closed",
+                 out.strip() == targets[0] + " closed", out)
+        r.req({"op": "stop", "id": sid})
+        ended(t, r, sid)
+        t.result("vm allow-all: stop leaves no process and no veth behind",
+                 t.wait_until(lambda: not processes_of(sid), 10) is True and
+                 ("sbxh%d" % slot) not in os.listdir("/sys/class/net"),
+                 str(processes_of(sid)))
+    finally:
+        t.upstream_down(up)
+        t.firewall_restore(fw)
 
 
 def run(t):
@@ -121,6 +169,8 @@ def run(t):
                  t.wait_until(lambda: not processes_of(sid), 10) is True and
                  not os.path.exists(os.path.join(r.state, "sandboxes", sid)),
                  str(processes_of(sid)))
+
+        allow_all(t, r)
 
         # a kernel crash inside ends that sandbox as failed
         rep = create(r, timeout_ms=600000)
