@@ -22,14 +22,23 @@ done </lib/modules/order
 stamp modules
 # loopback up: the agent's forward (connect, previews) dials 127.0.0.1
 ip link set lo up
-run= loader= net=
+run= loader= net= pids=
 for a in $(cat /proc/cmdline); do
 	case "$a" in
 	sbx.run=*) run=${a#sbx.run=} ;;
 	sbx.loader=*) loader=${a#sbx.loader=} ;;
 	sbx.net=*) net=${a#sbx.net=} ;;
+	sbx.pids=*) pids=${a#sbx.pids=} ;;
 	esac
 done
+# the sandbox's pids limit: PID 1 (and so the agent and every command) in
+# a cgroup of the guest's own with pids.max, unmounted again (the guest's
+# root may mount cgroup2 and lift it: the host's bound is the VM)
+if [ -n "$pids" ] && [ "$pids" != 0 ]; then
+	mkdir -p /cg && mount -t cgroup2 cgroup2 /cg && echo +pids >/cg/cgroup.subtree_control &&
+		mkdir /cg/sandbox && echo "$pids" >/cg/sandbox/pids.max &&
+		echo $$ >/cg/sandbox/cgroup.procs && umount /cg || fail "pids limit"
+fi
 # allow-all or an allow-list: sbx.net=ADDR/PREFIX,GATEWAY, the sandbox's
 # address on the runner's veth (bridged to this NIC on the host side);
 # the gateway is also the runner's resolver. Deny-all has no NIC.

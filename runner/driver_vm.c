@@ -225,8 +225,11 @@ static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_s
 	snprintf(a->serial, sizeof(a->serial), "file:%s/console.log", sb->dir);
 	snprintf(a->qmp, sizeof(a->qmp), "unix:%s/qmp.sock,server=on,wait=off", sb->dir);
 	vm_net_cmdline(slot, net, sizeof(net));
+	/* the pids limit is the guest's own (its init puts the agent in a
+	 * cgroup with it): the host's processes are QEMU's few */
 	snprintf(a->append, sizeof(a->append),
-		 "console=ttyS0 quiet panic=-1 sbx.loader=%s%s", vs->loader, net);
+		 "console=ttyS0 quiet panic=-1 sbx.loader=%s sbx.pids=%lld%s", vs->loader,
+		 (long long)(sb->spec.pids > 0 ? sb->spec.pids : 0), net);
 	snprintf(a->netdev, sizeof(a->netdev), "tap,id=n0,ifname=%s,script=no,downscript=no",
 		 VM_TAP);
 	q[i++] = (char *)vs->qemu;

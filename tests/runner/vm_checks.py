@@ -95,12 +95,53 @@ def allow_all(t, r):
         t.firewall_restore(fw)
 
 
+FORKS = r"""
+import os, time
+kids = []
+try:
+    while len(kids) < 500:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        kids.append(pid)
+    print("forked", len(kids), "no error")
+except OSError as e:
+    print("forked", len(kids), "errno", e.errno)
+for k in kids:
+    os.kill(k, 9)
+    os.waitpid(k, 0)
+"""
+
+HOG = r"""
+hog = []
+while True:
+    hog.append(bytearray(16 << 20))
+"""
+
+
+def limits(t, r, sid):
+    """the guest's own limits: pids (created with 64), memory (the
+    guest's OOM killer ends the hog, the sandbox lives on)"""
+    out = r.sh(sid, "python3 -c '%s'" % FORKS, timeout=120)
+    words = out.split()
+    t.result("pids limit inside: forks stop with EAGAIN below 64",
+             len(words) == 4 and words[2] == "errno" and words[3] == "11" and
+             0 < int(words[1]) < 64, out)
+    out = r.sh(sid, "python3 -c '%s'; echo status $?" % HOG, timeout=180)
+    t.result("memory: the guest's OOM killer ends the hog (SIGKILL)",
+             out.strip().endswith("status 137"), out[-300:])
+    out = r.sh(sid, "echo alive", timeout=60)
+    t.result("memory: the sandbox survives its guest's OOM kill",
+             out.strip() == "alive" and status_of(t, r, sid) == "running", out)
+
+
 def run(t):
     r = t.Runner("tv%d" % t.N, t.AGENT)
     try:
         t0 = time.time()
         secret = "vm value with spaces\nand a newline %d" % t.N
-        rep = create(r, timeout_ms=600000, disk_mb=200, memory_mb=256,
+        rep = create(r, timeout_ms=600000, disk_mb=200, memory_mb=256, pids=64,
                      env={"MY_TOKEN": secret, "OTHER": "x=y"})
         ok = rep.get("ok") and rep["sandbox"]["status"] == "running"
         t.result("create returns a running vm sandbox (%.1f s to ready)" % (time.time() - t0),
@@ -158,6 +199,10 @@ def run(t):
         t.result("files written inside are read back", words[:1] == ["hello"], out)
         t.result("the disk limit is the guest's own disk (ENOSPC inside)",
                  "No" in words and int(words[-1]) <= 200, out)
+        size = os.stat(os.path.join(r.state, "sandboxes", sid, "disk.img")).st_size
+        t.result("disk full inside: the host's file is still the disk limit (200 MiB)",
+                 size == 200 << 20, str(size))
+        limits(t, r, sid)
         r.req({"op": "stop", "id": sid})
         t.result("stop ends the vm sandbox", ended(t, r, sid) and status_of(t, r, sid) == "stopped")
         # the agent, the guest's PID 1, answers the ACPI power button with a
