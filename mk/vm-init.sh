@@ -68,6 +68,9 @@ cp /bin/vm-envexec /newroot/.sandbox/vm-envexec
 : >/newroot/.sandbox/env
 chmod 0400 /newroot/.sandbox/env
 [ -f /upper/meta/env ] && cat /upper/meta/env >/newroot/.sandbox/env
+# the image's WorkingDir (an imported OCI image's), the agent's --workdir
+set -- /.sandbox/sandbox-agent --listen "vsock:1024"
+[ -f /upper/meta/workdir ] && set -- "$@" --workdir "$(cat /upper/meta/workdir)"
 rm -rf /upper/meta
 mount -o remount,ro /newroot/.sandbox
 if [ -n "$net" ]; then
@@ -78,4 +81,4 @@ stamp root
 for d in proc sys dev; do mkdir -p "/newroot/$d"; mount --move "/$d" "/newroot/$d"; done
 # the agent's environment is the sandbox's, not init's
 exec switch_root /newroot /.sandbox/vm-envexec /.sandbox/env "/.sandbox/lib/$loader" \
-	--library-path /.sandbox/lib /.sandbox/sandbox-agent --listen "vsock:1024"
+	--library-path /.sandbox/lib "$@"

@@ -105,8 +105,6 @@ static int check_host(const struct rn_driver *d, struct vm_state *vs, struct sbx
 	snprintf(p, sizeof(p), "%s/initrd.gz", vs->cache);
 	if (access(p, R_OK) < 0)
 		return sbx_err_set(err, ENOENT, "no initramfs at %s (mk/vm.sh builds it)", p);
-	/* KVM when it runs guests, else TCG with a bounded translation cache */
-	snprintf(vs->accel, sizeof(vs->accel), "tcg,tb-size=%d", VM_TB_MB);
 	return 0;
 }
 
@@ -169,6 +167,9 @@ static int vm_init(struct rn_driver *d, struct sbx_err *err)
 		goto fail;
 	if (vm_runner_initrd(vs, r->state_dir, r->runtime_dir, err) < 0)
 		goto fail;
+	/* KVM when it runs guests, else TCG with a bounded translation cache */
+	vm_accel_choose(vs);
+	snprintf(d->accel, sizeof(d->accel), "%.*s", (int)strcspn(vs->accel, ","), vs->accel);
 	snprintf(vs->cg_parent, sizeof(vs->cg_parent), VM_CG_TOP "/vm_%s", r->name);
 	build_root_disks(d, vs);
 	d->data = vs;

@@ -17,7 +17,7 @@
 #define VM_AGENT_PORT 1024
 /* what QEMU itself may use beyond the guest's RAM: the translation cache
  * (tb-size, TCG) and its own heap, threads and device state */
-#define VM_TB_MB 32
+#define VM_TB_MB 16
 #define VM_OVERHEAD_MB 160
 #define VM_HOST_PIDS 128
 
@@ -70,6 +70,10 @@ enum vm_end {
 	VM_END_KILLED = 4,      /* QEMU killed after the power-down bound */
 };
 void vm_supervise(struct vm_launch *l) __attribute__((noreturn));
+
+/* vs->accel: "kvm" when QEMU runs a guest with KVM here (tried once per
+ * host boot and QEMU binary, driver_vm_accel.c), else TCG with tb-size */
+void vm_accel_choose(struct vm_state *vs);
 
 /* The read-only root disk of the image at rootfs: an erofs image built
  * once under <cache>/images/<image>.erofs and rebuilt when the image's
