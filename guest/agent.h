@@ -27,7 +27,7 @@
 #define AG_KILL_GRACE_MS 3000
 
 enum ag_kind { AG_EV_LISTEN, AG_EV_SIGNAL, AG_EV_TIMER, AG_EV_CONN, AG_EV_PEER,
-	       AG_EV_CMD_OUT, AG_EV_CMD_ERR, AG_EV_CMD_IN };
+	       AG_EV_CMD_OUT, AG_EV_CMD_ERR, AG_EV_CMD_IN, AG_EV_POWER };
 
 /* epoll_event.data.ptr points at one of these, embedded in its owner. */
 struct ag_ev {
@@ -188,6 +188,13 @@ void ag_fs_request(struct ag_conn *c, struct ag_req *r);
 void ag_fs_frame(struct ag_conn *c, int type, const unsigned char *p, uint32_t n);
 void ag_fs_pump(struct ag_conn *c);
 void ag_fs_abort(struct ag_conn *c);
+
+/* agent_power.c: the guest's ACPI power button (an input device with
+ * KEY_POWER; -1 when there is none); whether a read of it saw a press;
+ * and the guest's power-off (sync first), for PID 1 of a VM */
+int ag_power_button_open(void);
+int ag_power_button_pressed(int fd);
+void ag_power_off(void);
 
 /* agent_fwd.c */
 void ag_fwd_start(struct ag_conn *c, int port, int handshake);

@@ -225,24 +225,31 @@ static void relisten(void)
 	sbx_info("listening again on %s", listen_spec);
 }
 
+static void begin_shutdown(const char *why)
+{
+	if (ag.shutting_down)
+		return;
+	sbx_info("%s: terminating all commands", why);
+	ag.shutting_down = 1;
+	epoll_ctl(ag.epfd, EPOLL_CTL_DEL, ag.listen_fd, NULL);
+	ag.kill_at = ag_now_ms() + AG_KILL_GRACE_MS;
+	ag_cmd_kill_all(SIGTERM);
+}
+
 static void on_signal(int sfd)
 {
 	struct signalfd_siginfo si;
 
 	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		char why[32];
 		if (si.ssi_signo == SIGCHLD)
 			continue;
 		if (si.ssi_signo == SIGUSR1 || si.ssi_signo == SIGUSR2) {
 			(si.ssi_signo == SIGUSR1 ? quiesce : relisten)();
 			continue;
 		}
-		if (!ag.shutting_down) {
-			sbx_info("signal %u: terminating all commands", si.ssi_signo);
-			ag.shutting_down = 1;
-			epoll_ctl(ag.epfd, EPOLL_CTL_DEL, ag.listen_fd, NULL);
-			ag.kill_at = ag_now_ms() + AG_KILL_GRACE_MS;
-			ag_cmd_kill_all(SIGTERM);
-		}
+		snprintf(why, sizeof(why), "signal %u", si.ssi_signo);
+		begin_shutdown(why);
 	}
 	ag_cmd_reap();
 }
@@ -324,6 +331,10 @@ static void dispatch(struct ag_ev *e, uint32_t events)
 	case AG_EV_TIMER:
 		on_timer(e->fd);
 		break;
+	case AG_EV_POWER:
+		if (ag_power_button_pressed(e->fd))
+			begin_shutdown("the power button");
+		break;
 	case AG_EV_CONN:
 		ag_conn_event(e->owner, events);
 		break;
@@ -377,7 +388,8 @@ int main(int argc, char **argv)
 {
 	struct ag_flags f;
 	struct ag_ev lev = { .kind = AG_EV_LISTEN }, sev = { .kind = AG_EV_SIGNAL },
-		     tev = { .kind = AG_EV_TIMER };
+		     tev = { .kind = AG_EV_TIMER }, pev = { .kind = AG_EV_POWER };
+	int rc, vm_init;
 
 	ag_flags_parse(&f, argc, argv);
 	ag.retention = f.retention;
@@ -393,5 +405,15 @@ int main(int argc, char **argv)
 	ag_peer_init();
 	if (start_listening(f.listen, &lev, &sev, &tev) < 0)
 		return 1;
-	return serve();
+	/* PID 1 of a VM: the host stops it with the power button, and the
+	 * guest ends with a power-off (init may not just exit) */
+	vm_init = ag.vsock && getpid() == 1;
+	if (vm_init && (pev.fd = ag_power_button_open()) >= 0)
+		ag_ev_set(&pev, EPOLLIN);
+	else if (vm_init)
+		sbx_warn("no power button: the host's stop will kill the VM");
+	rc = serve();
+	if (vm_init)
+		ag_power_off();
+	return rc;
 }

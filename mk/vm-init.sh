@@ -22,13 +22,32 @@ done </lib/modules/order
 stamp modules
 # loopback up: the agent's forward (connect, previews) dials 127.0.0.1
 ip link set lo up
-run= loader=
+run= loader= net= pids=
 for a in $(cat /proc/cmdline); do
 	case "$a" in
 	sbx.run=*) run=${a#sbx.run=} ;;
 	sbx.loader=*) loader=${a#sbx.loader=} ;;
+	sbx.net=*) net=${a#sbx.net=} ;;
+	sbx.pids=*) pids=${a#sbx.pids=} ;;
 	esac
 done
+# the sandbox's pids limit: PID 1 (and so the agent and every command) in
+# a cgroup of the guest's own with pids.max, unmounted again (the guest's
+# root may mount cgroup2 and lift it: the host's bound is the VM)
+if [ -n "$pids" ] && [ "$pids" != 0 ]; then
+	mkdir -p /cg && mount -t cgroup2 cgroup2 /cg && echo +pids >/cg/cgroup.subtree_control &&
+		mkdir /cg/sandbox && echo "$pids" >/cg/sandbox/pids.max &&
+		echo $$ >/cg/sandbox/cgroup.procs && umount /cg || fail "pids limit"
+fi
+# allow-all or an allow-list: sbx.net=ADDR/PREFIX,GATEWAY, the sandbox's
+# address on the runner's veth (bridged to this NIC on the host side);
+# the gateway is also the runner's resolver. Deny-all has no NIC.
+if [ -n "$net" ]; then
+	echo 1 >/proc/sys/net/ipv6/conf/eth0/disable_ipv6
+	ip addr add "${net%,*}" dev eth0 && ip link set eth0 up &&
+		ip route add default via "${net#*,}" || fail "network (eth0)"
+	stamp network
+fi
 if [ -n "$run" ]; then
 	stamp "run $run"
 	exec "$run"
@@ -49,10 +68,17 @@ cp /bin/vm-envexec /newroot/.sandbox/vm-envexec
 : >/newroot/.sandbox/env
 chmod 0400 /newroot/.sandbox/env
 [ -f /upper/meta/env ] && cat /upper/meta/env >/newroot/.sandbox/env
+# the image's WorkingDir (an imported OCI image's), the agent's --workdir
+set -- /.sandbox/sandbox-agent --listen "vsock:1024"
+[ -f /upper/meta/workdir ] && set -- "$@" --workdir "$(cat /upper/meta/workdir)"
 rm -rf /upper/meta
 mount -o remount,ro /newroot/.sandbox
+if [ -n "$net" ]; then
+	rm -f /newroot/etc/resolv.conf
+	echo "nameserver ${net#*,}" >/newroot/etc/resolv.conf
+fi
 stamp root
 for d in proc sys dev; do mkdir -p "/newroot/$d"; mount --move "/$d" "/newroot/$d"; done
 # the agent's environment is the sandbox's, not init's
 exec switch_root /newroot /.sandbox/vm-envexec /.sandbox/env "/.sandbox/lib/$loader" \
-	--library-path /.sandbox/lib /.sandbox/sandbox-agent --listen "vsock:1024"
+	--library-path /.sandbox/lib "$@"

@@ -16,11 +16,16 @@ SERIES=6.12
 # load order: each after what it depends on (the .ko's own depends= line)
 MODULES="net/vmw_vsock/vsock net/vmw_vsock/vmw_vsock_virtio_transport_common \
 net/vmw_vsock/vmw_vsock_virtio_transport drivers/block/virtio_blk \
-fs/overlayfs/overlay lib/libcrc32c fs/erofs/erofs drivers/acpi/button"
+fs/overlayfs/overlay lib/libcrc32c fs/erofs/erofs drivers/acpi/button drivers/input/evdev \
+drivers/misc/pvpanic/pvpanic drivers/misc/pvpanic/pvpanic-pci net/core/failover \
+drivers/net/net_failover drivers/net/virtio_net"
 
 die() { echo "vm-kernel: $*" >&2; exit 1; }
 
-if [ "${1:-}" != "--force" ] && [ -f "$VM_DIR/kernel/current/version" ]; then
+# built already, with the modules named here (a list that grew rebuilds it)
+want=$(for m in $MODULES; do basename "$m"; done)
+if [ "${1:-}" != "--force" ] && [ -f "$VM_DIR/kernel/current/version" ] &&
+	[ "$want" = "$(cat "$VM_DIR/kernel/current/modules/order" 2>/dev/null)" ]; then
 	echo "$VM_DIR/kernel/current"
 	exit 0
 fi

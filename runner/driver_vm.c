@@ -6,8 +6,10 @@
  * sandbox-vsockd's hybrid socket (vsockd/), which is sb->agent_socket:
  * the runner's dial (CONNECT 1024) reaches the agent unchanged. Guest RAM
  * is memory_mb, -smp is vcpus; QEMU, its backend and the supervisor run
- * in a cgroup the runner made (memory_mb + VM_OVERHEAD_MB). No NIC: the
- * network is deny-all. */
+ * in a cgroup the runner made (memory_mb + VM_OVERHEAD_MB). The supervisor
+ * has a network namespace of its own: empty under deny-all (and the VM has
+ * no NIC), the slot's veth bridged with QEMU's tap otherwise
+ * (driver_vm_net.c). */
 #include "driver_vm.h"
 
 #include <dirent.h>
@@ -17,11 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "rn_cgroup.h"
+#include "rn_egress.h"
+#include "rn_net.h"
 #include "rn_runtime.h"
 #include "rn_state.h"
 #include "runner.h"
@@ -32,6 +37,7 @@
 
 struct vm_sb {
 	char cg[RN_ID_MAX + 96];
+	int slot;                   /* its veth addresses (allow-all), or -1 */
 };
 
 static struct vm_state *state_of(const struct rn_driver *d)
@@ -99,8 +105,6 @@ static int check_host(const struct rn_driver *d, struct vm_state *vs, struct sbx
 	snprintf(p, sizeof(p), "%s/initrd.gz", vs->cache);
 	if (access(p, R_OK) < 0)
 		return sbx_err_set(err, ENOENT, "no initramfs at %s (mk/vm.sh builds it)", p);
-	/* KVM when it runs guests, else TCG with a bounded translation cache */
-	snprintf(vs->accel, sizeof(vs->accel), "tcg,tb-size=%d", VM_TB_MB);
 	return 0;
 }
 
@@ -163,6 +167,9 @@ static int vm_init(struct rn_driver *d, struct sbx_err *err)
 		goto fail;
 	if (vm_runner_initrd(vs, r->state_dir, r->runtime_dir, err) < 0)
 		goto fail;
+	/* KVM when it runs guests, else TCG with a bounded translation cache */
+	vm_accel_choose(vs);
+	snprintf(d->accel, sizeof(d->accel), "%.*s", (int)strcspn(vs->accel, ","), vs->accel);
 	snprintf(vs->cg_parent, sizeof(vs->cg_parent), VM_CG_TOP "/vm_%s", r->name);
 	build_root_disks(d, vs);
 	d->data = vs;
@@ -181,13 +188,14 @@ struct vm_args {
 	char vu[PATH_MAX + 16], uds[PATH_MAX + 16], mem[64], memsz[32], smp[32];
 	char chardev[PATH_MAX + 48], root[PATH_MAX + 64], scratch[PATH_MAX + 64];
 	char append[256], serial[PATH_MAX + 32], qmp[PATH_MAX + 64], rootdisk[PATH_MAX];
-	char disk[PATH_MAX + 16], seed[PATH_MAX + 16];
+	char disk[PATH_MAX + 16], seed[PATH_MAX + 16], netdev[64];
 };
 
-static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_sandbox *sb)
+static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_sandbox *sb,
+		 int slot)
 {
 	int i = 0;
-	char **q = a->l.qemu_argv;
+	char **q = a->l.qemu_argv, net[64];
 
 	snprintf(a->l.dir, sizeof(a->l.dir), "%s", sb->dir);
 	snprintf(a->vu, sizeof(a->vu), "%s/vu.sock", sb->dir);
@@ -217,8 +225,14 @@ static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_s
 	snprintf(a->scratch, sizeof(a->scratch), "file=%s,if=virtio,format=raw", a->disk);
 	snprintf(a->serial, sizeof(a->serial), "file:%s/console.log", sb->dir);
 	snprintf(a->qmp, sizeof(a->qmp), "unix:%s/qmp.sock,server=on,wait=off", sb->dir);
+	vm_net_cmdline(slot, net, sizeof(net));
+	/* the pids limit is the guest's own (its init puts the agent in a
+	 * cgroup with it): the host's processes are QEMU's few */
 	snprintf(a->append, sizeof(a->append),
-		 "console=ttyS0 quiet panic=-1 sbx.loader=%s", vs->loader);
+		 "console=ttyS0 quiet panic=-1 sbx.loader=%s sbx.pids=%lld%s", vs->loader,
+		 (long long)(sb->spec.pids > 0 ? sb->spec.pids : 0), net);
+	snprintf(a->netdev, sizeof(a->netdev), "tap,id=n0,ifname=%s,script=no,downscript=no",
+		 VM_TAP);
 	q[i++] = (char *)vs->qemu;
 	q[i++] = "-M"; q[i++] = "q35";
 	q[i++] = "-accel"; q[i++] = (char *)vs->accel;
@@ -235,9 +249,17 @@ static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_s
 	q[i++] = "-device"; q[i++] = "vhost-user-vsock-pci,chardev=vu";
 	q[i++] = "-drive"; q[i++] = a->root;
 	q[i++] = "-drive"; q[i++] = a->scratch;
+	if (slot >= 0) {
+		q[i++] = "-netdev"; q[i++] = a->netdev;
+		q[i++] = "-device"; q[i++] = "virtio-net-pci,netdev=n0";
+	}
 	q[i++] = "-kernel"; q[i++] = (char *)vs->kernel;
 	q[i++] = "-initrd"; q[i++] = (char *)vs->initrd;
 	q[i++] = "-append"; q[i++] = a->append;
+	/* a guest kernel's panic ends QEMU with status 1 (pvpanic), never
+	 * looks like the guest's own power-off; a reset ends it too */
+	q[i++] = "-device"; q[i++] = "pvpanic-pci";
+	q[i++] = "-action"; q[i++] = "panic=exit-failure";
 	q[i++] = "-no-reboot";
 	q[i] = NULL;
 }
@@ -251,6 +273,17 @@ static int make_cgroup(const struct rn_sandbox *sb, const char *cg, struct sbx_e
 	return rn_cgroup_create(&sb->drv->r->cg, cg, &s, err);
 }
 
+/* the slot's egress and veth, before the slot is free for another */
+static void release_net(struct rn_sandbox *sb, struct vm_sb *vb)
+{
+	if (vb->slot < 0)
+		return;
+	rn_egress_detach(sb);
+	rn_net_release(vb->slot);
+	rn_slot_free(&state_of(sb->drv)->slots, vb->slot);
+	vb->slot = -1;
+}
+
 static void undo(struct rn_sandbox *sb, struct vm_sb *vb, int cg_made)
 {
 	if (sb->pid > 0) {
@@ -260,6 +293,7 @@ static void undo(struct rn_sandbox *sb, struct vm_sb *vb, int cg_made)
 			;
 		sb->pid = 0;
 	}
+	release_net(sb, vb);
 	if (cg_made) {
 		for (int i = 0; i < 200; i++) {
 			rn_cgroup_kill(&sb->drv->r->cg, vb->cg);
@@ -277,7 +311,7 @@ static int vm_start(struct rn_sandbox *sb, struct sbx_err *err)
 	struct vm_state *vs = state_of(sb->drv);
 	struct vm_args *a = calloc(1, sizeof(*a));
 	struct vm_sb *vb = calloc(1, sizeof(*vb));
-	char rootfs[PATH_MAX];
+	char rootfs[PATH_MAX], ns = 0;
 	int go[2] = { -1, -1 }, cg_made = 0;
 	pid_t pid;
 
@@ -288,24 +322,26 @@ static int vm_start(struct rn_sandbox *sb, struct sbx_err *err)
 	}
 	sb->drv_data = vb;
 	sb->pid = 0;
+	vb->slot = -1;
 	snprintf(vb->cg, sizeof(vb->cg), "%s/%s", vs->cg_parent, sb->id);
-	if (sb->spec.network != RN_NET_DENY_ALL) {
-		sbx_err_set(err, EINVAL, "isolation vm offers network deny-all only for now");
+	/* the slot is the veth's addresses, one numbering with the jail's */
+	if (sb->spec.network != RN_NET_DENY_ALL && (vb->slot = rn_slot_alloc(&vs->slots)) < 0) {
+		sbx_err_set(err, EAGAIN, "no free network slot on this host");
 		goto fail;
 	}
 	snprintf(a->disk, sizeof(a->disk), "%s/disk.img", sb->dir);
 	snprintf(a->seed, sizeof(a->seed), "%s/seed", sb->dir);
 	if (rn_runtime_image(sb->drv->r, sb->spec.image, rootfs, sizeof(rootfs), err) < 0 ||
 	    vm_root_disk(vs, sb->spec.image, rootfs, a->rootdisk, sizeof(a->rootdisk), err) < 0 ||
-	    rn_state_save(sb, "vm", -1, err) < 0 ||
+	    rn_state_save(sb, "vm", vb->slot, err) < 0 ||
 	    vm_scratch_disk(a->disk, sb->spec.disk_mb, a->seed, &sb->spec, err) < 0)
 		goto fail;
-	plan(a, vs, sb);
+	plan(a, vs, sb, vb->slot);
 	if (make_cgroup(sb, vb->cg, err) < 0)
 		goto fail;
 	cg_made = 1;
-	if (pipe2(go, O_CLOEXEC) < 0) {
-		sbx_err_sys(err, "pipe");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) < 0) {
+		sbx_err_sys(err, "socketpair");
 		goto fail;
 	}
 	pid = fork();
@@ -322,8 +358,18 @@ static int vm_start(struct rn_sandbox *sb, struct sbx_err *err)
 	sb->pid = pid;
 	close(go[0]);
 	go[0] = -1;
+	/* the supervisor is in its own network namespace before anything is
+	 * done to the namespace of its pid */
+	while (read(go[1], &ns, 1) < 0 && errno == EINTR)
+		;
+	if (ns != 'n') {
+		sbx_err_set(err, EIO, "the vm supervisor could not make its network namespace");
+		goto fail;
+	}
 	if (rn_cgroup_attach(&sb->drv->r->cg, vb->cg, pid, err) < 0 ||
-	    rn_state_save(sb, "vm", -1, err) < 0 || write(go[1], "g", 1) != 1) {
+	    rn_state_save(sb, "vm", vb->slot, err) < 0 ||
+	    (vb->slot >= 0 && vm_net_attach(sb, vb->slot, err) < 0) ||
+	    send(go[1], "g", 1, MSG_NOSIGNAL) != 1) {
 		if (!err->msg[0])
 			sbx_err_sys(err, "start the vm supervisor");
 		goto fail;
@@ -355,12 +401,36 @@ static int sweep(const struct rn_cgroup *cg, const char *path)
 	return rn_cgroup_remove(cg, path, VM_CG_TOP);
 }
 
+/* How the VM ended, from its supervisor's exit status (vm_supervise):
+ * logged for a stop, the sandbox's error when it ended on its own. */
+static void explain_end(struct rn_sandbox *sb)
+{
+	int st = sb->wait_status, code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	const char *why;
+
+	switch (code) {
+	case VM_END_POWEROFF: why = "the guest powered off"; break;
+	case VM_END_QEMU: why = "QEMU ended with an error (a guest kernel panic does so)"; break;
+	case VM_END_BACKEND: why = "its vsock backend (sandbox-vsockd) ended"; break;
+	case VM_END_KILLED: why = "the guest did not power off in time and was killed"; break;
+	default: why = "its supervisor ended"; break;
+	}
+	if (sb->reason == RN_REASON_ERROR && sb->oom_kills <= 0)
+		snprintf(sb->error, sizeof(sb->error), "the VM ended: %s", why);
+	else
+		sbx_info("%s: the VM ended: %s", sb->id, why);
+}
+
 static int vm_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct vm_sb *vb = sb->drv_data;
 
 	if (vb && sweep(&sb->drv->r->cg, vb->cg) == 1)
 		return 1;
+	if (vb && sb->reaped)
+		explain_end(sb);
+	if (vb)
+		release_net(sb, vb);
 	if (sb->reason == RN_REASON_ERROR && sb->oom_kills > 0) {
 		sb->reason = RN_REASON_OOM;
 		snprintf(sb->error, sizeof(sb->error), "the VM went over its memory limit "

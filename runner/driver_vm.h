@@ -10,13 +10,14 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "rn_slot.h"
 #include "rn_spec.h"
 #include "sbx_err.h"
 
 #define VM_AGENT_PORT 1024
 /* what QEMU itself may use beyond the guest's RAM: the translation cache
  * (tb-size, TCG) and its own heap, threads and device state */
-#define VM_TB_MB 32
+#define VM_TB_MB 16
 #define VM_OVERHEAD_MB 160
 #define VM_HOST_PIDS 128
 
@@ -30,24 +31,49 @@ struct vm_state {
 	char loader[64];
 	char cg_parent[64];
 	char accel[64];
+	struct rn_slots slots;      /* the veth addresses of allow-all VMs */
 };
+
+/* allow-all and allow-lists (driver_vm_net.c): the bridge and the tap of
+ * QEMU's virtio-net in the supervisor's network namespace */
+#define VM_BRIDGE "br0"
+#define VM_TAP "tap0"
+/* " sbx.net=ADDR/30,GATEWAY" for the guest's init, "" for slot -1 */
+void vm_net_cmdline(int slot, char *out, size_t n);
+/* Give the supervisor's (sb->pid's) namespace the slot's veth, bridged
+ * with VM_TAP, and attach the slot's egress (rn_egress_attach). 0 or -1. */
+struct rn_sandbox;
+int vm_net_attach(struct rn_sandbox *sb, int slot, struct sbx_err *err);
 
 /* One start's argv, built by driver_vm.c, run by vm_supervise. */
 struct vm_launch {
 	char dir[PATH_MAX];
 	char *vsockd_argv[12];
-	char *qemu_argv[64];
-	int go_fd;                  /* read: the runner put us in the cgroup */
+	char *qemu_argv[72];
+	int go_fd;                  /* a socket: we write 'n' once in our own network
+				     * namespace, read 'g' once the runner put us in
+				     * the cgroup (and gave the namespace its veth) */
 	int keep_stderr;
 };
 
 /* The supervisor, in the runner's forked child: waits for go_fd, starts
  * sandbox-vsockd and (once it listens) QEMU, and lives as long as both:
- * when either ends the other is ended and the supervisor exits (0 when the
- * guest powered off, 1 otherwise). SIGTERM: ACPI power-down, then after
- * VM_POWERDOWN_MS SIGKILL. */
-#define VM_POWERDOWN_MS 3000
+ * when either ends the other is ended and the supervisor exits with one of
+ * VM_END_*. SIGTERM: ACPI power-down (the agent, the guest's PID 1, powers
+ * the guest off), then after VM_POWERDOWN_MS SIGKILL. */
+#define VM_POWERDOWN_MS 10000
+enum vm_end {
+	VM_END_POWEROFF = 0,    /* QEMU exited 0: the guest powered off */
+	VM_END_FAILED = 1,      /* the supervisor could not start the two */
+	VM_END_QEMU = 2,        /* QEMU failed: a guest panic (pvpanic) or its error */
+	VM_END_BACKEND = 3,     /* sandbox-vsockd ended first */
+	VM_END_KILLED = 4,      /* QEMU killed after the power-down bound */
+};
 void vm_supervise(struct vm_launch *l) __attribute__((noreturn));
+
+/* vs->accel: "kvm" when QEMU runs a guest with KVM here (tried once per
+ * host boot and QEMU binary, driver_vm_accel.c), else TCG with tb-size */
+void vm_accel_choose(struct vm_state *vs);
 
 /* The read-only root disk of the image at rootfs: an erofs image built
  * once under <cache>/images/<image>.erofs and rebuilt when the image's

@@ -101,8 +101,18 @@ int vm_root_disk(const struct vm_state *vs, const char *image, const char *rootf
 		return sbx_err_set(err, ENAMETOOLONG, "image path too long");
 	snprintf(stamp_src, sizeof(stamp_src), "%s/.sandbox-image", rootfs);
 	snprintf(stamp, sizeof(stamp), "%s.stamp", out);
-	if (read_small(stamp_src, want, sizeof(want)) < 0)
-		return sbx_err_set(err, EINVAL, "image %s has no stamp (%s)", image, stamp_src);
+	if (read_small(stamp_src, want, sizeof(want)) < 0) {
+		/* an imported image has no build stamp: its config.json beside
+		 * the rootfs, rewritten by each import, says which it is */
+		struct stat st;
+		snprintf(stamp_src, sizeof(stamp_src), "%s/../config.json", rootfs);
+		if (stat(stamp_src, &st) < 0)
+			return sbx_err_set(err, EINVAL, "image %s has no stamp (%s/.sandbox-image) "
+					   "and no config.json", image, rootfs);
+		snprintf(want, sizeof(want), "imported %llu %lld %lld.%09ld\n",
+			 (unsigned long long)st.st_ino, (long long)st.st_size,
+			 (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	}
 	if (read_small(stamp, have, sizeof(have)) == 0 && !strcmp(want, have) &&
 	    access(out, R_OK) == 0)
 		return 0;
@@ -146,6 +156,15 @@ static int write_env(const char *seed, const struct rn_spec *spec, struct sbx_er
 		fprintf(f, "%s=%s%c", spec->env_names[i], spec->env_values[i], 0);
 	if (fclose(f) != 0)
 		return sbx_err_sys(err, "write %s", p);
+	/* the image's WorkingDir, the agent's --workdir */
+	if (spec->workdir[0]) {
+		snprintf(p, sizeof(p), "%s/meta/workdir", seed);
+		if (!(f = fopen(p, "wxe")))
+			return sbx_err_sys(err, "create %s", p);
+		fputs(spec->workdir, f);
+		if (fclose(f) != 0)
+			return sbx_err_sys(err, "write %s", p);
+	}
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,8 +97,11 @@ void vm_supervise(struct vm_launch *l)
 	rn_child_defaults();
 	if (rn_child_stdio(l->keep_stderr) < 0)
 		_exit(1);
-	/* in the sandbox's cgroup before anything is started */
-	if (read(l->go_fd, &go, 1) != 1)
+	/* a network namespace of our own, QEMU's: empty, or the veth the
+	 * runner bridges with its tap; then in the sandbox's cgroup before
+	 * anything is started */
+	if (unshare(CLONE_NEWNET) < 0 || write(l->go_fd, "n", 1) != 1 ||
+	    read(l->go_fd, &go, 1) != 1 || go != 'g')
 		_exit(1);
 	close(l->go_fd);
 	sigemptyset(&set);
@@ -131,11 +135,20 @@ void vm_supervise(struct vm_launch *l)
 		if (kill_at && now_ms() >= kill_at)
 			kill(qemu, SIGKILL);
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (p == qemu && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+				end(vsockd, VM_END_POWEROFF);
 			if (p == qemu)
-				/* a guest that powered off is a clean end */
-				end(vsockd, WIFEXITED(st) && WEXITSTATUS(st) == 0 && !kill_at ? 0 : 1);
-			if (p == vsockd)
-				end(qemu, 1);
+				end(vsockd, kill_at && now_ms() >= kill_at ? VM_END_KILLED : VM_END_QEMU);
+			/* the backend ends by itself (status 0) when QEMU hangs
+			 * up its vhost-user socket, i.e. as QEMU exits: QEMU's own
+			 * status, due any moment, says how the VM ended */
+			if (p == vsockd && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+				vsockd = -1;
+				if (!kill_at)
+					kill_at = now_ms() + VM_POWERDOWN_MS;
+			} else if (p == vsockd) {
+				end(qemu, VM_END_BACKEND);
+			}
 		}
 	}
 }

@@ -240,6 +240,8 @@ cJSON *rn_drivers_json(const struct runner *r)
 			cJSON_AddNullToObject(it, "reason");
 		else
 			cJSON_AddStringToObject(it, "reason", d->reason);
+		if (d->available && d->accel[0])
+			cJSON_AddStringToObject(it, "accel", d->accel);
 		cJSON_AddItemToArray(a, it);
 	}
 	cJSON_AddStringToObject(o, "default", r->default_drv->ops->name);

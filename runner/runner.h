@@ -110,6 +110,7 @@ struct rn_driver {
 	int available;
 	char reason[512];               /* why not available ("" when it is) */
 	int agent_stderr;               /* --agent-stderr */
+	char accel[16];                 /* how it runs guests (vm: "kvm", "tcg"), or "" */
 	void *data;                     /* the driver's own state */
 };
 

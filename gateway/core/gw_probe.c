@@ -66,18 +66,26 @@ static void set_iso(struct gw_runner *rn, const cJSON *list, const char *def)
 		cJSON_ArrayForEach(e, list) {
 			const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
 			const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "reason"));
+			const char *acc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "accel"));
 			struct gw_runner_iso *it = &rn->iso[rn->niso];
 			if (!n || strlen(n) >= sizeof it->name || rn->niso >= GW_RUNNER_ISO_MAX)
 				continue;
 			snprintf(it->name, sizeof it->name, "%s", n);
 			it->available = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "available"));
 			it->reason[0] = '\0';
+			it->accel[0] = '\0';
 			if (why)
 				snprintf(it->reason, sizeof it->reason, "%s", why);
-			else
-				for (int k = 0; k < nold; k++)
-					if (!strcmp(old[k].name, n))
+			for (int k = 0; k < nold; k++)
+				if (!strcmp(old[k].name, n)) {
+					if (!why)
 						memcpy(it->reason, old[k].reason, sizeof it->reason);
+					memcpy(it->accel, old[k].accel, sizeof it->accel);
+				}
+			/* a word of lower-case letters, or nothing */
+			if (acc && *acc && strlen(acc) < sizeof it->accel &&
+			    strspn(acc, "abcdefghijklmnopqrstuvwxyz") == strlen(acc))
+				snprintf(it->accel, sizeof it->accel, "%s", acc);
 			rn->niso++;
 		}
 	}

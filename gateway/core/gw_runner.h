@@ -32,6 +32,7 @@ struct gw_runner_iso {
 	char name[16];
 	int available;
 	char reason[160];   /* why not available (its `capabilities`), "" unknown */
+	char accel[16];     /* how it runs guests (vm: "kvm" or "tcg"), "" none said */
 };
 
 struct gw_up;

@@ -379,6 +379,10 @@ cJSON *gw_runners_capabilities(struct gw_vh *vh)
 			if (rn->iso[k].available) {   /* available somewhere: no reason */
 				cJSON_ReplaceItemInObjectCaseSensitive(hit, "available", cJSON_CreateTrue());
 				cJSON_ReplaceItemInObjectCaseSensitive(hit, "reason", cJSON_CreateNull());
+				/* how the first runner that offers it runs guests */
+				if (rn->iso[k].accel[0] &&
+				    !cJSON_GetObjectItemCaseSensitive(hit, "accel"))
+					cJSON_AddStringToObject(hit, "accel", rn->iso[k].accel);
 			}
 		}
 	}

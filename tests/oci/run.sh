@@ -66,6 +66,12 @@ if echo "$caps" | python3 -c 'import json,sys; o=json.loads(sys.stdin.read().rsp
 else
 	skip "gvisor: not available on this runner (jail only)"
 fi
+# a VM (its own kernel, the image as its erofs root disk) when this host has one
+if echo "$caps" | python3 -c 'import json,sys; o=json.loads(sys.stdin.read().rsplit(" ",1)[0]); sys.exit(0 if any(d.get("name")=="vm" and d.get("available") for d in o.get("isolation",[])) else 1)' 2>/dev/null; then
+	isolations="$isolations vm"
+else
+	skip "vm: not available on this runner"
+fi
 for iso in $isolations; do
 	sid=$(create app "$iso")
 	if [ -z "$sid" ] || [ "$sid" = None ]; then

@@ -57,7 +57,7 @@ check "put server.js" "$(code -H "$A" --data-binary @tests/preview/server.js -X 
 check "start node" "$(code -H "$A" -d '{"cmd":"node","args":["server.js"],"detached":true,"env":{"LOG":"/tmp/req.log"}}' "$API/$ID/commands")" 201
 check "start http.server" "$(code -H "$A" -d '{"cmd":"python3","args":["-m","http.server","8000","--bind","127.0.0.1"],"detached":true}' "$API/$ID/commands")" 201
 up=0
-for _ in $(seq 100); do
+for _ in $(seq 900); do
 	[ "$(code $R3 $U3/)" = 200 ] && [ "$(code $R8 $U8/)" = 200 ] && { up=1; break; }
 	sleep 0.1
 done

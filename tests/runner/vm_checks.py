@@ -3,7 +3,8 @@ SANDBOX_TEST_ISOLATION=vm): few, since every sandbox boots a kernel (under
 TCG on hosts without KVM). A VM sandbox comes up through the runner's own
 dial over vsock; its kernel is the guest's; the host's processes, mounts
 and network are not there; its disk limit is its own ext4 disk; stop
-leaves nothing; a kernel crash inside or a kill -9 of its vsock backend
+powers the guest off and leaves nothing; allow-all gives it a NIC under
+the jail's rules; a kernel crash inside or a kill -9 of its vsock backend
 ends it as failed. Called by test_runner.py with itself as `t`."""
 import json
 import os
@@ -47,12 +48,100 @@ def create(r, **kw):
     return r.req(kw, timeout=180)
 
 
+def allow_all(t, r):
+    """allow-all: a virtio-net NIC on the runner's veth, the jail's rules:
+    the test's upstream (a netns on the host side, 198.51.100.1:8080) is
+    reached, the host and the always-denied ranges are not; an allow-list
+    set while it runs closes the same destination; stop removes the veth"""
+    import base64
+    fw = t.firewall_state()
+    up = t.upstream()
+    try:
+        if not up:
+            t.result("vm allow-all networking", None, "(cannot create the test upstream netns)")
+            return
+        rep = create(r, timeout_ms=600000, network="allow-all")
+        if not rep.get("ok"):
+            t.result("vm allow-all: create", False, json.dumps(rep)[:400])
+            return
+        sid = rep["sandbox"]["id"]
+        b64 = base64.b64encode(t.PROBE.encode()).decode()
+        targets = ["198.51.100.1:8080", "10.201.0.1:22", "169.254.169.254:80", "10.0.0.1:80"]
+        probe = "echo %s | base64 -d > /tmp/p.py; python3 /tmp/p.py " % b64
+        out = r.sh(sid, "ls /sys/class/net | tr '\\n' ' '; echo; cat /etc/resolv.conf; " +
+                   probe + " ".join(targets), timeout=90)
+        res = dict(ln.split() for ln in out.splitlines() if ln.endswith(("OPEN", "closed")))
+        t.result("vm allow-all: the guest has eth0 beside lo", out.split("\n")[0].split() == ["eth0", "lo"], out)
+        t.result("vm allow-all: resolv.conf names the runner's resolver on the gateway",
+                 "nameserver 10.201." in out, out)
+        t.result("vm allow-all: a host on the host side of its network is reachable",
+                 res.get("198.51.100.1:8080") == "OPEN", out)
+        t.result("vm allow-all: the host, private and link-local ranges are denied",
+                 all(res.get(x) == "closed" for x in targets[1:]), out)
+        with open(os.path.join(r.state, "sandboxes", sid, "state.json")) as f:
+            slot = json.load(f)["slot"]
+        rep = r.req({"op": "set_network", "id": sid, "network": {"allow": ["example.com"]}})
+        out = r.sh(sid, probe + targets[0], timeout=60) if rep.get("ok") else json.dumps(rep)
+        t.result("vm allow-list set while it runs: the same destination is closed",
+                 out.strip() == targets[0] + " closed", out)
+        r.req({"op": "stop", "id": sid})
+        ended(t, r, sid)
+        t.result("vm allow-all: stop leaves no process and no veth behind",
+                 t.wait_until(lambda: not processes_of(sid), 10) is True and
+                 ("sbxh%d" % slot) not in os.listdir("/sys/class/net"),
+                 str(processes_of(sid)))
+    finally:
+        t.upstream_down(up)
+        t.firewall_restore(fw)
+
+
+FORKS = r"""
+import os, time
+kids = []
+try:
+    while len(kids) < 500:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        kids.append(pid)
+    print("forked", len(kids), "no error")
+except OSError as e:
+    print("forked", len(kids), "errno", e.errno)
+for k in kids:
+    os.kill(k, 9)
+    os.waitpid(k, 0)
+"""
+
+HOG = r"""
+hog = []
+while True:
+    hog.append(bytearray(16 << 20))
+"""
+
+
+def limits(t, r, sid):
+    """the guest's own limits: pids (created with 64), memory (the
+    guest's OOM killer ends the hog, the sandbox lives on)"""
+    out = r.sh(sid, "python3 -c '%s'" % FORKS, timeout=120)
+    words = out.split()
+    t.result("pids limit inside: forks stop with EAGAIN below 64",
+             len(words) == 4 and words[2] == "errno" and words[3] == "11" and
+             0 < int(words[1]) < 64, out)
+    out = r.sh(sid, "python3 -c '%s'; echo status $?" % HOG, timeout=180)
+    t.result("memory: the guest's OOM killer ends the hog (SIGKILL)",
+             out.strip().endswith("status 137"), out[-300:])
+    out = r.sh(sid, "echo alive", timeout=60)
+    t.result("memory: the sandbox survives its guest's OOM kill",
+             out.strip() == "alive" and status_of(t, r, sid) == "running", out)
+
+
 def run(t):
     r = t.Runner("tv%d" % t.N, t.AGENT)
     try:
         t0 = time.time()
         secret = "vm value with spaces\nand a newline %d" % t.N
-        rep = create(r, timeout_ms=600000, disk_mb=200, memory_mb=256,
+        rep = create(r, timeout_ms=600000, disk_mb=200, memory_mb=256, pids=64,
                      env={"MY_TOKEN": secret, "OTHER": "x=y"})
         ok = rep.get("ok") and rep["sandbox"]["status"] == "running"
         t.result("create returns a running vm sandbox (%.1f s to ready)" % (time.time() - t0),
@@ -110,12 +199,23 @@ def run(t):
         t.result("files written inside are read back", words[:1] == ["hello"], out)
         t.result("the disk limit is the guest's own disk (ENOSPC inside)",
                  "No" in words and int(words[-1]) <= 200, out)
+        size = os.stat(os.path.join(r.state, "sandboxes", sid, "disk.img")).st_size
+        t.result("disk full inside: the host's file is still the disk limit (200 MiB)",
+                 size == 200 << 20, str(size))
+        limits(t, r, sid)
         r.req({"op": "stop", "id": sid})
         t.result("stop ends the vm sandbox", ended(t, r, sid) and status_of(t, r, sid) == "stopped")
+        # the agent, the guest's PID 1, answers the ACPI power button with a
+        # power-off: the host's kill after its bound is not what ended it
+        t.result("stop: the guest powered off on the power button (not killed)",
+                 (sid + ": the VM ended: the guest powered off") in r.logtext(),
+                 "\n".join(ln for ln in r.logtext().splitlines() if sid in ln)[-600:])
         t.result("stop leaves no process and no dir behind",
                  t.wait_until(lambda: not processes_of(sid), 10) is True and
                  not os.path.exists(os.path.join(r.state, "sandboxes", sid)),
                  str(processes_of(sid)))
+
+        allow_all(t, r)
 
         # a kernel crash inside ends that sandbox as failed
         rep = create(r, timeout_ms=600000)
@@ -128,6 +228,11 @@ def run(t):
             t.result("a kernel crash inside ends the sandbox as failed",
                      ended(t, r, sid, 90) and status_of(t, r, sid) == "failed",
                      json.dumps(r.req({"op": "get", "id": sid}))[:300])
+            # the panic ends QEMU as a failure (pvpanic), never as the
+            # guest's own power-off
+            err = r.req({"op": "get", "id": sid}).get("sandbox", {}).get("error", "")
+            t.result("a kernel crash is told apart from a power-off (the error says panic)",
+                     "panic" in err, err)
             t.result("nothing left of the crashed one",
                      t.wait_until(lambda: not processes_of(sid), 10) is True, str(processes_of(sid)))
         else:
@@ -151,6 +256,9 @@ def run(t):
                      len(backend) == 1 and ended(t, r, sid, 60) and
                      status_of(t, r, sid) == "failed",
                      json.dumps(r.req({"op": "get", "id": sid}))[:300])
+            err = r.req({"op": "get", "id": sid}).get("sandbox", {}).get("error", "")
+            t.result("kill -9 of the backend: the error names the vsock backend",
+                     "vsock backend" in err, err)
             t.result("nothing left after the backend's kill",
                      t.wait_until(lambda: not processes_of(sid), 10) is True, str(processes_of(sid)))
         else:

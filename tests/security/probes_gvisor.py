@@ -1,8 +1,8 @@
 """Probes 80-84: which kernel a sandbox's syscalls reach. Each runs under
 every driver and asserts that driver's answer: the jail shares the host
 kernel (behind namespaces, seccomp and masks: probes 1-30), gvisor gives
-the sandbox gVisor's kernel, so the host kernel never sees its processes,
-sockets or /proc.
+the sandbox gVisor's kernel and vm a guest kernel of its own, so the host
+kernel never sees their processes, sockets or /proc.
 
 Probes 190-194: whatever root inside does to the agent's socket, uid 1000
 never runs anything as root through the agent, under every driver (the
@@ -74,6 +74,10 @@ def p80(ctx):
     if lib.ISOLATION == "gvisor":
         return (rel and rel != host and "gVisor" in out and not leaked,
                 "uname %r host %r leaked %r out %r" % (rel, host, leaked[:3], out[:300]))
+    if lib.ISOLATION == "vm":
+        # the guest's own kernel: another release, root reads its own log
+        return (rel and rel != host and "Linux version" in out and not leaked,
+                "uname %r host %r leaked %r out %r" % (rel, host, leaked[:3], out[:300]))
     # the jail shares the host kernel (same release) and refuses its log
     return (rel == host and not leaked and ("not permitted" in out or "denied" in out),
             "uname %r host %r leaked %r out %r" % (rel, host, leaked[:3], out[:300]))
@@ -89,7 +93,7 @@ def p81(ctx):
     on_host = [c for c in host_cmdlines() if mark in c and "bash -c" not in c]
     ctx.a.sh(sid, "pkill -f %s; true" % mark)
     say("inside: %s; host tasks with the mark: %d" % (bool(seen_inside), len(on_host)))
-    if lib.ISOLATION == "gvisor":
+    if lib.ISOLATION in ("gvisor", "vm"):
         return seen_inside and not on_host, "inside %s host %r" % (bool(seen_inside), on_host)
     return seen_inside and len(on_host) >= 1, "inside %s host %r" % (bool(seen_inside), on_host)
 
@@ -117,7 +121,7 @@ def p82(ctx):
     ctx.a.sh(sid, "pkill -f 'socket,time' ; true")
     say("listener on %d: inside %s; host netns of %d sandbox tasks list it: %d" %
         (port, bool(inside), len(lib.host_pids_of(sid)), len(host)))
-    if lib.ISOLATION == "gvisor":
+    if lib.ISOLATION in ("gvisor", "vm"):
         return inside and lib.host_pids_of(sid) and not host, "inside %s host %r" % (inside, host)
     return inside and host, "inside %s host %r" % (inside, host)
 
@@ -134,9 +138,12 @@ def p83(ctx):
         host_cmdline = f.read().strip()
     npids = int(lines[0]) if lines and lines[0].isdigit() else -1
     inside_boot = lines[1].strip() if len(lines) > 1 else ""
-    ok = 0 < npids < 30 and host_cmdline not in out and "sandbox-agent" in out
+    # (a VM's guest kernel has its own few dozen kernel threads in /proc;
+    # its boot id below tells it is another kernel)
+    ok = (0 < npids < (100 if lib.ISOLATION == "vm" else 30) and host_cmdline not in out and
+          "sandbox-agent" in out)
     say("inside: %d pids, boot id %s (host %s)" % (npids, inside_boot[:8], host_boot[:8]))
-    if lib.ISOLATION == "gvisor":
+    if lib.ISOLATION in ("gvisor", "vm"):
         # a kernel of its own: another boot id
         return ok and inside_boot and inside_boot != host_boot, out[:400]
     return ok, out[:400]
