@@ -24,6 +24,15 @@ export ARTIFACTS=$(cd "$ARTIFACTS" && pwd)
 echo "screenshots: $ARTIFACTS"
 export GW_KEY=test-key-$RANDOM$RANDOM GW_WEB_DIR=web-demo/dist
 SANDBOX_API_KEYS=$GW_KEY start_services "web$$" --web-dir "$GW_WEB_DIR" || h_abort "services did not start"
+# A second gateway on the same runner, its previews under preview.test (the browser maps the
+# name to 127.0.0.1): cookie tossing across previews needs a registrable preview domain, as
+# Chromium refuses Domain=localhost (tests/web/cookie_toss.js).
+main_gw_pid=$GW_PID
+pt_port=$(random_port)
+SANDBOX_API_KEYS=$GW_KEY start_gateway "$GW" "$pt_port" "$T/gateway-preview-test.log" \
+	--runner-socket "$T/runner.sock" --preview-domain preview.test &&
+	export PREVIEW_TEST_URL=http://127.0.0.1:$pt_port
+GW_PID=$main_gw_pid
 node tests/web/web.test.js
 rc=$?
 if [ $rc != 0 ]; then echo "--- gateway log (tail)"; tail -20 "$GW_LOG"; fi

@@ -11,10 +11,13 @@ import WebSocket from 'ws';
 import { SandboxClient } from '../../clients/js/src/client.js';
 import { test, run, Skip } from '../client/harness.js';
 import { SAMPLES } from '../../web-demo/src/samples.js';
+import { cookieTossCase, PREVIEW_TEST_DOMAIN } from './cookie_toss.js';
 
 const { GW_URL, GW_KEY, ARTIFACTS } = process.env;
 const BROWSER_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-	'--disable-background-networking', '--disable-component-update', '--disable-sync'];
+	'--disable-background-networking', '--disable-component-update', '--disable-sync',
+	// previews of the second gateway (cookie_toss.js) are under a domain that is not localhost
+	`--host-resolver-rules=MAP *.${PREVIEW_TEST_DOMAIN} 127.0.0.1`];
 const profile = mkdtempSync(join(tmpdir(), 'web-test-profile.'));
 const context = await chromium.launchPersistentContext(profile, {
 	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -562,6 +565,8 @@ test('no script errors on the page; no WebSocket URL carried the API key', async
 	assert.ok(socketUrls.length >= 5, `${socketUrls.length} sockets`);
 	for (const u of socketUrls) assert.ok(!u.includes(GW_KEY) && /access_token=st\./.test(u), u);
 });
+
+cookieTossCase(context);
 
 const ok = await run();
 await context.close();
