@@ -12,8 +12,16 @@
 
 enum cli_exit {
 	CLI_OK = 0,
+	/* the gateway refused: one status per class of docs/errors.md */
+	CLI_EXIT_INVALID = 111,
+	CLI_EXIT_UNAUTHORIZED = 112,
+	CLI_EXIT_NOT_FOUND = 113,
+	CLI_EXIT_CONFLICT = 114,
+	CLI_EXIT_RATE_LIMITED = 115,
+	CLI_EXIT_CAPACITY = 116,
+	CLI_EXIT_UNAVAILABLE = 117,
 	CLI_EXIT_USAGE = 120,       /* bad command line */
-	CLI_EXIT_API = 121,         /* the gateway answered with an error */
+	CLI_EXIT_API = 121,         /* another error of the gateway (internal, a code sbx does not know) */
 	CLI_EXIT_UNREACHABLE = 122, /* the gateway could not be reached */
 	CLI_EXIT_CONN = 123,        /* connection lost or unexpected answer */
 	CLI_EXIT_LOCAL = 124,       /* a local file or terminal error */
@@ -26,6 +34,24 @@ struct cli_cfg {
 	int json;                   /* --json: print the gateway's JSON */
 };
 
+/* The classes of docs/errors.md (cli_errors.c). */
+enum cli_err_class {
+	CLI_ERR_OTHER,
+	CLI_ERR_INVALID,
+	CLI_ERR_UNAUTHORIZED,
+	CLI_ERR_NOT_FOUND,
+	CLI_ERR_CONFLICT,
+	CLI_ERR_RATE_LIMITED,
+	CLI_ERR_CAPACITY,
+	CLI_ERR_UNAVAILABLE,
+};
+
+/* The class of an API error: by its code, else by its HTTP status. */
+enum cli_err_class cli_err_class_of(int status, const char *code);
+
+/* sbx's exit status for an API error (code may be NULL). */
+int cli_exit_for_error(int status, const char *code);
+
 /* Print "sbx: message" to stderr. */
 void cli_errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -33,7 +59,7 @@ void cli_errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_fail_request(const struct cli_cfg *c, const struct sbx_err *err);
 
 /* Print the gateway's {"error":{...}} from an error response (status) and
- * return CLI_EXIT_API. Consumes and closes h. */
+ * return the exit status of its class. Consumes and closes h. */
 int cli_fail_status(struct cli_http *h, int status);
 
 /* A request whose answer is a JSON object: returns 0 with *out (cJSON_Delete
@@ -67,6 +93,7 @@ int cli_cmd_cp(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_logs(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_sh(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_net(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_errors(const struct cli_cfg *c, int argc, char **argv);
 /* cli_snapshot.c */
 int cli_cmd_snapshot(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_snapshots(const struct cli_cfg *c, int argc, char **argv);

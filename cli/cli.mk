@@ -10,5 +10,5 @@ $(BINDIR)/sbx: $(call obj,$(CLI_SRCS)) $(LIBSBX)
 ALL_BINS += $(BINDIR)/sbx
 
 # cmocka test of the HTTP client and helpers (it needs OpenSSL)
-$(OUT)/tests/test_cli_http: $(call obj,cli/cli_http.c cli/cli_util.c)
+$(OUT)/tests/test_cli_http: $(call obj,cli/cli_http.c cli/cli_util.c cli/cli_errors.c)
 UNIT_LIBS_test_cli_http = $(LIBS_LWS)

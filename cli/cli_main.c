@@ -72,6 +72,9 @@ static const struct cli_command commands[] = {
 	  "sbx pause ID...\n  Stop every process of the sandboxes where it stands (memory kept).\n" },
 	{ "resume", cli_cmd_resume,
 	  "sbx resume ID...\n  Let paused sandboxes run on.\n" },
+	{ "errors", cli_cmd_errors,
+	  "sbx errors\n  The API's error codes: each one's class and the status sbx exits\n"
+	  "  with when the gateway answers it (--json: an array). Needs no gateway.\n" },
 	{ "sh", cli_cmd_sh,
 	  "sbx sh ID\n"
 	  "  An interactive login shell in the sandbox (raw terminal, window size\n"
@@ -124,8 +127,15 @@ static void usage_all(FILE *f)
 	fputs("\n`sbx COMMAND --help` shows one command.\n\n"
 	      "exit status: exec, run and sh exit with the remote command's status\n"
 	      "(128+N when signal N ended it); otherwise 0 on success, and:\n"
+	      "  111  the request is invalid (InvalidError: bad_request, invalid, ...)\n"
+	      "  112  no key, a wrong one, or no scope (UnauthorizedError)\n"
+	      "  113  no such sandbox, command, file, snapshot or image (NotFoundError)\n"
+	      "  114  not in a state for this: stopped, paused, exists (ConflictError)\n"
+	      "  115  this key is at its limit (RateLimitedError)\n"
+	      "  116  no room now: memory, slots, storage (CapacityError)\n"
+	      "  117  the runner cannot be reached now; try again (UnavailableError)\n"
 	      "  120  bad command line\n"
-	      "  121  the gateway answered with an error (its message is printed)\n"
+	      "  121  another error of the gateway (its message is printed)\n"
 	      "  122  the gateway could not be reached\n"
 	      "  123  the connection was lost or the answer was not understood\n"
 	      "  124  a local file or terminal error\n", f);
@@ -254,6 +264,8 @@ int main(int argc, char **argv)
 		fputs(cmd->usage, stdout);
 		return 0;
 	}
+	if (cmd->run == cli_cmd_errors)   /* a table of sbx's own: no gateway asked */
+		return cmd->run(&c, argc, argv);
 	if (check_cfg(&c) < 0)
 		return CLI_EXIT_USAGE;
 	return cmd->run(&c, argc, argv);

@@ -320,5 +320,5 @@ int cli_cmd_url(const struct cli_cfg *c, int argc, char **argv)
 	cJSON_Delete(res);
 	cli_errf("sandbox %s has no preview for port %ld (declare it: sbx create --port %ld)",
 		 argv[1], port, port);
-	return CLI_EXIT_API;
+	return cli_exit_for_error(0, "no_route");
 }

@@ -42,6 +42,7 @@ int cli_fail_status(struct cli_http *h, int status)
 	cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
 	cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
 	cJSON *code = cJSON_GetObjectItemCaseSensitive(e, "code");
+	int rc = cli_exit_for_error(status, cJSON_IsString(code) ? code->valuestring : NULL);
 
 	if (cJSON_IsString(msg))
 		cli_errf("%s (%s, HTTP %d)", msg->valuestring,
@@ -51,7 +52,7 @@ int cli_fail_status(struct cli_http *h, int status)
 	cJSON_Delete(j);
 	free(body);
 	cli_http_close(h);
-	return CLI_EXIT_API;
+	return rc;
 }
 
 int cli_api_json(const struct cli_cfg *c, const char *method, const char *path,

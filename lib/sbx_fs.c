@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -165,6 +166,31 @@ int sbx_self_dir(char *out, size_t n)
 	if (snprintf(out, n, "%s", slash == self ? "/" : self) >= (int)n) {
 		errno = ENAMETOOLONG;
 		return -1;
+	}
+	return 0;
+}
+
+int sbx_write_all(int fd, const void *buf, size_t n)
+{
+	const unsigned char *p = buf;
+	int sock = 1;
+
+	while (n) {
+		ssize_t k = sock ? send(fd, p, n, MSG_NOSIGNAL) : write(fd, p, n);
+		if (k < 0 && sock && errno == ENOTSOCK) {
+			sock = 0;
+			continue;
+		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -1;
+		if (k == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
 	}
 	return 0;
 }

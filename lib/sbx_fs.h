@@ -31,6 +31,11 @@ int sbx_write_file(const char *path, const char *s, int oflags, mode_t mode);
  * (0: empty), or -1 with errno. */
 ssize_t sbx_read_file(const char *path, char *buf, size_t n);
 
+/* Write all n bytes of p to fd, again after EINTR and short writes. On
+ * a socket it sends with MSG_NOSIGNAL, so a peer gone is EPIPE, never a
+ * signal. 0, or -1 with errno (EIO for a write of 0 bytes). */
+int sbx_write_all(int fd, const void *p, size_t n);
+
 /* The directory of the running binary (/proc/self/exe without its last
  * component) into out. ENAMETOOLONG when it does not fit. */
 int sbx_self_dir(char *out, size_t n);

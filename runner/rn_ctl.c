@@ -12,6 +12,7 @@
 
 #include "sbx_buf.h"
 #include "sbx_frame.h"
+#include "sbx_fs.h"
 #include "sbx_net.h"
 
 #define CTL_TIMEOUT_MS 10000
@@ -19,20 +20,6 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: sandbox-runner ctl status|drain|undrain [--socket PATH]\n");
-}
-
-static int send_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
 }
 
 /* One reply frame into b; its payload via f. 0, or -1 with errno. */
@@ -111,8 +98,8 @@ int rn_ctl_main(int argc, char **argv)
 	}
 	sbx_frame_header(hdr, SBX_FRAME_JSON, (uint32_t)strlen(req));
 	sbx_buf_init(&b, SBX_FRAME_MAX + SBX_FRAME_HDR);
-	if (send_all(fd, hdr, sizeof(hdr)) < 0 ||
-	    send_all(fd, (const unsigned char *)req, strlen(req)) < 0 ||
+	if (sbx_write_all(fd, hdr, sizeof(hdr)) < 0 ||
+	    sbx_write_all(fd, (const unsigned char *)req, strlen(req)) < 0 ||
 	    read_reply(fd, &b, &f) < 0) {
 		fprintf(stderr, "sandbox-runner ctl: %s: %s\n", sock, strerror(errno));
 		close(fd);

@@ -16,6 +16,7 @@
 #include "rn_child.h"
 #include "rn_oci_pull.h"
 #include "rn_spec.h"
+#include "sbx_fs.h"
 #include "sbx_buf.h"
 #include "sbx_frame.h"
 #include "sbx_json.h"
@@ -66,20 +67,6 @@ static void reply_err(int fd, int e, const char *msg)
 	reply(fd, o);
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* The upload's DATA frames to its EOF frame into spool. 0, or -1 with err. */
 static int receive(int fd, struct sbx_buf *in, int spool, uint64_t max, struct sbx_err *err)
 {
@@ -103,7 +90,7 @@ static int receive(int fd, struct sbx_buf *in, int spool, uint64_t max, struct s
 			if (total > max)
 				return sbx_err_set(err, EFBIG, "upload over the size cap (%llu MiB, "
 						   "--image-max-mb)", (unsigned long long)(max >> 20));
-			if (write_all(spool, f.payload, f.len) < 0)
+			if (sbx_write_all(spool, f.payload, f.len) < 0)
 				return sbx_err_set(err, errno == ENOSPC ? ENOSPC : EIO,
 						   "upload: spooling: %s", strerror(errno));
 			sbx_buf_consume(in, (size_t)n);

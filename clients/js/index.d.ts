@@ -28,8 +28,9 @@ export interface SandboxClientOptions {
 	streamTokens?: boolean;
 }
 
-/** Network access of a sandbox: none, all, or these host names (`*.` wildcards). */
-export type NetworkPolicy = 'deny-all' | 'allow-all' | { allow: string[] };
+/** Network access of a sandbox: none, all, or these host names (`*.` wildcards) and
+ *  address ranges refused besides the always-denied ones. */
+export type NetworkPolicy = 'deny-all' | 'allow-all' | { allow?: string[]; deny_cidrs?: string[] };
 
 /** POST /v1/sandboxes; every field optional. */
 export interface CreateSandboxFields {
@@ -42,12 +43,14 @@ export interface CreateSandboxFields {
 	network?: NetworkPolicy;
 	image?: string;
 	isolation?: string;
+	/** Start with a snapshot's files (createFromSnapshot() says the same). */
+	source?: { snapshot: string };
 	[field: string]: unknown;
 }
 
 export type CreateSandboxOptions = SandboxClientOptions & CreateSandboxFields;
 
-export type SandboxStatus = 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
+export type SandboxStatus = 'starting' | 'running' | 'paused' | 'stopping' | 'stopped' | 'failed';
 
 export interface Route {
 	port: number;
@@ -62,6 +65,9 @@ export interface SandboxInfo {
 	created_at: number;
 	expires_at: number;
 	isolation?: string;
+	network?: NetworkPolicy;
+	/** The snapshot it was made from. */
+	source?: { snapshot: string };
 	routes?: Route[];
 	ports?: number[];
 	stop_reason?: 'requested' | 'timeout' | 'error' | 'out_of_memory' | 'runner_restart' | string;
@@ -89,6 +95,115 @@ export interface RequestOptions {
 	raw?: boolean;
 }
 
+/** An image of GET /v1/images. */
+export interface ImageInfo {
+	name: string;
+	created_at: number;
+	os?: string;
+	/** sha256 over the image's tree, or of an imported image's config.json. */
+	digest?: string;
+	size?: number;
+	runtimes?: Record<string, string>;
+}
+
+/** What POST /v1/images made of an archive or a pull. */
+export interface ImageImportResult {
+	name: string;
+	source: 'oci' | 'docker-archive';
+	layers: number;
+	/** Layers (and their bytes) the runner's store did not have yet. */
+	layers_new: number;
+	bytes_new: number;
+	/** Files whose setuid/setgid bits were removed. */
+	setuid_stripped: number;
+}
+
+export interface PullImageOptions {
+	/** The name to import it as (default: from the reference). */
+	name?: string;
+}
+
+/** The snapshot object as the gateway returns it. */
+export interface SnapshotInfo {
+	id: string;
+	sandbox_id: string;
+	image: string;
+	isolation: string;
+	/** Bytes of file content in its layer. */
+	size: number;
+	created_at: number;
+	expires_at: number | null;
+	/** The snapshot its sandbox was made from. */
+	parent: string | null;
+	/** Layers it stacks over the image (1..8). */
+	depth: number;
+}
+
+export interface SnapshotOptions {
+	/** Delete it after this long (1 ms .. 30 days). */
+	expires_in_ms?: number;
+	/** Keep only this sandbox's newest N snapshots. */
+	keep_last?: number;
+}
+
+/** A snapshot of a sandbox's files. */
+export class Snapshot {
+	constructor(client: SandboxClient, info: SnapshotInfo);
+	readonly client: SandboxClient;
+	info: SnapshotInfo;
+	readonly id: string;
+	refresh(): Promise<this>;
+	/** A new sandbox that starts with this snapshot's files. */
+	createSandbox(fields?: CreateSandboxFields): Promise<Sandbox>;
+	delete(): Promise<void>;
+}
+
+/** What fork() made. */
+export interface ForkResult {
+	snapshot: Snapshot;
+	sandboxes: Sandbox[];
+}
+
+export interface ForkOptions {
+	/** How many sandboxes (1..10, default 1). */
+	count?: number;
+}
+
+export interface ListOptions {
+	/** A page's size, at most (1..1000; the gateway's default 100). */
+	limit?: number;
+	/** Sandboxes whose id sorts after this one (the `next_cursor` of the page before). */
+	cursor?: string | null;
+}
+
+/** One page of GET /v1/sandboxes. */
+export interface SandboxPage {
+	sandboxes: Sandbox[];
+	/** The cursor of the next page; null on the last. */
+	next_cursor: string | null;
+	/** Runners that did not answer: their sandboxes are missing from the page. */
+	unavailable_runners: string[];
+}
+
+/** One decision of a sandbox's resolver (port 53) or egress proxy (80, 443). */
+export interface EgressLogEntry {
+	seq: number;
+	time_ms: number;
+	/** The name asked for ("" when none was found). */
+	name: string;
+	port: number;
+	verdict: 'allowed' | 'denied';
+	/** The pattern that allowed it, or why it was denied. */
+	rule: string;
+	bytes_out: number;
+	bytes_in: number;
+}
+
+export interface NetworkLogOptions {
+	/** The last seq already had (default 0: every entry kept). */
+	since?: number;
+}
+
 /** One API key at one gateway; makes and finds sandboxes. */
 export class SandboxClient {
 	constructor(options?: SandboxClientOptions);
@@ -102,7 +217,21 @@ export class SandboxClient {
 	create(fields?: CreateSandboxFields): Promise<Sandbox>;
 	capabilities(): Promise<Capabilities>;
 	get(id: string): Promise<Sandbox>;
+	/** Every sandbox of this key (all pages). */
 	list(): Promise<Sandbox[]>;
+	listPage(options?: ListOptions): Promise<SandboxPage>;
+	/** Every sandbox of this key, page after page. */
+	iterSandboxes(options?: { limit?: number }): AsyncGenerator<Sandbox, void, undefined>;
+	images(): Promise<{ images: ImageInfo[] }>;
+	/** An OCI image layout tar or a `docker save` archive; under Node `await fs.openAsBlob(path)` streams a file. */
+	importImage(name: string, data: Blob | Uint8Array | ArrayBuffer): Promise<ImageImportResult>;
+	pullImage(ref: string, options?: PullImageOptions): Promise<ImageImportResult>;
+	deleteImage(name: string): Promise<void>;
+	createFromSnapshot(snapshotId: string, fields?: CreateSandboxFields): Promise<Sandbox>;
+	snapshots(): Promise<Snapshot[]>;
+	getSnapshot(id: string): Promise<Snapshot>;
+	/** Resolves with it as it was. */
+	deleteSnapshot(id: string): Promise<Snapshot>;
 }
 
 /** A client from the client options and a sandbox from the other fields. */
@@ -269,6 +398,16 @@ export class Sandbox {
 	domain(port: number): string;
 	pty(options?: PtyOptions): PtySession;
 	extendTimeout(durationMs: number): Promise<this>;
+	snapshot(options?: SnapshotOptions): Promise<Snapshot>;
+	fork(options?: ForkOptions): Promise<ForkResult>;
+	/** Commands and files are refused with ConflictError `paused` until resume(). */
+	pause(): Promise<this>;
+	resume(): Promise<this>;
+	/** The policy in force. */
+	readonly network: NetworkPolicy;
+	setNetwork(policy: NetworkPolicy): Promise<this>;
+	/** The egress log's entries after `since`, oldest first. */
+	networkLog(options?: NetworkLogOptions): AsyncGenerator<EgressLogEntry, void, undefined>;
 	/** Stops and destroys it; repeating it is not an error. */
 	stop(): Promise<this>;
 }

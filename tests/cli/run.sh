@@ -46,11 +46,13 @@ start_gw || h_abort "gateway did not start: $(tail -3 "$T/gw.log")"
 export SBX_URL=http://127.0.0.1:$GW_PORT SBX_API_KEY=$KEY
 sbx() { "$SBX" "$@"; }
 
+check "errors: the table needs no gateway; paused is a ConflictError (exit 114)" \
+	"$(SBX_URL=http://127.0.0.1:1 SBX_API_KEY= sbx errors | awk '$1 == "paused" {print $2, $3}')" "ConflictError 114"
 SBX_API_KEY=wrong sbx ls >/dev/null 2>"$T/err"
-check "api error: wrong key exits 121" "$?" 121
+check "api error: wrong key exits 112 (UnauthorizedError)" "$?" 112
 grep -q '(unauthorized, HTTP 401)' "$T/err" && pass "api error: the gateway's message is printed" || fail "api error: message: $(cat "$T/err")"
 sbx stop sbx_nosuch_aaaaaaaaaaaaaaaaaaaaaaaa 2>"$T/err"
-check "api error: unknown sandbox exits 121" "$?" 121
+check "api error: unknown sandbox exits 113 (NotFoundError)" "$?" 113
 
 # create / ls / url / stop
 id=$(sbx create --timeout 10m --port 3000)
@@ -62,14 +64,14 @@ check "images: the default image, with the node version GET /v1/images gives" \
 	"default $(sbx --json images | python3 -c 'import json,sys;print([i for i in json.load(sys.stdin)["images"] if i["name"]=="default"][0]["runtimes"]["node"])')"
 check "images: takes no arguments (exit 120, a usage error)" "$(sbx images x 2>/dev/null; echo $?)" 120
 sbx images rm default 2>"$T/err"
-check "images rm: the default is refused (exit 121, the gateway's conflict said)" "$?$(grep -c '(conflict, HTTP 409)' "$T/err")" 1211
+check "images rm: the default is refused (exit 114, the gateway's conflict said)" "$?$(grep -c '(conflict, HTTP 409)' "$T/err")" 1141
 sbx images rm no-such-image 2>"$T/err"
-check "images rm: an unknown image exits 121 (not_found)" "$?$(grep -c '(not_found, HTTP 404)' "$T/err")" 1211
+check "images rm: an unknown image exits 113 (not_found)" "$?$(grep -c '(not_found, HTTP 404)' "$T/err")" 1131
 check "images rm: a name that is a path is a usage error, nothing asked" "$(sbx images rm ../default 2>/dev/null; echo $?)" 120
 check "create --image: a name that is a path is a usage error" "$(sbx create --image ../x 2>/dev/null; echo $?)" 120
 sbx create --image no-such-image >/dev/null 2>"$T/err"
-check "create --image: an unknown image exits 121, the gateway naming the images there are" \
-	"$?$(grep -c 'images: default' "$T/err")" 1211
+check "create --image: an unknown image exits 111 (invalid), the gateway naming the images there are" \
+	"$?$(grep -c 'images: default' "$T/err")" 1111
 img=$(sbx --json images | python3 -c 'import json,sys;l=[i for i in json.load(sys.stdin)["images"] if i["name"]=="node22"];print(l[0]["runtimes"]["node"] if l else "")')
 if [ -n "$img" ]; then
 	iid=$(sbx create --image node22 --timeout 2m)
@@ -86,7 +88,7 @@ check "url --json: the route object" "$(sbx --json url "$id" 3000 | python3 -c '
 jcid=$(sbx --json exec "$id" -d -- true | python3 -c 'import json,sys;d=json.load(sys.stdin);print(d["id"][:4],d["status"] in ("running","exited"))')
 check "exec -d --json: the command object" "$jcid" "cmd_ True"
 sbx url "$id" 3001 >"$T/out" 2>"$T/err"
-check "url: an undeclared port exits 121, prints nothing" "$?$(wc -c <"$T/out")" "1210"
+check "url: an undeclared port exits 111 (no_route), prints nothing" "$?$(wc -c <"$T/out")" "1110"
 
 # snapshot / snapshots / fork / pause / resume
 sbx exec "$id" -- sh -c 'echo kept > kept.txt'
@@ -97,7 +99,7 @@ fid=$(sbx fork "$id")
 check "fork: one sandbox with the snapshot's files" "$(sbx exec "$fid" -- cat kept.txt)" kept
 check "pause: exits 0" "$(sbx pause "$id"; echo $?)" 0
 sbx exec "$id" -- true 2>"$T/err"
-check "pause: exec on a paused sandbox exits 121" "$?" 121
+check "pause: exec on a paused sandbox exits 114 (ConflictError)" "$?" 114
 grep -q '(paused, HTTP 409)' "$T/err" && pass "pause: says paused" || fail "pause: says paused: $(cat "$T/err")"
 check "resume: exits 0, exec runs again" "$(sbx resume "$id"; sbx exec "$id" -- echo back)" back
 check "fork: --count 0 is a usage error" "$(sbx fork "$id" --count 0 2>/dev/null; echo $?)" 120
@@ -177,7 +179,7 @@ check "cp: streamed in (peak RSS under 25 MB)" "$(($(tail -1 "$T/rss.up") < 2500
 check "cp: streamed out (peak RSS under 25 MB)" "$(($(tail -1 "$T/rss.down") < 25000))" 1
 echo keep >"$T/keep"
 sbx cp "$id:no/such" "$T/keep" 2>"$T/err"
-check "cp: a missing file exits 121, the local file untouched" "$?$(cat "$T/keep")" "121keep"
+check "cp: a missing file exits 113 (not_found), the local file untouched" "$?$(cat "$T/keep")" "113keep"
 check "cp: to stdout" "$(sbx cp "$id:r2" - | md5sum)" "$(md5sum <"$T/r2")"
 
 # logs

@@ -5,7 +5,7 @@
 // that degrade to `any` fail the check).
 import {
 	Sandbox, SandboxClient, Command, CommandStream, PtySession, RenderWatermark,
-	createSandbox, vercelSandboxOptions,
+	createSandbox, vercelSandboxOptions, Snapshot,
 	SandboxError, InvalidError, UnauthorizedError, NotFoundError, ConflictError,
 	RateLimitedError, CapacityError, UnavailableError,
 } from '@sandbox-service/client';
@@ -15,7 +15,54 @@ import type {
 	CommandResult, CommandInfo, LogsOptions, StreamEvent, OutputEvent, TruncatedEvent, ExitEvent,
 	StreamScope, PtyOptions, PtyEvents, RenderWatermarkOptions, VercelSandboxOptions,
 	WebSocketLike, WebSocketConstructor,
+	ImageInfo, ImageImportResult, PullImageOptions, SnapshotInfo, SnapshotOptions, ForkResult, ForkOptions,
+	ListOptions, SandboxPage, EgressLogEntry, NetworkLogOptions,
 } from '@sandbox-service/client';
+
+// this turn's operations: snapshots, fork, pause, images, network, the paged list
+export async function operations(client: SandboxClient, sbx: Sandbox, tar: Blob): Promise<number> {
+	const snapOptions: SnapshotOptions = { expires_in_ms: 60000, keep_last: 2 };
+	const snap: Snapshot = await sbx.snapshot(snapOptions);
+	const snapInfo: SnapshotInfo = snap.info;
+	const parent: string | null = snapInfo.parent;
+	const fromSnap: Sandbox = await snap.createSandbox({ timeout_ms: 60000 });
+	const again: Sandbox = await client.createFromSnapshot(snap.id, { source: { snapshot: snap.id } });
+	const all: Snapshot[] = await client.snapshots();
+	const one: Snapshot = await client.getSnapshot(snap.id);
+	const gone: Snapshot = await client.deleteSnapshot(one.id);
+	await snap.delete();
+	const forkOptions: ForkOptions = { count: 2 };
+	const fork: ForkResult = await sbx.fork(forkOptions);
+	const forked: Sandbox[] = fork.sandboxes;
+	await (await sbx.pause()).resume();
+	const paused: SandboxStatus = 'paused';
+	const listOptions: ListOptions = { limit: 10, cursor: null };
+	const page: SandboxPage = await client.listPage(listOptions);
+	const next: string | null = page.next_cursor;
+	let n = 0;
+	for await (const s of client.iterSandboxes({ limit: 2 })) { const x: Sandbox = s; n += x.id.length; }
+	const images: ImageInfo[] = (await client.images()).images;
+	const imported: ImageImportResult = await client.importImage('app', tar);
+	const pullOptions: PullImageOptions = { name: 'app2' };
+	const pulled: ImageImportResult = await client.pullImage('127.0.0.1:5000/app:1', pullOptions);
+	await client.deleteImage(imported.name);
+	const policy: NetworkPolicy = { allow: ['example.com'], deny_cidrs: ['10.0.0.0/8'] };
+	await sbx.setNetwork(policy);
+	const inForce: NetworkPolicy = sbx.network;
+	const logOptions: NetworkLogOptions = { since: 0 };
+	for await (const e of sbx.networkLog(logOptions)) { const entry: EgressLogEntry = e; n += entry.seq; }
+
+	// @ts-expect-error count is a number
+	await sbx.fork({ count: '2' });
+	// @ts-expect-error a verdict is allowed or denied
+	const badEntry: EgressLogEntry['verdict'] = 'maybe';
+	// @ts-expect-error an import takes the archive's bytes, not a path
+	await client.importImage('app', '/tmp/app.tar');
+	// @ts-expect-error a network policy is not a number
+	await sbx.setNetwork(3);
+	return [parent, fromSnap.id, again.id, all.length, gone.id, forked.length, paused, next, images.length,
+		pulled.layers, inForce, badEntry].length + n;
+}
 
 export async function example(ws: WebSocketConstructor): Promise<string> {
 	const options: SandboxClientOptions = { baseUrl: 'http://localhost:8080', apiKey: 'k', WebSocket: ws, streamTokens: true };

@@ -1,6 +1,8 @@
 #!/bin/bash
 # OpenAPI suite: docs/openapi.yaml is a valid OpenAPI 3.1 document that
 # describes the gateway's route table exactly (tests/openapi/document.test.mjs),
+# whose error codes are docs/errors.md's, the clients' and sbx's
+# (tests/openapi/errors.test.mjs),
 # and the real gateway's answers to success and error cases of every route
 # fit it (tests/openapi/conformance.test.mjs: an ASan gateway with two keys
 # and a quota of two sandboxes per key, a real runner). Ends with
@@ -14,6 +16,15 @@ h_begin openapi-test
 node tests/openapi/document.test.mjs >"$T/document.out" 2>&1
 cat "$T/document.out"
 h_count -q "$T/document.out"
+
+# one error vocabulary: the document's codes, docs/errors.md, both clients' and sbx's tables
+if [ -x bin/sbx ]; then
+	node tests/openapi/errors.test.mjs >"$T/errors.out" 2>&1
+	cat "$T/errors.out"
+	h_count -q "$T/errors.out"
+else
+	fail "errors: bin/sbx not built (make)"
+fi
 
 if [ -n "$(h_services_missing)" ]; then
 	skip "conformance of real answers: $(h_services_missing)"

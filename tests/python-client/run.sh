@@ -3,7 +3,8 @@
 # throwaway venv over Debian's python3 and its packages, against the real
 # gateway, runner and sandboxes: the README's first example as it stands,
 # then client_test.py (the flows of tests/client, sync and asyncio, and
-# streams cut mid-message and resumed byte for byte). Ends with
+# streams cut mid-message and resumed byte for byte) and operations_test.py
+# (snapshots, fork, pause, images, network policy and log, the paged list). Ends with
 # "N passed, N failed, N skipped".
 . "$(dirname "$0")/../lib/harness.sh"
 PY=/usr/bin/python3 # Debian's: its python3-httpx, -setuptools and -wheel (mk/deps.sh)
@@ -41,6 +42,9 @@ else
 fi
 
 export GW_KEY=test-key-$RANDOM$RANDOM
+# an image dir of the suite's own (the shared default linked in), so the
+# images an operations case imports never land in the shared store
+mkdir -p "$T/images" && ln -s "$(readlink -f "$IMG/default")" "$T/images/default" && IMG=$T/images
 SANDBOX_API_KEYS=$GW_KEY start_services "pyclient$$" || h_abort "services did not start"
 export SANDBOX_URL=$GW_URL SANDBOX_API_KEY=$GW_KEY GW_URL GW_PORT TOP=$PWD
 
@@ -69,6 +73,8 @@ check "readme asyncio example: its sandbox was stopped" "$(running)" 0
 
 (cd "$T" && "$T/venv/bin/python" "$TOP/tests/python-client/client_test.py") 2>&1 | tee "$T/client.out"
 h_count -q "$T/client.out"
+(cd "$T" && "$T/venv/bin/python" "$TOP/tests/python-client/operations_test.py") 2>&1 | tee "$T/operations.out"
+h_count -q "$T/operations.out"
 check "no sandbox left running" "$(running)" 0
 stop_gateway_checked # streams cut mid-frame above: the ASan gateway's leak check
 h_finish

@@ -4,8 +4,9 @@ Not run."""
 import asyncio
 from typing import List, Optional
 
-from sbxgw import (AsyncSandbox, Chunk, CommandResult, FileEntry, Image, LogStream,
-                   NotFoundError, Sandbox, SandboxError, Terminal)
+from sbxgw import (AsyncClient, AsyncFork, AsyncSandbox, AsyncSnapshot, Chunk, Client,
+                   CommandResult, EgressLogEntry, FileEntry, Fork, Image, ImageImport, LogStream,
+                   NetworkPolicy, NotFoundError, Page, Sandbox, SandboxError, Snapshot, Terminal)
 
 
 def sync_flow() -> None:
@@ -35,6 +36,45 @@ def sync_flow() -> None:
         message: str = e.message
     sbx.extend(60_000).stop()
     print(code, out, data, at, got, entries, piece, url, images, status, what, message)
+
+
+def operations(client: Client, sbx: Sandbox) -> None:
+    snap: Snapshot = sbx.snapshot(expires_in_ms=60_000, keep_last=2)
+    depth: int = snap.depth
+    parent: Optional[str] = snap.parent
+    copy: Sandbox = snap.create_sandbox(timeout_ms=60_000)
+    again: Sandbox = client.create_from_snapshot(snap.id)
+    snaps: List[Snapshot] = client.snapshots()
+    gone: Snapshot = client.delete_snapshot(client.get_snapshot(snap.id).id)
+    fork: Fork = sbx.fork(2)
+    forked: List[Sandbox] = fork.sandboxes
+    status: str = sbx.pause().resume().status
+    policy: NetworkPolicy = sbx.set_network({"allow": ["example.com"]}).network
+    for entry in sbx.network_log(since=0):
+        e: EgressLogEntry = entry
+        verdict: str = e.verdict
+    with open("app.tar", "rb") as f:
+        imported: ImageImport = client.import_image("app", f)
+    pulled: ImageImport = client.pull_image("127.0.0.1:5000/app:1", name="app2")
+    client.delete_image(imported.name)
+    page: Page[Sandbox] = client.list_page(limit=10, cursor=None)
+    cursor: Optional[str] = page.next_cursor
+    every: List[Sandbox] = list(client.iter_sandboxes(limit=10))
+    print(depth, parent, copy, again, snaps, gone, forked, status, policy, verdict, pulled,
+          cursor, every)
+
+
+async def async_operations(client: AsyncClient, sbx: AsyncSandbox) -> None:
+    snap: AsyncSnapshot = await sbx.snapshot()
+    copy: AsyncSandbox = await snap.create_sandbox()
+    fork: AsyncFork = await sbx.fork(1)
+    await (await sbx.pause()).resume()
+    await sbx.set_network("allow-all")
+    seqs: List[int] = [e.seq async for e in sbx.network_log()]
+    page: Page[AsyncSandbox] = await client.list_page(limit=1)
+    ids: List[str] = [s.id async for s in client.iter_sandboxes()]
+    imported: ImageImport = await client.import_image("app", b"...")
+    print(copy, fork.sandboxes, seqs, page.sandboxes, ids, imported.layers)
 
 
 async def async_flow() -> None:

@@ -1,5 +1,6 @@
 /* Unit tests of lib/sbx_fs.c: mkdir -p, the descriptor-walking rm -rf,
- * writing a string to a file and the binary's own directory. Real files in
+ * writing a string to a file, writing all of a buffer to a pipe or a
+ * socket, and the binary's own directory. Real files in
  * a temp dir. */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -188,6 +191,42 @@ static void read_file_whole_and_bounded(void **state)
 	assert_non_null(strstr(big, "VmRSS:"));
 }
 
+/* More than a pipe holds, read by a child meanwhile: every byte arrives,
+ * in order; a socket whose peer is gone is EPIPE, not a SIGPIPE. */
+static void write_all_pipe_and_socket(void **state)
+{
+	static unsigned char big[256 * 1024], got[sizeof big];
+	int p[2], sv[2];
+	size_t have = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof big; i++)
+		big[i] = (unsigned char)(i * 7 + i / 251);
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		_exit(sbx_write_all(p[1], big, sizeof big) ? 1 : 0);
+	}
+	close(p[1]);
+	for (ssize_t k; (k = read(p[0], got + have, sizeof got - have)) > 0;)
+		have += (size_t)k;
+	close(p[0]);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(have, sizeof big);
+	assert_memory_equal(got, big, sizeof big);
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	close(sv[1]);
+	errno = 0;
+	assert_int_equal(sbx_write_all(sv[0], big, 10), -1);
+	assert_int_equal(errno, EPIPE);
+	close(sv[0]);
+}
+
 static void self_dir_is_the_binary_s(void **state)
 {
 	char d[PATH_MAX], exe[PATH_MAX], small[4];
@@ -213,6 +252,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(rmtree_depth_is_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(write_file_whole_string, setup, teardown),
 		cmocka_unit_test_setup_teardown(read_file_whole_and_bounded, setup, teardown),
+		cmocka_unit_test(write_all_pipe_and_socket),
 		cmocka_unit_test(self_dir_is_the_binary_s),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -97,14 +97,107 @@ export class SandboxClient {
 		return this.request('GET', '/v1/images');
 	}
 
+	/** POST /v1/images?name=: an OCI image layout tar or a `docker save` archive (plain or
+	 *  gzip) as a Blob (a File in a browser; `await fs.openAsBlob(path)` under Node streams
+	 *  it from disk) or bytes; the gateway needs its length, so no stream of unknown size. */
+	async importImage(name, data) {
+		return this.request('POST', `/v1/images?${new URLSearchParams({ name })}`, { body: data });
+	}
+
+	/** The runner pulls `ref` from a registry and imports it (as `name`, else ref's name). */
+	async pullImage(ref, { name } = {}) {
+		return this.request('POST', '/v1/images', { json: name === undefined ? { ref } : { ref, name } });
+	}
+
+	async deleteImage(name) {
+		await this.request('DELETE', `/v1/images/${encodeURIComponent(name)}`, { raw: true });
+	}
+
 	async get(id) {
 		return new Sandbox(this, await this.request('GET', `/v1/sandboxes/${encodeURIComponent(id)}`));
 	}
 
-	async list() {
-		const { sandboxes } = await this.request('GET', '/v1/sandboxes');
-		return sandboxes.map((s) => new Sandbox(this, s));
+	/** One page of this key's sandboxes in id order: at most `limit` (1..1000; the gateway's
+	 *  default 100) whose id sorts after `cursor`; `next_cursor` is null on the last page. */
+	async listPage({ limit, cursor } = {}) {
+		const q = new URLSearchParams();
+		if (limit !== undefined) q.set('limit', String(limit));
+		if (cursor !== undefined && cursor !== null) q.set('cursor', cursor);
+		const qs = q.toString();
+		const r = await this.request('GET', `/v1/sandboxes${qs ? '?' + qs : ''}`);
+		return { ...r, sandboxes: r.sandboxes.map((s) => new Sandbox(this, s)) };
 	}
+
+	/** Every sandbox of this key, page after page: `for await (const s of client.iterSandboxes())`. */
+	async *iterSandboxes({ limit } = {}) {
+		let cursor;
+		for (;;) {
+			const page = await this.listPage({ limit, cursor });
+			yield* page.sandboxes;
+			if (page.next_cursor === null || page.next_cursor === undefined) return;
+			// a gateway that does not move on would loop forever
+			if (page.next_cursor === cursor) throw errorFor(0, 'internal', `the list did not move past ${cursor}`);
+			cursor = page.next_cursor;
+		}
+	}
+
+	/** Every sandbox of this key (all pages). */
+	async list() {
+		const all = [];
+		for await (const s of this.iterSandboxes()) all.push(s);
+		return all;
+	}
+
+	/** A sandbox that starts with the snapshot's files (on the runner that holds it). */
+	async createFromSnapshot(snapshotId, fields = {}) {
+		return this.create({ ...fields, source: { snapshot: snapshotId } });
+	}
+
+	async snapshots() {
+		const { snapshots } = await this.request('GET', '/v1/snapshots');
+		return snapshots.map((s) => new Snapshot(this, s));
+	}
+
+	async getSnapshot(id) {
+		return new Snapshot(this, await this.request('GET', `/v1/snapshots/${encodeURIComponent(id)}`));
+	}
+
+	/** Deletes it; resolves with it as it was (sandboxes made from it run on). */
+	async deleteSnapshot(id) {
+		return new Snapshot(this, await this.request('DELETE', `/v1/snapshots/${encodeURIComponent(id)}`));
+	}
+}
+
+/** A snapshot of a sandbox's files. `info` is the gateway's object. */
+export class Snapshot {
+	constructor(client, info) {
+		this.client = client;
+		this.info = info;
+		this.id = info.id;
+	}
+
+	async refresh() {
+		this.info = (await this.client.getSnapshot(this.id)).info;
+		return this;
+	}
+
+	/** A new sandbox that starts with this snapshot's files. */
+	createSandbox(fields) { return this.client.createFromSnapshot(this.id, fields); }
+
+	async delete() { await this.client.deleteSnapshot(this.id); }
+}
+
+/** The lines of an ndjson response body, parsed, as they arrive. */
+async function* ndjson(res) {
+	const decoder = new TextDecoder();
+	let rest = '';
+	const lines = function* (text) {
+		const parts = (rest + text).split('\n');
+		rest = parts.pop();
+		for (const l of parts) if (l.trim()) yield JSON.parse(l);
+	};
+	for await (const chunk of res.body) yield* lines(decoder.decode(chunk, { stream: true }));
+	yield* lines(decoder.decode() + '\n');
 }
 
 /** Shorthand: a client from {baseUrl, apiKey, WebSocket, fetch, streamTokens} and a sandbox
@@ -237,6 +330,47 @@ export class Sandbox {
 	async extendTimeout(durationMs) {
 		this.info = await this.client.request('POST', this.path('/extend'), { json: { duration_ms: durationMs } });
 		return this;
+	}
+
+	/** Keeps the sandbox's files (not its processes) as a snapshot: {expires_in_ms, keep_last}. */
+	async snapshot({ expires_in_ms, keep_last } = {}) {
+		const body = {};
+		if (expires_in_ms !== undefined) body.expires_in_ms = expires_in_ms;
+		if (keep_last !== undefined) body.keep_last = keep_last;
+		return new Snapshot(this.client, await this.client.request('POST', this.path('/snapshots'), { json: body }));
+	}
+
+	/** A snapshot and `count` new sandboxes from it, with this one's settings and without its env. */
+	async fork({ count = 1 } = {}) {
+		const r = await this.client.request('POST', this.path('/fork'), { json: { count } });
+		return { snapshot: new Snapshot(this.client, r.snapshot), sandboxes: r.sandboxes.map((s) => new Sandbox(this.client, s)) };
+	}
+
+	/** Stops every process where it stands and the timeout clock; commands and files are refused
+	 *  with ConflictError (code `paused`) until resume(). */
+	async pause() {
+		this.info = await this.client.request('POST', this.path('/pause'));
+		return this;
+	}
+
+	async resume() {
+		this.info = await this.client.request('POST', this.path('/resume'));
+		return this;
+	}
+
+	/** The network policy in force: 'deny-all', 'allow-all' or {allow, deny_cidrs}. */
+	get network() { return this.info.network ?? 'deny-all'; }
+
+	/** Applies a network policy at once, without a restart. */
+	async setNetwork(policy) {
+		this.info = await this.client.request('PATCH', this.path('/network'), { json: { network: policy } });
+		return this;
+	}
+
+	/** The egress log's entries after seq `since`, oldest first, as an async iterator. */
+	async *networkLog({ since = 0 } = {}) {
+		const res = await this.client.request('GET', this.path(`/network/log?since=${since}`), { raw: true });
+		yield* ndjson(res);
 	}
 
 	/** Stops and destroys the sandbox; repeating it is not an error. */

@@ -35,8 +35,9 @@ const CLASSES = {
 };
 for (const [name, Class] of Object.entries(CLASSES)) Class.prototype.name = name;
 
-// docs/errors.md: one row per code, sorted by code.
-const CLASS_OF_CODE = {
+// docs/errors.md: one row per code, sorted by code (tests/openapi compares it
+// with docs/openapi.yaml, the Python client's and sbx's).
+export const CLASS_OF_CODE = {
 	bad_request: InvalidError,
 	conflict: ConflictError,
 	connection_failed: UnavailableError,
@@ -52,6 +53,7 @@ const CLASS_OF_CODE = {
 	no_route: InvalidError,
 	not_found: NotFoundError,
 	paused: ConflictError,
+	pull_failed: SandboxError,
 	runner_unavailable: UnavailableError,
 	sandbox_stopped: ConflictError,
 	too_large: InvalidError,

@@ -2,16 +2,19 @@
 of _sync.py, method for method)."""
 from __future__ import annotations
 
+import json
 import ssl
-from typing import Any, Dict, List, Optional, Sequence, Union
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Dict, List, Optional, Sequence, Union
 
 from ._api import AsyncApi
-from ._config import command_path, sandbox_path
-from ._errors import NotFoundError
-from ._files import AsyncFiles
+from ._config import command_path, image_path, sandbox_path, snapshot_path
+from ._errors import NotFoundError, make_error
+from ._files import AsyncData, AsyncFiles, _abody
 from ._logs import AsyncLogStream
 from ._pty import AsyncTerminal
-from ._types import Cmd, CommandResult, Image, argv, drop_none, route_url
+from ._types import (Cmd, CommandResult, EgressLogEntry, Image, ImageImport, NetworkPolicy, Page,
+                     argv, drop_none, list_params, route_url, snapshot_body)
 
 
 class AsyncClient:
@@ -28,12 +31,57 @@ class AsyncClient:
     async def get(self, sandbox_id: str) -> "AsyncSandbox":
         return AsyncSandbox(self, await self.api.call("GET", sandbox_path(sandbox_id)))
 
+    async def list_page(self, limit: Optional[int] = None,
+                        cursor: Optional[str] = None) -> Page["AsyncSandbox"]:
+        r = await self.api.call("GET", "/v1/sandboxes", params=list_params(limit, cursor))
+        return Page([AsyncSandbox(self, s) for s in r["sandboxes"]], r.get("next_cursor"),
+                    [str(n) for n in r.get("unavailable_runners") or []])
+
+    async def iter_sandboxes(self, limit: Optional[int] = None) -> AsyncIterator["AsyncSandbox"]:
+        """`async for sbx in client.iter_sandboxes()`: every sandbox, page after page."""
+        cursor: Optional[str] = None
+        while True:
+            page = await self.list_page(limit, cursor)
+            for sbx in page.sandboxes:
+                yield sbx
+            if page.next_cursor is None:
+                return
+            if page.next_cursor == cursor:
+                raise make_error(0, "internal", f"the list did not move past {cursor!r}")
+            cursor = page.next_cursor
+
     async def list(self) -> List["AsyncSandbox"]:
-        r = await self.api.call("GET", "/v1/sandboxes")
-        return [AsyncSandbox(self, s) for s in r["sandboxes"]]
+        return [s async for s in self.iter_sandboxes()]
+
+    async def create_from_snapshot(self, snapshot_id: str, **fields: Any) -> "AsyncSandbox":
+        return await self.create(**fields, source={"snapshot": snapshot_id})
+
+    async def snapshots(self) -> List["AsyncSnapshot"]:
+        r = await self.api.call("GET", "/v1/snapshots")
+        return [AsyncSnapshot(self, s) for s in r["snapshots"]]
+
+    async def get_snapshot(self, snapshot_id: str) -> "AsyncSnapshot":
+        return AsyncSnapshot(self, await self.api.call("GET", snapshot_path(snapshot_id)))
+
+    async def delete_snapshot(self, snapshot_id: str) -> "AsyncSnapshot":
+        return AsyncSnapshot(self, await self.api.call("DELETE", snapshot_path(snapshot_id)))
 
     async def images(self) -> List[Image]:
         return [Image.of(i) for i in (await self.api.call("GET", "/v1/images"))["images"]]
+
+    async def import_image(self, name: str, data: AsyncData,
+                           size: Optional[int] = None) -> ImageImport:
+        content, n = _abody(data, size)
+        return ImageImport.of(await self.api.call(
+            "POST", "/v1/images", params={"name": name}, content=content,
+            headers={"Content-Length": str(n), "Content-Type": "application/octet-stream"}))
+
+    async def pull_image(self, ref: str, name: Optional[str] = None) -> ImageImport:
+        return ImageImport.of(await self.api.call("POST", "/v1/images",
+                                                  json=drop_none({"ref": ref, "name": name})))
+
+    async def delete_image(self, name: str) -> None:
+        await self.api.call("DELETE", image_path(name))
 
     async def capabilities(self) -> Dict[str, Any]:
         return dict(await self.api.call("GET", "/v1/capabilities"))
@@ -149,6 +197,42 @@ class AsyncSandbox:
             self.info = {**self.info, "status": "stopped"}
             return self
 
+    async def snapshot(self, expires_in_ms: Optional[int] = None,
+                       keep_last: Optional[int] = None) -> "AsyncSnapshot":
+        return AsyncSnapshot(self.client, await self.client.api.call(
+            "POST", self._path("/snapshots"), json=snapshot_body(expires_in_ms, keep_last)))
+
+    async def fork(self, count: int = 1) -> "AsyncFork":
+        r = await self.client.api.call("POST", self._path("/fork"), json={"count": count})
+        return AsyncFork(AsyncSnapshot(self.client, r["snapshot"]),
+                         [AsyncSandbox(self.client, s) for s in r["sandboxes"]])
+
+    async def pause(self) -> "AsyncSandbox":
+        self.info = await self.client.api.call("POST", self._path("/pause"))
+        return self
+
+    async def resume(self) -> "AsyncSandbox":
+        self.info = await self.client.api.call("POST", self._path("/resume"))
+        return self
+
+    @property
+    def network(self) -> NetworkPolicy:
+        value: NetworkPolicy = self.info.get("network", "deny-all")
+        return value
+
+    async def set_network(self, policy: NetworkPolicy) -> "AsyncSandbox":
+        self.info = await self.client.api.call("PATCH", self._path("/network"),
+                                               json={"network": policy})
+        return self
+
+    async def network_log(self, since: int = 0) -> AsyncIterator[EgressLogEntry]:
+        """`async for e in sbx.network_log()`: the egress log after seq `since`."""
+        async with self.client.api.stream("GET", self._path("/network/log"),
+                                          params={"since": str(since)}) as res:
+            async for line in res.aiter_lines():
+                if line.strip():
+                    yield EgressLogEntry.of(json.loads(line))
+
     async def aclose(self) -> None:
         if self._owns_client:
             await self.client.aclose()
@@ -211,3 +295,51 @@ class AsyncCommand:
 
     def __repr__(self) -> str:
         return f"AsyncCommand({self.id!r}, status={self.status!r})"
+
+
+class AsyncSnapshot:
+    """The asyncio twin of Snapshot."""
+
+    def __init__(self, client: AsyncClient, info: Dict[str, Any]) -> None:
+        self.client = client
+        self.info = info
+        self.id: str = info["id"]
+
+    @property
+    def sandbox_id(self) -> str:
+        return str(self.info.get("sandbox_id"))
+
+    @property
+    def size(self) -> int:
+        return int(self.info.get("size") or 0)
+
+    @property
+    def expires_at(self) -> Optional[int]:
+        return self.info.get("expires_at")
+
+    @property
+    def parent(self) -> Optional[str]:
+        return self.info.get("parent")
+
+    @property
+    def depth(self) -> int:
+        return int(self.info.get("depth") or 1)
+
+    async def refresh(self) -> "AsyncSnapshot":
+        self.info = await self.client.api.call("GET", snapshot_path(self.id))
+        return self
+
+    async def create_sandbox(self, **fields: Any) -> AsyncSandbox:
+        return await self.client.create_from_snapshot(self.id, **fields)
+
+    async def delete(self) -> None:
+        await self.client.api.call("DELETE", snapshot_path(self.id))
+
+    def __repr__(self) -> str:
+        return f"AsyncSnapshot({self.id!r}, sandbox_id={self.sandbox_id!r})"
+
+
+@dataclass(frozen=True)
+class AsyncFork:
+    snapshot: AsyncSnapshot
+    sandboxes: List[AsyncSandbox]

@@ -29,6 +29,14 @@ def command_path(sid: str, cid: str, rest: str = "") -> str:
     return sandbox_path(sid, f"/commands/{quote(cid, safe='')}{rest}")
 
 
+def snapshot_path(snapshot_id: str) -> str:
+    return f"/v1/snapshots/{quote(snapshot_id, safe='')}"
+
+
+def image_path(name: str) -> str:
+    return f"/v1/images/{quote(name, safe='')}"
+
+
 def ws_url(base: str, path: str, params: Dict[str, object]) -> str:
     q = urlencode({k: str(v) for k, v in params.items() if v is not None})
     return "ws" + base[4:] + path + (f"?{q}" if q else "")

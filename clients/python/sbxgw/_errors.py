@@ -69,6 +69,7 @@ CODE_CLASSES: Dict[str, Type[SandboxError]] = {
     "no_route": InvalidError,
     "not_found": NotFoundError,
     "paused": ConflictError,
+    "pull_failed": SandboxError,
     "runner_unavailable": UnavailableError,
     "sandbox_stopped": ConflictError,
     "too_large": InvalidError,

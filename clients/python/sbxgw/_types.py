@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Dict, Generic, List, Optional, Sequence, TypeVar, Union
 
 from ._errors import make_error
 
@@ -92,3 +92,71 @@ def route_url(info: Dict[str, Any], port: int) -> str:
 
 def drop_none(d: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class ImageImport:
+    """What POST /v1/images made of an archive or a pull: its layers, how many
+    of them (and bytes) were new to the runner's store, setuid bits removed."""
+    name: str
+    source: str  # "oci" or "docker-archive"
+    layers: int
+    layers_new: int
+    bytes_new: int
+    setuid_stripped: int
+
+    @classmethod
+    def of(cls, e: Dict[str, Any]) -> "ImageImport":
+        return cls(str(e["name"]), str(e.get("source")), int(e.get("layers") or 0),
+                   int(e.get("layers_new") or 0), int(e.get("bytes_new") or 0),
+                   int(e.get("setuid_stripped") or 0))
+
+
+@dataclass(frozen=True)
+class EgressLogEntry:
+    """One decision of a sandbox's resolver (port 53) or egress proxy (80,
+    443): verdict "allowed" or "denied", rule the pattern that allowed it or
+    why not; a proxied connection's bytes each way once it ended."""
+    seq: int
+    time_ms: int
+    name: str
+    port: int
+    verdict: str
+    rule: str
+    bytes_out: int
+    bytes_in: int
+
+    @classmethod
+    def of(cls, e: Dict[str, Any]) -> "EgressLogEntry":
+        return cls(int(e["seq"]), int(e.get("time_ms") or 0), str(e.get("name") or ""),
+                   int(e.get("port") or 0), str(e.get("verdict")), str(e.get("rule") or ""),
+                   int(e.get("bytes_out") or 0), int(e.get("bytes_in") or 0))
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of GET /v1/sandboxes: next_cursor is None on the last page;
+    unavailable_runners are runners whose sandboxes the page lacks."""
+    sandboxes: List[T]
+    next_cursor: Optional[str]
+    unavailable_runners: List[str]
+
+
+# A network policy: "deny-all", "allow-all" or {"allow": [...], "deny_cidrs": [...]}.
+NetworkPolicy = Union[str, Dict[str, Any]]
+
+
+def list_params(limit: Optional[int], cursor: Optional[str]) -> Dict[str, str]:
+    p: Dict[str, str] = {}
+    if limit is not None:
+        p["limit"] = str(limit)
+    if cursor is not None:
+        p["cursor"] = cursor
+    return p
+
+
+def snapshot_body(expires_in_ms: Optional[int], keep_last: Optional[int]) -> Dict[str, Any]:
+    return drop_none({"expires_in_ms": expires_in_ms, "keep_last": keep_last})
