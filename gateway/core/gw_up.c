@@ -505,24 +505,30 @@ static int bad(struct gw_up *u, const char *why)
 	return -1;
 }
 
-static int frames(struct lws *wsi, struct gw_up *u)
+/* The whole frames in p[0..n) to the owner; *used: the bytes they took
+ * (all of them once a raw stream began behind the reply). 0, or the
+ * callbacks' nonzero; -1 when a callback closed (or reopened) u: then
+ * nothing of u may be touched. */
+static int frames_at(struct lws *wsi, struct gw_up *u, const unsigned char *p, size_t n,
+		     size_t *used)
 {
+	*used = 0;
 	for (;;) {
 		struct sbx_err err = { 0 };
 		struct sbx_frame f;
-		long n = sbx_frame_decode(sbx_buf_head(&u->in), u->in.len, 0, &f, &err);
+		long k = sbx_frame_decode(p + *used, n - *used, 0, &f, &err);
 		int rc;
 
-		if (n < 0)
+		if (k < 0)
 			return bad(u, err.msg);
-		if (n == 0)
+		if (k == 0)
 			return 0;
 		int was_reply = u->phase == GW_UP_REPLY;
 		u->nframes++;
 		rc = was_reply ? reply(u, &f, NULL) : u->ops->frame(u, &f);
 		if (u->wsi != wsi)
 			return -1;   /* closed, or opened anew, by the callback */
-		sbx_buf_consume(&u->in, (size_t)n);
+		*used += (size_t)k;
 		if (rc)
 			return rc;
 		if (!was_reply)
@@ -531,18 +537,90 @@ static int frames(struct lws *wsi, struct gw_up *u)
 		lws_callback_on_writable(wsi);
 		if (u->flags & GW_UP_RAW) {
 			/* the stream's first bytes may have come behind the reply */
-			rc = u->in.len ? u->ops->bytes(u, sbx_buf_head(&u->in), u->in.len) : 0;
-			if (u->wsi == wsi)
-				sbx_buf_reset(&u->in);
+			rc = n > *used ? u->ops->bytes(u, p + *used, n - *used) : 0;
+			*used = n;
 			return rc;
 		}
 	}
+}
+
+/* The frames completed in u->in. */
+static int frames(struct lws *wsi, struct gw_up *u)
+{
+	size_t used;
+	int rc = frames_at(wsi, u, sbx_buf_head(&u->in), u->in.len, &used);
+
+	if (u->wsi == wsi)
+		sbx_buf_consume(&u->in, used);
+	return u->wsi == wsi ? rc : -1;
+}
+
+/* Bytes still missing from the frame whose start u->in holds (its header
+ * first); 0 when it is whole, or its header is wrong (frames() says so). */
+static size_t frame_rest(const struct gw_up *u)
+{
+	struct sbx_err err = { 0 };
+	struct sbx_frame f;
+	const unsigned char *h = sbx_buf_head(&u->in);
+
+	if (u->in.len < SBX_FRAME_HDR)
+		return SBX_FRAME_HDR - u->in.len;
+	if (sbx_frame_decode(h, u->in.len, 0, &f, &err) != 0)
+		return 0;
+	size_t whole = SBX_FRAME_HDR + ((size_t)h[0] << 24 | (size_t)h[1] << 16 |
+					(size_t)h[2] << 8 | h[3]);
+	return whole - u->in.len;
+}
+
+/* Frames as read: the whole ones go to the owner from the bytes lws (or
+ * TLS) read, and only a frame cut by the end of a read is kept in u->in,
+ * completed from the next read with exactly its missing bytes. (Every
+ * byte of a stream was copied into u->in, then compacted there: most of
+ * the gateway's own copying, by its profile.) */
+static int rx_frames(struct lws *wsi, struct gw_up *u, const unsigned char *p, size_t len)
+{
+	size_t used, need;
+	int rc;
+
+	while (u->in.len) {   /* the frame held back first */
+		if ((need = frame_rest(u))) {
+			if (!len)
+				return 0;
+			if (need > len)
+				need = len;
+			if (sbx_buf_append(&u->in, p, need))
+				return bad(u, gw_up_too_much);
+			p += need;
+			len -= need;
+			continue;
+		}
+		rc = frames(wsi, u);   /* it alone, or its header's error */
+		if (u->wsi != wsi)
+			return -1;
+		if (rc) {   /* what came behind stays seen (a kept connection must have none) */
+			if (len)
+				sbx_buf_append(&u->in, p, len);
+			return rc;
+		}
+		if (u->phase == GW_UP_OPEN && (u->flags & GW_UP_RAW))
+			return len ? u->ops->bytes(u, p, len) : 0;
+		if (u->in.len)   /* not reached: a whole frame is always taken */
+			return bad(u, gw_up_too_much);
+	}
+	rc = frames_at(wsi, u, p, len, &used);
+	if (u->wsi != wsi)
+		return -1;
+	if (used < len && sbx_buf_append(&u->in, p + used, len - used) && !rc)
+		return bad(u, gw_up_too_much);
+	return rc;
 }
 
 static int rx(struct lws *wsi, struct gw_up *u, const void *in, size_t len)
 {
 	if (u->phase == GW_UP_OPEN && (u->flags & GW_UP_RAW))
 		return len ? u->ops->bytes(u, in, len) : 0;
+	if (!u->dial)
+		return rx_frames(wsi, u, in, len);
 	if (sbx_buf_append(&u->in, in, len))
 		return bad(u, gw_up_too_much);
 	if (u->dial) {   /* the dial step: the agent's answer to CONNECT */
