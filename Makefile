@@ -3,6 +3,7 @@
 #   make asan       ASan+UBSan binaries in build/asan/bin/
 #   make test       install missing deps, build both, run every suite
 #   make bench      benchmarks (ratios against baselines measured in the same run)
+#   make bench-density   1000 idle sandboxes on one runner (bench/density)
 #   make run        start the service (gateway + local runner)
 #   make install PREFIX=/usr/local DESTDIR=   programs, web demo, systemd units
 #   make fuzz FUZZ_TIME=300   longer fuzzing runs
@@ -45,7 +46,7 @@ HARDEN_LDFLAGS := -pie -Wl,-z,relro,-z,now
 # later). Goals that only install packages, clean, or run sub-makes (which
 # check for themselves) need none.
 PKGS    := libwebsockets openssl libcjson libseccomp zlib
-NOPKG_GOALS := deps node-deps clean test run bench soak image image-rebuild web
+NOPKG_GOALS := deps node-deps clean test run bench bench-density soak image image-rebuild web
 ifneq ($(filter-out $(NOPKG_GOALS),$(or $(MAKECMDGOALS),all)),)
 PKG_MISSING := $(shell for p in $(PKGS) cmocka; do pkg-config --exists $$p || echo $$p; done)
 ifneq ($(PKG_MISSING),)
@@ -71,6 +72,7 @@ UNIT_TESTS :=
 
 obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
 
+.PHONY: bench-density
 .PHONY: all asan test bench run image fuzz clean deps unit-tests node-deps soak
 all:
 
@@ -113,6 +115,15 @@ tests/compat/node_modules/.package-lock.json: tests/compat/package.json tests/co
 node-deps: clients/js/node_modules/.package-lock.json
 clients/js/node_modules/.package-lock.json: clients/js/package.json clients/js/package-lock.json
 	cd clients/js && npm ci --no-audit --no-fund --loglevel=error
+# the Vite app of tests/images (vite.sh): its packages in an npm cache of its
+# own, which the suite copies into a sandbox to install with no network there
+node-deps: build/vite-app/.cached
+build/vite-app/.cached: tests/images/vite-app/package.json tests/images/vite-app/package-lock.json
+	rm -rf build/vite-app && mkdir -p build/vite-app
+	cp tests/images/vite-app/package.json tests/images/vite-app/package-lock.json build/vite-app/
+	cd build/vite-app && npm ci --cache "$$PWD/npm-cache" --ignore-scripts --no-audit --no-fund \
+		--loglevel=error && rm -rf node_modules
+	touch $@
 
 test: deps
 	$(MAKE) node-deps
@@ -133,6 +144,12 @@ run: deps
 bench: deps
 	$(MAKE) all
 	bench/run.sh
+
+# 1000 idle jail sandboxes and 200 gvisor ones on one runner (issue 26):
+# too heavy for bench's 15 minutes, so a target of its own
+bench-density: deps
+	$(MAKE) all
+	bench/density/run.sh
 
 SOAK_SECONDS ?= 600
 soak: deps

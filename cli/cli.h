@@ -104,12 +104,17 @@ int cli_cmd_resume(const struct cli_cfg *c, int argc, char **argv);
 /* Create a sandbox from create's options (argv parsed from optind; image
  * NULL: the gateway's default); 0 with id filled, or an exit code. Used
  * by create and run. */
-int cli_create_sandbox(const struct cli_cfg *c, long long timeout_ms,
-		       const int *ports, int nports, const char *image, char *id,
+struct cli_create_opts {
+	long long timeout_ms;       /* -1: the gateway's default */
+	int ports[MAX_PORTS], nports;
+	const char *image;          /* NULL: the gateway's default */
+	const char *snapshot;       /* --snapshot ID: start from it (NULL: none) */
+	int persistent;             /* --persistent: kept when stopped (docs/api.md) */
+};
+int cli_create_sandbox(const struct cli_cfg *c, const struct cli_create_opts *o, char *id,
 		       size_t idlen, cJSON **obj);
 
-int cli_parse_create_opts(int argc, char **argv, long long *timeout_ms, int *ports,
-			  int *nports, const char **image, int *rest);
+int cli_parse_create_opts(int argc, char **argv, struct cli_create_opts *o, int *rest);
 
 /* Run argv in sandbox id, streaming; returns the command's exit status or
  * an sbx exit code. */

@@ -177,19 +177,18 @@ int cli_cmd_exec(const struct cli_cfg *c, int argc, char **argv)
 
 int cli_cmd_run(const struct cli_cfg *c, int argc, char **argv)
 {
-	long long timeout_ms;
-	int ports[MAX_PORTS], nports, rest, rc, src;
+	struct cli_create_opts o;
+	int rest, rc, src;
 	char id[128], path[256];
-	const char *image;
 
-	rc = cli_parse_create_opts(argc, argv, &timeout_ms, ports, &nports, &image, &rest);
+	rc = cli_parse_create_opts(argc, argv, &o, &rest);
 	if (rc)
 		return rc;
 	if (rest >= argc) {
 		cli_errf("run: no command (sbx run [--timeout 10m] -- CMD [ARGS...])");
 		return CLI_EXIT_USAGE;
 	}
-	rc = cli_create_sandbox(c, timeout_ms, ports, nports, image, id, sizeof(id), NULL);
+	rc = cli_create_sandbox(c, &o, id, sizeof(id), NULL);
 	if (rc)
 		return rc;
 	rc = cli_exec_stream(c, id, argc - rest, argv + rest);

@@ -17,11 +17,14 @@ struct cli_command {
 
 static const struct cli_command commands[] = {
 	{ "create", cli_cmd_create,
-	  "sbx create [--timeout 10m] [--port 3000]... [--image NAME]\n"
+	  "sbx create [--timeout 10m] [--port 3000]... [--image NAME] [--snapshot ID]\n"
+	  "           [--persistent]\n"
 	  "  Create a sandbox and print its id (--json: the whole object).\n"
 	  "  --timeout: ms, s (default unit), m or h, e.g. 90s, 10m; --port: a port\n"
 	  "  to preview (repeat for more); --image: one of sbx images (default:\n"
-	  "  the gateway's default image).\n" },
+	  "  the gateway's default image); --snapshot: start from one of sbx\n"
+	  "  snapshots; --persistent: its timeout keeps it (sbx resume, or any\n"
+	  "  exec or file call, brings it back; sbx stop ends it for good).\n" },
 	{ "ls", cli_cmd_ls,
 	  "sbx ls\n  List this key's sandboxes: id, status, seconds left, ports\n"
 	  "  (--json: the gateway's list).\n" },

@@ -44,23 +44,26 @@ static int image_ok(const char *name)
 	return 1;
 }
 
-int cli_create_sandbox(const struct cli_cfg *c, long long timeout_ms,
-		       const int *ports, int nports, const char *image, char *id,
+int cli_create_sandbox(const struct cli_cfg *c, const struct cli_create_opts *o, char *id,
 		       size_t idlen, cJSON **obj)
 {
 	cJSON *req = cJSON_CreateObject(), *pa = NULL, *res = NULL, *jid;
 	char *body;
 	int i, rc;
 
-	if (timeout_ms >= 0)
-		cJSON_AddNumberToObject(req, "timeout_ms", (double)timeout_ms);
-	if (nports) {
+	if (o->timeout_ms >= 0)
+		cJSON_AddNumberToObject(req, "timeout_ms", (double)o->timeout_ms);
+	if (o->nports) {
 		pa = cJSON_AddArrayToObject(req, "ports");
-		for (i = 0; i < nports; i++)
-			cJSON_AddItemToArray(pa, cJSON_CreateNumber(ports[i]));
+		for (i = 0; i < o->nports; i++)
+			cJSON_AddItemToArray(pa, cJSON_CreateNumber(o->ports[i]));
 	}
-	if (image)
-		cJSON_AddStringToObject(req, "image", image);
+	if (o->image)
+		cJSON_AddStringToObject(req, "image", o->image);
+	if (o->snapshot)
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "source"), "snapshot", o->snapshot);
+	if (o->persistent)
+		cJSON_AddTrueToObject(req, "persistent");
 	body = cJSON_PrintUnformatted(req);
 	cJSON_Delete(req);
 	if (!body)
@@ -85,14 +88,12 @@ int cli_create_sandbox(const struct cli_cfg *c, long long timeout_ms,
 
 /* Parse create's options from argv[1..]; stops at "--" (returned in *rest).
  * 0, or CLI_EXIT_USAGE after saying why. */
-int cli_parse_create_opts(int argc, char **argv, long long *timeout_ms, int *ports,
-			  int *nports, const char **image, int *rest)
+int cli_parse_create_opts(int argc, char **argv, struct cli_create_opts *o, int *rest)
 {
 	int i;
 
-	*timeout_ms = -1;
-	*nports = 0;
-	*image = NULL;
+	memset(o, 0, sizeof *o);
+	o->timeout_ms = -1;
 	*rest = argc;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -102,8 +103,8 @@ int cli_parse_create_opts(int argc, char **argv, long long *timeout_ms, int *por
 			return 0;
 		}
 		if (!strcmp(a, "--timeout") && i + 1 < argc) {
-			*timeout_ms = cli_parse_duration(argv[++i]);
-			if (*timeout_ms < 0) {
+			o->timeout_ms = cli_parse_duration(argv[++i]);
+			if (o->timeout_ms < 0) {
 				cli_errf("--timeout %s: give a duration like 90s, 10m or 2h", argv[i]);
 				return CLI_EXIT_USAGE;
 			}
@@ -111,15 +112,22 @@ int cli_parse_create_opts(int argc, char **argv, long long *timeout_ms, int *por
 			char *end;
 			long p = strtol(argv[++i], &end, 10);
 
-			if (*end || p < 1 || p > 65535 || *nports == MAX_PORTS) {
+			if (*end || p < 1 || p > 65535 || o->nports == MAX_PORTS) {
 				cli_errf("--port %s: a port 1..65535 (at most %d)", argv[i], MAX_PORTS);
 				return CLI_EXIT_USAGE;
 			}
-			ports[(*nports)++] = (int)p;
+			o->ports[o->nports++] = (int)p;
 		} else if (!strcmp(a, "--image") && i + 1 < argc) {
 			if (!image_ok(argv[++i]))
 				return CLI_EXIT_USAGE;
-			*image = argv[i];
+			o->image = argv[i];
+		} else if (!strcmp(a, "--snapshot") && i + 1 < argc) {
+			/* the same characters as a sandbox id: it goes into JSON only */
+			if (!id_ok(argv[++i]))
+				return CLI_EXIT_USAGE;
+			o->snapshot = argv[i];
+		} else if (!strcmp(a, "--persistent")) {
+			o->persistent = 1;
 		} else {
 			cli_errf("%s: unexpected argument '%s' (sbx %s --help)", argv[0], a, argv[0]);
 			return CLI_EXIT_USAGE;
@@ -130,20 +138,19 @@ int cli_parse_create_opts(int argc, char **argv, long long *timeout_ms, int *por
 
 int cli_cmd_create(const struct cli_cfg *c, int argc, char **argv)
 {
-	long long timeout_ms;
-	int ports[MAX_PORTS], nports, rest, rc;
+	struct cli_create_opts o;
+	int rest, rc;
 	char id[128];
 	cJSON *obj = NULL;
-	const char *image;
 
-	rc = cli_parse_create_opts(argc, argv, &timeout_ms, ports, &nports, &image, &rest);
+	rc = cli_parse_create_opts(argc, argv, &o, &rest);
 	if (rc)
 		return rc;
 	if (rest != argc) {
 		cli_errf("create takes no command");
 		return CLI_EXIT_USAGE;
 	}
-	rc = cli_create_sandbox(c, timeout_ms, ports, nports, image, id, sizeof(id), &obj);
+	rc = cli_create_sandbox(c, &o, id, sizeof(id), &obj);
 	if (rc)
 		return rc;
 	if (c->json)

@@ -47,6 +47,7 @@ const struct gw_route gw_routes[] = {
 	{ "GET", "/v1/sandboxes", KEY, .args = list_args, .start = gw_sandboxes_list },
 	{ "GET", SBX, KEY, .args = no_args, GW_REST_PLAIN(svc_get) },
 	{ "DELETE", SBX, KEY, .args = no_args, GW_REST_PLAIN(svc_stop) },
+	{ "POST", SBX "/stop", KEY, .args = no_args, GW_REST_PLAIN(svc_stop_keep) },
 	{ "POST", SBX "/extend", KEY, JSON, .args = no_args, GW_REST_JSON(svc_extend) },
 	{ "POST", SBX "/token", KEY, JSON, .args = no_args, .json = gw_token_create },
 	{ "PATCH", SBX "/network", KEY, JSON, .args = no_args, GW_REST_JSON(svc_network) },
@@ -104,6 +105,6 @@ const struct gw_route gw_routes[] = {
 	{ "GET", V2 "/{sid}", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_box_get },
 	{ "DELETE", V2 "/{sid}", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_box_delete },
 	{ "PATCH", V2 "/{sid}", KEY, .start = cv_h_no_update },
-	{ NULL, V2 "/{sid}/fork", KEY, .start = cv_h_no_fork },
+	{ "POST", V2 "/{sid}/fork", KEY, JSON, .json = cv_h_json, .ctx = &cv_op_fork },
 };
 const size_t gw_nroutes = sizeof gw_routes / sizeof gw_routes[0];

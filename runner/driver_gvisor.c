@@ -456,6 +456,11 @@ static int gv_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 	return 0;
 }
 
+static const char *gv_cgroup(const struct rn_sandbox *sb)
+{
+	return sb->drv_data ? sb_of(sb)->cg : NULL;
+}
+
 static long gv_oom_kills(struct rn_sandbox *sb)
 {
 	return sb->drv_data ? rn_cgroup_oom_kills(&sb->drv->r->cg, sb_of(sb)->cg) : -1;
@@ -680,6 +685,7 @@ const struct rn_driver_ops rn_driver_gvisor = {
 	.kill = gv_kill,
 	.cleanup = gv_cleanup,
 	.oom_kills = gv_oom_kills,
+	.cgroup = gv_cgroup,
 	.pids_hits = gv_pids_hits,
 	.reconcile_dir = gv_reconcile_dir,
 	.reconcile = gv_reconcile,

@@ -500,7 +500,7 @@ static int jail_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 
 const char *jail_cgroup(const struct rn_sandbox *sb)
 {
-	return sb_of(sb)->cg;
+	return sb->drv_data ? sb_of(sb)->cg : NULL;
 }
 
 uid_t jail_uid_base(const struct rn_sandbox *sb)
@@ -609,6 +609,7 @@ const struct rn_driver_ops rn_driver_jail = {
 	.kill = jail_kill,
 	.cleanup = jail_cleanup,
 	.oom_kills = jail_oom_kills,
+	.cgroup = jail_cgroup,
 	.pids_hits = jail_pids_hits,
 	.reconcile_dir = jail_reconcile_dir,
 	.reconcile = jail_reconcile,

@@ -374,6 +374,12 @@ static int vm_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 	return 0;
 }
 
+static const char *vm_cgroup(const struct rn_sandbox *sb)
+{
+	const struct vm_sb *vb = sb->drv_data;
+	return vb ? vb->cg : NULL;
+}
+
 static long vm_oom_kills(struct rn_sandbox *sb)
 {
 	struct vm_sb *vb = sb->drv_data;
@@ -428,6 +434,7 @@ const struct rn_driver_ops rn_driver_vm = {
 	.kill = vm_kill,
 	.cleanup = vm_cleanup,
 	.oom_kills = vm_oom_kills,
+	.cgroup = vm_cgroup,
 	.pids_hits = vm_pids_hits,
 	.reconcile_dir = vm_reconcile_dir,
 	.reconcile = vm_reconcile,

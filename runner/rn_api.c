@@ -14,7 +14,9 @@
 #include "rn_image_config.h"
 #include "rn_image_import.h"
 #include "rn_images.h"
+#include "rn_image_pull_create.h"
 #include "rn_list.h"
+#include "rn_persist.h"
 #include "rn_sandbox.h"
 #include "rn_snap.h"
 #include "rn_status.h"
@@ -78,7 +80,38 @@ static struct rn_driver *pick_driver(struct runner *r, struct rn_conn *c, const 
 	return d;
 }
 
+static void create(struct runner *r, struct rn_conn *c, const cJSON *req, int pulled);
+
+static void create_pulled(struct runner *r, struct rn_conn *c, const cJSON *req, void *arg)
+{
+	(void)arg;
+	create(r, c, req, 1);
+}
+
+/* An image named by registry reference: its local name into spec->image
+ * (1), or 0 after parking the create on its pull or replying. */
+static int resolve_ref(struct runner *r, struct rn_conn *c, const cJSON *req,
+		       struct rn_spec *spec, int pulled)
+{
+	char msg[400];
+
+	if (rn_images_by_ref(r, spec->image_ref, spec->image, sizeof spec->image))
+		return 1;
+	if (pulled) {   /* pulled, yet gone (deleted at once): no second pull */
+		snprintf(msg, sizeof msg, "image: %s was pulled and is gone again", spec->image_ref);
+		rn_conn_reply_err(c, "not_found", msg);
+	} else {
+		rn_image_pull_for_create(r, c, req, spec->image_ref, create_pulled);
+	}
+	return 0;
+}
+
 static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
+{
+	create(r, c, req, 0);
+}
+
+static void create(struct runner *r, struct rn_conn *c, const cJSON *req, int pulled)
 {
 	struct sbx_err err = { 0, "" };
 	struct rn_spec spec;
@@ -95,14 +128,18 @@ static void op_create(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
 	}
-	if (rn_image_config_apply(r, &spec, &err) < 0) {
-		rn_spec_free(&spec);
-		rn_conn_reply_err(c, err_code(err.code), err.msg);
-		return;
-	}
 	drv = pick_driver(r, c, req);
 	if (!drv) {
 		rn_spec_free(&spec);
+		return;
+	}
+	if (spec.image_ref[0] && !resolve_ref(r, c, req, &spec, pulled)) {
+		rn_spec_free(&spec);
+		return;
+	}
+	if (rn_image_config_apply(r, &spec, &err) < 0) {
+		rn_spec_free(&spec);
+		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
 	}
 	if (spec.snapshot[0]) {
@@ -158,34 +195,71 @@ static void op_extend(struct runner *r, struct rn_conn *c, const cJSON *req)
 	rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
 }
 
+/* "persist":true keeps a persistent sandbox (rn_persist.h); without it
+ * the stop is for good, what was kept of it included. */
 static void op_stop(struct runner *r, struct rn_conn *c, const cJSON *req)
 {
+	struct sbx_err err = { 0, "" };
 	struct rn_sandbox *sb = find(r, c, req);
+	int persist = 0;
 
 	if (!sb)
 		return;
-	if (rn_sandbox_final(sb)) {
+	if (sbx_json_get_bool(req, "persist", &persist, &err) < 0) {
+		rn_conn_reply_err(c, "invalid", err.msg);
+		return;
+	}
+	if (!persist)
+		rn_persist_forget(r, sb);
+	if (rn_sandbox_final(sb) || (persist && sb->status == RN_PAUSED && sb->spec.persistent)) {
 		rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
 		return;
 	}
-	rn_sandbox_stop(r, sb, RN_REASON_REQUESTED);
-	rn_conn_wait(c, sb, RN_WAIT_FINAL);
+	if (persist)
+		rn_persist_stop(r, sb, RN_REASON_REQUESTED);
+	else
+		rn_sandbox_stop(r, sb, RN_REASON_REQUESTED);
+	if (sb->status == RN_PAUSED)   /* kept paused (a driver without snapshots) */
+		rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
+	else
+		rn_conn_wait(c, sb, RN_WAIT_FINAL);
 }
 
+/* "resume":true brings a kept persistent sandbox back first (or waits
+ * for one coming back); the ok then says "resumed":true. */
 static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 {
 	struct sbx_err err = { 0, "" };
 	struct rn_sandbox *sb = find(r, c, req);
 	int64_t port = 0;
-	int rc;
+	int rc, resume = 0;
 
 	if (!sb)
 		return;
 	rc = sbx_json_get_i64(req, "port", 1, 65535, &port, &err);
-	if (rc <= 0) {
-		rn_conn_reply_err(c, "invalid", rc < 0 ? err.msg : "port: required");
+	if (rc <= 0 || sbx_json_get_bool(req, "resume", &resume, &err) < 0) {
+		rn_conn_reply_err(c, "invalid", rc == 0 ? "port: required" : err.msg);
 		return;
 	}
+	if (resume && sb->spec.persistent &&
+	    (rn_persist_resumable(sb) || (sb->status == RN_STARTING && sb->revived))) {
+		if (rn_persist_resume(r, sb, &err) < 0) {
+			rn_conn_reply_err(c, err_code(err.code), err.msg);
+			return;
+		}
+		rn_conn_wait_connect(c, sb, (int)port,
+				     cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "fd")));
+		return;
+	}
+	rn_api_connect(r, c, sb, (int)port, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "fd")));
+}
+
+void rn_api_connect(struct runner *r, struct rn_conn *c, struct rn_sandbox *sb, int port,
+		    int want_fd)
+{
+	struct sbx_err err = { 0, "" };
+
+	(void)r;
 	if (sb->status == RN_PAUSED) {
 		char msg[160];
 		snprintf(msg, sizeof(msg), "sandbox %s is paused: resume it first", sb->id);
@@ -199,12 +273,11 @@ static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, "conflict", msg);
 		return;
 	}
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "fd")) && !rn_conn_remote(c) &&
-	    sb->drv->ops->open_port) {
+	if (want_fd && !rn_conn_remote(c) && sb->drv->ops->open_port) {
 		/* the caller is on this host (it reached our UNIX socket): give it
 		 * the guest connection itself instead of splicing it; a remote
 		 * caller gets the relayed stream */
-		int fd = sb->drv->ops->open_port(sb, (int)port, &err);
+		int fd = sb->drv->ops->open_port(sb, port, &err);
 		if (fd < 0) {
 			rn_conn_reply_err(c, "conflict", err.code == ECONNREFUSED ?
 					  "nothing listens on that port in the sandbox" : err.msg);
@@ -213,7 +286,7 @@ static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_fd(c, fd);
 		return;
 	}
-	rn_conn_connect(c, sb, (int)port);
+	rn_conn_connect(c, sb, port);
 }
 
 /* A new network policy for a running sandbox: new connections and DNS

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rn_pause.h"
+#include "rn_persist.h"
 #include "rn_sandbox.h"
 #include "rn_snap.h"
 #include "sbx_id.h"
@@ -20,6 +21,7 @@ static const char *err_code(int code)
 	case EINVAL: case ELOOP: return "invalid";
 	case ENOENT: return "not_found";
 	case EBUSY: return "conflict";
+	case EAGAIN: return "no_capacity";
 	case ENOTSUP: return "unsupported";
 	case ENOSPC: return "store_full";
 	default: return "internal";
@@ -99,6 +101,9 @@ static void op_snapshot(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, "not_found", "id: no such sandbox");
 		return;
 	}
+	/* the sandbox's defaults (its create's) unless the request says */
+	exp = sb->spec.snapshot_expires_in_ms;
+	keep = sb->spec.snapshot_keep_last;
 	if (sbx_json_get_i64(req, "expires_in_ms", 0, RN_SNAP_EXPIRES_MAX_MS, &exp, &err) < 0 ||
 	    sbx_json_get_i64(req, "keep_last", 0, RN_SNAP_KEEP_LAST_MAX, &keep, &err) < 0) {
 		rn_conn_reply_err(c, "invalid", err.msg);
@@ -121,7 +126,7 @@ static void op_list(struct runner *r, struct rn_conn *c, const cJSON *req)
 		return;
 	a = cJSON_CreateArray();
 	for (struct rn_snap *s = r->snaps; s; s = s->next)
-		if (!s->deleted && !strcmp(s->owner, owner))
+		if (!s->deleted && !s->hidden && !strcmp(s->owner, owner))
 			cJSON_AddItemToArray(a, rn_snap_json(s));
 	rn_conn_reply_ok(c, "snapshots", a);
 }
@@ -133,6 +138,15 @@ static void op_pause(struct runner *r, struct rn_conn *c, const cJSON *req, int 
 
 	if (!sb)
 		return;
+	if (!pause && rn_persist_resumable(sb) && rn_sandbox_final(sb)) {
+		/* a kept persistent sandbox starts again: answered once ready */
+		if (rn_persist_resume(r, sb, &err) < 0)
+			rn_conn_reply_err(c, err.code == ENOSPC ? "no_capacity" : err_code(err.code),
+					  err.msg);
+		else
+			rn_conn_wait(c, sb, RN_WAIT_READY);
+		return;
+	}
 	if ((pause ? rn_sandbox_pause : rn_sandbox_resume)(r, sb, &err) < 0) {
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;

@@ -388,6 +388,49 @@ long rn_cgroup_oom_kills(const struct rn_cgroup *cg, const char *path)
 	return read_key(p, "oom_kill");
 }
 
+/* The number a one-value control file holds, -1 if unreadable. */
+static long long read_number(const char *path)
+{
+	char buf[64], *end;
+	long long v;
+
+	if (sbx_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	v = strtoll(buf, &end, 10);
+	return end == buf ? -1 : v;
+}
+
+long long rn_cgroup_memory_bytes(const struct rn_cgroup *cg, const char *path)
+{
+	char p[PATH_MAX];
+	long long mem, tcp;
+
+	if (!path_ok(path))
+		return -1;
+	if (cg->v2) {
+		cg_path(p, sizeof(p), NULL, path, "memory.current");
+		return read_number(p);
+	}
+	cg_path(p, sizeof(p), "memory", path, "memory.usage_in_bytes");
+	mem = read_number(p);
+	tcp = rn_cgroup_sock_bytes(cg, path);
+	return mem < 0 ? -1 : mem + (tcp > 0 ? tcp : 0);
+}
+
+long long rn_cgroup_sock_bytes(const struct rn_cgroup *cg, const char *path)
+{
+	char p[PATH_MAX];
+
+	if (!path_ok(path))
+		return -1;
+	if (cg->v2) {
+		cg_path(p, sizeof(p), NULL, path, "memory.stat");
+		return read_key(p, "sock");
+	}
+	cg_path(p, sizeof(p), "memory", path, "memory.kmem.tcp.usage_in_bytes");
+	return read_number(p);
+}
+
 long rn_cgroup_pids_hits(const struct rn_cgroup *cg, const char *path)
 {
 	char p[PATH_MAX];

@@ -57,6 +57,13 @@ int rn_cgroup_freeze(const struct rn_cgroup *cg, const char *path, int on, struc
 long rn_cgroup_oom_kills(const struct rn_cgroup *cg, const char *path);
 /* Forks refused at path's pids limit so far; -1 if unknown. */
 long rn_cgroup_pids_hits(const struct rn_cgroup *cg, const char *path);
+/* Bytes of memory path uses now, its TCP socket buffers included: v2
+ * memory.current (sockets are charged to it); v1 memory.usage_in_bytes
+ * plus memory.kmem.tcp.usage_in_bytes (counted apart). -1 if unknown. */
+long long rn_cgroup_memory_bytes(const struct rn_cgroup *cg, const char *path);
+/* Bytes of path's TCP socket buffers: v1 memory.kmem.tcp.usage_in_bytes,
+ * v2 memory.stat "sock". -1 if unknown. */
+long long rn_cgroup_sock_bytes(const struct rn_cgroup *cg, const char *path);
 /* Call fn with the name of each cgroup directly below parent (in any
  * hierarchy on v1: a name may come more than once) whose name starts with
  * prefix (NULL: all). For reconciliation. */

@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sbx_fs.h"
+
 void rn_child_defaults(void)
 {
 	sigset_t none;
@@ -34,6 +36,8 @@ void rn_child_defaults(void)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
 	umask(022);
+	/* raising it back needs no privilege; best effort like the rest */
+	sbx_write_file("/proc/self/oom_score_adj", "0", 0, 0);
 }
 
 int rn_child_stdio(int keep_stderr)

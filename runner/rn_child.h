@@ -5,13 +5,19 @@
 
 #include "sbx_err.h"
 
-/* Every signal unblocked and at its default, umask 022. The runner ignores
+/* Every signal unblocked and at its default, umask 022, oom_score_adj 0
+ * (the runner lowers its own: RN_OOM_SCORE_ADJ). The runner ignores
  * SIGPIPE and blocks SIGCHLD/SIGTERM/SIGINT/SIGUSR1 for its signalfd, and
  * ignored dispositions and the mask survive exec; the sandbox's umask is
  * the usual one, not whatever the runner was started with (under umask 000
  * every file a command made, and once the agent's socket, was writable by
  * every uid inside). */
 void rn_child_defaults(void);
+
+/* The runner's own oom_score_adj: on a host short of memory (overcommit,
+ * or anything else) the kernel's OOM killer takes a sandbox's process
+ * before the runner that would clean up after it. */
+#define RN_OOM_SCORE_ADJ "-800"
 
 /* Fresh stdio: 0 and 1 on /dev/null, 2 as well unless keep_stderr (the
  * runner's stderr for the agent). -1 with errno when /dev/null cannot be

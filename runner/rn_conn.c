@@ -33,6 +33,8 @@ struct rn_conn {
 	int64_t deadline;         /* 0 = none */
 	struct rn_sandbox *wait_sb;
 	enum rn_wait wait_kind;
+	const void *park;         /* parked on this (rn_conn_park), NULL none */
+	cJSON *park_req;          /* the request to resume, owned */
 	int port;
 	char sid[RN_ID_MAX];      /* the sandbox a splice goes to ("" none) */
 	char owner[sizeof(((struct rn_spec *)0)->owner)];   /* its owner tag */
@@ -42,6 +44,8 @@ struct rn_conn {
 	int keep;                 /* this request asked to keep the connection */
 	int served;               /* requests read on this connection */
 	int idle;                 /* kept, waiting for the next request's first bytes */
+	int want_fd;              /* a connect waiting for its sandbox: "fd" asked */
+	int resumed;              /* a connect that resumed its sandbox: the ok says so */
 	struct rn_conn *next;
 };
 
@@ -63,6 +67,9 @@ static void conn_close(struct rn_conn *c)
 	}
 	c->state = C_DEAD;
 	c->wait_sb = NULL;
+	c->park = NULL;
+	cJSON_Delete(c->park_req);
+	c->park_req = NULL;
 }
 
 static void splice_update(struct rn_conn *c);
@@ -76,7 +83,7 @@ static void reply_sent(struct rn_conn *c)
 		conn_close(c);
 		return;
 	}
-	c->keep = 0;
+	c->keep = c->want_fd = c->resumed = 0;
 	c->idle = 1;
 	c->state = C_REQ;
 	c->deadline = rn_now_mono() + RN_KEEP_IDLE_MS;
@@ -141,6 +148,8 @@ void rn_conn_reply_ok(struct rn_conn *c, const char *key, cJSON *obj)
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddBoolToObject(o, "ok", 1);
+	if (c->resumed)
+		cJSON_AddBoolToObject(o, "resumed", 1);
 	if (key && obj)
 		cJSON_AddItemToObject(o, key, obj);
 	else if (obj)
@@ -151,11 +160,11 @@ void rn_conn_reply_ok(struct rn_conn *c, const char *key, cJSON *obj)
 void rn_conn_reply_fd(struct rn_conn *c, int fd)
 {
 	unsigned char frame[64];
-	static const char ok[] = "{\"ok\":true}";
-	size_t n = SBX_FRAME_HDR + sizeof(ok) - 1;
+	const char *ok = c->resumed ? "{\"ok\":true,\"resumed\":true}" : "{\"ok\":true}";
+	size_t len = strlen(ok), n = SBX_FRAME_HDR + len;
 
-	sbx_frame_header(frame, SBX_FRAME_JSON, sizeof(ok) - 1);
-	memcpy(frame + SBX_FRAME_HDR, ok, sizeof(ok) - 1);
+	sbx_frame_header(frame, SBX_FRAME_JSON, (uint32_t)len);
+	memcpy(frame + SBX_FRAME_HDR, ok, len);
 	/* the reply is the first and only write on this connection: an empty
 	 * socket buffer takes these few bytes at once */
 	if (sbx_send_fd(c->ev.fd, frame, n, fd, MSG_DONTWAIT) != (ssize_t)n)
@@ -447,6 +456,44 @@ void rn_conn_wait(struct rn_conn *c, struct rn_sandbox *sb, enum rn_wait kind)
 	rn_loop_mod(&c->ev, 0);
 }
 
+void rn_conn_wait_connect(struct rn_conn *c, struct rn_sandbox *sb, int port, int want_fd)
+{
+	c->resumed = 1;
+	c->port = port;
+	c->want_fd = want_fd;
+	if (sb->status == RN_RUNNING)
+		rn_api_connect(c->r, c, sb, port, want_fd);
+	else
+		rn_conn_wait(c, sb, RN_WAIT_CONNECT);
+}
+
+void rn_conn_park(struct rn_conn *c, const void *on, cJSON *req)
+{
+	c->state = C_WAIT;
+	c->park = on;
+	c->park_req = req;
+	c->deadline = 0;
+	rn_loop_mod(&c->ev, 0);   /* a hang-up (HUP, ERR) still closes it */
+}
+
+int rn_conn_unpark(struct runner *r, const void *on, rn_conn_resume_fn fn, void *arg)
+{
+	int n = 0;
+
+	for (struct rn_conn *c = conns; c; c = c->next) {
+		cJSON *req;
+		if (c->state != C_WAIT || !on || c->park != on)
+			continue;
+		req = c->park_req;
+		c->park = NULL;
+		c->park_req = NULL;
+		fn(r, c, req, arg);
+		cJSON_Delete(req);
+		n++;
+	}
+	return n;
+}
+
 int rn_conn_waiting_on(const struct rn_sandbox *sb)
 {
 	for (struct rn_conn *c = conns; c; c = c->next)
@@ -478,9 +525,12 @@ void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb)
 		if (c->wait_kind == RN_WAIT_READY && sb->status == RN_RUNNING) {
 			c->wait_sb = NULL;
 			rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
+		} else if (c->wait_kind == RN_WAIT_CONNECT && sb->status == RN_RUNNING) {
+			c->wait_sb = NULL;
+			rn_api_connect(r, c, sb, c->port, c->want_fd);
 		} else if (rn_sandbox_final(sb)) {
 			c->wait_sb = NULL;
-			if (c->wait_kind == RN_WAIT_READY) {
+			if (c->wait_kind != RN_WAIT_FINAL) {
 				char msg[400], why[64];
 				snprintf(msg, sizeof(msg), "sandbox %s failed to start: %s",
 					 sb->id, start_failure(sb, why, sizeof why));

@@ -34,7 +34,7 @@
 
 struct rn_conn;
 
-enum rn_wait { RN_WAIT_READY, RN_WAIT_FINAL };
+enum rn_wait { RN_WAIT_READY, RN_WAIT_FINAL, RN_WAIT_CONNECT };
 
 /* Accept every pending connection on the listening fd. -1 when accept
  * failed for want of descriptors or memory (errno set): pause listening. */
@@ -67,9 +67,21 @@ void rn_conn_reply_fd(struct rn_conn *c, int fd);
  * c is closed without closing the socket. -1 when out of memory (c left
  * as it was). */
 int rn_conn_take(struct rn_conn *c, unsigned char **pending, size_t *n);
+/* Park c until rn_conn_unpark(on): its request req (owned now) waits for
+ * something of its own (a create's image pull, rn_image_pull_create.c).
+ * A client that hangs up meanwhile is closed and its request dropped. */
+void rn_conn_park(struct rn_conn *c, const void *on, cJSON *req);
+/* Resume every connection parked on on: fn(r, c, req, arg) for each, which
+ * must reply (req is freed after). How many there were. */
+typedef void (*rn_conn_resume_fn)(struct runner *r, struct rn_conn *c, const cJSON *req,
+				  void *arg);
+int rn_conn_unpark(struct runner *r, const void *on, rn_conn_resume_fn fn, void *arg);
 /* Tell waiting connections that sb changed state. */
 void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb);
 int rn_conn_waiting_on(const struct rn_sandbox *sb);
+/* A connect that resumed sb (rn_persist.h): made once sb runs (now, or
+ * when it is ready), its ok saying "resumed":true. */
+void rn_conn_wait_connect(struct rn_conn *c, struct rn_sandbox *sb, int port, int want_fd);
 /* Free closed connections, time out slow ones. Returns ms until the next
  * connection deadline (-1 none). */
 int rn_conn_sweep(void);
@@ -78,5 +90,8 @@ void rn_conn_close_all(void);
 
 /* Implemented in rn_api.c: handle one parsed request. */
 void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req);
+/* ... and the connect of a running sb to port (want_fd: pass the socket). */
+void rn_api_connect(struct runner *r, struct rn_conn *c, struct rn_sandbox *sb, int port,
+		    int want_fd);
 
 #endif

@@ -17,7 +17,7 @@
 
 enum {
 	F_SOCKET, F_STATE_DIR, F_IMAGE_DIR, F_NAME, F_AGENT, F_AGENT_STDERR, F_VERBOSE,
-	F_MEMORY_SHARE, F_MEMORY_MB, F_SNAPSHOT_MB, F_DRIVERS, F_ISOLATION,
+	F_MEMORY_SHARE, F_MEMORY_MB, F_OVERCOMMIT, F_RESERVE_MB, F_SNAPSHOT_MB, F_DRIVERS, F_ISOLATION,
 	F_LISTEN_TLS, F_CERT, F_KEY, F_CLIENT_CA, F_IMAGE_STORE_MB, F_IMAGE_MAX_MB,
 	F_HELP, F_COUNT
 };
@@ -26,6 +26,7 @@ enum kind {
 	K_TEXT,         /* a string */
 	K_ON,           /* no argument: an int set to 1 */
 	K_FRACTION,     /* a double in (0, 1] */
+	K_FACTOR,       /* a double in [1, 1000] */
 	K_MIB,          /* a long long of at least 1 */
 	K_HELP,
 };
@@ -55,6 +56,10 @@ static const struct flag flags[F_COUNT] = {
 			     "a number in (0, 1]" },
 	[F_MEMORY_MB] = { "max-memory-mb", "N", K_MIB, AT(max_memory_mb), " | ",
 			  "a positive number of MiB" },
+	[F_OVERCOMMIT] = { "memory-overcommit", "F", K_FACTOR, AT(memory_overcommit), NULL,
+			   "a number in [1, 1000]" },
+	[F_RESERVE_MB] = { "memory-reserve-mb", "N", K_MIB, AT(memory_reserve_mb), " ",
+			   "a positive number of MiB" },
 	[F_SNAPSHOT_MB] = { "max-snapshot-mb", "N", K_MIB, AT(max_snapshot_mb), NULL,
 			    "a positive number of MiB" },
 	[F_DRIVERS] = { "drivers", "NAME,...", K_TEXT, AT(drivers), NULL, NULL },
@@ -111,10 +116,11 @@ static int number(int i, const char *v, char *at)
 	int bad;
 
 	errno = 0;
-	if (flags[i].kind == K_FRACTION) {
+	if (flags[i].kind == K_FRACTION || flags[i].kind == K_FACTOR) {
 		double d = strtod(v, &end);
 
-		bad = *v == 0 || *end || !(d > 0 && d <= 1);
+		bad = *v == 0 || *end || (flags[i].kind == K_FRACTION ? !(d > 0 && d <= 1) :
+					  !(d >= 1 && d <= 1000));
 		*(double *)(void *)at = d;
 	} else {
 		long long n = strtoll(v, &end, 10);
@@ -149,6 +155,7 @@ static void defaults(struct rn_flags *f)
 	f->default_isolation = "jail";
 	f->max_memory_share = RN_MEMORY_SHARE_DEFAULT;
 	f->image_max_mb = 4096;
+	f->memory_reserve_mb = RN_MEMORY_RESERVE_DEFAULT;
 }
 
 int rn_flags_parse(struct rn_flags *f, int argc, char **argv)
@@ -182,6 +189,7 @@ int rn_flags_parse(struct rn_flags *f, int argc, char **argv)
 			*(int *)(void *)at = 1;
 			break;
 		case K_FRACTION:
+		case K_FACTOR:
 		case K_MIB:
 			if (number(i, optarg, at) < 0)
 				return 2;

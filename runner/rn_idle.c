@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rn_idle.h"
+#include "rn_persist.h"
 #include "rn_sandbox.h"
 #include "sbx_dial.h"
 #include "sbx_frame.h"
@@ -86,7 +87,7 @@ int64_t rn_idle_check(struct runner *r, struct rn_sandbox *sb, int64_t now)
 	if (idle >= sb->spec.idle_timeout_ms) {
 		sbx_info("%s: idle for %lld ms (idle_timeout_ms %lld)", sb->id,
 			 (long long)idle, (long long)sb->spec.idle_timeout_ms);
-		rn_sandbox_stop(r, sb, RN_REASON_TIMEOUT);
+		rn_persist_stop(r, sb, RN_REASON_TIMEOUT);
 		return -1;
 	}
 	sb->idle_at = now + PROBE_EVERY_MS;

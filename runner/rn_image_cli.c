@@ -65,7 +65,7 @@ int rn_image_main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	struct oci_import_opts o = { dir, store, max };
+	struct oci_import_opts o = { dir, store, max, NULL };
 	if (!strcmp(argv[optind], "import")) {
 		int fd = strcmp(argv[optind + 1], "-") ? open(argv[optind + 1], O_RDONLY | O_CLOEXEC) : 0;
 		if (fd < 0) {

@@ -22,7 +22,7 @@
 #include "sbx_json.h"
 #include "sbx_log.h"
 
-static const char *code_of(int e)
+const char *rn_image_err_code(int e)
 {
 	switch (e) {
 	case EINVAL: return "invalid";
@@ -62,7 +62,7 @@ static void reply_err(int fd, int e, const char *msg)
 
 	cJSON_AddBoolToObject(o, "ok", 0);
 	er = cJSON_AddObjectToObject(o, "error");
-	cJSON_AddStringToObject(er, "code", code_of(e));
+	cJSON_AddStringToObject(er, "code", rn_image_err_code(e));
 	cJSON_AddStringToObject(er, "message", msg);
 	reply(fd, o);
 }
@@ -113,7 +113,7 @@ static void __attribute__((noreturn))
 child(const struct runner *r, unsigned char *pending, size_t npending, char *name, char *ref,
       int pull)
 {
-	struct oci_import_opts o = { r->image_dir, r->image_store_bytes, r->image_max_bytes };
+	struct oci_import_opts o = { r->image_dir, r->image_store_bytes, r->image_max_bytes, NULL };
 	struct sbx_err err = { 0, "" };
 	struct sbx_buf in;
 	cJSON *out = NULL;
@@ -172,7 +172,7 @@ void rn_image_import_op(struct runner *r, struct rn_conn *c, const cJSON *req, i
 				  "with . or -");
 		return;
 	}
-	if (pull && (sbx_json_get_str(req, "ref", &ref, &err) <= 0 || !oci_ref_ok(ref))) {
+	if (pull && (sbx_json_get_str(req, "ref", &ref, &err) <= 0 || !rn_image_ref_ok(ref))) {
 		rn_conn_reply_err(c, "invalid", "ref: a registry reference, host[:port]/path[:tag]");
 		return;
 	}

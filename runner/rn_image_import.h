@@ -11,5 +11,9 @@
 
 #include "rn_conn.h"
 
+/* The control API's error code of an import's or pull's errno
+ * (rn_oci_import.h): invalid, conflict, insufficient_storage, too_large,
+ * pull_failed, internal. */
+const char *rn_image_err_code(int e);
 void rn_image_import_op(struct runner *r, struct rn_conn *c, const cJSON *req, int pull);
 #endif

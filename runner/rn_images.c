@@ -23,6 +23,8 @@
 #define STAMP_MAX (16 * 1024)
 #define STAMP_NAME ".sandbox-image"
 #define CONFIG_MAX (256 * 1024)
+#define REF_MAX 256
+#define HELD_MAX 64   /* names and references in a status */
 
 /* The file rel under dir (a directory descriptor) into a malloc'd,
  * NUL-terminated buffer of at most max bytes; NULL when absent or not a
@@ -159,9 +161,29 @@ static int config_digest(int images, const char *name, char *out)
 	return 0;
 }
 
+/* A pulled image's registry reference (<name>/ref, rn_oci_import.c) into
+ * out: 0, or -1 when it has none (an upload, a built image). */
+static int ref_of(int images, const char *name, char *out, size_t n)
+{
+	char rel[64];
+	size_t len = 0;
+	char *t;
+	int rc = -1;
+
+	snprintf(rel, sizeof rel, "%s/ref", name);
+	if (!(t = read_file(images, rel, REF_MAX - 1, &len)))
+		return -1;
+	if (len && len < n && rn_image_ref_ok(t)) {
+		memcpy(out, t, len + 1);
+		rc = 0;
+	}
+	free(t);
+	return rc;
+}
+
 static cJSON *one(const struct runner *r, int images, const char *name)
 {
-	char rel[64], os[128], ver[80];
+	char rel[64], os[128], ver[80], ver2[REF_MAX];
 	struct stat st;
 	size_t len = 0;
 	int root;
@@ -188,6 +210,8 @@ static cJSON *one(const struct runner *r, int images, const char *name)
 	if (stamp && !rn_images_stamp_value(stamp, "size", ver, sizeof ver) &&
 	    strspn(ver, "0123456789") == strlen(ver))
 		cJSON_AddNumberToObject(o, "size", strtod(ver, NULL));
+	if (!ref_of(images, name, ver2, sizeof ver2))
+		cJSON_AddStringToObject(o, "ref", ver2);
 	rt = cJSON_AddObjectToObject(o, "runtimes");
 	status = read_file(root, "var/lib/dpkg/status", DPKG_STATUS_MAX, &len);
 	/* a runtime image's node (and its npm, corepack) are not dpkg's:
@@ -272,4 +296,48 @@ void rn_images_names(const struct runner *r, char *out, size_t len)
 	}
 	if (images >= 0)
 		close(images);
+}
+
+int rn_images_by_ref(const struct runner *r, const char *ref, char *name, size_t n)
+{
+	int images = open(r->image_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *names[256], got[REF_MAX];
+	size_t k = list_names(r, images, names, sizeof names / sizeof names[0]);
+	int found = 0;
+
+	for (size_t i = 0; i < k; i++) {
+		if (!found && !ref_of(images, names[i], got, sizeof got) && !strcmp(got, ref) &&
+		    strlen(names[i]) < n) {
+			strcpy(name, names[i]);
+			found = 1;
+		}
+		free(names[i]);
+	}
+	if (images >= 0)
+		close(images);
+	return found;
+}
+
+cJSON *rn_images_held(const struct runner *r)
+{
+	cJSON *arr = cJSON_CreateArray();
+	int images = open(r->image_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *names[256], ref[REF_MAX];
+	size_t k = list_names(r, images, names, sizeof names / sizeof names[0]);
+	int held = 0;
+
+	for (size_t i = 0; i < k; i++) {
+		if (held < HELD_MAX) {
+			cJSON_AddItemToArray(arr, cJSON_CreateString(names[i]));
+			held++;
+		}
+		if (held < HELD_MAX && !ref_of(images, names[i], ref, sizeof ref)) {
+			cJSON_AddItemToArray(arr, cJSON_CreateString(ref));
+			held++;
+		}
+		free(names[i]);
+	}
+	if (images >= 0)
+		close(images);
+	return arr;
 }

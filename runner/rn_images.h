@@ -10,6 +10,13 @@ struct runner;
  * "corepack","python"}}...] of every <image_dir>/<name>/rootfs, by name;
  * read from the image's files (digest and size when its stamp has them). */
 cJSON *rn_images_json(const struct runner *r);
+/* The image a pull of registry reference ref made (its <name>/ref): 1
+ * with its name in name, 0 when this runner has none. */
+int rn_images_by_ref(const struct runner *r, const char *ref, char *name, size_t n);
+/* The names of the images and the references of the pulled ones, at most
+ * 64 strings: what a status tells a gateway's placement (a create naming
+ * one of them goes where it is). */
+cJSON *rn_images_held(const struct runner *r);
 /* The names of the images, comma-separated, into out ("" when none). */
 void rn_images_names(const struct runner *r, char *out, size_t n);
 /* The upstream version of package pkg in a dpkg status file's text

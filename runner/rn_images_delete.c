@@ -9,7 +9,8 @@
  * process removes the tree, so a large image never stalls the event loop.
  * It also removes what a runner that is gone left aside (a crash), never
  * a tree another delete in progress is removing: an aside name carries
- * the pid of the runner that made it. */
+ * the pid of the runner that made it; then the layers no image uses any
+ * more (rn_oci_gc.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include "runner.h"
 #include "rn_conn.h"
 #include "rn_images.h"
+#include "rn_oci_gc.h"
 #include "rn_sandbox.h"
 #include "rn_snap.h"
 #include "rn_spec.h"
@@ -144,7 +146,13 @@ void rn_images_delete(struct runner *r, struct rn_conn *c, const struct cJSON *r
 	/* reaped by rn_sandbox_reap, which skips pids that are no sandbox's */
 	pid = fork();
 	if (pid == 0) {
+		int n = 0;
 		remove_aside(r->image_dir, to);
+		/* the layers only that image used go too; shared ones stay */
+		if (oci_gc_layers(r->image_dir, &n, &err) < 0)
+			sbx_warn("image dir %s: layer collection: %s", r->image_dir, err.msg);
+		else if (n)
+			sbx_info("image dir %s: %d layer(s) no image uses removed", r->image_dir, n);
 		_exit(0);
 	}
 	if (pid < 0)

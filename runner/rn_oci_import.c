@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/evp.h>
@@ -22,6 +23,9 @@ struct imp {
 	const struct oci_import_opts *o;
 	int store;                      /* <image_dir> */
 	int layers;                     /* <image_dir>/.layers/sha256 */
+	int lock;                       /* <image_dir>/.layers, flock'd shared: a
+					 * layer garbage collection (rn_oci_gc.c)
+					 * waits for the import's end */
 	int tmp;                        /* <image_dir>/.tmp/<ours> */
 	char tmpname[64];
 	int in;                         /* the archive's files (tmp/in) */
@@ -256,7 +260,22 @@ static int write_config(struct imp *m, int image, struct sbx_err *err)
 	return rc;
 }
 
-/* The rootfs and config.json in tmp/image, renamed to <name>. */
+/* A pulled image's reference, beside its config.json (not in it: the
+ * digest is config.json's, the same for the same image pulled or
+ * uploaded). A create naming the reference finds the image by it. */
+static int write_ref(const char *ref, int image, struct sbx_err *err)
+{
+	int fd = openat(image, "ref", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	size_t n = strlen(ref);
+	int ok = fd >= 0 && write(fd, ref, n) == (ssize_t)n;
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : sbx_err_sys(err, "writing the image's ref");
+}
+
+/* The rootfs, config.json (and a pull's ref) in tmp/image, renamed to
+ * <name>. */
 static int build_image(struct imp *m, const char *name, struct sbx_err *err)
 {
 	int image, rootfs, rc = 0;
@@ -279,6 +298,8 @@ static int build_image(struct imp *m, const char *name, struct sbx_err *err)
 	close(rootfs);
 	if (!rc)
 		rc = write_config(m, image, err);
+	if (!rc && m->o->ref)
+		rc = write_ref(m->o->ref, image, err);
 	close(image);
 	if (!rc && renameat2(m->tmp, "image", m->store, name, RENAME_NOREPLACE) < 0)
 		rc = errno == EEXIST ? sbx_err_set(err, EEXIST, "image %s exists", name) :
@@ -341,7 +362,7 @@ static int begin(struct imp *m, const struct oci_import_opts *o, const char *nam
 
 	memset(m, 0, sizeof *m);
 	m->o = o;
-	m->store = m->layers = m->tmp = m->in = -1;
+	m->store = m->layers = m->tmp = m->in = m->lock = -1;
 	if (!rn_image_name_ok(name))
 		return sbx_err_set(err, EINVAL, "name: 1 to 32 of a-z 0-9 - _ . , not starting "
 				   "with . or -");
@@ -365,11 +386,13 @@ static int begin(struct imp *m, const struct oci_import_opts *o, const char *nam
 	if (mkdir_at(m->store, ".layers", 0700) < 0 ||
 	    (ld = open_dir(m->store, ".layers")) < 0)
 		return sbx_err_sys(err, "the layer store");
-	if (mkdir_at(ld, "sha256", 0755) < 0 || (m->layers = open_dir(ld, "sha256")) < 0) {
-		close(ld);
+	m->lock = ld;
+	/* from here to end(): the layers this import finds stored stay */
+	while (flock(ld, LOCK_SH) < 0)
+		if (errno != EINTR)
+			return sbx_err_sys(err, "locking the layer store");
+	if (mkdir_at(ld, "sha256", 0755) < 0 || (m->layers = open_dir(ld, "sha256")) < 0)
 		return sbx_err_sys(err, "the layer store");
-	}
-	close(ld);
 	if (mkdir_at(m->store, ".tmp", 0700) < 0)
 		return sbx_err_sys(err, "the staging dir");
 	{
@@ -403,6 +426,8 @@ static void end(struct imp *m)
 		close(m->layers);
 	if (m->store >= 0)
 		close(m->store);
+	if (m->lock >= 0)
+		close(m->lock);
 	oci_config_free(&m->cfg);
 }
 

@@ -18,6 +18,8 @@ struct oci_import_opts {
 	const char *image_dir;
 	uint64_t store_cap;             /* bytes the whole store may take; 0: no cap */
 	uint64_t max_bytes;             /* the archive, and each layer uncompressed */
+	const char *ref;                /* a pull's registry reference, kept in
+					 * <name>/ref (NULL: an upload) */
 };
 
 /* Import the archive read from fd as image name. *out (caller frees): what

@@ -13,21 +13,7 @@
 #include <unistd.h>
 
 #include "rn_oci_compose.h"
-
-int oci_ref_ok(const char *ref)
-{
-	size_t n = strlen(ref);
-
-	if (!n || n > 255 || ref[0] == '-' || ref[0] == '/')
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = ref[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      strchr("._-:/@", c)))
-			return 0;
-	}
-	return 1;
-}
+#include "rn_spec.h"
 
 static int loopback(const char *ref)
 {
@@ -96,11 +82,13 @@ int oci_pull(const struct oci_import_opts *o, const char *ref, const char *name,
 	     cJSON **out, struct sbx_err *err)
 {
 	char stage[PATH_MAX], dest[PATH_MAX + 32], why[300] = "";
+	struct oci_import_opts with_ref = *o;
 	uint64_t size = 0;
 	int rc, tmp;
 
-	if (!oci_ref_ok(ref))
+	if (!rn_image_ref_ok(ref))
 		return sbx_err_set(err, EINVAL, "ref: not a registry reference");
+	with_ref.ref = ref;   /* kept beside the image: a create finds it by its ref */
 	snprintf(stage, sizeof stage, "%s/.tmp", o->image_dir);
 	if (mkdir(stage, 0700) < 0 && errno != EEXIST)
 		return sbx_err_sys(err, "the staging dir");
@@ -121,7 +109,7 @@ int oci_pull(const struct oci_import_opts *o, const char *ref, const char *name,
 			rc = sbx_err_set(err, EFBIG, "pull %s: %llu MiB, over the size cap", ref,
 					 (unsigned long long)(size >> 20));
 		else
-			rc = oci_import_layout(o, layout, name, out, err);
+			rc = oci_import_layout(&with_ref, layout, name, out, err);
 	}
 	tmp = open(stage, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (tmp >= 0) {

@@ -7,9 +7,6 @@
 
 #include "rn_oci_import.h"
 
-/* 1 when ref is a registry reference we pass on: [host[:port]/]path[:tag]
- * [@sha256:...] of A-Z a-z 0-9 . _ - : / @, not starting with '-'. */
-int oci_ref_ok(const char *ref);
 /* Pull ref as image name. TLS is verified except for a loopback registry
  * (127.0.0.0/8, localhost, [::1]) or when insecure. 0, or -1 with err as
  * oci_import_archive, plus EIO when skopeo failed (its last words in the

@@ -23,7 +23,6 @@ static int move_socket(const struct rn_sandbox *sb, int aside, struct sbx_err *e
 
 int rn_sandbox_pause(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err)
 {
-	(void)r;
 	if (sb->status == RN_PAUSED)
 		return 0;
 	if (sb->status != RN_RUNNING)
@@ -43,6 +42,7 @@ int rn_sandbox_pause(struct runner *r, struct rn_sandbox *sb, struct sbx_err *er
 	rn_idle_close(sb);
 	sb->status = RN_PAUSED;
 	sb->paused_mono = rn_now_mono();
+	r->tick_dirty = 1;
 	sbx_info("%s: paused", sb->id);
 	return 0;
 }
@@ -51,7 +51,6 @@ int rn_sandbox_resume(struct runner *r, struct rn_sandbox *sb, struct sbx_err *e
 {
 	int64_t held;
 
-	(void)r;
 	if (sb->status == RN_RUNNING)
 		return 0;
 	if (sb->status != RN_PAUSED)
@@ -63,6 +62,7 @@ int rn_sandbox_resume(struct runner *r, struct rn_sandbox *sb, struct sbx_err *e
 	held = rn_now_mono() - sb->paused_mono;
 	sb->deadline_mono += held;
 	sb->status = RN_RUNNING;
+	r->tick_dirty = 1;
 	sbx_info("%s: resumed after %lld ms paused", sb->id, (long long)held);
 	return 0;
 }

@@ -1,5 +1,6 @@
 #include "rn_idle.h"
 #include "rn_sandbox.h"
+#include "rn_image_pull_create.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rn_admit.h"
 #include "rn_conn.h"
 #include "rn_drivers.h"
+#include "rn_persist.h"
 #include "rn_policy.h"
 #include "sbx_dial.h"
 #include "sbx_id.h"
@@ -65,13 +68,15 @@ static void prune(struct runner *r)
 	int n = 0;
 	struct rn_sandbox **pp, *sb;
 
+	/* a persisted sandbox is kept until it is deleted (rn_persist.h) */
 	for (sb = r->sandboxes; sb; sb = sb->next)
-		n += rn_sandbox_final(sb);
+		n += rn_sandbox_final(sb) && !sb->persist_snap[0];
 	/* the list is newest first: walk to the tail for the oldest */
 	while (n > RN_KEEP_STOPPED) {
 		struct rn_sandbox **victim = NULL;
 		for (pp = &r->sandboxes; *pp; pp = &(*pp)->next)
-			if (rn_sandbox_final(*pp) && !rn_conn_waiting_on(*pp))
+			if (rn_sandbox_final(*pp) && !(*pp)->persist_snap[0] &&
+			    !rn_conn_waiting_on(*pp))
 				victim = pp;
 		if (!victim)
 			return;
@@ -84,31 +89,12 @@ static void prune(struct runner *r)
 }
 
 /* MiB of memory limits held by this runner's sandboxes: every one not yet
- * cleaned up (a stopping sandbox's pages are still in RAM). */
+ * cleaned up (a stopping sandbox's pages are still in RAM). A count kept
+ * by create and finish: status asks every second, whatever the number of
+ * sandboxes. */
 int64_t rn_sandbox_memory_committed(const struct runner *r)
 {
-	int64_t sum = 0;
-
-	for (const struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
-		if (!rn_sandbox_final(sb))
-			sum += sb->spec.memory_mb;
-	return sum;
-}
-
-/* Admission against the host: RAM is not overcommitted by memory limits
- * (no swap, and the writable layers are tmpfs), so a create whose
- * memory_mb does not fit under r->max_memory_mb is refused. */
-static int admit(const struct runner *r, const struct rn_spec *spec, struct sbx_err *err)
-{
-	int64_t used = rn_sandbox_memory_committed(r);
-
-	if (used + spec->memory_mb <= r->max_memory_mb)
-		return 0;
-	sbx_info("create refused: memory_mb %lld does not fit (%lld of %lld MiB held)",
-		 (long long)spec->memory_mb, (long long)used, (long long)r->max_memory_mb);
-	/* the numbers stay in the log: a tenant learns nothing of the host */
-	return sbx_err_set(err, ENOSPC, "memory_mb: no room for %lld MiB more on this "
-			   "runner now; retry later or ask for less", (long long)spec->memory_mb);
+	return r->committed_mb;
 }
 
 /* The sandbox's dir, marked with the driver's name before the driver makes
@@ -145,7 +131,7 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
 			(long long)spec->nofile, (long long)r->nofile_max);
 		spec->nofile = r->nofile_max;
 	}
-	if (admit(r, spec, err) < 0) {
+	if (rn_admit(r, spec, err) < 0) {
 		rn_spec_free(spec);
 		return NULL;
 	}
@@ -194,6 +180,8 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
 	sb->next = r->sandboxes;
 	r->sandboxes = sb;
 	r->n_live++;
+	r->committed_mb += sb->spec.memory_mb;
+	r->tick_dirty = 1;
 	sbx_info("%s: started by %s (pid %d, setup %lld ms, memory %lld MiB, pids %lld, "
 		 "disk %lld MiB, timeout %lld ms, %d env vars)", sb->id, drv->ops->name, (int)sb->pid,
 		 (long long)(rn_now_mono() - t0), (long long)sb->spec.memory_mb,
@@ -206,13 +194,63 @@ fail:
 	return NULL;
 }
 
+int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err)
+{
+	int64_t t0 = rn_now_mono();
+
+	if (r->stopping || r->draining)
+		return sbx_err_set(err, EAGAIN, "runner %s takes no new sandboxes now", r->name);
+	if (r->n_live >= RN_MAX_SANDBOXES)
+		return sbx_err_set(err, EAGAIN, "this runner has %d sandboxes, its maximum",
+				   RN_MAX_SANDBOXES);
+	if (!sb->drv->available)
+		return sbx_err_set(err, EAGAIN, "isolation %s is unavailable on this runner: %s",
+				   sb->drv->ops->name, sb->drv->reason);
+	if (rn_admit(r, &sb->spec, err) < 0)
+		return -1;
+	sb->status = RN_STARTING;
+	sb->reason = RN_REASON_NONE;
+	sb->error[0] = 0;
+	sb->reaped = sb->wait_status = sb->cleanup_tries = 0;
+	sb->cleanup_retry_mono = sb->stopped_mono = sb->paused_mono = 0;
+	sb->idle_fd1 = sb->ready_fd1 = 0;
+	sb->idle_at = 0;
+	sb->pid = 0;
+	sb->agent_socket[0] = 0;
+	sb->drv_data = NULL;
+	sb->egress = NULL;
+	sb->created_wall = rn_now_wall();
+	sb->created_mono = t0;
+	sb->deadline_mono = t0 + sb->spec.timeout_ms;
+	sb->ready_by_mono = t0 + (sb->drv->ops->ready_timeout_ms ?
+				  sb->drv->ops->ready_timeout_ms : RN_READY_TIMEOUT_MS);
+	if (make_dir(sb, err) < 0)
+		goto fail;
+	if (sb->drv->ops->start(sb, err) < 0) {
+		sbx_rmtree(sb->dir);
+		goto fail;
+	}
+	r->n_live++;
+	r->committed_mb += sb->spec.memory_mb;
+	r->tick_dirty = 1;
+	sbx_info("%s: started again by %s (pid %d, setup %lld ms)", sb->id, sb->drv->ops->name,
+		 (int)sb->pid, (long long)(rn_now_mono() - t0));
+	return 0;
+fail:
+	sbx_err_log("%s: start again: %s", sb->id, err->msg);
+	sb->status = RN_STOPPED;
+	sb->reason = RN_REASON_ERROR;
+	snprintf(sb->error, sizeof sb->error, "could not start again: %.200s", err->msg);
+	return -1;
+}
+
 void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason)
 {
-	(void)r;
 	if (sb->status != RN_STARTING && sb->status != RN_RUNNING && sb->status != RN_PAUSED)
 		return;
 	sb->status = RN_STOPPING;
 	sb->reason = reason;
+	r->tick_dirty = 1;
 	rn_idle_close(sb);
 	ready_close(sb);
 	sb->stopped_mono = rn_now_mono();
@@ -241,12 +279,14 @@ int rn_sandbox_extend(struct runner *r, struct rn_sandbox *sb, int64_t ms,
 				   (long long)(left > 0 ? left : 0));
 	}
 	sb->deadline_mono += ms;
+	r->tick_dirty = 1;
 	return 0;
 }
 
 static void finish(struct runner *r, struct rn_sandbox *sb)
 {
 	r->n_live--;
+	r->committed_mb -= sb->spec.memory_mb;
 	sb->status = (sb->reason == RN_REASON_ERROR || sb->reason == RN_REASON_OOM) ?
 		     RN_FAILED : RN_STOPPED;
 	sbx_info("%s: %s (%s)%s%s", sb->id, rn_status_name(sb->status),
@@ -265,10 +305,13 @@ void rn_sandbox_reap(struct runner *r)
 		for (sb = r->sandboxes; sb; sb = sb->next)
 			if (sb->pid == pid && !sb->reaped)
 				break;
-		if (!sb)
+		if (!sb) {
+			rn_image_pull_reaped(r, pid, st);   /* a create's pull, or not ours */
 			continue;
+		}
 		sb->reaped = 1;
 		sb->wait_status = st;
+		r->tick_dirty = 1;
 		if (sb->status == RN_STARTING || sb->status == RN_RUNNING ||
 		    sb->status == RN_PAUSED) {
 			/* The agent died on its own: the sandbox failed. */
@@ -317,10 +360,18 @@ static int agent_ready(struct rn_sandbox *sb)
 	return rc == 1;
 }
 
+/* The walk over every sandbox runs only when one changed (tick_dirty) or
+ * the earliest time one asked for (tick_at) has come: a loop turn for a
+ * request or a status probe costs nothing per sandbox, so a thousand idle
+ * sandboxes (no idle timeout, deadlines far off) cost the loop nothing. */
 int rn_sandbox_tick(struct runner *r)
 {
 	int64_t now = rn_now_mono(), next = -1;
 	struct sbx_err err;
+
+	if (!r->tick_dirty && r->tick_at > now)
+		return r->tick_at - now > 100000 ? 100000 : (int)(r->tick_at - now);
+	r->tick_dirty = 0;
 
 #define WANT(at) do { int64_t d_ = (at) - now; if (d_ < 0) d_ = 0; \
 		if (next < 0 || d_ < next) next = d_; } while (0)
@@ -343,7 +394,7 @@ int rn_sandbox_tick(struct runner *r)
 		}
 		if ((sb->status == RN_STARTING || sb->status == RN_RUNNING)) {
 			if (now >= sb->deadline_mono)
-				rn_sandbox_stop(r, sb, RN_REASON_TIMEOUT);
+				rn_persist_stop(r, sb, RN_REASON_TIMEOUT);
 			else
 				WANT(sb->deadline_mono);
 		}
@@ -383,7 +434,10 @@ int rn_sandbox_tick(struct runner *r)
 		}
 	}
 	prune(r);
-	return next > 100000 ? 100000 : (int)next;
+	if (next < 0 || next > 100000)
+		next = 100000;
+	r->tick_at = now + next;
+	return (int)next;
 }
 
 cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
@@ -411,10 +465,23 @@ cJSON *rn_sandbox_json(const struct runner *r, const struct rn_sandbox *sb)
 		cJSON_AddItemToArray(a, cJSON_CreateString(sb->spec.env_names[i]));
 	cJSON_AddItemToObject(o, "network", rn_policy_json(sb->spec.network, sb->spec.policy));
 	cJSON_AddStringToObject(o, "image", sb->spec.image);
-	if (sb->spec.snapshot[0]) {
-		cJSON *src = cJSON_AddObjectToObject(o, "source");
-		cJSON_AddStringToObject(src, "snapshot", sb->spec.snapshot);
+	{
+		/* a revived sandbox stacks its hidden snapshot: it shows what its
+		 * create named */
+		const char *src = sb->revived ? sb->source_snap : sb->spec.snapshot;
+		if (src[0])
+			cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "source"), "snapshot",
+						src);
 	}
+	cJSON_AddBoolToObject(o, "persistent", sb->spec.persistent);
+	if (sb->spec.snapshot_expires_in_ms)
+		cJSON_AddNumberToObject(o, "snapshot_expires_in_ms",
+					(double)sb->spec.snapshot_expires_in_ms);
+	if (sb->spec.snapshot_keep_last)
+		cJSON_AddNumberToObject(o, "snapshot_keep_last", (double)sb->spec.snapshot_keep_last);
+	if (sb->spec.persistent)
+		cJSON_AddBoolToObject(o, "resumable", sb->persist_snap[0] ||
+				      sb->status == RN_PAUSED);
 	if (sb->spec.owner[0])
 		cJSON_AddStringToObject(o, "owner", sb->spec.owner);
 	/* always present: a gateway that finds it missing fails closed */

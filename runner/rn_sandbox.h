@@ -14,6 +14,11 @@
  * memory_mb over what the runner admits), other (internal). */
 struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
 				     struct rn_spec *spec, struct sbx_err *err);
+/* Start the final sandbox sb again as it is (its id, spec and driver;
+ * rn_persist.c sets what it starts from): status starting, its clocks
+ * from now. 0, or -1 with err (EAGAIN/ENOSPC capacity, other: the
+ * driver's; sb stays final with the error). */
+int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err);
 /* Begin stopping sb for reason (no-op if already stopping or gone). */
 void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason);
 /* Extend the deadline by ms. -1 with err: EBUSY when not running, EINVAL

@@ -37,7 +37,14 @@ struct rn_snap *rn_snap_find(struct runner *r, const char *id, const char *owner
 {
 	struct rn_snap *s = by_id(r, id);
 
-	return s && !s->deleted && !strcmp(s->owner, owner) ? s : NULL;
+	return s && !s->deleted && !s->hidden && !strcmp(s->owner, owner) ? s : NULL;
+}
+
+struct rn_snap *rn_snap_get(struct runner *r, const char *id)
+{
+	struct rn_snap *s = by_id(r, id);
+
+	return s && !s->deleted ? s : NULL;
 }
 
 cJSON *rn_snap_json(const struct rn_snap *s)
@@ -75,6 +82,7 @@ static int save(const struct runner *r, const struct rn_snap *s, struct sbx_err 
 	for (int i = 0; i < s->n_chain; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(s->chain[i]));
 	cJSON_AddBoolToObject(o, "deleted", s->deleted);
+	cJSON_AddBoolToObject(o, "hidden", s->hidden);
 	txt = sbx_json_print(o);
 	cJSON_Delete(o);
 	if (!txt)
@@ -142,6 +150,7 @@ static struct rn_snap *load_one(struct runner *r, const char *id)
 	s->created_at = (int64_t)get_num(o, "created_at");
 	s->expires_at = (int64_t)get_num(o, "expires_at");
 	s->deleted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "deleted"));
+	s->hidden = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "hidden"));
 	cJSON_Delete(o);
 	return s;
 bad:
@@ -305,7 +314,7 @@ static void keep_last(struct runner *r, const struct rn_snap *ns, int keep)
 		struct rn_snap *oldest = NULL;
 		int n = 0;
 		for (struct rn_snap *s = r->snaps; s; s = s->next) {
-			if (s->deleted || strcmp(s->sandbox_id, ns->sandbox_id) ||
+			if (s->deleted || s->hidden || strcmp(s->sandbox_id, ns->sandbox_id) ||
 			    strcmp(s->owner, ns->owner))
 				continue;
 			n++;
@@ -364,8 +373,8 @@ static int squash(struct runner *r, const struct rn_snap *from, const char *id,
 	return sbx_rmtree(top) < 0 ? sbx_err_sys(err, "remove %s", top) : 0;
 }
 
-struct rn_snap *rn_snap_take(struct runner *r, struct rn_sandbox *sb, const char *owner,
-			     int64_t expires_in_ms, int keep_last_n, struct sbx_err *err)
+static struct rn_snap *take(struct runner *r, struct rn_sandbox *sb, const char *owner,
+			    int64_t expires_in_ms, int hidden, struct sbx_err *err)
 {
 	struct rn_layer_stats st;
 	const struct rn_snap *squash_from;
@@ -428,6 +437,7 @@ struct rn_snap *rn_snap_take(struct runner *r, struct rn_sandbox *sb, const char
 	}
 	ns->created_at = rn_now_wall();
 	ns->expires_at = expires_in_ms > 0 ? ns->created_at + expires_in_ms : 0;
+	ns->hidden = hidden;
 	if (save(r, ns, err) < 0)
 		goto fail;
 	ns->next = r->snaps;
@@ -436,11 +446,25 @@ struct rn_snap *rn_snap_take(struct runner *r, struct rn_sandbox *sb, const char
 	sbx_info("snapshot %s of %s: %lld entries, %lld bytes (%lld cloned) in %lld ms, depth %d",
 		 ns->id, sb->id, (long long)st.files, (long long)st.bytes, (long long)st.reflinked,
 		 (long long)(rn_now_mono() - t0), ns->n_chain);
-	if (keep_last_n > 0)
-		keep_last(r, ns, keep_last_n);
 	return ns;
 fail:
 	sbx_rmtree(dir);
 	free(ns);
 	return NULL;
+}
+
+struct rn_snap *rn_snap_take(struct runner *r, struct rn_sandbox *sb, const char *owner,
+			     int64_t expires_in_ms, int keep_last_n, struct sbx_err *err)
+{
+	struct rn_snap *ns = take(r, sb, owner, expires_in_ms, 0, err);
+
+	if (ns && keep_last_n > 0)
+		keep_last(r, ns, keep_last_n);
+	return ns;
+}
+
+struct rn_snap *rn_snap_take_hidden(struct runner *r, struct rn_sandbox *sb,
+				    struct sbx_err *err)
+{
+	return take(r, sb, sb->spec.owner, 0, 1, err);
 }

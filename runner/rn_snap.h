@@ -35,6 +35,8 @@ struct rn_snap {
 	int n_chain;                    /* chain[0] is its own layer, then its parent's... */
 	char chain[RN_SNAP_DEPTH_MAX][RN_ID_MAX];
 	int deleted;                    /* gone from the API; layer kept while stacked */
+	int hidden;                     /* a persistent sandbox's files while it is
+	                                 * stopped (rn_persist.h): never in the API */
 	struct rn_snap *next;
 };
 
@@ -43,8 +45,10 @@ struct rn_snap {
  * with err (the dir cannot be made). */
 int rn_snap_init(struct runner *r, struct sbx_err *err);
 
-/* The snapshot id of owner (not deleted), or NULL. */
+/* The snapshot id of owner (not deleted, not hidden), or NULL. */
 struct rn_snap *rn_snap_find(struct runner *r, const char *id, const char *owner);
+/* The snapshot id whatever its owner (not deleted; hidden ones too), or NULL. */
+struct rn_snap *rn_snap_get(struct runner *r, const char *id);
 
 /* The host paths of the layers a sandbox made from snapshot id stacks,
  * top first, into paths (n at most); their count, or -1 with err. */
@@ -61,6 +65,9 @@ int rn_snap_layers(struct runner *r, const char *id, char paths[][4096], int n,
  * one layer over the image (after the sandbox is thawed). */
 struct rn_snap *rn_snap_take(struct runner *r, struct rn_sandbox *sb, const char *owner,
 			     int64_t expires_in_ms, int keep_last, struct sbx_err *err);
+/* The same, hidden (a persistent sandbox's own, rn_persist.h). */
+struct rn_snap *rn_snap_take_hidden(struct runner *r, struct rn_sandbox *sb,
+				    struct sbx_err *err);
 
 /* Delete s from the API (its disk goes once nothing stacks it). */
 void rn_snap_delete(struct runner *r, struct rn_snap *s);

@@ -22,12 +22,17 @@ static const struct limit limits[] = {
 	{ "disk_mb", 16, 1024, 16384, offsetof(struct rn_spec, disk_mb) },
 	{ "nofile", 64, 1024, RN_NOFILE_MAX, offsetof(struct rn_spec, nofile) },
 	{ "idle_timeout_ms", 0, 0, RN_TIMEOUT_MAX_MS, offsetof(struct rn_spec, idle_timeout_ms) },
+	/* defaults of its snapshots (rn_snap.h's bounds) */
+	{ "snapshot_expires_in_ms", 0, 0, 30LL * 24 * 3600 * 1000,
+	  offsetof(struct rn_spec, snapshot_expires_in_ms) },
+	{ "snapshot_keep_last", 0, 0, 100, offsetof(struct rn_spec, snapshot_keep_last) },
 };
 
 static const char *const known[] = {
 	"op", "timeout_ms", "vcpus", "memory_mb", "pids", "disk_mb", "nofile",
 	"ports", "env", "network", "image", "idle_timeout_ms", "owner",
-	"preview_auth", "isolation", "snapshot", NULL
+	"preview_auth", "isolation", "snapshot", "persistent", "snapshot_expires_in_ms",
+	"snapshot_keep_last", NULL
 };
 
 const char *rn_network_name(enum rn_network n)
@@ -136,6 +141,25 @@ int rn_image_name_ok(const char *s)
 	return 1;
 }
 
+int rn_image_ref_ok(const char *ref)
+{
+	size_t n = strlen(ref);
+
+	if (!n || n > 255)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = ref[i];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && !strchr("._-:/@", c))
+			return 0;
+		/* each path component starts with a letter or digit: no "..",
+		 * no empty one, nothing skopeo could read as an option */
+		if ((i == 0 || ref[i - 1] == '/') && !alnum)
+			return 0;
+	}
+	return ref[n - 1] != '/';
+}
+
 static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *err)
 {
 	const char *s = NULL;
@@ -166,9 +190,15 @@ static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *er
 	s = "default";
 	if (sbx_json_get_str(req, "image", &s, err) < 0)
 		return -1;
-	if (!rn_image_name_ok(s))
-		return sbx_err_set(err, EINVAL, "image: invalid image name");
-	strcpy(spec->image, s);
+	/* a name has no '/'; a reference (pulled when this runner lacks it,
+	 * rn_image_pull_create.c) has one */
+	if (strchr(s, '/') && rn_image_ref_ok(s))
+		strcpy(spec->image_ref, s);
+	else if (!rn_image_name_ok(s))
+		return sbx_err_set(err, EINVAL, "image: invalid image name (a name, or a registry "
+				   "reference host[:port]/path[:tag])");
+	else
+		strcpy(spec->image, s);
 	s = "";
 	if (sbx_json_get_str(req, "snapshot", &s, err) < 0)
 		return -1;
@@ -185,7 +215,8 @@ static int parse_rest(const cJSON *req, struct rn_spec *spec, struct sbx_err *er
 	strcpy(spec->owner, s);
 	/* the gateway's flag, kept here with the owner tag so that a restarted
 	 * gateway still knows the sandbox's previews are private */
-	if (sbx_json_get_bool(req, "preview_auth", &spec->preview_auth, err) < 0)
+	if (sbx_json_get_bool(req, "preview_auth", &spec->preview_auth, err) < 0 ||
+	    sbx_json_get_bool(req, "persistent", &spec->persistent, err) < 0)
 		return -1;
 	if (parse_ports(req, spec, err) < 0)
 		return -1;

@@ -34,10 +34,15 @@ struct rn_spec {
 	enum rn_network network;
 	struct rn_policy *policy;      /* owned; RN_NET_POLICY's, else NULL */
 	char image[33];
+	char image_ref[256];           /* "image" as a registry reference ("": a name);
+					* image is then its local name, once resolved */
 	char workdir[256];             /* the image's WorkingDir ("": none) */
 	char snapshot[64];             /* the snapshot it starts from ("": none) */
 	char owner[65];                /* opaque tag of the client that owns it */
 	int preview_auth;              /* kept for the gateway: its previews are private */
+	int persistent;                /* kept when stopped or timed out (rn_persist.h) */
+	int64_t snapshot_expires_in_ms;   /* its snapshots' defaults (0: none) */
+	int64_t snapshot_keep_last;
 };
 
 /* Limits on what a create may ask for (min, default, max). */
@@ -67,4 +72,8 @@ void rn_spec_limits_json(cJSON *o, const struct rn_spec *spec);
 /* 1 when s may name an image (a directory of the image dir): 1 to 32 of
  * a-z 0-9 - _ . , not starting with . or - */
 int rn_image_name_ok(const char *s);
+/* 1 when s is a registry reference the runner passes on to skopeo:
+ * [host[:port]/]path[:tag][@sha256:...] of A-Z a-z 0-9 . _ - : / @, 1 to
+ * 255 bytes, each '/'-separated component starting with a letter or digit. */
+int rn_image_ref_ok(const char *s);
 #endif

@@ -7,7 +7,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "rn_admit.h"
 #include "rn_conn.h"
+#include "rn_images.h"
 #include "rn_sandbox.h"
 #include "sbx_log.h"
 
@@ -43,18 +45,26 @@ static int cpus(void)
 cJSON *rn_status_json(const struct runner *r)
 {
 	cJSON *o = cJSON_CreateObject(), *a;
-	int64_t used = rn_sandbox_memory_committed(r);
-	int64_t free_mb = r->max_memory_mb > used ? r->max_memory_mb - used : 0;
+	struct rn_admit_in in;
+	int64_t free_mb;
 	double load[1] = { 0 };
 
+	/* the figures in use as last read by a create: status reads no cgroup */
+	rn_admit_figures(r, &in);
+	free_mb = rn_admit_free_mb(&in);
 	if (getloadavg(load, 1) < 1)
 		load[0] = 0;
 	cJSON_AddStringToObject(o, "name", r->name);
 	cJSON_AddStringToObject(o, "instance", r->instance);
 	cJSON_AddBoolToObject(o, "draining", r->draining);
 	cJSON_AddNumberToObject(o, "sandboxes", r->n_live);
-	cJSON_AddNumberToObject(o, "memory_mb_cap", (double)r->max_memory_mb);
-	cJSON_AddNumberToObject(o, "memory_mb_used", (double)used);
+	cJSON_AddNumberToObject(o, "memory_mb_cap", (double)rn_admit_limits_cap(&in));
+	cJSON_AddNumberToObject(o, "memory_mb_used", (double)in.committed_mb);
+	if (r->overcommit > 0) {
+		cJSON_AddNumberToObject(o, "memory_overcommit", r->overcommit);
+		cJSON_AddNumberToObject(o, "memory_mb_in_use", (double)in.used_mb);
+		cJSON_AddNumberToObject(o, "memory_mb_budget", (double)in.budget_mb);
+	}
 	cJSON_AddNumberToObject(o, "memory_mb_free", (double)free_mb);
 	cJSON_AddNumberToObject(o, "slots_free", (double)(free_mb / RN_SLOT_MB));
 	/* two decimals are all a placement needs; fewer digits in every probe */
@@ -69,6 +79,8 @@ cJSON *rn_status_json(const struct runner *r)
 		cJSON_AddItemToArray(a, it);
 	}
 	cJSON_AddStringToObject(o, "default_isolation", r->default_drv->ops->name);
+	/* what a gateway's placement prefers for a create naming one */
+	cJSON_AddItemToObject(o, "images", rn_images_held(r));
 	return o;
 }
 

@@ -65,6 +65,9 @@ struct rn_driver_ops {
 	long (*oom_kills)(struct rn_sandbox *sb);
 	/* Forks refused at the pids limit so far (-1 if unknown). */
 	long (*pids_hits)(struct rn_sandbox *sb);
+	/* Optional: sb's cgroup path (rn_cgroup.h), for what it uses (admission
+	 * with overcommit, the socket-memory watch); NULL when it has none. */
+	const char *(*cgroup)(const struct rn_sandbox *sb);
 	/* At start-up, for each sandbox dir whose RN_DRIVER_FILE names this
 	 * driver (and only those): kill and remove what a previous run left
 	 * of sandbox id, dir included. Called when the driver is enabled and
@@ -123,12 +126,17 @@ struct rn_sandbox {
 	long oom_kills;                 /* last seen, kept after cleanup */
 	long pids_hits;
 	int ready_fd1;                  /* readiness dial in flight: fd + 1, or 0 */
+	int64_t sock_over_since;        /* socket memory over its bound since (0: not) */
 	pid_t pid;
 	struct rn_driver *drv;          /* the driver that runs it */
 	char dir[PATH_MAX];             /* <state>/sandboxes/<id> */
 	char agent_socket[PATH_MAX];
 	void *drv_data;
 	struct rn_egress *egress;        /* its resolver, proxy and log (rn_egress.h), or NULL */
+	/* persistent sandboxes (rn_persist.h) */
+	char persist_snap[RN_ID_MAX];   /* the hidden snapshot of its files ("" none) */
+	char source_snap[64];           /* the snapshot its create named, once revived */
+	int revived;                    /* started again from persist_snap at least once */
 	struct rn_sandbox *next;
 };
 
@@ -150,7 +158,18 @@ struct runner {
 	int stopping;                   /* SIGTERM received */
 	int draining;                   /* no new sandboxes (op drain, SIGUSR1) */
 	char instance[33];              /* 32 hex, random per process (status) */
-	int64_t max_memory_mb;          /* admission: sum of live memory_mb */
+	int64_t max_memory_mb;          /* admission: sum of live memory_mb (rn_admit.h) */
+	int64_t host_memory_mb;         /* --max-memory-mb, else MemTotal: overcommit's base */
+	double overcommit;              /* --memory-overcommit (0: off) */
+	int64_t reserve_mb;             /* --memory-reserve-mb */
+	int64_t used_sample_mb;         /* in use at the last pass over the cgroups */
+	int64_t used_sample_at;
+	int used_sampled;
+	int64_t committed_mb;           /* memory_mb of the sandboxes not yet cleaned up */
+	int64_t tick_at;                /* rn_sandbox_tick: next time a sandbox needs it */
+	int tick_dirty;                 /* a sandbox changed: tick before tick_at */
+	int64_t sockwatch_at;           /* rn_sockwatch.h: next look */
+	int sock_marked;                /* a sandbox may carry sock_over_since */
 	int64_t nofile_max;             /* the runner's hard RLIMIT_NOFILE */
 	uint64_t image_store_bytes;     /* --image-store-mb (0: no cap) */
 	uint64_t image_max_bytes;       /* --image-max-mb: an upload, a pull, a layer */
@@ -158,6 +177,7 @@ struct runner {
 	struct rn_snap *snaps;
 	int n_snaps;
 	int64_t snap_store_max_mb;      /* --max-snapshot-mb */
+	struct rn_pull *pulls;          /* creates' image pulls in flight (rn_image_pull_create.h) */
 };
 
 struct rn_sandbox *rn_sandbox_find(struct runner *r, const char *id);

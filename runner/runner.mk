@@ -22,6 +22,9 @@ $(OUT)/tests/test_rn_cgroup: $(call obj,runner/rn_cgroup.c runner/rn_cgroup_free
 # cmocka test of the gvisor driver's pure parts: config.json, the version.
 $(OUT)/tests/test_gvisor_spec: $(call obj,runner/driver_gvisor_spec.c runner/driver_gvisor_version.c runner/rn_spec.c runner/rn_policy.c runner/rn_net.c)
 
+# cmocka test of the memory admission rule (arithmetic only).
+$(OUT)/tests/test_rn_admit: $(call obj,runner/rn_admit_rule.c)
+
 # cmocka test of the gvisor watcher's move of the agent's socket.
 $(OUT)/tests/test_gvisor_sock: $(call obj,runner/driver_gvisor_sock.c)
 

@@ -19,14 +19,17 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "rn_child.h"
 #include "rn_conn.h"
 #include "rn_ctl.h"
 #include "rn_drivers.h"
 #include "rn_egress.h"
 #include "rn_flags.h"
 #include "rn_image_cli.h"
+#include "rn_persist.h"
 #include "rn_sandbox.h"
 #include "rn_snap.h"
+#include "rn_sockwatch.h"
 #include "rn_status.h"
 #include "rn_tls.h"
 #include "runner.h"
@@ -158,13 +161,14 @@ static void on_signal(struct rn_ev *ev, uint32_t events)
 			sbx_info("signal %u: stopping every sandbox, then exiting", si.ssi_signo);
 			r->stopping = 1;
 			for (struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
-				rn_sandbox_stop(r, sb, RN_REASON_REQUESTED);
+				rn_persist_stop(r, sb, RN_REASON_REQUESTED);
 		}
 	}
 }
 
 /* The admission cap: --max-memory-mb, else --max-memory-share of the host's
- * RAM (MemTotal). 0 when neither can be worked out. */
+ * RAM (MemTotal; a share of 1 is the host's memory, overcommit's base). 0
+ * when neither can be worked out. */
 static int64_t memory_cap_mb(int64_t cap_mb, double share)
 {
 	struct sysinfo si;
@@ -185,6 +189,10 @@ static int configure(struct runner *r, const struct rn_flags *f)
 	snprintf(r->image_dir, sizeof(r->image_dir), "%s", f->image_dir);
 	snprintf(r->name, sizeof(r->name), "%s", f->name);
 	r->max_memory_mb = memory_cap_mb(f->max_memory_mb, f->max_memory_share);
+	r->host_memory_mb = memory_cap_mb(f->max_memory_mb, 1.0);
+	r->overcommit = f->memory_overcommit;
+	r->reserve_mb = f->memory_reserve_mb;
+	r->tick_dirty = 1;
 	r->image_store_bytes = (uint64_t)f->image_store_mb << 20;
 	r->image_max_bytes = (uint64_t)f->image_max_mb << 20;
 	r->snap_store_max_mb = f->max_snapshot_mb > 0 ? f->max_snapshot_mb : 4096;
@@ -303,6 +311,8 @@ static int set_up(struct runner *r, const struct rn_flags *f, const struct rn_tl
 	}
 	signal(SIGPIPE, SIG_IGN);
 	r->nofile_max = raise_nofile();
+	if (sbx_write_file("/proc/self/oom_score_adj", RN_OOM_SCORE_ADJ, 0, 0) < 0)
+		sbx_warn("cannot set oom_score_adj %s: %s", RN_OOM_SCORE_ADJ, strerror(errno));
 	/* The sandboxes' root (an unprivileged host uid) must walk these. */
 	if (mkdir_p(r->state_dir, 0711) < 0 || mkdir_p(r->sbx_root, 0711) < 0) {
 		sbx_err_log("state dir %s: %s", r->state_dir, strerror(errno));
@@ -318,6 +328,7 @@ static int set_up(struct runner *r, const struct rn_flags *f, const struct rn_tl
 		sbx_err_log("%s", err.msg);
 		return 1;
 	}
+	rn_persist_load(r);
 	return 0;
 }
 
@@ -361,9 +372,11 @@ static int start_listening(struct runner *r, const struct rn_tls_opts *tls,
 			 tls->listen, tls->client_ca);
 	}
 	sbx_info("runner %s listening on %s (state %s, images %s, admits %lld MiB of "
-		 "memory_mb, nofile up to %lld, default isolation %s)", r->name, r->socket_path,
-		 r->state_dir, r->image_dir, (long long)r->max_memory_mb, (long long)r->nofile_max,
-		 r->default_drv->ops->name);
+		 "memory_mb%s, nofile up to %lld, default isolation %s)", r->name, r->socket_path,
+		 r->state_dir, r->image_dir, (long long)(r->overcommit > 0 ?
+		 (int64_t)((double)r->host_memory_mb * r->overcommit) : r->max_memory_mb),
+		 r->overcommit > 0 ? " (overcommitted; in use within the budget)" : "",
+		 (long long)r->nofile_max, r->default_drv->ops->name);
 	return 0;
 }
 
@@ -375,7 +388,7 @@ static void serve(struct runner *r, struct listener *lu, struct listener *lt)
 
 	for (;;) {
 		int ts[] = { rn_sandbox_tick(r), rn_snap_tick(r), rn_conn_sweep(), rn_tls_sweep(),
-			     rn_egress_sweep(),
+			     rn_egress_sweep(), rn_sockwatch_tick(r),
 			     accept_pause_tick(lu), accept_pause_tick(lt) }, t = -1;
 
 		for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)

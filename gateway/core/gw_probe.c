@@ -85,6 +85,20 @@ static void set_iso(struct gw_runner *rn, const cJSON *list, const char *def)
 		snprintf(rn->default_iso, sizeof rn->default_iso, "%s", def);
 }
 
+/* The images a status lists (names and pulled references), hashed. */
+static void set_images(struct gw_runner *rn, const cJSON *list)
+{
+	const cJSON *it;
+
+	rn->nimages = 0;
+	cJSON_ArrayForEach(it, list) {
+		if (rn->nimages == GW_RUNNER_IMAGES_MAX)
+			break;
+		if (cJSON_IsString(it))
+			rn->images[rn->nimages++] = gw_image_hash(it->valuestring);
+	}
+}
+
 static int64_t num(const cJSON *o, const char *k, int64_t dflt)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -135,6 +149,7 @@ int gw_probe_apply(struct gw_vh *vh, struct gw_runner *rn, const cJSON *o, uint6
 		rn->keep_alive = (int)num(o, "keep_alive_requests", 0);
 		set_iso(rn, cJSON_GetObjectItemCaseSensitive(o, "isolation"),
 			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "default_isolation")));
+		set_images(rn, cJSON_GetObjectItemCaseSensitive(o, "images"));
 	} else if (cJSON_GetObjectItemCaseSensitive(o, "isolation")) {   /* capabilities */
 		set_iso(rn, cJSON_GetObjectItemCaseSensitive(o, "isolation"),
 			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "default")));

@@ -182,6 +182,42 @@ int gw_place_order(const struct gw_runner *const *rs, int n, const char *iso, in
 	return k;
 }
 
+uint64_t gw_image_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+int gw_runner_has_image(const struct gw_runner *rs, const char *image)
+{
+	uint64_t h = gw_image_hash(image);
+
+	for (int i = 0; i < rs->nimages; i++)
+		if (rs->images[i] == h)
+			return 1;
+	return 0;
+}
+
+void gw_place_prefer_image(const struct gw_runner *const *rs, int *order, int n,
+			   const char *image)
+{
+	int has[GW_RUNNERS_MAX], without[GW_RUNNERS_MAX], nh = 0, nw = 0;
+
+	for (int i = 0; i < n && i < GW_RUNNERS_MAX; i++) {
+		if (gw_runner_has_image(rs[order[i]], image))
+			has[nh++] = order[i];
+		else
+			without[nw++] = order[i];
+	}
+	memcpy(order, has, (size_t)nh * sizeof *order);
+	memcpy(order + nh, without, (size_t)nw * sizeof *order);
+}
+
 int gw_place_iso_known(const struct gw_runner *const *rs, int n, const char *iso)
 {
 	int known = 0;

@@ -14,6 +14,7 @@
 				      * answering gives its entry to a new one) */
 #define GW_RUNNER_ISO_MAX  8     /* isolation names a runner may report */
 #define GW_PLACE_TRIES     3     /* runners a create is tried on */
+#define GW_RUNNER_IMAGES_MAX 64  /* image names and references a runner may report */
 
 enum gw_runner_kind {
 	GW_RUNNER_UNIX,     /* same host: control socket path, fd passing, direct agent path */
@@ -54,6 +55,11 @@ struct gw_runner {
 	int niso;
 	struct gw_runner_iso iso[GW_RUNNER_ISO_MAX];
 	char default_iso[16];
+	/* the images it has, names and pulled references (hashed: placement
+	 * prefers a runner that has a create's image; a collision only
+	 * misplaces a preference, the runner still resolves the name) */
+	uint64_t images[GW_RUNNER_IMAGES_MAX];
+	int nimages;
 	/* where it came from */
 	/* Creates sent to it after the request of its last status (in flight
 	 * or answered ok): its status does not count them yet, so placement
@@ -175,6 +181,14 @@ void gw_runner_status_seen(struct gw_runner *rn, uint64_t seq);
  * memory after those that do), at most max. */
 int gw_place_order(const struct gw_runner *const *rs, int n, const char *iso, int64_t memory_mb,
 		   int *out, int max);
+/* The hash of an image name or reference as gw_runner.images keeps it. */
+uint64_t gw_image_hash(const char *s);
+/* 1 when rs reported image (a name or a pulled reference) in its status. */
+int gw_runner_has_image(const struct gw_runner *rs, const char *image);
+/* Reorder order[0..n) (indexes into rs) so the runners that have image
+ * come first, each group in its order (stable). */
+void gw_place_prefer_image(const struct gw_runner *const *rs, int *order, int n,
+			   const char *image);
 /* Why runner rs is no candidate for that create ("" when it is one). */
 const char *gw_place_why_not(const struct gw_runner *rs, const char *iso, int64_t memory_mb,
 			     char *buf, size_t n);

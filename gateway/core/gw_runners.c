@@ -335,6 +335,7 @@ cJSON *gw_runners_json(struct gw_vh *vh, int full)
 		}
 		cJSON_AddNumberToObject(o, "load1", rn->load1);
 		cJSON_AddItemToObject(o, "isolation", iso_json(rn));
+		cJSON_AddNumberToObject(o, "images", rn->nimages);
 		rfc3339(rn->since_ms, when, sizeof when);
 		cJSON_AddStringToObject(o, "since", when);
 		if (rn->gone)

@@ -154,6 +154,10 @@ int gw_resp_writeable(struct gw_req *r)
 		    lws_add_http_header_by_name(r->wsi, (const unsigned char *)r->xhdr.name,
 				(const unsigned char *)r->xhdr.val, (int)strlen(r->xhdr.val), &p, end))
 			return -1;
+		if (r->call && r->call->resumed &&
+		    lws_add_http_header_by_name(r->wsi, (const unsigned char *)"x-sandbox-resumed:",
+				(const unsigned char *)"1", 1, &p, end))
+			return -1;
 		if (lws_finalize_write_http_header(r->wsi, start, &p, end))
 			return -1;
 		r->hdr_sent = 1;

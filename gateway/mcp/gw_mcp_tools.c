@@ -609,6 +609,11 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"type\":[\"string\",\"object\"]},"
 	  "\"vcpus\":{\"type\":\"integer\",\"minimum\":1},\"memory_mb\":{\"type\":\"integer\",\"minimum\":1},"
 	  "\"image\":{\"type\":\"string\"},\"preview_auth\":{\"type\":\"boolean\"}," ENV ","
+	  "\"persistent\":{\"type\":\"boolean\",\"description\":\"when its timeout ends it is kept "
+	  "(files; a gvisor one paused), and the next command or file call resumes it; "
+	  "stop_sandbox ends it for good\"},"
+	  "\"snapshot_expires_in_ms\":{\"type\":\"integer\",\"minimum\":0},"
+	  "\"snapshot_keep_last\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100},"
 	  "\"source\":{\"type\":\"object\",\"description\":\"start from a snapshot: {snapshot: id}\","
 	  "\"properties\":{\"snapshot\":{\"type\":\"string\"}},\"required\":[\"snapshot\"],"
 	  "\"additionalProperties\":false}},"
@@ -625,7 +630,8 @@ static const struct gw_mcp_tool tools[] = {
 	  "{\"type\":\"object\",\"properties\":{\"images\":{\"type\":\"array\",\"items\":"
 	  "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"os\":{\"type\":\"string\"},"
 	  "\"created_at\":{\"type\":\"number\"},\"digest\":{\"type\":\"string\"},"
-	  "\"size\":{\"type\":\"number\"},\"runtimes\":{\"type\":\"object\"}},"
+	  "\"size\":{\"type\":\"number\"},\"ref\":{\"type\":\"string\"},"
+	  "\"runtimes\":{\"type\":\"object\"}},"
 	  "\"required\":[\"name\"]}}},\"required\":[\"images\"]}", NULL, done_plain, NULL, svc_images, 0 },
 	{ "delete_image", "Delete an image",
 	  "Delete an image of list_images. Refused (conflict) while a sandbox uses it, and for "

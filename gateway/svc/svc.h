@@ -113,6 +113,9 @@ struct svc_call {
 	void (*admitted)(struct svc_call *c);
 	int step;                   /* a multi-step operation's position (snapshot
 	                             * list: the runner asked; fork: the creates made) */
+	int resumed;                /* the operation resumed a kept persistent
+	                             * sandbox first (svc_agent; REST says so in
+	                             * X-Sandbox-Resumed) */
 	int parent_closed;          /* lws closed the upstream with wsi (the front
 	                             * end is going away): the fail or cut end
 	                             * that follows is moot */
@@ -187,7 +190,10 @@ void svc_create(struct svc_call *c, cJSON *body);
 void svc_list_page(struct svc_call *c, int limit, const char *cursor);
 void svc_list(struct svc_call *c);
 void svc_get(struct svc_call *c);
+/* svc_stop ends a sandbox for good (a persistent one's kept files too);
+ * svc_stop_keep keeps a persistent one (docs/api.md), else the same. */
 void svc_stop(struct svc_call *c);
+void svc_stop_keep(struct svc_call *c);
 void svc_extend(struct svc_call *c, cJSON *body);
 /* body {"network": policy}: the sandbox object with it */
 void svc_network(struct svc_call *c, cJSON *body);

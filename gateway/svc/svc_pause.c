@@ -41,8 +41,11 @@ void svc_sandbox_resume(struct svc_call *c)
 /* The members of the runner's sandbox object a fork copies. */
 static const char *const fork_fields[] = {
 	"timeout_ms", "vcpus", "memory_mb", "pids", "disk_mb", "nofile", "idle_timeout_ms",
-	"ports", "network", "isolation", "preview_auth",
+	"ports", "network", "isolation", "preview_auth", "persistent", "snapshot_expires_in_ms",
+	"snapshot_keep_last",
 };
+/* ... and what a fork's body may set for its sandboxes */
+static const char *const fork_overrides[] = { "env", "persistent", "timeout_ms" };
 
 static int create_next(struct svc_call *c);
 
@@ -123,13 +126,19 @@ static int on_snapshot(struct svc_call *c, const struct sbx_frame *f)
 static int on_settings(struct svc_call *c, const struct sbx_frame *f)
 {
 	cJSON *whole, *s = reply_member(c, f, "sandbox", &whole);
-	cJSON *set, *req;
+	cJSON *set, *req, *over;
 
 	if (!s)
 		return -1;
 	set = cJSON_AddObjectToObject(c->op.acc, "settings");
 	sbx_json_move(set, s, fork_fields, sizeof fork_fields / sizeof fork_fields[0]);
 	cJSON_Delete(whole);
+	over = cJSON_DetachItemFromObjectCaseSensitive(c->op.acc, "overrides");
+	for (cJSON *o = over ? over->child : NULL; o; o = o->next) {
+		cJSON_DeleteItemFromObjectCaseSensitive(set, o->string);
+		cJSON_AddItemToObject(set, o->string, cJSON_Duplicate(o, 1));
+	}
+	cJSON_Delete(over);
 	req = id_req(c, "snapshot");
 	cJSON_AddStringToObject(req, "owner", c->vh->key_tags[c->key]);
 	return svc_runner(c, req, on_snapshot) < 0 ? -1 : 0;
@@ -146,10 +155,13 @@ void svc_fork(struct svc_call *c, cJSON *body)
 		svc_fail(c, 422, "invalid", "%s", err.msg);
 		return;
 	}
+	cJSON *over = cJSON_CreateObject();
+	sbx_json_move(over, body, fork_overrides, sizeof fork_overrides / sizeof fork_overrides[0]);
 	cJSON_Delete(body);
 	/* the per-key limit, counted before anything is made */
 	int have = gw_owner_count_live(c->vh, c->key) + c->vh->creating[c->key];
 	if (have + n > c->vh->max_sandboxes_per_key) {
+		cJSON_Delete(over);
 		svc_fail(c, 429, "limit_reached", "this key has %d sandboxes; %lld more would pass "
 			 "its limit of %d", have, (long long)n, c->vh->max_sandboxes_per_key);
 		return;
@@ -157,5 +169,6 @@ void svc_fork(struct svc_call *c, cJSON *body)
 	c->step = (int)n;
 	c->op.acc = cJSON_CreateObject();
 	cJSON_AddArrayToObject(c->op.acc, "sandboxes");
+	cJSON_AddItemToObject(c->op.acc, "overrides", over);
 	svc_runner(c, id_req(c, "get"), on_settings);
 }

@@ -2,7 +2,8 @@
  * runners that are up, not draining, offer the isolation (the asked one,
  * else the runner's default) and report at least the asked memory free;
  * best first by free memory, then fewest sandboxes, then lowest load
- * (gw_place_order). The create goes to the first; a refusal for want of
+ * (gw_place_order), a runner that has the image asked for (its status
+ * lists it) ahead of those that would pull it first. The create goes to the first; a refusal for want of
  * room (no_capacity, draining) or a failed connect moves it to the next,
  * GW_PLACE_TRIES at most. None left: 503 no_capacity naming each
  * runner's reason. */
@@ -192,11 +193,28 @@ static int iso_is_why(struct svc_call *c, const struct gw_runner *const *rs, int
 	return 1;
 }
 
+/* The candidates best first (gw_place_order), those that have the image
+ * asked for ahead of the rest (a runner without it pulls it first), at
+ * most GW_PLACE_TRIES. */
+static int place_order(const struct gw_runner *const *rs, int n, const char *iso,
+		       int64_t memory_mb, const char *image, int *order)
+{
+	int all[GW_RUNNERS_MAX], k = gw_place_order(rs, n, iso, memory_mb, all, GW_RUNNERS_MAX);
+
+	if (image && *image)
+		gw_place_prefer_image(rs, all, k, image);
+	if (k > GW_PLACE_TRIES)
+		k = GW_PLACE_TRIES;
+	memcpy(order, all, (size_t)k * sizeof *order);
+	return k;
+}
+
 void svc_place_create(struct svc_call *c, cJSON *req, svc_frame_cb cb)
 {
 	struct gw_vh *vh = c->vh;
 	const struct gw_runner *rs[GW_RUNNERS_MAX];
 	const char *iso = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "isolation"));
+	const char *image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "image"));
 	const cJSON *mem = cJSON_GetObjectItemCaseSensitive(req, "memory_mb");
 	int64_t memory_mb = cJSON_IsNumber(mem) && mem->valuedouble > 0 && mem->valuedouble < 1e9 ?
 		(int64_t)mem->valuedouble : DEFAULT_MEMORY_MB;
@@ -232,7 +250,7 @@ void svc_place_create(struct svc_call *c, cJSON *req, svc_frame_cb cb)
 		if (known == 1)
 			return;
 	}
-	p->n = gw_place_order(rs, vh->nrunners, iso, memory_mb, p->order, GW_PLACE_TRIES);
+	p->n = place_order(rs, vh->nrunners, iso, memory_mb, image, p->order);
 	if (!p->n)
 		p->n = stale_room(rs, vh->nrunners, iso, memory_mb, p->order);
 	/* none up: a runner on this host that refused a connect may be back

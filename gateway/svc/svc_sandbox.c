@@ -47,6 +47,8 @@ static void track(struct svc_call *c, const cJSON *s)
 	if (cJSON_IsString(st) && (!strcmp(st->valuestring, "stopped") ||
 				   !strcmp(st->valuestring, "failed")))
 		gw_owner_set_live(c->vh, c->sid, 0);
+	else if (cJSON_IsString(st) && !strcmp(st->valuestring, "running"))
+		gw_owner_set_live(c->vh, c->sid, 1);   /* a kept sandbox resumed */
 }
 
 static int one_sandbox(struct svc_call *c, const struct sbx_frame *f, int status)
@@ -154,7 +156,8 @@ static void listed(struct gw_vh *vh, void *arg, const cJSON *sandboxes,
 
 static const char *const create_fields[] = {
 	"timeout_ms", "vcpus", "memory_mb", "ports", "env", "network", "image",
-	"pids", "disk_mb", "nofile", "idle_timeout_ms", "isolation",
+	"pids", "disk_mb", "nofile", "idle_timeout_ms", "isolation", "persistent",
+	"snapshot_expires_in_ms", "snapshot_keep_last",
 };
 
 static void create_refreshed(struct gw_owner_wait *w)
@@ -347,6 +350,14 @@ static int on_delete(struct svc_call *c, const struct sbx_frame *f)
 void svc_stop(struct svc_call *c)
 {
 	svc_runner(c, id_req(c, "stop"), on_delete);
+}
+
+void svc_stop_keep(struct svc_call *c)
+{
+	cJSON *req = id_req(c, "stop");
+
+	cJSON_AddTrueToObject(req, "persist");
+	svc_runner(c, req, on_one_200);
 }
 
 /* A runner's {"sandbox":...} reply answered as the API's sandbox object

@@ -21,6 +21,11 @@ static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, in
 		svc_runner_error(c, o);
 		return -1;
 	}
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "resumed"))) {
+		/* the runner brought a kept persistent sandbox back first */
+		c->resumed = 1;
+		gw_owner_set_live(c->vh, c->sid, 1);
+	}
 	return 0;
 }
 
@@ -128,7 +133,11 @@ int svc_runner(struct svc_call *c, cJSON *runner_req, svc_frame_cb cb)
 
 int svc_agent(struct svc_call *c, cJSON *agent_req, svc_frame_cb cb)
 {
-	return open_up(c, c->sid, gw_up_connect_req(c->sid, 1024, 0), agent_req, cb);
+	cJSON *connect = gw_up_connect_req(c->sid, 1024, 0);
+
+	/* a persistent sandbox that was kept comes back for any agent op */
+	cJSON_AddTrueToObject(connect, "resume");
+	return open_up(c, c->sid, connect, agent_req, cb);
 }
 
 int svc_send(struct svc_call *c, enum sbx_frame_type t, const void *p, size_t n)

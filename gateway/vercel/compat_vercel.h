@@ -64,14 +64,14 @@ void cv_h_json(struct gw_req *r, cJSON *body);   /* the row's .ctx: a struct cv_
 extern const struct cv_op cv_op_create, cv_op_list, cv_op_sessions, cv_op_box_get,
 	cv_op_box_delete, cv_op_session_get, cv_op_stop, cv_op_extend, cv_op_network,
 	cv_op_cmd_run, cv_op_cmd_get, cv_op_cmd_logs, cv_op_cmd_kill, cv_op_fs_read,
-	cv_op_fs_mkdir, cv_op_snapshot, cv_op_snap_get, cv_op_snap_delete, cv_op_snap_list;
+	cv_op_fs_mkdir, cv_op_snapshot, cv_op_snap_get, cv_op_snap_delete, cv_op_snap_list,
+	cv_op_fork;
 void cv_h_fs_write_start(struct gw_req *r);
 void cv_h_fs_write_data(struct gw_req *r, const void *p, size_t n);
 void cv_h_fs_write_done(struct gw_req *r);
 void cv_h_no_snapshots(struct gw_req *r);
 void cv_h_no_drives(struct gw_req *r);
 void cv_h_no_update(struct gw_req *r);
-void cv_h_no_fork(struct gw_req *r);
 void cv_h_no_interactive(struct gw_req *r);
 /* A step of r on c's sandbox: the call to run one operation on; its
  * answer goes to next. */
@@ -100,6 +100,7 @@ double cv_exit_code(const cJSON *exit_code, const cJSON *signal);
 /* compat_vercel_box.c */
 void cv_box_create(struct gw_req *r, struct cv_call *c);
 void cv_box_get(struct gw_req *r, struct cv_call *c);
+void cv_box_fork(struct gw_req *r, struct cv_call *c);
 void cv_box_list(struct gw_req *r, struct cv_call *c);
 void cv_session_get(struct gw_req *r, struct cv_call *c);
 void cv_session_stop(struct gw_req *r, struct cv_call *c);

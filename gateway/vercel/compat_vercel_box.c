@@ -119,6 +119,37 @@ static const char *image_of_runtime(struct gw_req *r, const cJSON *v)
 	return NULL;
 }
 
+/* persistent, snapshotExpiration and keepLastSnapshots {count,
+ * expiration} as our create's persistent, snapshot_expires_in_ms and
+ * snapshot_keep_last (svc_create checks the values). -1 after answering. */
+static int snapshot_settings(struct gw_req *r, const cJSON *b, cJSON *req)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, "persistent");
+	const cJSON *keep = cJSON_GetObjectItemCaseSensitive(b, "keepLastSnapshots");
+	const cJSON *exp = cJSON_GetObjectItemCaseSensitive(b, "snapshotExpiration");
+
+	if (v && !cJSON_IsNull(v)) {
+		if (!cJSON_IsBool(v)) {
+			gw_resp_error(r, 422, "invalid", "persistent: must be true or false");
+			return -1;
+		}
+		cJSON_AddBoolToObject(req, "persistent", cJSON_IsTrue(v));
+	}
+	if (cJSON_IsObject(keep)) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(keep, "count");
+		if (!cJSON_IsNumber(n)) {
+			gw_resp_error(r, 422, "invalid", "keepLastSnapshots.count is required");
+			return -1;
+		}
+		cJSON_AddItemToObject(req, "snapshot_keep_last", cJSON_Duplicate(n, 1));
+		if (!exp || cJSON_IsNull(exp))   /* the kept ones' expiry, else the default's */
+			exp = cJSON_GetObjectItemCaseSensitive(keep, "expiration");
+	}
+	if (exp && !cJSON_IsNull(exp))
+		cJSON_AddItemToObject(req, "snapshot_expires_in_ms", cJSON_Duplicate(exp, 1));
+	return 0;
+}
+
 void cv_box_create(struct gw_req *r, struct cv_call *c)
 {
 	const cJSON *b = c->body, *v;
@@ -139,10 +170,10 @@ void cv_box_create(struct gw_req *r, struct cv_call *c)
 	} else if (refuse_field(r, b, "source", "creating from a git repository or tarball is not supported")) {
 		goto out;
 	}
-	if (refuse_field(r, b, "image", "images are the gateway's (SANDBOX image dir), not container references") ||
-	    refuse_field(r, b, "persistent", "sandboxes are not persistent here") ||
-	    refuse_field(r, b, "mounts", "drives are not supported") ||
+	if (refuse_field(r, b, "mounts", "drives are not supported") ||
 	    refuse_field(r, b, "name", "sandboxes are named by the gateway (their id)"))
+		goto out;
+	if (snapshot_settings(r, b, req) < 0)
 		goto out;
 	if ((v = cJSON_GetObjectItemCaseSensitive(b, "timeout")) && !cJSON_IsNull(v))
 		cJSON_AddItemToObject(req, "timeout_ms", cJSON_Duplicate(v, 1));
@@ -167,13 +198,36 @@ void cv_box_create(struct gw_req *r, struct cv_call *c)
 	}
 	if (!(img = image_of_runtime(r, cJSON_GetObjectItemCaseSensitive(b, "runtime"))))
 		goto out;
-	if (img[0])
+	if ((v = cJSON_GetObjectItemCaseSensitive(b, "image")) && !cJSON_IsNull(v)) {
+		/* an image of the runner's by name, or a registry reference a
+		 * runner pulls (docs/api.md): checked as on /v1 */
+		if (img[0]) {
+			gw_resp_error(r, 400, "bad_request", "image: give runtime or image, not both");
+			goto out;
+		}
+		cJSON_AddItemToObject(req, "image", cJSON_Duplicate(v, 1));
+	} else if (img[0]) {
 		cJSON_AddStringToObject(req, "image", img);
+	}
 	s = cv_step(c, created);
 	svc_create(s, req);   /* checks the values, as on /v1 */
 	return;
 out:
 	cJSON_Delete(req);
+}
+
+static void resumed(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
+{
+	cJSON *o;
+
+	(void)c;
+	if (a->status >= 400) {
+		cv_fail_answer(r, a);
+		return;
+	}
+	o = shapes(r, a->json, 1, 1, 1);
+	cJSON_AddTrueToObject(o, "resumed");
+	gw_resp_json(r, 200, o);
 }
 
 static void got_box(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
@@ -184,8 +238,13 @@ static void got_box(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 		return;
 	}
 	if (c->op == 1 && st && strcmp(st, "running")) {   /* resume asked */
-		gw_resp_error(r, 410, "sandbox_stopped", "sandbox %s is %s; this gateway does not resume sandboxes",
-			      c->sid, st);
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a->json, "resumable"))) {
+			/* a kept persistent sandbox: started again under its name */
+			svc_sandbox_resume(cv_step(c, resumed));
+			return;
+		}
+		gw_resp_error(r, 410, "sandbox_stopped", "sandbox %s is %s and not persistent: "
+			      "it cannot be resumed", c->sid, st);
 		return;
 	}
 	gw_resp_json(r, 200, shapes(r, a->json, 1, 1, 1));
@@ -256,10 +315,55 @@ static void stopped(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
 		gw_resp_json(r, 200, shapes(r, a->json, 1, 1, 0));
 }
 
+/* stop() keeps a persistent sandbox (resumed by its next call); DELETE
+ * /v2/sandboxes/{name} ends it for good. */
 void cv_session_stop(struct gw_req *r, struct cv_call *c)
 {
 	(void)r;   /* a row's operation: its answer comes by c */
-	svc_stop(cv_step(c, stopped));
+	if (c->op)
+		svc_stop(cv_step(c, stopped));
+	else
+		svc_stop_keep(cv_step(c, stopped));
+}
+
+static void forked(struct gw_req *r, struct cv_call *c, struct cv_answer *a)
+{
+	const cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(a->json, "sandboxes"), 0);
+
+	(void)c;
+	if (a->status >= 400)
+		cv_fail_answer(r, a);
+	else if (!cJSON_IsObject(s))
+		gw_resp_error(r, 502, "internal", "fork made no sandbox");
+	else
+		gw_resp_json(r, 200, shapes(r, s, 1, 1, 1));
+}
+
+/* Sandbox.fork: a snapshot of the source and one sandbox from it with its
+ * settings (svc_fork); env, persistent and timeout may be given again. */
+void cv_box_fork(struct gw_req *r, struct cv_call *c)
+{
+	const cJSON *b = c->body, *v;
+	cJSON *req;
+
+	if (refuse_field(r, b, "name", "sandboxes are named by the gateway (their id)") ||
+	    refuse_field(r, b, "image", "a fork runs on its source's image") ||
+	    refuse_field(r, b, "resources", "a fork has its source's resources") ||
+	    refuse_field(r, b, "ports", "a fork has its source's ports") ||
+	    refuse_field(r, b, "networkPolicy", "a fork has its source's network policy") ||
+	    refuse_field(r, b, "snapshotExpiration", "a fork has its source's snapshot settings") ||
+	    refuse_field(r, b, "keepLastSnapshots", "a fork has its source's snapshot settings") ||
+	    refuse_field(r, b, "mounts", "drives are not supported"))
+		return;
+	req = cJSON_CreateObject();
+	cJSON_AddNumberToObject(req, "count", 1);
+	if ((v = cJSON_GetObjectItemCaseSensitive(b, "env")) && !cJSON_IsNull(v))
+		cJSON_AddItemToObject(req, "env", cJSON_Duplicate(v, 1));
+	if ((v = cJSON_GetObjectItemCaseSensitive(b, "timeout")) && !cJSON_IsNull(v))
+		cJSON_AddItemToObject(req, "timeout_ms", cJSON_Duplicate(v, 1));
+	if ((v = cJSON_GetObjectItemCaseSensitive(b, "persistent")) && cJSON_IsBool(v))
+		cJSON_AddBoolToObject(req, "persistent", cJSON_IsTrue(v));
+	svc_fork(cv_step(c, forked), req);
 }
 
 static void session_only(struct gw_req *r, struct cv_call *c, struct cv_answer *a)

@@ -196,6 +196,7 @@ const struct cv_op cv_op_snapshot = { cv_session_snapshot, 1, 0, -1 };
 const struct cv_op cv_op_snap_get = { cv_snap_get, 0, 0, -1 };
 const struct cv_op cv_op_snap_delete = { cv_snap_delete, 0, 1, -1 };
 const struct cv_op cv_op_snap_list = { cv_snap_list, 0, 0, -1 };
+const struct cv_op cv_op_fork = { cv_box_fork, 0, 0, -1 };
 
 /* ---- the rows' handlers (the route table) ---- */
 
@@ -255,11 +256,6 @@ void cv_h_no_drives(struct gw_req *r)
 void cv_h_no_update(struct gw_req *r)
 {
 	unsupported(r, "updating a sandbox");
-}
-
-void cv_h_no_fork(struct gw_req *r)
-{
-	unsupported(r, "fork");
 }
 
 void cv_h_no_interactive(struct gw_req *r)

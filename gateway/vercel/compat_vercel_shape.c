@@ -86,7 +86,13 @@ cJSON *cv_sandbox(const struct gw_vh *vh, const cJSON *s)
 	double created = num(s, "created_at", 0), expires = num(s, "expires_at", 0);
 	(void)vh;
 	cJSON_AddStringToObject(o, "name", str(s, "id", ""));
-	cJSON_AddFalseToObject(o, "persistent");
+	cJSON_AddBoolToObject(o, "persistent",
+			      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "persistent")));
+	if (num(s, "snapshot_expires_in_ms", 0))
+		cJSON_AddNumberToObject(o, "snapshotExpiration", num(s, "snapshot_expires_in_ms", 0));
+	if (num(s, "snapshot_keep_last", 0))
+		cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "keepLastSnapshots"), "count",
+					num(s, "snapshot_keep_last", 0));
 	cJSON_AddStringToObject(o, "region", "local");
 	cJSON_AddNumberToObject(o, "vcpus", num(s, "vcpus", 1));
 	cJSON_AddNumberToObject(o, "memory", num(s, "memory_mb", 0));

@@ -104,6 +104,17 @@ grep -q '(paused, HTTP 409)' "$T/err" && pass "pause: says paused" || fail "paus
 check "resume: exits 0, exec runs again" "$(sbx resume "$id"; sbx exec "$id" -- echo back)" back
 check "fork: --count 0 is a usage error" "$(sbx fork "$id" --count 0 2>/dev/null; echo $?)" 120
 sbx stop "$fid" >/dev/null
+# create --snapshot, --persistent: kept by a stop, brought back by exec
+pj=$(sbx --json create --snapshot "$snp" --persistent --timeout 10m)
+pid_=$(echo "$pj" | python3 -c 'import json,sys;d=json.load(sys.stdin);print(d["id"])')
+check "create --snapshot --persistent: from the snapshot, persistent" \
+	"$(echo "$pj" | python3 -c 'import json,sys;d=json.load(sys.stdin);print(d["source"]["snapshot"],d["persistent"])')" "$snp True"
+check "create --snapshot: the snapshot's files" "$(sbx exec "$pid_" -- cat kept.txt)" kept
+sbx exec "$pid_" -- sh -c 'echo mine > mine.txt'
+curl -s -o /dev/null -X POST -H "Authorization: Bearer $KEY" "$SBX_URL/v1/sandboxes/$pid_/stop"
+check "create --persistent: kept by a stop, exec brings it back with its files" "$(sbx exec "$pid_" -- cat mine.txt)" mine
+sbx stop "$pid_" >/dev/null
+check "create --persistent: sbx stop ends it for good (exec: a ConflictError, 114)" "$(sbx exec "$pid_" -- true 2>/dev/null; echo $?)" 114
 
 # exec: exit codes, signals, stdout/stderr, stdin
 sbx exec "$id" -- sh -c 'exit 3'

@@ -20,6 +20,7 @@ for tool in ip nsenter unshare openssl node; do
 	command -v $tool >/dev/null || h_skip_suite "cluster suite: needs $tool"
 done
 . tests/cluster/lib.sh
+. tests/cluster/images.sh
 suite_cleanup() { cl_teardown; }
 
 KEY=key-cluster-$$ KEY2=key-cluster-other-$$
@@ -413,6 +414,9 @@ check "DNS: no creates on $RB once it left the name" "$(placed_on "$placed" "$RB
 echo "  creates through g2 after $RB left its name: $placed"
 check "DNS: $RB's sandboxes stay reachable through g2 while it answers" \
 	"$(api "$P2" GET "/sandboxes/$SB") $(jget '["status"]')" "200 running"
+
+# ---- images: a create's registry reference pulled by the runner it lands on ----
+cluster_images
 
 # ---- the end: gateways stop clean, nothing left behind ----
 for g in g1:$G1PID g2:$G2PID g3:$G3PID g4:$G4PID; do

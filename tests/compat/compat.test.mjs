@@ -240,9 +240,54 @@ await check('snapshot(), create from it, Snapshot.get/list/delete: the SDK schem
 	assert(e instanceof APIError && e.response.status === 404, `gone: ${e}`);
 });
 
-await check('unsupported calls answer a clear APIError (fork, interactive)', async () => {
-	for (const fn of [() => Sandbox.fork({ ...opts, sourceSandbox: sandbox.name }),
-		() => sandbox.openInteractive()]) {
+await check('Sandbox.fork: the source\'s files and settings, env given again, each diverging on its own', async () => {
+	await sandbox.writeFiles([{ path: 'fork.txt', content: Buffer.from('at the fork\n') }]);
+	const fork = await Sandbox.fork({ ...opts, sourceSandbox: sandbox.name, env: { GIVEN: 'again' } });
+	assert(fork.name !== sandbox.name, 'a new sandbox');
+	eq(fork.memory, sandbox.memory, 'its memory');
+	eq((await (await fork.runCommand('sh', ['-c', 'cat fork.txt; echo "[$GIVEN]"; echo mine > fork.txt'])).stdout()),
+		'at the fork\n[again]\n', 'the file at the fork, the env given');
+	eq((await (await sandbox.runCommand('cat', ['fork.txt'])).stdout()), 'at the fork\n', 'the source sees none of it');
+	await fork.delete();
+	let e; try { await Sandbox.fork({ ...opts, sourceSandbox: sandbox.name, name: 'mine' }); } catch (x) { e = x; }
+	assert(e instanceof APIError && e.response.status === 422 && /name/.test(e.message), `name refused: ${e}`);
+});
+
+await check('snapshotExpiration and keepLastSnapshots: the sandbox\'s snapshots expire and only the last N stay', async () => {
+	const s = await Sandbox.create({ ...opts, timeout: 120_000, snapshotExpiration: 3_600_000, keepLastSnapshots: { count: 1 } });
+	eq(s.snapshotExpiration, 3_600_000, 'snapshotExpiration');
+	eq(s.keepLastSnapshots?.count, 1, 'keepLastSnapshots');
+	const a = await s.snapshot();
+	eq(a.expiresAt.getTime() - a.createdAt.getTime(), 3_600_000, 'expiresAt from the sandbox\'s default');
+	const b = await s.snapshot();
+	let e; try { await Snapshot.get({ ...opts, snapshotId: a.snapshotId }); } catch (x) { e = x; }
+	assert(e instanceof APIError && e.response.status === 404, `the older one is gone: ${e}`);
+	eq((await Snapshot.get({ ...opts, snapshotId: b.snapshotId })).snapshotId, b.snapshotId, 'the last one stays');
+	await b.delete();
+	await s.delete();
+});
+
+await check('persistent: stop() keeps it, runCommand resumes it (the SDK\'s auto-resume), its files are there', async () => {
+	const p = await Sandbox.create({ ...opts, timeout: 120_000, persistent: true });
+	eq(p.persistent, true, 'persistent');
+	await p.writeFiles([{ path: 'kept.txt', content: Buffer.from('before the stop\n') }]);
+	const st = await p.stop();
+	eq(st.status, 'stopped', 'stopped');
+	eq((await Sandbox.get({ ...opts, name: p.name })).status, 'stopped', 'get shows stopped');
+	eq((await (await p.runCommand('cat', ['kept.txt'])).stdout()), 'before the stop\n', 'resumed with its file');
+	eq((await Sandbox.get({ ...opts, name: p.name })).status, 'running', 'running again under its name');
+	await p.stop();
+	let resumedBy;
+	const again = await Sandbox.get({ ...opts, name: p.name, resume: true, onResume: (x) => { resumedBy = x.name; } });
+	eq(again.status, 'running', 'Sandbox.get with resume brings it back');
+	eq(resumedBy, p.name, 'onResume was told');
+	await p.delete();
+	let e; try { await p.runCommand('true'); } catch (x) { e = x; }
+	assert(e instanceof APIError && e.response.status === 410, `deleted: no resume: ${e}`);
+});
+
+await check('unsupported calls answer a clear APIError (interactive)', async () => {
+	for (const fn of [() => sandbox.openInteractive()]) {
 		let e; try { await fn(); } catch (x) { e = x; }
 		assert(e instanceof APIError && e.response.status === 422 && /not supported/.test(e.message), `unsupported: ${e}`);
 		eq(e.json.error.code, 'unsupported', 'code');
@@ -388,6 +433,28 @@ await check('runtime: one outside the SDK\'s RUNTIMES is a 400 APIError naming t
 	assert(/node22.*node24.*node26.*python3\.13/.test(e.message), `message: ${e.message}`);
 	eq((await raw('GET', '/v1/sandboxes')).json.sandboxes.length, before, 'sandboxes');
 });
+
+/* ---- image: a reference pushed to a loopback registry (run.sh), pulled by the runner ---- */
+if (!process.env.COMPAT_IMAGE_REF) {
+	skip('image: a registry reference', 'no loopback registry here (docker-registry, skopeo, busybox-static)');
+} else {
+	await check('image: Sandbox.create({image: <a pushed reference>}) runs in that image: its file, its Env', async () => {
+		const s = await Sandbox.create({ ...opts, timeout: 120_000, image: process.env.COMPAT_IMAGE_REF });
+		try {
+			const r = await s.runCommand('cat', ['/app/hello.txt']);
+			eq(await r.stdout(), 'from the SDK\'s image', 'the image\'s file');
+			const e = await s.runCommand('sh', ['-c', 'echo "$GREETING"']);
+			eq(await e.stdout(), 'hello from the image\n', 'the image\'s Env');
+		} finally { await s.stop(); }
+	});
+	await check('image: with runtime as well it is a 400 APIError, and nothing is created', async () => {
+		const before = (await raw('GET', '/v1/sandboxes')).json.sandboxes.length;
+		const r = await raw('POST', '/v2/sandboxes', JSON.stringify({ runtime: 'node22', image: process.env.COMPAT_IMAGE_REF }),
+			{ 'content-type': 'application/json' });
+		eq(r.status, 400, `status (${JSON.stringify(r.json)})`);
+		eq((await raw('GET', '/v1/sandboxes')).json.sandboxes.length, before, 'sandboxes');
+	});
+}
 
 /* ---- round trip: create + write + run + stop, SDK versus our client ---- */
 async function viaSdk() {

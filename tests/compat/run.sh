@@ -10,6 +10,11 @@ if [ -n "$(h_services_missing)" ]; then
 fi
 [ -d tests/compat/node_modules/@vercel/sandbox ] || make node-deps >/dev/null || h_abort "npm packages"
 h_begin compat-test
+# the runner's image dir: the store's images (links) and room for the image
+# pulled below (the store itself is never written)
+STORE=$IMG IMG=$T/images
+mkdir -p "$IMG"
+for d in "$STORE"/*/; do ln -s "${d%/}" "$IMG/$(basename "$d")"; done
 
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=localhost" \
 	-addext "subjectAltName=DNS:localhost,DNS:*.localhost,IP:127.0.0.1" \
@@ -19,6 +24,22 @@ SANDBOX_API_KEYS=$GW_KEY start_services "compat$$" --preview-domain localhost \
 	--cert "$T/cert.pem" --key "$T/key.pem" || h_abort "gateway did not start"
 export GW_URL=https://127.0.0.1:$GW_PORT GW_PREVIEW=https://127.0.0.1:$GW_PORT NODE_EXTRA_CA_CERTS=$T/cert.pem
 
+# an image pushed to a docker-registry on loopback (tests/oci/mkimage.py):
+# Sandbox.create({image}) with its reference
+if command -v docker-registry >/dev/null && command -v skopeo >/dev/null &&
+	file -L /bin/busybox 2>/dev/null | grep -q static; then
+	rport=$(random_port)
+	printf 'version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
+		"$T/registry" "$rport" >"$T/registry.yml"
+	docker-registry serve "$T/registry.yml" >"$T/registry.log" 2>&1 &
+	h_track $!
+	for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$rport/v2/" && break; sleep 0.1; done
+	python3 tests/oci/mkimage.py good "$T/app.tar" "from the SDK's image" &&
+		mkdir -p "$T/layout" && tar -xf "$T/app.tar" -C "$T/layout" &&
+		skopeo --insecure-policy copy -q --dest-tls-verify=false oci:"$T/layout" \
+			"docker://127.0.0.1:$rport/sdk-app:1" >"$T/push.log" 2>&1 &&
+		export COMPAT_IMAGE_REF=127.0.0.1:$rport/sdk-app:1
+fi
 node tests/compat/compat.test.mjs >"$T/out" 2>&1
 [ -n "${COMPAT_KEEP_LOG:-}" ] && cp "$GW_LOG" "$COMPAT_KEEP_LOG"
 cat "$T/out"

@@ -18,6 +18,7 @@
 # store's images, and "scratch", a hard-link copy of the default that the
 # suite rebuilds and deletes (the store itself is never written).
 . "$(dirname "$0")/../lib/harness.sh"
+. tests/images/vite.sh
 h_begin images-test
 
 why=$(h_services_missing)
@@ -157,6 +158,9 @@ check "delete: an unknown name 404" "$(code -H "$A" -X DELETE "$u/images/python3
 check "delete: a path is no name (404)" "$(code --path-as-is -H "$A" -X DELETE "$u/images/..%2Fdefault")" 404
 check "delete: the default image 409 (a create without an image starts from it)" \
 	"$(code -H "$A" -X DELETE "$u/images/default") $(jq_py "$T/body" 'd["error"]["code"]')" "409 conflict"
+
+# ---- a generated Vite app: offline install, dev server, HMR through the preview ----
+images_vite "$GW_URL" key-one
 
 stop_gateway_checked
 h_finish

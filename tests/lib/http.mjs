@@ -4,7 +4,11 @@
 // announce: send only the headers, with that Content-Length (or chunked for
 // 'chunked'), and never the body: a refusal answered from the header
 // alone (sending a body the gateway refuses could end in a reset that eats
-// the answer). agent: an http.Agent (keep-alive), or none.
+// the answer). agent: an http.Agent (keep-alive), or none: then the
+// request has a connection of its own (Node 20's global agent would keep
+// it alive, and a suite busy for seconds between two requests, e.g.
+// compiling schemas under load, could send the next on a connection the
+// gateway is just closing as idle: a "socket hang up", not an answer).
 // HTTP_RECORD=FILE: each answer is also appended to FILE as one JSON line
 // {method, path, status, ctype, text}, for tests/openapi/records.mjs to
 // check against docs/openapi.yaml.
@@ -18,7 +22,7 @@ function record(url, method, res, text) {
     ctype: res.headers['content-type'] ?? null, text })}\n`);
 }
 
-export function request(url, { method = 'GET', headers = {}, body, agent, announce } = {}) {
+export function request(url, { method = 'GET', headers = {}, body, agent = false, announce } = {}) {
   const data = body === undefined ? '' :
     typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   const length = announce === 'chunked' ? { 'Transfer-Encoding': 'chunked' } :

@@ -127,6 +127,24 @@ for _ in $(seq 600); do   # its tree goes in the background: gone before the lis
 	sleep 0.1
 done
 
+# garbage collection (runner/rn_oci_gc.c): the layer only a deleted image
+# used goes from the store; the base it shared with app stays
+$MK good "$T/gc.tar" "only gc has this layer"
+r=$(api POST "/v1/images?name=gc" --data-binary @"$T/gc.tar")
+check "gc: an image with app's base and a layer of its own (1 new of 2)" \
+	"$(status "$r") $(field "$r" layers_new)/$(field "$r" layers)" "201 1/2"
+own=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["layers"][1][7:])' "$IMG/gc/config.json")
+[ -n "$own" ] && [ -d "$IMG/.layers/sha256/$own" ] && pass "gc: its own layer is in the layer store" ||
+	fail "gc: its own layer is in the layer store ($own)"
+check "gc: DELETE /v1/images/gc is 204" "$(status "$(api DELETE /v1/images/gc)")" 204
+for _ in $(seq 600); do [ -d "$IMG/.layers/sha256/$own" ] || break; sleep 0.1; done
+check "gc: its own layer's directory is gone; the shared base's is there; app still runs" \
+	"$([ -e "$IMG/.layers/sha256/$own" ] && echo there || echo gone) $([ -d "$IMG/.layers/sha256/$base" ] && echo kept) $(run "$(create app)" '{"cmd":"cat","args":["hello.txt"],"wait":true}')" \
+	"gone kept 'hello oci\\n' exit=0"
+check "gc: the layer store holds exactly the layers the images name" \
+	"$(ls "$IMG/.layers/sha256" | sort | tr '\n' ' ')" \
+	"$(python3 -c 'import json,sys; print(" ".join(sorted({l[7:] for f in sys.argv[1:] for l in json.load(open(f))["layers"]})) + " ")' "$IMG"/*/config.json)"
+
 # --- the hostile corpus: refused, store and host unchanged -------------------
 before=$(listing)
 for c in $($MK cases); do

@@ -199,6 +199,12 @@ await call('pause', 'POST', `/v1/sandboxes/${sid}/pause`, 200);
 await call('run, sandbox paused', 'POST', C, 409, { body: { cmd: 'true' } });
 await call('resume', 'POST', `/v1/sandboxes/${sid}/resume`, 200);
 for (const s of forked?.sandboxes ?? []) await call('stop the fork', 'DELETE', `/v1/sandboxes/${s.id}`, 200);
+/* a persistent sandbox: kept by POST .../stop, resumed by a command (X-Sandbox-Resumed) */
+const kept = (await call('create persistent', 'POST', '/v1/sandboxes', 201, { body: { persistent: true, snapshot_keep_last: 3 } })).json;
+await call('stop, keeping a persistent one', 'POST', `/v1/sandboxes/${kept?.id}/stop`, 200);
+await call('run, resuming a kept one', 'POST', `/v1/sandboxes/${kept?.id}/commands`, 200, { body: { cmd: 'true' } });
+await call('stop, unknown id (keep)', 'POST', '/v1/sandboxes/sbx_nope_aaaaaaaaaaaaaaaaaaaaaaaa/stop', 404);
+await call('stop a persistent one for good', 'DELETE', `/v1/sandboxes/${kept?.id}`, 200);
 for (const x of [snap?.id, forked?.snapshot?.id]) await call('snapshot delete', 'DELETE', `/v1/snapshots/${x}`, 200);
 await call('snapshot delete, gone', 'DELETE', `/v1/snapshots/${snap?.id}`, 404);
 

@@ -130,7 +130,7 @@ def rss_kb(pid):
 # runner names carry the suite's pid: two checkouts may run it at once
 N = os.getpid()
 MY_RUNNERS = tuple("%s%d" % (n, N) for n in ("t1", "tl", "tstop", "treal", "tfail", "temf", "tunav",
-                                              "tmute", "ttls"))
+                                              "tmute", "ttls", "toc"))
 
 
 def sandbox_uids_running():
@@ -888,6 +888,136 @@ def t_list_pages(r):
         r.req({"op": "stop", "id": sid})
 
 
+def gateway_create(r, body):
+    """POST /v1/sandboxes through a gateway started on r's socket for this
+    one request: (status, parsed body)."""
+    import urllib.request
+    import urllib.error
+    gw = os.path.join(os.path.dirname(RUNNER), "sandbox-gateway")
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    log = open(r.dir + "/gateway.log", "ab")
+    p = subprocess.Popen([gw, "--runner-socket", r.sock, "--port", str(port)],
+                         env=dict(os.environ, SANDBOX_API_KEYS="ockey"), stdout=log, stderr=log)
+    procs.append(p)
+    try:
+        def up():
+            try:
+                return urllib.request.urlopen("http://127.0.0.1:%d/healthz" % port, timeout=2).status == 200
+            except OSError:
+                return False
+        wait_until(up, 30)
+        time.sleep(1.5)    # the gateway's first status of the runner
+        rq = urllib.request.Request("http://127.0.0.1:%d/v1/sandboxes" % port,
+                                    data=json.dumps(body).encode(), method="POST",
+                                    headers={"Authorization": "Bearer ockey",
+                                             "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(rq, timeout=60) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
+    finally:
+        p.terminate()
+        try:
+            p.wait(15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def t_overcommit():
+    """--memory-overcommit admits by what sandboxes use: with a budget of
+    256 MiB the static rule admits 4 sandboxes of memory_mb 64; at 4x, 8 of
+    them are admitted (their limits, 512, under 4 x 256), and the refusals
+    are no_capacity naming their reason: the limits at the cap, and the
+    memory in use (a sandbox holding 200 MiB in its tmpfs) with a reserve
+    of 8 MiB for each. Once that file is gone, creates are admitted again:
+    the refusal followed the use, not the limits."""
+    name = "admission --memory-overcommit"
+    if skip_unless_jail(name, "the figures in use are a jail sandbox's"):
+        return
+    try:
+        r = Runner("toc%d" % N, AGENT, ["--max-memory-mb", "256", "--memory-overcommit", "4",
+                                         "--memory-reserve-mb", "8"])
+    except RuntimeError as e:
+        result(name + ": the runner starts with the flag", False, str(e)[-300:])
+        return
+    made = []
+    try:
+        for _ in range(8):
+            rep = r.create(memory_mb=64, timeout_ms=120000)
+            if rep.get("ok"):
+                made.append(rep["sandbox"]["id"])
+        result(name + ": 8 sandboxes of memory_mb 64 admitted with a budget of 256 MiB "
+               "(the static rule: 4)", len(made) == 8, "%d admitted" % len(made))
+        adj = {}
+        for path in ("/sys/fs/cgroup/memory/sandbox/%s/cgroup.procs",
+                     "/sys/fs/cgroup/sandbox/%s/cgroup.procs"):
+            if made and os.path.exists(path % made[0]):
+                with open(path % made[0]) as f:
+                    for pid in f.read().split():
+                        try:
+                            with open("/proc/%s/oom_score_adj" % pid) as g:
+                                adj[pid] = g.read().strip()
+                        except OSError:
+                            pass
+        with open("/proc/%d/oom_score_adj" % r.p.pid) as f:
+            own = f.read().strip()
+        oom_name = ("oom_score_adj: the runner -800 (the host's OOM killer takes a sandbox's "
+                    "process first), its sandboxes' processes 0")
+        if own != "-800" and "cannot set oom_score_adj" in r.logtext():
+            result(oom_name, None, "(the runner may not lower it here: no CAP_SYS_RESOURCE)")
+        else:
+            result(oom_name, own == "-800" and adj and set(adj.values()) == {"0"},
+                   "runner %s, sandbox %s" % (own, adj))
+        st = r.req({"op": "status"}).get("runner", {})
+        result(name + ": status says the cap of limits (4 x 256) and the overcommit",
+               st.get("memory_mb_cap") == 1024 and st.get("memory_overcommit") == 4 and
+               st.get("memory_mb_used") == 512, json.dumps(st)[:400])
+        big = r.create(memory_mb=600)
+        err = big.get("error", {})
+        result(name + ": past the cap of limits: no_capacity naming it",
+               err.get("code") == "no_capacity" and "memory_mb" in err.get("message", "") and
+               "limits" in err.get("message", ""), json.dumps(big)[:300])
+        rep = r.create(memory_mb=256, timeout_ms=120000)
+        filler = rep.get("sandbox", {}).get("id")
+        if filler:
+            made.append(filler)
+            r.sh(filler, "head -c 200M /dev/zero > /tmp/fill")
+        time.sleep(1.2)    # the runner reuses its reading of the cgroups for 1 s
+        refused = r.create(memory_mb=64)
+        err = refused.get("error", {})
+        result(name + ": 200 MiB in use + 8 MiB reserve each past the 256 MiB budget: "
+               "no_capacity naming the memory in use",
+               filler is not None and err.get("code") == "no_capacity" and
+               "use" in err.get("message", "") and "reserve" in err.get("message", ""),
+               json.dumps(refused)[:300])
+        if refused.get("ok"):
+            made.append(refused["sandbox"]["id"])
+        st, body = gateway_create(r, {"memory_mb": 64})
+        gerr = (body or {}).get("error", {}) if isinstance(body, dict) else {}
+        result(name + ": through a gateway the same refusal is 503 no_capacity with the "
+               "runner's reason", st == 503 and gerr.get("code") == "no_capacity" and
+               "reserve" in gerr.get("message", ""), "%s %s" % (st, str(body)[:300]))
+        if st == 201:
+            made.append(body["id"])
+        if filler:
+            r.sh(filler, "rm -f /tmp/fill")
+        time.sleep(1.2)
+        again = r.create(memory_mb=64, timeout_ms=120000)
+        result(name + ": with the file gone, the same create is admitted", again.get("ok") is True,
+               json.dumps(again)[:300])
+        if again.get("ok"):
+            made.append(again["sandbox"]["id"])
+    finally:
+        for sid in made:
+            r.req({"op": "stop", "id": sid})
+        r.kill()
+
+
 def t_userns_owner(r):
     """Each sandbox's user namespace is owned by its own base uid, so the
     kernel's per-user counters (inotify instances, ...) are per sandbox:
@@ -1274,6 +1404,10 @@ def main():
             r.stop_all()
             r.kill()
         return
+    # memory overcommit: RUNNER_CHECKS=overcommit runs only those
+    if os.environ.get("RUNNER_CHECKS") == "overcommit":
+        t_overcommit()
+        return
     # paged lists past one reply frame: RUNNER_CHECKS=list runs only those
     if os.environ.get("RUNNER_CHECKS") == "list":
         r = Runner("tl%d" % N, AGENT)
@@ -1330,6 +1464,7 @@ def main():
     finally:
         r.stop_all()
         r.kill()
+    t_overcommit()
     t_shutdown()
     t_accept_emfile()
     t_failed_start()

@@ -250,7 +250,10 @@ else
 	skip "gvisor pause: gvisor is not available here"
 fi
 
-# ---- a runner restart: a paused jail sandbox is lost, snapshots are not ----
+# ---- persistent sandboxes (PS is left kept for the restart below) ----
+. "$(dirname "$0")/persistent.sh"
+
+# ---- a runner restart: a paused jail sandbox is lost, snapshots are not ----, a kept persistent one neither
 api POST "/sandboxes/$SRC/snapshots" '{}' >/dev/null
 KEEP=$(j 'o["id"]')
 api POST "/sandboxes/$SRC/pause" >/dev/null
@@ -269,6 +272,20 @@ check "restart: no frozen cgroup left of it" "$left" 0
 check "restart: the snapshot survives" "$(api GET "/snapshots/$KEEP")" 200
 R2=$(create "{\"source\":{\"snapshot\":\"$KEEP\"}}")
 check "restart: a sandbox from the kept snapshot has its files" "$(run "$R2" 'cat notes.txt')" after
+check "restart: the kept persistent sandbox is still stopped and resumable" \
+	"$(api GET "/sandboxes/$PS"; j 'o["status"], o["resumable"], o["persistent"]')" "200stopped True True"
+check "restart: a command resumes it under its id, with its files" \
+	"$(apih POST "/sandboxes/$PS/commands" '{"cmd":"cat","args":["kept.txt","second.txt"]}'; j 'o["stdout"]'; hdr x-sandbox-resumed)" "200kept
+second
+
+1"
+check "persistent delete: ends it for good" "$(api DELETE "/sandboxes/$PS"; j 'o["status"], o["resumable"]')" "200stopped False"
+gone=0
+for _ in $(seq 100); do [ "$(disk_of "$PS")" = 0 ] && [ ! -e "$T/state/persistent/$PS.json" ] && { gone=1; break; }; sleep 0.2; done
+check "persistent delete: its kept snapshots and record leave the disk" "$gone" 1
+check "persistent delete: nothing else left of it" "$(left_of "$PS")" 0
+check "persistent delete: a command no longer resumes it (409 conflict)" \
+	"$(api POST "/sandboxes/$PS/commands" '{"cmd":"true"}'; j 'o["error"]["code"]')" 409conflict
 
 # ---- the store cap: 507 ----
 run "$R2" 'head -c 3000000 /dev/urandom > big.bin' >/dev/null

@@ -55,6 +55,36 @@ static struct gw_runner mk(const char *name, int64_t free_mb, int sandboxes, dou
 	return r;
 }
 
+/* Runners that have the create's image go first, each group keeping the
+ * order by room (a runner without it would pull it before answering). */
+static void test_place_prefers_image(void **state)
+{
+	struct gw_runner a = mk("a", 1024, 3, 0.5), b = mk("b", 4096, 9, 2.0), c = mk("c", 1024, 1, 0.9),
+			 d = mk("d", 1024, 1, 0.1);
+	const struct gw_runner *rs[] = { &a, &b, &c, &d };
+	int order[4];
+	(void)state;
+
+	a.images[a.nimages++] = gw_image_hash("default");
+	a.images[a.nimages++] = gw_image_hash("reg:5000/app:1.2");
+	c.images[c.nimages++] = gw_image_hash("reg:5000/app:1.2");
+	b.images[b.nimages++] = gw_image_hash("default");
+	assert_true(gw_runner_has_image(&a, "reg:5000/app:1.2"));
+	assert_false(gw_runner_has_image(&b, "reg:5000/app:1.2"));
+	assert_false(gw_runner_has_image(&d, "default"));
+	assert_int_equal(gw_place_order(rs, 4, NULL, 512, order, 4), 4);   /* b d c a */
+	gw_place_prefer_image(rs, order, 4, "reg:5000/app:1.2");
+	assert_int_equal(order[0], 2);   /* c: has it, 1 sandbox */
+	assert_int_equal(order[1], 0);   /* a: has it, 3 sandboxes */
+	assert_int_equal(order[2], 1);   /* b: the most room, without it */
+	assert_int_equal(order[3], 3);
+	/* an image no runner has: the order by room stands */
+	assert_int_equal(gw_place_order(rs, 4, NULL, 512, order, 4), 4);
+	gw_place_prefer_image(rs, order, 4, "reg:5000/other:1");
+	assert_int_equal(order[0], 1);
+	assert_int_equal(order[1], 3);
+}
+
 static void test_place_order(void **state)
 {
 	struct gw_runner a = mk("a", 1024, 3, 0.5), b = mk("b", 4096, 9, 2.0), c = mk("c", 1024, 1, 0.9),
@@ -185,6 +215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sid_names),
 		cmocka_unit_test(test_place_order),
+		cmocka_unit_test(test_place_prefers_image),
 		cmocka_unit_test(test_place_unreported_memory),
 		cmocka_unit_test(test_place_isolation),
 		cmocka_unit_test(test_pending_creates),

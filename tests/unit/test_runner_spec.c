@@ -39,6 +39,9 @@ static void test_defaults(void **state)
 	assert_int_equal(s.network, RN_NET_DENY_ALL);
 	assert_string_equal(s.image, "default");
 	assert_int_equal(s.preview_auth, 0);
+	assert_int_equal(s.persistent, 0);
+	assert_int_equal(s.snapshot_expires_in_ms, 0);
+	assert_int_equal(s.snapshot_keep_last, 0);
 	rn_spec_free(&s);
 }
 
@@ -50,8 +53,12 @@ static void test_values(void **state)
 	(void)state;
 	assert_int_equal(parse("{\"memory_mb\":64,\"vcpus\":2,\"ports\":[3000,8080],"
 			       "\"env\":{\"A\":\"x\",\"B_2\":\"\"},\"network\":\"allow-all\","
-			       "\"image\":\"py-3.11\",\"preview_auth\":true}", &s, &err), 0);
+			       "\"image\":\"py-3.11\",\"preview_auth\":true,\"persistent\":true,"
+			       "\"snapshot_expires_in_ms\":3600000,\"snapshot_keep_last\":5}", &s, &err), 0);
 	assert_int_equal(s.preview_auth, 1);
+	assert_int_equal(s.persistent, 1);
+	assert_int_equal(s.snapshot_expires_in_ms, 3600000);
+	assert_int_equal(s.snapshot_keep_last, 5);
 	assert_int_equal(s.memory_mb, 64);
 	assert_int_equal(s.n_ports, 2);
 	assert_int_equal(s.ports[1], 8080);
@@ -59,10 +66,29 @@ static void test_values(void **state)
 	assert_string_equal(s.env_names[1], "B_2");
 	assert_string_equal(s.env_values[0], "x");
 	assert_int_equal(s.network, RN_NET_ALLOW_ALL);
+	assert_string_equal(s.image, "py-3.11");
+	assert_string_equal(s.image_ref, "");
 	rn_spec_wipe_values(&s);
 	assert_null(s.env_values[0]);
 	assert_string_equal(s.env_names[0], "A");
 	rn_spec_free(&s);
+}
+
+/* A registry reference is kept as the image's reference, resolved to a
+ * local name only by the runner (a pull when it lacks it). */
+static void test_image_ref(void **state)
+{
+	struct rn_spec s;
+	struct sbx_err err = { 0, "" };
+
+	(void)state;
+	assert_int_equal(parse("{\"image\":\"127.0.0.1:5000/team/app:1.2\"}", &s, &err), 0);
+	assert_string_equal(s.image_ref, "127.0.0.1:5000/team/app:1.2");
+	assert_string_equal(s.image, "");
+	rn_spec_free(&s);
+	assert_true(rn_image_ref_ok("registry.example/app@sha256:0123abcd"));
+	assert_false(rn_image_ref_ok("-x/app"));
+	assert_false(rn_image_ref_ok("/app"));
 }
 
 static void test_errors_name_field(void **state)
@@ -83,8 +109,16 @@ static void test_errors_name_field(void **state)
 		{ "{\"env\":[]}", "env" },
 		{ "{\"network\":\"open\"}", "network" },
 		{ "{\"image\":\"../etc\"}", "image" },
+		{ "{\"image\":\"reg:5000/../app\"}", "image" },
+		{ "{\"image\":\"reg:5000//app\"}", "image" },
+		{ "{\"image\":\"reg:5000/-app\"}", "image" },
+		{ "{\"image\":\"reg:5000/app/\"}", "image" },
+		{ "{\"image\":\"reg:5000/a pp\"}", "image" },
 		{ "{\"image\":7}", "image" },
 		{ "{\"preview_auth\":\"yes\"}", "preview_auth" },
+		{ "{\"persistent\":1}", "persistent" },
+		{ "{\"snapshot_keep_last\":101}", "snapshot_keep_last" },
+		{ "{\"snapshot_expires_in_ms\":-1}", "snapshot_expires_in_ms" },
 		{ "{\"colour\":1}", "colour" },
 	};
 	struct rn_spec s;
@@ -127,6 +161,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_image_ref),
 		cmocka_unit_test(test_errors_name_field),
 		cmocka_unit_test(test_nofile_bounded_by_memory),
 	};

@@ -505,6 +505,31 @@ test('runtime: the choice beside the language lists the images with their Node; 
 	await page.waitForFunction(() => document.getElementById('sandbox-status').textContent.startsWith('stopped'), null, { timeout: 15000 });
 });
 
+test('Snapshot: the button keeps the sandbox\'s files; "New sandbox" from the chosen snapshot has them', async () => {
+	await openRunning();
+	const client = new SandboxClient({ baseUrl: GW_URL, apiKey: GW_KEY });
+	const first = await page.textContent('#sandbox-id');
+	await (await client.get(first)).runCommand({ cmd: 'sh', args: ['-c', 'echo from-the-snapshot > /tmp/snap-mark.txt'] });
+	assert.equal(await page.isEnabled('#snapshot'), true, 'Snapshot is enabled while the sandbox runs');
+	await page.click('#snapshot');
+	await page.waitForFunction(() => /^Snapshot snp_/.test(document.getElementById('message').textContent), null, { timeout: 30000 });
+	const snapId = (await page.textContent('#message')).match(/snp_[a-z0-9_]+/)[0];
+	assert.equal(await page.isVisible('#from-snapshot'), true, 'the choice is shown once the key has a snapshot');
+	assert.equal(await page.inputValue('#from-snapshot'), snapId, 'the new snapshot is chosen');
+	const listed = (await client.snapshots()).map((x) => x.id);
+	const options = await page.$$eval('#from-snapshot option', (os) => os.map((o) => o.value));
+	assert.deepEqual(options.slice(1).sort(), listed.sort(), 'one option per snapshot of the key, after "a fresh image"');
+	await page.click('#connect');
+	await page.waitForFunction((b) => document.getElementById('sandbox-id').textContent !== b &&
+		document.getElementById('sandbox-status').textContent === 'running', first, { timeout: 30000 });
+	const second = await client.get(await page.textContent('#sandbox-id'));
+	assert.deepEqual(second.info.source, { snapshot: snapId }, 'made from the chosen snapshot');
+	assert.equal((await second.runCommand({ cmd: 'cat', args: ['/tmp/snap-mark.txt'] })).stdout, 'from-the-snapshot\n');
+	await shot('snapshot.png');
+	await page.selectOption('#from-snapshot', '');
+	await client.request('DELETE', `/v1/snapshots/${snapId}`);
+});
+
 test('no script errors on the page; no WebSocket URL carried the API key', async () => {
 	assert.deepEqual(pageErrors, []);
 	assert.ok(socketUrls.length >= 5, `${socketUrls.length} sockets`);

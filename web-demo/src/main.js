@@ -11,6 +11,7 @@ import { PreviewPane } from './preview-pane.js';
 import { SandboxStatus } from './sandbox-status.js';
 import { IsolationChoice } from './isolation-choice.js';
 import { RuntimeChoice } from './runtime-choice.js';
+import { SnapshotChoice } from './snapshot-choice.js';
 import { LANGUAGES, SAMPLES, APP_PORT } from './samples.js';
 import { mirrorInlineStyles } from './csp-styles.js';
 
@@ -31,6 +32,7 @@ const terminal = new TerminalPane($('terminal'));
 const preview = new PreviewPane({ iframe: $('preview'), link: $('preview-url'), reloadButton: $('reload-preview') });
 const isolation = new IsolationChoice($('isolation'), $('isolation-label'));
 const runtime = new RuntimeChoice($('runtime'), $('runtime-label'));
+const snapshots = new SnapshotChoice($('from-snapshot'), $('from-snapshot-label'));
 const status = new SandboxStatus(
 	{ id: $('sandbox-id'), status: $('sandbox-status'), isolation: $('sandbox-isolation'), image: $('sandbox-image'), timeLeft: $('sandbox-time-left'), extendButton: $('extend'), stopButton: $('stop-sandbox') },
 	{ onError: showError, onStopped: sandboxEnded },
@@ -54,6 +56,7 @@ function sandboxLive() {
 function updateButtons() {
 	$('run').disabled = !sandboxLive();
 	$('start-app').disabled = !sandboxLive();
+	$('snapshot').disabled = !sandboxLive();
 	$('stop-run').disabled = !ui.run;
 	$('connect').textContent = ui.sandbox ? 'New sandbox' : 'Start sandbox';
 }
@@ -83,6 +86,7 @@ async function startSandbox() {
 	showMessage('starting a sandbox...');
 	await isolation.load(client);
 	await runtime.load(client);
+	await snapshots.load(client);
 	let sandbox = null;
 	const previousId = sessionStorage.getItem(SANDBOX_ID_KEY);
 	if (previousId && !ui.sandbox) {
@@ -93,7 +97,8 @@ async function startSandbox() {
 	}
 	if (!sandbox) {
 		if (ui.sandbox && sandboxLive()) ui.sandbox.stop().catch(() => {});
-		sandbox = await client.create({ ports: [APP_PORT], timeout_ms: 10 * 60 * 1000, ...isolation.fields(), ...runtime.fields() });
+		sandbox = await client.create({ ports: [APP_PORT], timeout_ms: 10 * 60 * 1000, ...isolation.fields(), ...runtime.fields(),
+			...snapshots.fields() });
 	}
 	sessionStorage.setItem(SANDBOX_ID_KEY, sandbox.id);
 	runtime.show(sandbox.image);
@@ -182,6 +187,14 @@ $('runtime').addEventListener('change', guarded(async () => { if (ui.sandbox) aw
 for (const b of document.querySelectorAll('.file-tab')) b.addEventListener('click', () => showFile(ui.language, b.dataset.file));
 for (const b of document.querySelectorAll('.side-tab')) b.addEventListener('click', () => showSidePane(b.dataset.pane));
 $('run').addEventListener('click', guarded(() => runFile(ui.file)));
+// a snapshot of the current sandbox's files, then chosen for "New sandbox"
+$('snapshot').addEventListener('click', guarded(async () => {
+	$('snapshot').disabled = true;
+	try {
+		const snap = await snapshots.take(ui.sandbox.client, ui.sandbox);
+		showMessage(`Snapshot ${snap.id} taken: "New sandbox" starts from it.`);
+	} finally { updateButtons(); }
+}));
 $('stop-run').addEventListener('click', guarded(stopRun));
 $('start-app').addEventListener('click', guarded(async () => {
 	showFile(ui.language, 'app');
