@@ -41,6 +41,9 @@ struct rn_conn {
 	struct sbx_splice sp;     /* A: the client, B: the agent (in, out) */
 	int p_parked;             /* peer hung up, out of epoll until room */
 	int remote;               /* came over TLS: no fd passing, no drain */
+	int keep;                 /* this request asked to keep the connection */
+	int served;               /* requests read on this connection */
+	int idle;                 /* kept, waiting for the next request's first bytes */
 	int want_fd;              /* a connect waiting for its sandbox: "fd" asked */
 	int resumed;              /* a connect that resumed its sandbox: the ok says so */
 	struct rn_conn *next;
@@ -70,6 +73,27 @@ static void conn_close(struct rn_conn *c)
 }
 
 static void splice_update(struct rn_conn *c);
+static void handle_frame(struct rn_conn *c);
+
+/* The reply went out: close, or (kept) wait for the next request, which
+ * may have come already behind this one. */
+static void reply_sent(struct rn_conn *c)
+{
+	if (!c->keep || c->served >= RN_KEEP_REQUESTS) {
+		conn_close(c);
+		return;
+	}
+	c->keep = c->want_fd = c->resumed = 0;
+	c->idle = 1;
+	c->state = C_REQ;
+	c->deadline = rn_now_mono() + RN_KEEP_IDLE_MS;
+	rn_loop_mod(&c->ev, EPOLLIN | EPOLLRDHUP);
+	if (c->in.len) {
+		c->idle = 0;
+		c->deadline = rn_now_mono() + RN_REQ_TIMEOUT_MS;
+		handle_frame(c);
+	}
+}
 
 /* Read into b up to its cap. Returns bytes read, 0 on EOF, -1 error,
  * -2 would block. */
@@ -113,7 +137,7 @@ static void send_json(struct rn_conn *c, cJSON *o)
 		return;
 	}
 	if (!c->out.len) {
-		conn_close(c);
+		reply_sent(c);
 		return;
 	}
 	rn_loop_mod(&c->ev, EPOLLOUT);
@@ -190,8 +214,10 @@ static void handle_frame(struct rn_conn *c)
 		return;
 	}
 	/* Anything after the request frame is ignored (or, for connect,
-	 * forwarded: keep it). */
+	 * forwarded; or, kept, the next request: keep it). */
 	sbx_buf_consume(&c->in, (size_t)n);
+	c->served++;
+	c->keep = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "keep"));
 	c->state = C_WAIT;
 	rn_api_handle(c->r, c, req);
 	cJSON_Delete(req);
@@ -211,6 +237,10 @@ static void on_client(struct rn_ev *ev, uint32_t events)
 			conn_close(c);
 			return;
 		}
+		if (c->idle) {   /* a kept connection's next request: its own deadline */
+			c->idle = 0;
+			c->deadline = rn_now_mono() + RN_REQ_TIMEOUT_MS;
+		}
 		handle_frame(c);
 		if (c->state == C_REQ && c->in.len >= RN_REQ_MAX + SBX_FRAME_HDR)
 			rn_conn_reply_err(c, "bad_request", "request too large");
@@ -223,8 +253,10 @@ static void on_client(struct rn_ev *ev, uint32_t events)
 			conn_close(c);
 		return;
 	case C_REPLY:
-		if (sbx_send_buf(c->ev.fd, &c->out) < 0 || !c->out.len)
+		if (sbx_send_buf(c->ev.fd, &c->out) < 0)
 			conn_close(c);
+		else if (!c->out.len)
+			reply_sent(c);
 		return;
 	case C_SPLICE:
 		if (events & EPOLLIN)

@@ -1,5 +1,6 @@
-/* Control connections: one JSON request frame, one JSON reply frame; a
- * connect request turns the connection into a spliced byte stream to the
+/* Control connections: one JSON request frame, one JSON reply frame (and
+ * again, when the request asked to keep the connection); a connect
+ * request turns the connection into a spliced byte stream to the
  * sandbox's agent socket. */
 #ifndef RN_CONN_H
 #define RN_CONN_H
@@ -21,6 +22,15 @@
 #define RN_REQ_TIMEOUT_MS 10000         /* whole request must arrive in */
 #define RN_HANDSHAKE_TIMEOUT_MS 5000
 #define RN_SPLICE_BUF (256u * 1024)     /* per direction */
+/* Kept-alive control connections: a request with "keep":true leaves its
+ * connection open for the next request once its reply went out (never a
+ * connect's or an import's, which take the connection over). At most
+ * RN_KEEP_REQUESTS requests on one connection (the last one's reply
+ * closes it), and one idle for RN_KEEP_IDLE_MS closes; a gateway keeps
+ * its own bounds below both (gateway/core/gw_up_keep.c), so it never
+ * sends on a connection the runner is closing. */
+#define RN_KEEP_REQUESTS 1000
+#define RN_KEEP_IDLE_MS 60000
 
 struct rn_conn;
 

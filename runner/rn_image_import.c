@@ -190,8 +190,9 @@ void rn_image_import_op(struct runner *r, struct rn_conn *c, const cJSON *req, i
 	pid = fork();
 	if (pid == 0) {
 		/* the connection at 3, nothing else of the runner's: a peer of a
-		 * connection the runner closes must see it closed */
-		if (fd != 3 && dup2(fd, 3) < 0)
+		 * connection the runner closes must see it closed; close-on-exec,
+		 * so that a pull's skopeo never holds the answer's socket open */
+		if ((fd != 3 && dup2(fd, 3) < 0) || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
 			_exit(126);
 		syscall(SYS_close_range, 4, ~0u, 0);
 		child(r, pending, npending, nm, rf, pull);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "rn_admit.h"
+#include "rn_conn.h"
 #include "rn_images.h"
 #include "rn_sandbox.h"
 #include "sbx_log.h"
@@ -69,6 +70,7 @@ cJSON *rn_status_json(const struct runner *r)
 	/* two decimals are all a placement needs; fewer digits in every probe */
 	cJSON_AddNumberToObject(o, "load1", (double)(long)(load[0] * 100 + 0.5) / 100);
 	cJSON_AddNumberToObject(o, "cpus", cpus());
+	cJSON_AddNumberToObject(o, "keep_alive_requests", RN_KEEP_REQUESTS);
 	a = cJSON_AddArrayToObject(o, "isolation");
 	for (int i = 0; i < r->n_drivers; i++) {
 		cJSON *it = cJSON_CreateObject();

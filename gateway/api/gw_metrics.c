@@ -35,7 +35,9 @@ void gw_metrics_reply(struct gw_req *r)
 		"sandbox_gateway_proxy_errors_total %llu\n"
 		"# TYPE sandbox_gateway_runner_tls_handshakes_total counter\n"
 		"sandbox_gateway_runner_tls_handshakes_total{kind=\"full\"} %llu\n"
-		"sandbox_gateway_runner_tls_handshakes_total{kind=\"resumed\"} %llu\n",
+		"sandbox_gateway_runner_tls_handshakes_total{kind=\"resumed\"} %llu\n"
+		"# TYPE sandbox_gateway_runner_kept_requests_total counter\n"
+		"sandbox_gateway_runner_kept_requests_total %llu\n",
 		(unsigned long long)m->http_requests, (unsigned long long)m->http_4xx,
 		(unsigned long long)m->http_5xx, (unsigned long long)m->upstream_errors,
 		live, vh->nowned - live,
@@ -47,7 +49,8 @@ void gw_metrics_reply(struct gw_req *r)
 		(unsigned long long)m->files_get_bytes, (long long)m->ws_open,
 		(unsigned long long)m->proxy_requests,
 		(unsigned long long)m->proxy_errors,
-		(unsigned long long)m->runner_tls[0], (unsigned long long)m->runner_tls[1]);
+		(unsigned long long)m->runner_tls[0], (unsigned long long)m->runner_tls[1],
+		(unsigned long long)m->runner_kept);
 	if (n > 0 && (size_t)n < sizeof b)
 		n += gw_runners_metrics(vh, b + n, sizeof b - (size_t)n);
 	sbx_buf_reset(&r->resp);

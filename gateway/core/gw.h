@@ -55,6 +55,7 @@ struct gw_metrics {
 	int64_t ws_open;
 	uint64_t proxy_requests, proxy_errors;   /* preview proxy (gw_proxy.c) */
 	uint64_t runner_tls[2];     /* TLS runner handshakes: [0] full, [1] resumed */
+	uint64_t runner_kept;       /* requests sent on a kept-alive connection (gw_up_keep.c) */
 };
 
 struct gw_vh {

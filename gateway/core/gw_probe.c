@@ -154,6 +154,7 @@ int gw_probe_apply(struct gw_vh *vh, struct gw_runner *rn, const cJSON *o, uint6
 		rn->memory_mb_cap = num(o, "memory_mb_cap", -1);
 		rn->slots_free = (int)num(o, "slots_free", 0);
 		rn->load1 = cJSON_IsNumber(load) ? load->valuedouble : 0;
+		rn->keep_alive = (int)num(o, "keep_alive_requests", 0);
 		set_iso(rn, cJSON_GetObjectItemCaseSensitive(o, "isolation"),
 			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "default_isolation")));
 		set_images(rn, cJSON_GetObjectItemCaseSensitive(o, "images"));
@@ -290,6 +291,9 @@ static void missed(struct gw_vh *vh, struct gw_runner *rn)
 	answered(p);
 	gw_up_release(&p->up);
 	free(p);
+	/* its kept connections may be as dead as this one was: the next
+	 * status goes on a new one, whose TCP connect tells a vanished host */
+	gw_up_keep_sweep(rn, 0, 1);
 	if (unreached) {
 		snprintf(b, sizeof b, "no answer to a TCP connect in %d ms", GW_PROBE_TIMEOUT_MS);
 		gw_runner_set_state(vh, rn, GW_RUNNER_DOWN, b);
@@ -323,6 +327,7 @@ static void tick(lws_sorted_usec_list_t *sul)
 			continue;   /* never used again (its name is taken, or not its own) */
 		if (rn->gone && rn->state == GW_RUNNER_DOWN)
 			continue;   /* left DNS and stopped answering */
+		gw_up_keep_sweep(rn, now, 0);
 		if (rn->probe && now - rn->probe_sent_ms >= GW_PROBE_TIMEOUT_MS)
 			missed(vh, rn);
 		if (!rn->probe && now - pr.last_sent[i] >= GW_PROBE_EVERY_MS)
@@ -346,6 +351,8 @@ void gw_probe_forget(struct gw_vh *vh, struct gw_runner *rn)
 	pr.tried[i] = 0;
 	pr.need_caps[i] = 0;
 	pr.missed[i] = 0;
+	gw_up_keep_sweep(rn, 0, 1);
+	rn->keep_alive = 0;
 }
 
 void gw_probe_soon(struct gw_vh *vh, struct gw_runner *rn)
@@ -370,6 +377,7 @@ void gw_probe_stop(struct gw_vh *vh)
 	lws_sul_cancel(&pr.sul);
 	for (int i = 0; i < vh->nrunners; i++) {
 		struct gw_runner *rn = &vh->runners[i];
+		gw_up_keep_sweep(rn, 0, 1);
 		if (rn->probe) {
 			struct probe *p = rn->probe->owner;
 			rn->probe = NULL;

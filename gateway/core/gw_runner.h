@@ -80,6 +80,11 @@ struct gw_runner {
 	int no_status_op;                   /* answers `ping` + `capabilities` instead */
 	char why[160];                      /* why it is down or refused */
 	int down_connect;                   /* down because its socket refused a connect */
+	/* kept-alive connections (gw_up_keep.c) */
+	int keep_alive;                     /* requests its status says it keeps a connection
+					     * for; 0: it closes after each reply */
+	struct gw_up *idle[4];              /* GW_UP_IDLE_MAX, most recently parked last */
+	int nidle;
 };
 
 struct gw_vh;

@@ -247,6 +247,8 @@ void gw_runner_set_state(struct gw_vh *vh, struct gw_runner *rn, enum gw_runner_
 	rn->since_ms = sbx_now_ms();
 	if (st != GW_RUNNER_DOWN)
 		rn->down_connect = 0;
+	if (st != GW_RUNNER_UP)
+		gw_up_keep_sweep(rn, 0, 1);   /* the next requests connect anew */
 	switch (st) {
 	case GW_RUNNER_UP:
 		sbx_info("runner %s (%s) is %s", rn->name, rn->addr,

@@ -20,24 +20,10 @@
 #include <unistd.h>
 #include "gw.h"
 #include "gw_tls.h"
+#include "gw_up_int.h"
 #include "sbx_dial.h"
 #include "sbx_log.h"
 #include "sbx_net.h"
-
-/* A TLS runner connection's state beside its gw_up (malloc'd: UNIX
- * connections, the most, pay nothing for it). */
-struct gw_up_tls {
-	struct gw_tls t;
-	int connecting;              /* TCP connect not finished */
-	int got_plain;               /* the runner's plaintext came: it was reached */
-	int timed_out;               /* the deadline below closed it */
-	int runner_down;             /* closed because its runner was marked down meanwhile */
-	lws_usec_t t0;               /* when the connect began */
-	lws_sorted_usec_list_t sul;  /* connect + handshake deadline (GW_UP_TLS_CONNECT_S);
-				      * not an lws timeout: owners set their own */
-	struct gw_up *u;
-	char addr[128];              /* the runner's address, for messages */
-};
 
 /* a whole frame, and what may come behind it in the same reads */
 #define GW_UP_IN_CAP (SBX_FRAME_MAX + SBX_FRAME_HDR + 64 * 1024)
@@ -224,10 +210,16 @@ static int open_fd(struct gw_up *u, struct lws *parent, int fd, int direct, cJSO
 	cJSON_Delete(first);
 	cJSON_Delete(next);
 	if (oom) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return GW_UP_ENOMEM;
 	}
 	u->phase = !direct && (next || (flags & GW_UP_REPLY)) ? GW_UP_REPLY : GW_UP_OPEN;
+	if (fd < 0) {   /* a kept-alive connection, u's already (gw_up_keep.c) */
+		u->rx_paused = 0;
+		lws_callback_on_writable(u->wsi);
+		return 0;
+	}
 	if (flags & GW_UP_PASS_FD) {
 		/* read with recvmsg (lws's own recv would drop the descriptor),
 		 * so adopted as a raw file; the request is the first write on a
@@ -252,6 +244,7 @@ static void start(struct gw_up *u, unsigned flags)
 	u->unreachable = 0;
 	u->why[0] = '\0';
 	u->rn = NULL;
+	u->keep = u->nframes = u->uses = 0;
 }
 
 #define GW_UP_TLS_TICK_US (250 * 1000)
@@ -268,9 +261,11 @@ static void tls_deadline(lws_sorted_usec_list_t *sul)
 	struct gw_up *u = t->u;
 	lws_usec_t used = lws_now_usecs() - t->t0;
 
-	if (!u->wsi || t->t.established)
+	/* a kept connection's request: only until its reply, only its
+	 * runner marked down (the runner has it; gw_up.h says which) */
+	if (!u->wsi || (t->t.established && (!t->reused || t->got_plain)))
 		return;
-	t->timed_out = used >= GW_UP_TLS_CONNECT_S * LWS_US_PER_SEC;
+	t->timed_out = !t->t.established && used >= GW_UP_TLS_CONNECT_S * LWS_US_PER_SEC;
 	t->runner_down = !(u->flags & GW_UP_PROBE) && u->rn->state == GW_RUNNER_DOWN &&
 			 !strcmp(u->rn->addr, t->addr);
 	if (t->timed_out || t->runner_down)
@@ -325,6 +320,20 @@ int gw_up_open_runner(struct gw_up *u, struct lws *parent, struct gw_runner *rn,
 	u->flags = flags;
 	if (!(flags & GW_UP_PROBE) && !gw_runner_usable(rn) && rn->state != GW_RUNNER_UNKNOWN)
 		return fail_open(GW_UP_EDOWN, first, next);   /* 503 at once, no connect */
+	u->keep = gw_up_keep_wanted(u, rn, first, next, flags);
+	if (u->keep) {
+		parent = NULL;   /* it may outlive its owner's client: the owner closes u */
+		if (gw_up_keep_take(u, rn)) {
+			int rc = open_fd(u, NULL, -1, 0, first, next, flags);
+			if (rc)
+				gw_up_close(u);
+			else
+				lws_sul_schedule(u->vh->ctx, 0, &u->tls->sul, tls_deadline,
+						 GW_UP_TLS_TICK_US);
+			return rc;
+		}
+	}
+	u->uses = 1;
 	fd = runner_connect(rn);
 	if (fd < 0) {
 		int e = errno;
@@ -496,23 +505,30 @@ static int bad(struct gw_up *u, const char *why)
 	return -1;
 }
 
-static int frames(struct lws *wsi, struct gw_up *u)
+/* The whole frames in p[0..n) to the owner; *used: the bytes they took
+ * (all of them once a raw stream began behind the reply). 0, or the
+ * callbacks' nonzero; -1 when a callback closed (or reopened) u: then
+ * nothing of u may be touched. */
+static int frames_at(struct lws *wsi, struct gw_up *u, const unsigned char *p, size_t n,
+		     size_t *used)
 {
+	*used = 0;
 	for (;;) {
 		struct sbx_err err = { 0 };
 		struct sbx_frame f;
-		long n = sbx_frame_decode(sbx_buf_head(&u->in), u->in.len, 0, &f, &err);
+		long k = sbx_frame_decode(p + *used, n - *used, 0, &f, &err);
 		int rc;
 
-		if (n < 0)
+		if (k < 0)
 			return bad(u, err.msg);
-		if (n == 0)
+		if (k == 0)
 			return 0;
 		int was_reply = u->phase == GW_UP_REPLY;
+		u->nframes++;
 		rc = was_reply ? reply(u, &f, NULL) : u->ops->frame(u, &f);
 		if (u->wsi != wsi)
 			return -1;   /* closed, or opened anew, by the callback */
-		sbx_buf_consume(&u->in, (size_t)n);
+		*used += (size_t)k;
 		if (rc)
 			return rc;
 		if (!was_reply)
@@ -521,18 +537,90 @@ static int frames(struct lws *wsi, struct gw_up *u)
 		lws_callback_on_writable(wsi);
 		if (u->flags & GW_UP_RAW) {
 			/* the stream's first bytes may have come behind the reply */
-			rc = u->in.len ? u->ops->bytes(u, sbx_buf_head(&u->in), u->in.len) : 0;
-			if (u->wsi == wsi)
-				sbx_buf_reset(&u->in);
+			rc = n > *used ? u->ops->bytes(u, p + *used, n - *used) : 0;
+			*used = n;
 			return rc;
 		}
 	}
+}
+
+/* The frames completed in u->in. */
+static int frames(struct lws *wsi, struct gw_up *u)
+{
+	size_t used;
+	int rc = frames_at(wsi, u, sbx_buf_head(&u->in), u->in.len, &used);
+
+	if (u->wsi == wsi)
+		sbx_buf_consume(&u->in, used);
+	return u->wsi == wsi ? rc : -1;
+}
+
+/* Bytes still missing from the frame whose start u->in holds (its header
+ * first); 0 when it is whole, or its header is wrong (frames() says so). */
+static size_t frame_rest(const struct gw_up *u)
+{
+	struct sbx_err err = { 0 };
+	struct sbx_frame f;
+	const unsigned char *h = sbx_buf_head(&u->in);
+
+	if (u->in.len < SBX_FRAME_HDR)
+		return SBX_FRAME_HDR - u->in.len;
+	if (sbx_frame_decode(h, u->in.len, 0, &f, &err) != 0)
+		return 0;
+	size_t whole = SBX_FRAME_HDR + ((size_t)h[0] << 24 | (size_t)h[1] << 16 |
+					(size_t)h[2] << 8 | h[3]);
+	return whole - u->in.len;
+}
+
+/* Frames as read: the whole ones go to the owner from the bytes lws (or
+ * TLS) read, and only a frame cut by the end of a read is kept in u->in,
+ * completed from the next read with exactly its missing bytes. (Every
+ * byte of a stream was copied into u->in, then compacted there: most of
+ * the gateway's own copying, by its profile.) */
+static int rx_frames(struct lws *wsi, struct gw_up *u, const unsigned char *p, size_t len)
+{
+	size_t used, need;
+	int rc;
+
+	while (u->in.len) {   /* the frame held back first */
+		if ((need = frame_rest(u))) {
+			if (!len)
+				return 0;
+			if (need > len)
+				need = len;
+			if (sbx_buf_append(&u->in, p, need))
+				return bad(u, gw_up_too_much);
+			p += need;
+			len -= need;
+			continue;
+		}
+		rc = frames(wsi, u);   /* it alone, or its header's error */
+		if (u->wsi != wsi)
+			return -1;
+		if (rc) {   /* what came behind stays seen (a kept connection must have none) */
+			if (len)
+				sbx_buf_append(&u->in, p, len);
+			return rc;
+		}
+		if (u->phase == GW_UP_OPEN && (u->flags & GW_UP_RAW))
+			return len ? u->ops->bytes(u, p, len) : 0;
+		if (u->in.len)   /* not reached: a whole frame is always taken */
+			return bad(u, gw_up_too_much);
+	}
+	rc = frames_at(wsi, u, p, len, &used);
+	if (u->wsi != wsi)
+		return -1;
+	if (used < len && sbx_buf_append(&u->in, p + used, len - used) && !rc)
+		return bad(u, gw_up_too_much);
+	return rc;
 }
 
 static int rx(struct lws *wsi, struct gw_up *u, const void *in, size_t len)
 {
 	if (u->phase == GW_UP_OPEN && (u->flags & GW_UP_RAW))
 		return len ? u->ops->bytes(u, in, len) : 0;
+	if (!u->dial)
+		return rx_frames(wsi, u, in, len);
 	if (sbx_buf_append(&u->in, in, len))
 		return bad(u, gw_up_too_much);
 	if (u->dial) {   /* the dial step: the agent's answer to CONNECT */
@@ -767,6 +855,9 @@ static int tls_lost_early(struct gw_up *u, struct lws *wsi)
 		why = tls_why(u, "connection refused or reset");
 	else if (u->tls->connecting)
 		why = tls_why(u, "no connection after %lld ms", ms);
+	else if (u->tls->reused)
+		why = tls_why(u, "closed the kept-alive connection before answering (after %lld ms)",
+			      ms);
 	else if (!peer_lost(wsi))
 		why = tls_why(u, "no TLS %s after %lld ms", u->tls->t.established ? "answer" :
 			      "handshake", ms);
@@ -812,6 +903,8 @@ int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 			return -1;
 		if (u->tls) {
 			int rc = tls_rx(wsi, u, in, len);
+			if (rc == 1 && gw_up_keep_park(u, wsi))
+				return 0;   /* kept for the next request */
 			return rc == -2 ? tls_peer_closed(u, wsi) : rc ? end(u, wsi) : 0;
 		}
 		return rx(wsi, u, in, len) ? end(u, wsi) : 0;

@@ -100,6 +100,10 @@ struct gw_up {
 	char why[296];               /* the last connect or TLS failure, naming the runner */
 	struct gw_runner *rn;        /* the runner asked (its replies show it alive; a TLS
 				      * session's runner), or NULL (an agent's socket) */
+	int keep;                    /* the request asked the runner to keep the connection */
+	int nframes;                 /* frames the runner sent since */
+	int uses;                    /* requests sent on this connection, this one counted */
+	int64_t idle_ms;             /* parked (gw_up_keep.c): since when */
 };
 
 #define GW_UP_CHUNK_MAX (64 * 1024)
@@ -146,6 +150,27 @@ int gw_up_connect_unanswered(const struct gw_up *u);
 int gw_up_peer_names(struct gw_up *u, const char *name);
 /* A TLS runner's TCP connect and handshake together get this long. */
 #define GW_UP_TLS_CONNECT_S 5
+
+/* Kept-alive control connections to TLS runners (gw_up_keep.c). A runner
+ * operation of one request and one reply (not a connect, an image import
+ * or pull, a create, nor a runner that does not say it keeps connections
+ * in its status) asks the runner to keep the connection; once the owner
+ * took the reply, the connection waits in its runner's idle list for the
+ * next such request, which then needs no TCP connect and no TLS
+ * handshake. The status probe rides on them too. Bounds: GW_UP_IDLE_MAX
+ * idle per runner; GW_UP_KEEP_USES requests per connection (below the
+ * runner's own bound, RN_KEEP_REQUESTS); one idle GW_UP_KEEP_IDLE_MS
+ * closes (the runner waits RN_KEEP_IDLE_MS, longer, so it never closes
+ * one we are about to use). Creates are never sent on them: a request on
+ * a kept connection is ended when its runner is marked down meanwhile (a
+ * host that vanished leaves no other sign), and a create cut short would
+ * leave a sandbox nobody was told of. */
+#define GW_UP_IDLE_MAX      4
+#define GW_UP_KEEP_USES     500
+#define GW_UP_KEEP_IDLE_MS  10000
+/* Close rn's idle connections idle longer than GW_UP_KEEP_IDLE_MS (all of
+ * them with all set: its runner is down, forgotten, or suspect). */
+void gw_up_keep_sweep(struct gw_runner *rn, int64_t now_ms, int all);
 
 /* Ask for a WRITEABLE (after the owner filled its own queue). */
 void gw_up_want_write(struct gw_up *u);

@@ -122,6 +122,18 @@ suite_tls() { # gateway-bin
 	curl -s -m 10 -H 'Authorization: Bearer m-tls' http://127.0.0.1:$gp/metrics >"$T/tls.metrics"
 	check "tls runner: control connections resume their TLS session (a full handshake first)" \
 		"$(awk '/^sandbox_gateway_runner_tls_handshakes_total\{kind="full"\}/ {f=$2} /^sandbox_gateway_runner_tls_handshakes_total\{kind="resumed"\}/ {r=$2} END {print (f >= 1), (r >= 1)}' "$T/tls.metrics")" "1 1"
+	# kept-alive control connections (gw_up_keep.c): requests one after
+	# another (and the status probe between them) share one or two
+	# connections, so 20 GETs cost at most a few handshakes, not 20
+	hs() { curl -s -m 10 -H 'Authorization: Bearer m-tls' http://127.0.0.1:$gp/metrics |
+		awk '/^sandbox_gateway_runner_tls_handshakes_total/ {n += $2} /^sandbox_gateway_runner_kept_requests_total/ {k = $2} END {print n + 0, k + 0}'; }
+	read -r h0 k0 <<<"$(hs)"
+	n200=0
+	for _ in $(seq 20); do [ "$(code -H "$A" $u/$id)" = 200 ] && n200=$((n200 + 1)); done
+	read -r h1 k1 <<<"$(hs)"
+	echo "  20 GETs: $((h1 - h0)) TLS handshakes, $((k1 - k0)) requests on kept connections"
+	check "tls runner: 20 GETs in a row: all 200, at most 4 TLS handshakes, the rest on kept connections" \
+		"$n200 $((h1 - h0 <= 4)) $((k1 - k0 >= 16))" "20 1 1"
 	# a preview: the runner relays the guest's port (no socket passed)
 	code -H "$A" -d '{"cmd":"sh","args":["-c","mkdir -p /tmp/www && echo preview over tls >/tmp/www/index.html && cd /tmp/www && exec python3 -m http.server 3000"],"detached":true}' $u/$id/commands >/dev/null
 	for _ in $(seq 100); do

@@ -22,6 +22,8 @@ STATUS_KEYS = {"name": str, "instance": str, "draining": bool, "sandboxes": int,
                "memory_mb_cap": int, "memory_mb_used": int, "memory_mb_free": int,
                "slots_free": int, "load1": (int, float), "cpus": int, "isolation": list,
                "default_isolation": str}
+STATUS_KEYS["keep_alive_requests"] = int   # requests a kept connection carries (rn_conn.h)
+STATUS_KEYS["images"] = list               # its image names and pulled references
 
 
 def openssl(*args):

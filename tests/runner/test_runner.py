@@ -1345,6 +1345,51 @@ def t_accept_emfile():
         r.kill()
 
 
+def t_keep_alive(r):
+    """Kept-alive control connections (runner/rn_conn.h): a request with
+    "keep":true leaves its connection open for the next one; one without
+    it is answered and closed, as before; the RN_KEEP_REQUESTS-th request
+    on one connection is answered and closed, keep or not; and a status
+    says how many requests a connection is kept for."""
+    st = r.req({"op": "status"})
+    bound = (st.get("runner") or {}).get("keep_alive_requests")
+    result("keep-alive: the status says how many requests a connection is kept for",
+           bound == 1000, str(bound))
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(r.sock)
+    names = []
+    try:
+        for _ in range(3):
+            rc.send_frame(s, {"op": "ping", "keep": True})
+            names.append(json.loads(rc.recv_frame(s)[1]).get("runner", {}).get("name"))
+        rc.send_frame(s, {"op": "ping"})
+        names.append(json.loads(rc.recv_frame(s)[1]).get("runner", {}).get("name"))
+        eof = s.recv(1) == b""
+    except (OSError, EOFError) as e:
+        eof = repr(e)
+    finally:
+        s.close()
+    result("keep-alive: three kept requests on one connection, then one without keep "
+           "is answered and closed", names == [r.name] * 4 and eof is True, "%s %s" % (names, eof))
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(r.sock)
+    answered = 0
+    try:
+        for _ in range(bound or 1000):
+            rc.send_frame(s, {"op": "ping", "keep": True})
+            if json.loads(rc.recv_frame(s)[1]).get("ok"):
+                answered += 1
+        eof = s.recv(1) == b""
+    except (OSError, EOFError) as e:
+        eof = repr(e)
+    finally:
+        s.close()
+    result("keep-alive: the 1000th request on one connection is answered, then it closes",
+           answered == 1000 and eof is True, "%d answered, closed: %s" % (answered, eof))
+
+
 def main():
     if not os.path.isdir(os.path.join(IMAGE_DIR, "default", "rootfs")):
         for n in ["create/exec/stop", "probes", "limits", "restart", "real agent"]:
@@ -1372,6 +1417,14 @@ def main():
             r.stop_all()
             r.kill()
         return
+    # kept-alive control connections: RUNNER_CHECKS=keep runs only those
+    if os.environ.get("RUNNER_CHECKS") == "keep":
+        r = Runner("tk%d" % N, AGENT)
+        try:
+            t_keep_alive(r)
+        finally:
+            r.kill()
+        return
     # the vm driver's own checks (tests/runner/vm_checks.py): RUNNER_CHECKS=vm
     if os.environ.get("RUNNER_CHECKS") == "vm":
         vm_checks.run(sys.modules[__name__])
@@ -1394,6 +1447,7 @@ def main():
         t_agent_crash(r)
         t_concurrent(r)
         t_list_pages(r)
+        t_keep_alive(r)
         t_userns_owner(r)
         fw = firewall_state()
         try:
