@@ -18,9 +18,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!o)
 		return 0;
 	if (rn_spec_parse(o, &spec, &err) == 0) {
-		/* a parsed spec is within its bounds */
+		/* a parsed spec is within its bounds, and names an image: a
+		 * name, or a checked registry reference (resolved to a name
+		 * only when the runner has pulled it) */
 		if (spec.memory_mb < 32 || spec.n_ports > RN_MAX_PORTS || spec.n_env > RN_MAX_ENV ||
-		    strlen(spec.image) == 0)
+		    (spec.image[0] == 0) == (spec.image_ref[0] == 0) ||
+		    (spec.image_ref[0] && !rn_image_ref_ok(spec.image_ref)))
 			__builtin_trap();
 		rn_spec_free(&spec);
 	}
