@@ -123,6 +123,25 @@ int sbx_write_file(const char *path, const char *s, int oflags, mode_t mode)
 	return 0;
 }
 
+int sbx_replace_file(const char *path, const char *s, mode_t mode)
+{
+	char tmp[PATH_MAX];
+
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	unlink(tmp);
+	if (sbx_write_file(tmp, s, O_CREAT | O_EXCL | O_NOFOLLOW, mode) < 0 ||
+	    rename(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 ssize_t sbx_read_file(const char *path, char *buf, size_t n)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

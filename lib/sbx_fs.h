@@ -26,6 +26,13 @@ int sbx_rmtree(const char *path);
  * EIO. */
 int sbx_write_file(const char *path, const char *s, int oflags, mode_t mode);
 
+/* Replace the file at path with the string s, never torn: written whole
+ * to path.tmp (a stale one removed first; O_EXCL | O_NOFOLLOW, mode) and
+ * renamed over path, so a crash leaves the old file or the new one. No
+ * fsync: for state that has to survive a crash of the process, not of
+ * the host. On failure path.tmp is removed; -1 with errno. */
+int sbx_replace_file(const char *path, const char *s, mode_t mode);
+
 /* Read the file at path into buf: at most n - 1 bytes, then a NUL (the
  * small files of /proc, cgroups, the runner's state). Returns the length
  * (0: empty), or -1 with errno. */

@@ -60,7 +60,7 @@ static cJSON *record_json(const struct rn_sandbox *sb)
 /* The record, written whole then renamed: a crash leaves the old or the new. */
 static int save_record(const struct runner *r, const struct rn_sandbox *sb, struct sbx_err *err)
 {
-	char dir[PATH_MAX], p[PATH_MAX], tmp[PATH_MAX + 8];
+	char dir[PATH_MAX], p[PATH_MAX];
 	cJSON *o = record_json(sb);
 	char *txt = sbx_json_print(o);
 	int rc;
@@ -70,15 +70,13 @@ static int save_record(const struct runner *r, const struct rn_sandbox *sb, stru
 		return sbx_err_set(err, ENOMEM, "out of memory");
 	record_path(dir, r, NULL);
 	record_path(p, r, sb->id);
-	snprintf(tmp, sizeof tmp, "%s.tmp", p);
 	if (sbx_mkdir_p(dir, 0711, 0700) < 0) {
 		cJSON_free(txt);
 		return sbx_err_sys(err, "mkdir %s", dir);
 	}
-	unlink(tmp);
-	rc = sbx_write_file(tmp, txt, O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+	rc = sbx_replace_file(p, txt, 0600);
 	cJSON_free(txt);
-	if (rc < 0 || rename(tmp, p) < 0)
+	if (rc < 0)
 		return sbx_err_sys(err, "write %s", p);
 	return 0;
 }

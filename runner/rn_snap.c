@@ -74,7 +74,7 @@ cJSON *rn_snap_json(const struct rn_snap *s)
  * the old or the new, never half of one. */
 static int save(const struct runner *r, const struct rn_snap *s, struct sbx_err *err)
 {
-	char p[PATH_MAX], tmp[PATH_MAX + 8];
+	char p[PATH_MAX];
 	cJSON *o = rn_snap_json(s), *a = cJSON_AddArrayToObject(o, "chain");
 	char *txt;
 	int rc;
@@ -88,11 +88,9 @@ static int save(const struct runner *r, const struct rn_snap *s, struct sbx_err 
 	if (!txt)
 		return sbx_err_set(err, ENOMEM, "out of memory");
 	snap_path(p, r, s->id, "meta.json");
-	snprintf(tmp, sizeof tmp, "%s.tmp", p);
-	unlink(tmp);
-	rc = sbx_write_file(tmp, txt, O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+	rc = sbx_replace_file(p, txt, 0600);
 	cJSON_free(txt);
-	if (rc < 0 || rename(tmp, p) < 0)
+	if (rc < 0)
 		return sbx_err_sys(err, "write %s", p);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rn_loop.h"
+#include "sbx_fs.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
 
@@ -50,16 +51,51 @@ void rn_state_path(char *out, const struct rn_sandbox *sb, const char *name)
 		out[0] = 0;
 }
 
-/* Written to a temp file and renamed, so it is never torn. No fsync: the
- * file only has to survive a crash of the runner (the rename is atomic for
- * that); after a host crash the sandboxes and cgroups are gone anyway and
- * the dir alone is enough to clean. */
+/* o (consumed) as <dir>/<name>, never torn (sbx_replace_file): the file
+ * only has to survive a crash of the runner; after a host crash the
+ * sandboxes and cgroups are gone anyway and the dir alone is enough to
+ * clean. */
+static int json_save(const char *dir, const char *name, cJSON *o, struct sbx_err *err)
+{
+	char dst[PATH_MAX + 32], *txt = cJSON_PrintUnformatted(o);
+	int rc = 0;
+
+	cJSON_Delete(o);
+	if (!txt)
+		return sbx_err_set(err, ENOMEM, "%s: out of memory", name);
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	if (sbx_replace_file(dst, txt, 0600) < 0)
+		rc = sbx_err_sys(err, "write %s", dst);
+	cJSON_free(txt);
+	return rc;
+}
+
+/* <dir>/<name> parsed (never through a symlink, at most max bytes read),
+ * or NULL. */
+static cJSON *json_read(const char *dir, const char *name, size_t max)
+{
+	char path[PATH_MAX + 32], *buf;
+	cJSON *o = NULL;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(max);
+	n = buf ? read(fd, buf, max) : -1;
+	close(fd);
+	if (n > 0)
+		o = cJSON_ParseWithLength(buf, (size_t)n);
+	free(buf);
+	return o;
+}
+
 int rn_state_save(const struct rn_sandbox *sb, const char *driver, int slot,
 		  struct sbx_err *err)
 {
-	char tmp[PATH_MAX + 16], dst[PATH_MAX + 16], *txt;
 	cJSON *o = cJSON_CreateObject();
-	int fd, rc = 0;
 
 	cJSON_AddStringToObject(o, "id", sb->id);
 	if (slot >= 0)
@@ -75,41 +111,13 @@ int rn_state_save(const struct rn_sandbox *sb, const char *driver, int slot,
 	cJSON_AddStringToObject(o, "network", rn_network_name(sb->spec.network));
 	rn_spec_limits_json(o, &sb->spec);
 	cJSON_AddBoolToObject(o, "preview_auth", sb->spec.preview_auth);
-	txt = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!txt)
-		return sbx_err_set(err, ENOMEM, "state.json: out of memory");
-	snprintf(tmp, sizeof(tmp), "%s/state.json.tmp", sb->dir);
-	snprintf(dst, sizeof(dst), "%s/state.json", sb->dir);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, txt, strlen(txt)) != (ssize_t)strlen(txt) ||
-	    rename(tmp, dst) < 0)
-		rc = sbx_err_sys(err, "write %s", dst);
-	if (fd >= 0)
-		close(fd);
-	cJSON_free(txt);
-	return rc;
+	return json_save(sb->dir, "state.json", o, err);
 }
 
 /* <dir>/state.json parsed (never through a symlink), or NULL. */
 static cJSON *state_read(const char *dir)
 {
-	char path[PATH_MAX + 16], *buf;
-	cJSON *o = NULL;
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/state.json", dir);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	buf = malloc(STATE_MAX);
-	n = buf ? read(fd, buf, STATE_MAX) : -1;
-	close(fd);
-	if (n > 0)
-		o = cJSON_ParseWithLength(buf, (size_t)n);
-	free(buf);
-	return o;
+	return json_read(dir, "state.json", STATE_MAX);
 }
 
 void rn_state_kill(const char *dir)
@@ -206,10 +214,8 @@ void rn_state_keep_lost(struct runner *r, struct rn_driver *drv, const char *id,
 
 int rn_state_save_paused(const struct rn_sandbox *sb, struct sbx_err *err)
 {
-	char tmp[PATH_MAX + 16], dst[PATH_MAX + 16], *txt;
 	cJSON *o = cJSON_CreateObject(), *a;
 	int64_t left = sb->deadline_mono - rn_now_mono();
-	int fd, rc = 0;
 
 	cJSON_AddNumberToObject(o, "left_ms", (double)(left > 0 ? left : 0));
 	cJSON_AddNumberToObject(o, "lifetime_ms", (double)(sb->deadline_mono - sb->created_mono));
@@ -223,41 +229,13 @@ int rn_state_save_paused(const struct rn_sandbox *sb, struct sbx_err *err)
 	cJSON_AddStringToObject(o, "workdir", sb->spec.workdir);
 	cJSON_AddStringToObject(o, "snapshot", sb->spec.snapshot);
 	cJSON_AddBoolToObject(o, "persistent", sb->spec.persistent);
-	txt = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!txt)
-		return sbx_err_set(err, ENOMEM, "paused.json: out of memory");
-	snprintf(tmp, sizeof(tmp), "%s/paused.json.tmp", sb->dir);
-	snprintf(dst, sizeof(dst), "%s/paused.json", sb->dir);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, txt, strlen(txt)) != (ssize_t)strlen(txt) ||
-	    rename(tmp, dst) < 0)
-		rc = sbx_err_sys(err, "write %s", dst);
-	if (fd >= 0)
-		close(fd);
-	cJSON_free(txt);
-	return rc;
+	return json_save(sb->dir, "paused.json", o, err);
 }
 
 /* <dir>/paused.json parsed (never through a symlink), or NULL. */
 static cJSON *paused_read(const char *dir)
 {
-	char path[PATH_MAX + 16], *buf;
-	cJSON *o = NULL;
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/paused.json", dir);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	buf = malloc(RN_ENV_BYTES + STATE_MAX);
-	n = buf ? read(fd, buf, RN_ENV_BYTES + STATE_MAX) : -1;
-	close(fd);
-	if (n > 0)
-		o = cJSON_ParseWithLength(buf, (size_t)n);
-	free(buf);
-	return o;
+	return json_read(dir, "paused.json", RN_ENV_BYTES + STATE_MAX);
 }
 
 /* ports and env names of p into spec; -1 when one is bad. */

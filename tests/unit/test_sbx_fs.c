@@ -191,6 +191,29 @@ static void read_file_whole_and_bounded(void **state)
 	assert_non_null(strstr(big, "VmRSS:"));
 }
 
+/* The old file or the new one, never a temp file left, never through a
+ * symlink at the temp name. */
+static void replace_file_whole(void **state)
+{
+	char b[32];
+
+	(void)state;
+	assert_int_equal(sbx_replace_file(at("r"), "one", 0600), 0);
+	assert_int_equal(sbx_replace_file(at("r"), "two!", 0600), 0);
+	assert_int_equal(sbx_read_file(at("r"), b, sizeof(b)), 4);
+	assert_string_equal(b, "two!");
+	assert_int_equal(access(at("r.tmp"), F_OK), -1);
+	/* a stale temp file (even a symlink) is removed, not written through */
+	assert_int_equal(symlink(at("target"), at("r.tmp")), 0);
+	assert_int_equal(sbx_replace_file(at("r"), "three", 0600), 0);
+	assert_int_equal(access(at("target"), F_OK), -1);
+	assert_int_equal(sbx_read_file(at("r"), b, sizeof(b)), 5);
+	/* a directory that is not there: -1, nothing made */
+	errno = 0;
+	assert_int_equal(sbx_replace_file(at("none/r"), "x", 0600), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
 /* More than a pipe holds, read by a child meanwhile: every byte arrives,
  * in order; a socket whose peer is gone is EPIPE, not a SIGPIPE. */
 static void write_all_pipe_and_socket(void **state)
@@ -252,6 +275,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(rmtree_depth_is_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(write_file_whole_string, setup, teardown),
 		cmocka_unit_test_setup_teardown(read_file_whole_and_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(replace_file_whole, setup, teardown),
 		cmocka_unit_test(write_all_pipe_and_socket),
 		cmocka_unit_test(self_dir_is_the_binary_s),
 	};
