@@ -50,12 +50,8 @@ cluster_images() {
 		skip "images: needs busybox-static (/bin/busybox) for the test image"
 		return
 	fi
-	rport=$(random_port)
-	printf 'version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
-		"$T/registry" "$rport" >"$T/registry.yml"
-	docker-registry serve "$T/registry.yml" >"$T/registry.log" 2>&1 &
-	h_track $!
-	for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$rport/v2/" && break; sleep 0.1; done
+	start_registry
+	rport=$REGISTRY_PORT
 	python3 tests/oci/mkimage.py good "$T/app.tar" "pulled by two runners" ||
 		{ fail "images: tests/oci/mkimage.py could not build the image"; return; }
 	mkdir -p "$T/app-layout" && tar -xf "$T/app.tar" -C "$T/app-layout"

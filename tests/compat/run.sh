@@ -28,12 +28,8 @@ export GW_URL=https://127.0.0.1:$GW_PORT GW_PREVIEW=https://127.0.0.1:$GW_PORT N
 # Sandbox.create({image}) with its reference
 if command -v docker-registry >/dev/null && command -v skopeo >/dev/null &&
 	file -L /bin/busybox 2>/dev/null | grep -q static; then
-	rport=$(random_port)
-	printf 'version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
-		"$T/registry" "$rport" >"$T/registry.yml"
-	docker-registry serve "$T/registry.yml" >"$T/registry.log" 2>&1 &
-	h_track $!
-	for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$rport/v2/" && break; sleep 0.1; done
+	start_registry
+	rport=$REGISTRY_PORT
 	python3 tests/oci/mkimage.py good "$T/app.tar" "from the SDK's image" &&
 		mkdir -p "$T/layout" && tar -xf "$T/app.tar" -C "$T/layout" &&
 		skopeo --insecure-policy copy -q --dest-tls-verify=false oci:"$T/layout" \

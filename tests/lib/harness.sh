@@ -142,6 +142,21 @@ wait_healthz() { # port [tries] [pid]
 	return 1
 }
 
+# Debian's docker-registry (the reference registry) on loopback, storing in
+# $T/registry, tracked for the suite's cleanup (so not in a subshell);
+# sets REGISTRY_PORT once it answers /v2/ (10 s at most; a registry that
+# never answers fails the suite's pushes, which say so).
+start_registry() {
+	local port
+	port=$(random_port)
+	printf 'version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
+		"$T/registry" "$port" >"$T/registry.yml"
+	docker-registry serve "$T/registry.yml" >"$T/registry.log" 2>&1 &
+	h_track $!
+	for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/v2/" && break; sleep 0.1; done
+	REGISTRY_PORT=$port
+}
+
 start_runner() { # name sock state [args...]
 	local name=$1 sock=$2 state=$3
 	shift 3

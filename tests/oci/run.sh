@@ -184,12 +184,8 @@ api DELETE "/v1/sandboxes/$sid" >/dev/null
 
 # --- pull from a registry on loopback -----------------------------------------
 if command -v docker-registry >/dev/null && command -v skopeo >/dev/null; then
-	rport=$(random_port)
-	printf 'version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
-		"$T/registry" "$rport" >"$T/registry.yml"
-	docker-registry serve "$T/registry.yml" >"$T/registry.log" 2>&1 &
-	h_track $!
-	for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$rport/v2/" && break; sleep 0.1; done
+	start_registry
+	rport=$REGISTRY_PORT
 	mkdir -p "$T/layout" && tar -xf "$T/good.tar" -C "$T/layout"
 	$MK good "$T/good2.tar" "pulled through the registry"
 	mkdir -p "$T/layout2" && tar -xf "$T/good2.tar" -C "$T/layout2"
