@@ -11,6 +11,7 @@
  * of waiting out SYN retries. */
 #include "driver_jail_refuse.h"
 
+#include <errno.h>
 #include <stdio.h>
 
 #include "rn_net.h"
@@ -22,8 +23,10 @@ int jail_refuse_connections(struct rn_sandbox *sb, int on, struct sbx_err *err)
 {
 	char line[512];
 
-	/* -C first: idempotent, so a second call (or a rule a killed runner
-	 * left in a sandbox that lives on) changes nothing */
+	if (sb->pid <= 0)
+		return sbx_err_set(err, ESRCH, "%s has no process to find its network by",
+				   sb->id);
+	/* -C first: a second call changes nothing */
 	if (on)
 		snprintf(line, sizeof(line),
 			 "exec >/dev/null 2>&1; nsenter -t %d -n sh -c '"
