@@ -19,9 +19,10 @@
 #define RULE "OUTPUT -p tcp --syn -m comment --comment sbx-sock-budget " \
 	     "-j REJECT --reject-with tcp-reset"
 
-int jail_refuse_connections(struct rn_sandbox *sb, int on, struct sbx_err *err)
+pid_t jail_refuse_connections(struct rn_sandbox *sb, int on, struct sbx_err *err)
 {
 	char line[512];
+	pid_t pid;
 
 	if (sb->pid <= 0)
 		return sbx_err_set(err, ESRCH, "%s has no process to find its network by",
@@ -39,8 +40,9 @@ int jail_refuse_connections(struct rn_sandbox *sb, int on, struct sbx_err *err)
 			 "while iptables -w -D " RULE "; do :; done; "
 			 "while ip6tables -w -D " RULE "; do :; done; true'",
 			 (int)sb->pid);
-	if (rn_net_run(line, err) < 0)
+	pid = rn_net_spawn(line, err);
+	if (pid < 0)
 		return sbx_err_wrap(err, "%s new connections of %s at its socket budget",
 				    on ? "refuse" : "allow again", sb->id);
-	return 0;
+	return pid;
 }

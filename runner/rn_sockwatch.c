@@ -1,6 +1,7 @@
 #include "rn_sockwatch.h"
 
 #include <stdio.h>
+#include <sys/wait.h>
 
 #include "rn_sandbox.h"
 #include "sbx_log.h"
@@ -37,18 +38,23 @@ long long rn_sock_allow_bytes(long long memory_mb)
 
 /* Turn sb's refusal of new connections on or off, once per change. The
  * state follows the wish even when the driver failed: one warning, not
- * one a second; the stop below still bounds what the sandbox holds. */
+ * one a second; the stop below still bounds what the sandbox holds. While
+ * a change still runs, the next waits for a later look: two at once could
+ * finish in the wrong order. */
 static void set_refusal(struct rn_sandbox *sb, int on, long long used)
 {
 	struct sbx_err err = { 0 };
+	pid_t job;
 
-	if (!sb->drv->ops->refuse_connections || sb->sock_refusing == on)
+	if (!sb->drv->ops->refuse_connections || sb->sock_refusing == on || sb->sock_job > 0)
 		return;
 	sb->sock_refusing = on;
-	if (sb->drv->ops->refuse_connections(sb, on, &err) < 0) {
+	job = sb->drv->ops->refuse_connections(sb, on, &err);
+	if (job < 0) {
 		sbx_warn("%s", err.msg);
 		return;
 	}
+	sb->sock_job = job;
 	if (on)
 		sbx_info("%s: socket buffers hold %lld KiB, at the budget of %lld KiB: new "
 			 "connections refused", sb->id, used >> 10,
@@ -119,4 +125,18 @@ int rn_sockwatch_tick(struct runner *r)
 		if (watched(sb))
 			look_at(r, sb, now);
 	return RN_SOCKWATCH_EVERY_MS;
+}
+
+int rn_sockwatch_reaped(struct runner *r, pid_t pid, int st)
+{
+	for (struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next) {
+		if (sb->sock_job != pid)
+			continue;
+		sb->sock_job = 0;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			sbx_warn("%s: changing the refusal of new connections failed (status %d)",
+				 sb->id, st);
+		return 1;
+	}
+	return 0;
 }

@@ -33,5 +33,7 @@ long long rn_sock_allow_bytes(long long memory_mb);
 long long rn_sock_bound_bytes(long long memory_mb);
 /* Look when due; returns the ms until the next look. */
 int rn_sockwatch_tick(struct runner *r);
+/* The reaper's: 1 when pid was a sandbox's refusal change (now done). */
+int rn_sockwatch_reaped(struct runner *r, pid_t pid, int st);
 
 #endif
