@@ -39,6 +39,7 @@
 #include <openssl/x509.h>
 
 #include "rn_egress_ca.h"
+#include "rn_egress_relay.h"
 #include "sbx_http1.h"
 #include "sbx_log.h"
 
@@ -343,9 +344,12 @@ static int pre_read(BIO *b, char *out, int n)
 		pb->pre_len -= k;
 		return (int)k;
 	}
+	BIO_clear_retry_flags(b);
 	do
 		r = recv(pb->fd, out, (size_t)n, 0);
 	while (r < 0 && errno == EINTR);
+	if (r < 0 && errno == EAGAIN)
+		BIO_set_retry_read(b);  /* non-blocking after an upgrade */
 	return r < 0 ? -1 : (int)r;
 }
 
@@ -354,9 +358,12 @@ static int pre_write(BIO *b, const char *p, int n)
 	struct pre_bio *pb = BIO_get_data(b);
 	ssize_t w;
 
+	BIO_clear_retry_flags(b);
 	do
 		w = send(pb->fd, p, (size_t)n, MSG_NOSIGNAL);
 	while (w < 0 && errno == EINTR);
+	if (w < 0 && errno == EAGAIN)
+		BIO_set_retry_write(b);
 	return w < 0 ? -1 : (int)w;
 }
 
@@ -636,10 +643,11 @@ static int forward_addr(struct eg_mitm *m, const char *host, int port, struct so
 
 /* ---- one request ---- */
 
-enum { REQ_NEXT = 0, REQ_END = 1 };
+enum { REQ_NEXT = 0, REQ_END = 1, REQ_UPGRADED = 2 };
 
 /* The response to the request just sent on u, relayed to the sandbox.
- * REQ_NEXT when the connection may carry another request. */
+ * REQ_NEXT when the connection may carry another request, REQ_UPGRADED
+ * after a 101. */
 static int relay_response(struct eg_mitm *m, struct io *sb, struct upstream *u, int head_req)
 {
 	struct sbx_h1_head rh;
@@ -655,7 +663,7 @@ static int relay_response(struct eg_mitm *m, struct io *sb, struct upstream *u, 
 			return REQ_END;
 		io_take(&u->io, (size_t)rl);
 		if (rh.status == 101)
-			return REQ_END;         /* upgrades are not relayed here */
+			return REQ_UPGRADED;    /* its bytes follow: the caller relays them */
 		if (rh.status >= 100 && rh.status < 200)
 			continue;               /* 100 Continue and the like: the final one follows */
 		break;
@@ -664,6 +672,26 @@ static int relay_response(struct eg_mitm *m, struct io *sb, struct upstream *u, 
 	    relay_body(&u->io, sb, &rh) < 0)
 		return REQ_END;
 	return rh.close || rh.body == SBX_H1_UNTIL_CLOSE ? REQ_END : REQ_NEXT;
+}
+
+/* After a 101 on u: the decrypted streams relayed both ways until both
+ * close (rn_egress_relay.c); what either side sent past the HTTP goes
+ * first. Always REQ_END. */
+static int relay_upgraded(struct eg_mitm *m, struct io *sb, struct upstream *u)
+{
+	struct eg_relay_end a = { m->in_fd, sb->ssl, sb->buf + sb->off, sb->len, &m->bytes_out,
+				  &m->bytes_in };
+	struct eg_relay_end b = { u->fd, u->ssl, u->io.buf + u->io.off, u->io.len, NULL, NULL };
+
+	if (sb->pre_len) {      /* the peek held more than one request: not relayed */
+		snprintf(m->why, sizeof(m->why), "upgraded (101) with requests pipelined after it");
+		return REQ_END;
+	}
+	snprintf(m->why, sizeof(m->why), "upgraded (101)%s",
+		 eg_relay_upgraded(&a, &b, IO_TIMEOUT_S) < 0 ? ", relay ended by an error or idle" : "");
+	io_take(sb, sb->len);
+	io_take(&u->io, u->io.len);
+	return REQ_END;
 }
 
 static int one_request(struct eg_mitm *m, struct io *sb, struct upstream *up,
@@ -733,6 +761,8 @@ static int one_request(struct eg_mitm *m, struct io *sb, struct upstream *up,
 		rc = !out || io_write(&fw.io, out, outlen) < 0 || relay_body(sb, &fw.io, &h) < 0
 		     ? REQ_END : relay_response(m, sb, &fw, head_req);
 		free(out);
+		if (rc == REQ_UPGRADED)
+			rc = relay_upgraded(m, sb, &fw);
 		up_close(&fw, &m->fwd_fd);
 		free(fw.io.buf);
 		return rc == REQ_END || h.close ? REQ_END : REQ_NEXT;
@@ -748,6 +778,8 @@ static int one_request(struct eg_mitm *m, struct io *sb, struct upstream *up,
 	rc = !out || io_write(&up->io, out, outlen) < 0 || relay_body(sb, &up->io, &h) < 0
 	     ? REQ_END : relay_response(m, sb, up, head_req);
 	free(out);
+	if (rc == REQ_UPGRADED)
+		rc = relay_upgraded(m, sb, up);
 	if (rc == REQ_END)
 		up_close(up, &m->out_fd);
 	return rc == REQ_END || h.close ? REQ_END : REQ_NEXT;
