@@ -47,6 +47,7 @@
 #define IO_TIMEOUT_S 60         /* a side silent this long ends the connection */
 #define CONNECT_TIMEOUT_MS 10000
 #define OUT_HEAD_MAX (SBX_H1_HEAD_MAX + 2 * 8192 * 4)
+#define SPLICE_PIPE (256 * 1024)
 
 pthread_mutex_t eg_mx = PTHREAD_MUTEX_INITIALIZER;
 
@@ -59,6 +60,8 @@ struct io {
 	size_t off, len;                /* unread bytes: buf[off, off+len) */
 	unsigned long long *count;      /* bytes read, for the log */
 	unsigned long long *sent;       /* bytes written, likewise */
+	int *pipe;                      /* the thread's pipe for splice(2) between plain
+					 * sockets ({-1,-1} until first used), or NULL */
 };
 
 struct eg_mitm {
@@ -172,9 +175,64 @@ static long io_head(struct io *io, int response, struct sbx_h1_head *h)
 	}
 }
 
+/* Between two plain sockets (port 80) a body goes through the kernel:
+ * src's socket -> the thread's pipe -> dst's socket, never copied into
+ * the runner (after what src's buffer already holds). */
+static int can_splice(const struct io *src, const struct io *dst)
+{
+	if (!dst || src->ssl || dst->ssl || src->pre_len || !src->pipe || src->pipe != dst->pipe)
+		return 0;
+	if (src->pipe[0] < 0) {
+		if (pipe2(src->pipe, O_CLOEXEC) < 0) {
+			src->pipe[0] = src->pipe[1] = -1;
+			return 0;
+		}
+		fcntl(src->pipe[1], F_SETPIPE_SZ, SPLICE_PIPE);
+	}
+	return 1;
+}
+
+/* Up to n bytes (n 0: until src ends) from src's socket to dst's through
+ * the pipe. 0 when n bytes moved (or src ended, with n 0), -1 else. */
+static int splice_n(struct io *src, struct io *dst, unsigned long long n)
+{
+	int until_close = n == 0;
+
+	while (until_close || n) {
+		size_t want = until_close || n > SPLICE_PIPE ? SPLICE_PIPE : (size_t)n;
+		ssize_t k = splice(src->fd, NULL, src->pipe[1], NULL, want, SPLICE_F_MOVE);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k == 0 && until_close ? 0 : -1;
+		if (src->count)
+			*src->count += (unsigned long long)k;
+		if (!until_close)
+			n -= (unsigned long long)k;
+		while (k) {
+			ssize_t w = splice(src->pipe[0], NULL, dst->fd, NULL, (size_t)k, SPLICE_F_MOVE);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -1;
+			if (dst->sent)
+				*dst->sent += (unsigned long long)w;
+			k -= w;
+		}
+	}
+	return 0;
+}
+
 /* n bytes of the body from src to dst (dst NULL: dropped). */
 static int relay_n(struct io *src, struct io *dst, unsigned long long n)
 {
+	if (n > src->len && can_splice(src, dst)) {
+		size_t k = src->len;
+		if (k && io_write(dst, src->buf + src->off, k) < 0)
+			return -1;
+		io_take(src, k);
+		return splice_n(src, dst, n - k);
+	}
 	while (n) {
 		if (!src->len && io_fill(src) <= 0)
 			return -1;
@@ -235,6 +293,12 @@ static int relay_chunked(struct io *src, struct io *dst)
 
 static int relay_until_close(struct io *src, struct io *dst)
 {
+	if (can_splice(src, dst)) {
+		if (src->len && io_write(dst, src->buf + src->off, src->len) < 0)
+			return -1;
+		io_take(src, src->len);
+		return splice_n(src, dst, 0);
+	}
 	for (;;) {
 		if (src->len) {
 			if (io_write(dst, src->buf + src->off, src->len) < 0)
@@ -822,8 +886,10 @@ static void mitm_end(struct eg_mitm *m)
 static void *mitm_main(void *arg)
 {
 	struct eg_mitm *m = arg;
-	struct io sb = { .fd = m->in_fd, .count = &m->bytes_out, .sent = &m->bytes_in };
-	struct upstream up = { -1, NULL, { .fd = -1, .count = NULL } };
+	int pipefd[2] = { -1, -1 };
+	struct io sb = { .fd = m->in_fd, .count = &m->bytes_out, .sent = &m->bytes_in,
+			 .pipe = m->port == 80 ? pipefd : NULL };
+	struct upstream up = { -1, NULL, { .fd = -1, .count = NULL, .pipe = sb.pipe } };
 	struct view_store *vs = malloc(sizeof(*vs));
 	SSL *ssl = NULL;
 	struct pre_bio pb = { m->in_fd, m->pre, m->pre_len };
@@ -864,6 +930,9 @@ out:
 		SSL_shutdown(ssl);
 		SSL_free(ssl);
 	}
+	for (int i = 0; i < 2; i++)
+		if (pipefd[i] >= 0)
+			close(pipefd[i]);
 	free(sb.buf);
 	free(up.io.buf);
 	free(vs);

@@ -360,6 +360,33 @@ def pipe(addr, host, n):
         return [err(e), "sent %d got %d" % (sent, got)]
 
 
+def big(scheme, addr, host, up, down):
+    """A POST of up random bytes to /big?n=down on one kept-alive
+    connection, twice: "200 up=same down=same" when the server got the
+    body whole and the answer is its down bytes."""
+    import hashlib
+    import http.client
+    import os
+    up, down = int(up), int(down)
+    want = (bytes(range(256)) * (down // 256 + 1))[:down]
+    try:
+        c = http.client.HTTPSConnection(addr, 443, timeout=60, context=ssl.create_default_context()) \
+            if scheme == "https" else http.client.HTTPConnection(addr, 80, timeout=60)
+        out = []
+        for _ in range(2):
+            body = os.urandom(up)
+            c.request("POST", "/big?n=%d" % down, body=body, headers={"Host": host})
+            r = c.getresponse()
+            data = r.read()
+            out.append("%d up=%s down=%s" % (
+                r.status, "same" if r.getheader("X-Got") == "%s %d" % (hashlib.sha256(body).hexdigest(), up)
+                else "DIFFERENT", "same" if data == want else "DIFFERENT(%d)" % len(data)))
+        c.close()
+        return out
+    except (OSError, ssl.SSLError, http.client.HTTPException) as e:
+        return err(e) if isinstance(e, (OSError, ssl.SSLError)) else type(e).__name__
+
+
 if __name__ == "__main__":
     fn = globals()[sys.argv[1]]
     args = [None if a == "-" else a for a in sys.argv[2:]]

@@ -16,7 +16,8 @@ frame: a close back, then the end), logged as "ws <Authorization>". On
 198.51.100.4 the HTTPS certificate is a self-signed one (SELFCERT,
 SELFKEY). /pipe answers a 200 head, then sends back every byte it gets
 until the client's half-close, then "sha=<SHA-256 of them> n=<count>",
-and closes.
+and closes. A POST to /big?n=N reads its body and answers N bytes
+(0..255 over and over) with "X-Got: <SHA-256 of the body> <length>".
 Usage: internet.py LOGFILE CERT KEY SELFCERT SELFKEY"""
 import base64
 import hashlib
@@ -163,11 +164,15 @@ def pipe_serve(conn, data):
     h, n = hashlib.sha256(), 0
     conn.settimeout(60)
     conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
-    while data:
+    while True:
+        if not data:
+            data = conn.recv(1 << 20)   # the head may have come alone
+            if not data:
+                break
         h.update(data)
         n += len(data)
         conn.sendall(data)
-        data = conn.recv(1 << 20)
+        data = b""
     conn.sendall(b"sha=%s n=%d" % (h.hexdigest().encode(), n))
 
 
@@ -188,6 +193,18 @@ def http_reply(conn, local, sni):
             k, _, v = line.decode("latin-1").partition(":")
             headers[k.strip().lower()] = v.strip()
         host = headers.get("host", "-")
+        if len(parts) == 3 and parts[1].startswith("/big?n="):
+            try:
+                body, rest = read_body(conn, headers, rest)
+                n = int(parts[1].split("=", 1)[1])
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-Got: %s %d\r\n\r\n" %
+                             (n, hashlib.sha256(body).hexdigest().encode(), len(body)))
+                block = bytes(range(256)) * 4096
+                for i in range(0, n, len(block)):
+                    conn.sendall(block[:n - i])
+            except (OSError, ssl.SSLError, EOFError, ValueError):
+                break
+            continue
         if len(parts) == 3 and parts[1].startswith("/pipe"):
             try:
                 pipe_serve(conn, rest)

@@ -416,6 +416,10 @@ def broker_cases():
            "it was going", r and isinstance(r[0][1], dict) and r[0][1]["server"] == "198.51.100.3" and
            r[0][1]["path"] == "/proxy/echo/fwd/a?b=1" and r[0][1]["fwd"] == "allowed.test", r)
     upgrade_cases(sid)
+    for scheme in ("http", "https"):
+        check("decrypted %s: 3 MiB up and 5 MiB down, twice on one connection, byte-exact"
+              % scheme, cl(sid, "big", scheme, "allowed.test", "allowed.test", 3 << 20, 5 << 20,
+                           timeout=180), ["200 up=same down=same"] * 2)
     check("an unruled name is spliced: the sandbox sees the real server's certificate",
           cl(sid, "peer", "other.test", "other.test"), "egress-test-ca|h2")
     result("a rule name is decrypted with the runner's CA, ALPN http/1.1 only",
