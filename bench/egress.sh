@@ -15,8 +15,9 @@
 # the spread of the per-round differences, so a difference inside the
 # noise shows as one: a p99 spread across zero is the machine's tail, not
 # the proxy's) and the throughput of one GET of a large file, HTTP
-# and HTTPS (medians of the rounds). Prints the ratios and the machine's
-# load.
+# and HTTPS (medians of the rounds), with the runner's CPU time per MB of
+# that GET (which scheduling on a busy machine does not move, unlike the
+# throughput). Prints the ratios and the machine's load.
 set -u
 cd "$(dirname "$0")/.."
 IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
