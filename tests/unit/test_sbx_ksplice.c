@@ -226,6 +226,48 @@ static void test_eof_waits_for_queued_bytes(void **state)
 	assert_int_equal(tail, 8);
 }
 
+/* A pipe's slots fill before its bytes do (one slot per segment): the
+ * read that finds it full stops asking for more (a level-triggered loop
+ * would otherwise spin on a readable socket) until bytes leave it, and
+ * then every byte arrives in order. A is a UNIX stream here: each send is
+ * a segment of its own. */
+static void test_full_pipe_stops_reading(void **state)
+{
+	struct fx *f = *state;
+	static unsigned char buf[1 << 16];
+	int u[2];
+	size_t filler = 0, got = 0;
+	unsigned char next = 0;
+	long n;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, u), 0);
+	close(f->a), close(f->pa);
+	f->a = u[0], f->pa = u[1];
+	memset(buf, 'f', sizeof(buf));
+	for (ssize_t k; (k = send(f->b, buf, sizeof(buf), MSG_DONTWAIT)) > 0;)
+		filler += (size_t)k;
+	for (int i = 0; i < 200; i++) {
+		unsigned char c = (unsigned char)i;
+		assert_int_equal(send(f->pa, &c, 1, 0), 1);
+	}
+	while ((n = sbx_ksplice_read(&f->s, SBX_SPLICE_A, f->a)) > 0)
+		;
+	assert_int_equal(n, -2);
+	assert_true(f->s.pending[SBX_SPLICE_B] < 200);  /* slots, not bytes, ran out */
+	assert_int_equal(sbx_ksplice_step(&f->s, f->a, f->b), 1);
+	assert_false(sbx_ksplice_events(&f->s, SBX_SPLICE_A) & SBX_SPLICE_IN);
+	for (int guard = 0; got < filler + 200 && guard < 100000; guard++) {
+		ssize_t k = recv(f->pb, buf, sizeof(buf), MSG_DONTWAIT);
+		for (ssize_t i = 0; i < k; i++, got++)
+			if (got >= filler)
+				assert_int_equal(buf[i], next++);
+		pump(f);
+		if (k < 0)
+			wait_a_little(f);
+	}
+	assert_int_equal(got, filler + 200);
+}
+
 /* A reader that never reads: the relay stops taking A's bytes with at
  * most CAP of them queued, asks for no more reads (no spinning), and
  * everything arrives once the reader reads. */
@@ -322,6 +364,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_both_ways_then_half_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_eof_waits_for_queued_bytes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_pipe_stops_reading, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stalled_reader_backpressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queued_bytes_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_is_an_error, setup, teardown),
