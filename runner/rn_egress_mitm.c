@@ -12,10 +12,12 @@
  * Each such connection runs in a thread of its own with blocking reads
  * under a timeout: TLS on both sides and HTTP framing make a state
  * machine on the runner's loop large, and these connections are few
- * (EG_MITM_MAX per sandbox). The thread owns its sockets and its copy of
- * the rules; the loop reaches it only under eg_mx, to close its sockets
- * (a policy update that refuses the name, the sandbox's end) or to clear
- * its egress pointer. The injected values go to the server only: they
+ * (EG_MITM_MAX per sandbox); after a 101 it relays the two decrypted
+ * streams without blocking (rn_egress_relay.c), and on port 80 bodies
+ * go from socket to socket with splice(2). The thread owns its sockets
+ * and its copy of the rules; the loop reaches it only under eg_mx, to
+ * close its sockets (a policy update that refuses the name, the
+ * sandbox's end) or to clear its egress pointer. The injected values go to the server only: they
  * are never logged, and the log names the rule, not its headers. */
 #include "rn_egress_int.h"
 
