@@ -30,7 +30,9 @@
 #define PEEK_MS 10000
 #define CONNECT_MS 10000
 #define DRAIN_MS 2000
-#define SPLICE_PIPE (256 * 1024)     /* bytes queued per direction at most */
+#define SPLICE_PIPE (64 * 1024)      /* bytes queued per direction at most: the
+					 * kernel's default pipe, and what the userland
+					 * relay held (256 connections a sandbox) */
 
 enum eg_state { EG_PEEK, EG_RESOLVE, EG_CONNECT, EG_SPLICE, EG_DRAIN };
 

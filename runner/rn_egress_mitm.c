@@ -49,7 +49,7 @@
 #define IO_TIMEOUT_S 60         /* a side silent this long ends the connection */
 #define CONNECT_TIMEOUT_MS 10000
 #define OUT_HEAD_MAX (SBX_H1_HEAD_MAX + 2 * 8192 * 4)
-#define SPLICE_PIPE (256 * 1024)
+#define SPLICE_PIPE (64 * 1024)
 
 pthread_mutex_t eg_mx = PTHREAD_MUTEX_INITIALIZER;
 
