@@ -104,6 +104,12 @@ struct gw_up {
 	int nframes;                 /* frames the runner sent since */
 	int uses;                    /* requests sent on this connection, this one counted */
 	int64_t idle_ms;             /* parked (gw_up_keep.c): since when */
+	/* set by the owner: stdout and stderr frames may reach ops->frame in
+	 * pieces, each as its bytes are read, rather than whole (for an owner
+	 * that takes output as bytes, not chunks: a WebSocket stream) */
+	int pieces;
+	uint32_t piece_left;         /* bytes of the frame in pieces still to come */
+	enum sbx_frame_type piece_type;
 };
 
 #define GW_UP_CHUNK_MAX (64 * 1024)
