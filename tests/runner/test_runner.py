@@ -372,6 +372,12 @@ def t_limits(r):
     size = int(out.split()[-1]) if out.split() and out.split()[-1].isdigit() else -1
     result("disk limit: writing past disk_mb=32 fails inside (ENOSPC)",
            "No space left" in out and 0 <= size <= 32 << 20, out)
+    # the root's writable layer (the home dir) has the same bound
+    out = r.sh(sid, "rm -f /tmp/big; dd if=/dev/zero of=$HOME/big bs=1M count=64 2>&1 | "
+               "grep -o 'No space left' | head -1; ls -l $HOME/big | awk '{print $5}'", timeout=60)
+    size = int(out.split()[-1]) if out.split() and out.split()[-1].isdigit() else -1
+    result("disk limit: writing past disk_mb=32 to the root's writable layer fails inside (ENOSPC)",
+           "No space left" in out and 0 <= size <= 32 << 20, out)
     r.req({"op": "stop", "id": sid})
     # timeout
     # (4 s: on a loaded machine a start alone has taken 2.6 s, and a
