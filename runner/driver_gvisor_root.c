@@ -82,6 +82,11 @@ int gv_root_mount(const struct rn_sandbox *sb, const char *image, struct sbx_err
 	rn_state_path(p, sb, "root");
 	if (mount("overlay", p, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
 		return sbx_err_sys(err, "mount the overlay root of %s", sb->id);
+	/* /tmp is bound from here (driver_gvisor_spec.c): an image without
+	 * one gets it, as the jail makes it */
+	rn_state_path(p, sb, "root/tmp");
+	if (mkdir(p, 01777) == 0 ? chmod(p, 01777) < 0 : errno != EEXIST)
+		return sbx_err_sys(err, "mkdir %s", p);
 	return 0;
 }
 

@@ -145,13 +145,13 @@ static cJSON *mounts(const struct gv_bundle *b)
 	add_mount(m, "/dev/pts", "devpts", "devpts", NULL);
 	add_mount(m, "/dev/shm", "tmpfs", "shm", NULL);
 	{
-		/* runsc would mount an unbounded tmpfs at /tmp itself: /tmp gets
-		 * disk_mb like the root's upper layer */
-		char size[48];
-		const char *opts[] = { "nosuid", "nodev", "mode=1777", size, NULL };
+		/* /tmp is the root's own /tmp, as in the jail: its files are in
+		 * the writable layer (and a snapshot) within the same disk_mb.
+		 * Named here, else runsc mounts an unbounded tmpfs on it. */
+		static const char *const tmp_rw[] = { "bind", "rw", "nosuid", "nodev", NULL };
 
-		snprintf(size, sizeof(size), "size=%lldm", (long long)b->spec->disk_mb);
-		add_mount(m, "/tmp", "tmpfs", "tmpfs", opts);
+		snprintf(src, sizeof(src), "%s/tmp", b->rootfs);
+		add_mount(m, "/tmp", "bind", src, tmp_rw);
 	}
 	add_mount(m, "/sys", "sysfs", "sysfs", NULL);
 	add_mount(m, RN_RUNTIME_MOUNT, "bind", b->runtime_dir, ro);
