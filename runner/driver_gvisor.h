@@ -20,7 +20,7 @@
 #define GV_CKPT_DIR "checkpoint"
 /* The agent's "no host socket left" mark (guest/agent.h AG_QUIESCED_SUFFIX) */
 #define GV_QUIESCED_NAME GV_AGENT_SOCK_NAME ".quiesced"
-#define GV_MIN_VERSION 20240729L   /* statx fix, systrap, --overlay2 dir media */
+#define GV_MIN_VERSION 20240729L   /* statx fix, systrap */
 
 /* What config.json is made from (driver_gvisor_spec.c). */
 struct gv_bundle {
