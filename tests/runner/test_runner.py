@@ -69,7 +69,10 @@ class Runner:
                                   env=env,
                                   stdout=self.log, stderr=self.log)
         procs.append(self.p)
-        for _ in range(200):
+        # up to 30 s: start-up probes every driver (the vm driver's QEMU
+        # took 2.8 s of a 4 s budget on the loaded machine); a runner that
+        # exits ends the wait at once
+        for _ in range(1500):
             if os.path.exists(self.sock):
                 try:
                     if self.req({"op": "ping"}).get("ok"):
