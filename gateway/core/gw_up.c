@@ -813,6 +813,33 @@ static int writeable(struct lws *wsi, struct gw_up *u)
 	return 0;
 }
 
+void gw_up_write_now(struct gw_up *u)
+{
+	unsigned char buf[LWS_PRE + GW_UP_CHUNK_MAX];
+	size_t n;
+
+	if (!u->wsi)
+		return;
+	n = u->q->len < u->chunk ? u->q->len : u->chunk;
+	if (n > GW_UP_CHUNK_MAX)
+		n = GW_UP_CHUNK_MAX;
+	/* otherwise the WRITEABLE decides (TLS, the gate, a hold, bytes lws
+	 * still holds: those must go first) */
+	if (!n || u->tls || u->phase != GW_UP_OPEN || lws_partial_buffered(u->wsi) ||
+	    (u->ops->may_send && !u->ops->may_send(u))) {
+		lws_callback_on_writable(u->wsi);
+		return;
+	}
+	/* a failed socket: its next WRITEABLE fails too, and lws closes it */
+	if (put(u->wsi, u, buf, n)) {
+		lws_callback_on_writable(u->wsi);
+		return;
+	}
+	sbx_buf_consume(u->q, n);
+	if (u->q->len || u->ops->drained)
+		lws_callback_on_writable(u->wsi);
+}
+
 /* Why a connection we did not close ended: 1 when the peer went away
  * (EOF or an error on the socket), 0 when lws closes it with its parent. */
 static int peer_lost(struct lws *wsi)
