@@ -1,6 +1,7 @@
 #!/bin/bash
-# Snapshot benchmark (tests/snapshots/bench_snapshots.py): snapshot time and
-# disk for 10 and 200 MiB writable layers, create from a snapshot against a
+# Snapshot benchmark (tests/snapshots/bench_snapshots.py), jail and gvisor
+# (each where the host offers it): snapshot time and disk for 10 and 200 MiB
+# writable layers, create from a snapshot against a
 # plain create in the same run, fork x10, pause/resume with 256 MiB held
 # (gvisor: checkpoint to disk and restore, and the checkpoint's size on disk).
 # Needs root, the default image and release binaries.

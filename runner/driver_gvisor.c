@@ -102,14 +102,12 @@ static void remove_runsc_state(const struct gv_state *gs, const char *id)
 
 static void unmount_all(const char *dir)
 {
-	static const char *const mnts[] = { "sock", "upper", NULL };
 	char p[PATH_MAX + 16];
 
-	for (int i = 0; mnts[i]; i++) {
-		snprintf(p, sizeof(p), "%s/%s", dir, mnts[i]);
-		for (int k = 0; k < 8 && umount2(p, MNT_DETACH) == 0; k++)
-			;
-	}
+	snprintf(p, sizeof(p), "%s/sock", dir);
+	for (int k = 0; k < 8 && umount2(p, MNT_DETACH) == 0; k++)
+		;
+	gv_root_unmount(dir);
 }
 
 /* An allow-all sandbox's veth goes with its netns, once the watcher and
@@ -135,10 +133,9 @@ static int sweep_cgroup(const struct rn_cgroup *cg, const char *path)
 
 /* ---- start ---- */
 
-static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
+static int make_dirs(const struct rn_sandbox *sb, const char *image, struct sbx_err *err)
 {
-	char p[PATH_MAX], opts[96];
-	long long inodes = sb->spec.disk_mb * 256;
+	char p[PATH_MAX];
 
 	if (rn_state_save(sb, "gvisor", sb->drv_data ? sb_of(sb)->slot : -1, err) < 0)
 		return -1;
@@ -158,25 +155,18 @@ static int make_dirs(const struct rn_sandbox *sb, struct sbx_err *err)
 	rn_state_path(p, sb, "sock/" GV_GUEST_DIR);
 	if (mkdir(p, 0700) < 0)
 		return sbx_err_sys(err, "mkdir %s", p);
-	/* The overlay's upper layer (runsc's file store) on a tmpfs of
-	 * disk_mb: writes to / cannot fill the host's disk. */
-	rn_state_path(p, sb, "upper");
-	if (mkdir(p, 0700) < 0)
-		return sbx_err_sys(err, "mkdir %s", p);
-	snprintf(opts, sizeof(opts), "size=%lldm,nr_inodes=%lld,mode=0700",
-		 (long long)sb->spec.disk_mb, inodes < 1024 ? 1024 : inodes);
-	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
-		return sbx_err_sys(err, "mount tmpfs on %s", p);
-	return 0;
+	/* The root: a host overlay whose upper dir is on a tmpfs of
+	 * disk_mb (writes to / cannot fill the host's disk). */
+	return gv_root_mount(sb, image, err);
 }
 
 /* One start's paths, runsc's flags and argv, and config.json's inputs:
  * the bundle and argv point into it (it lives on gv_start's stack). */
 struct gv_launch {
-	char rootfs[PATH_MAX + 64], sockdir[PATH_MAX], guestdir[PATH_MAX], etcdir[PATH_MAX];
-	char upper[PATH_MAX], pidfile[PATH_MAX];
+	char image[PATH_MAX + 64], rootfs[PATH_MAX], sockdir[PATH_MAX], guestdir[PATH_MAX];
+	char etcdir[PATH_MAX], pidfile[PATH_MAX];
 	char cgpath[RN_ID_MAX + 98], netns[64];    /* netns: "" until allow-all's is made */
-	char rootflag[PATH_MAX + 16], overlay[PATH_MAX + 32], logflag[PATH_MAX + 16];
+	char rootflag[PATH_MAX + 16], logflag[PATH_MAX + 16];
 	char bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16], imageflag[PATH_MAX + 32];
 	char *argv[20];
 	char *poke[8];              /* restore: `runsc kill <id> USR2` after it */
@@ -192,7 +182,7 @@ static int check_runtime(struct gv_state *gs, const struct rn_sandbox *sb,
 {
 	struct runner *r = sb->drv->r;
 
-	if (rn_runtime_image(r, sb->spec.image, l->rootfs, sizeof(l->rootfs), err) < 0)
+	if (rn_runtime_image(r, sb->spec.image, l->image, sizeof(l->image), err) < 0)
 		return -1;
 	if (!gs->loader[0])
 		rn_runtime_find_loader(r->runtime_dir, gs->loader, sizeof(gs->loader));
@@ -236,7 +226,7 @@ static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
 	rn_state_path(l->sockdir, sb, "sock");
 	rn_state_path(l->guestdir, sb, "sock/" GV_GUEST_DIR);
 	rn_state_path(l->etcdir, sb, "etc");
-	rn_state_path(l->upper, sb, "upper");
+	rn_state_path(l->rootfs, sb, "root");
 	rn_state_path(l->pidfile, sb, "sentry.pid");
 	snprintf(l->cgpath, sizeof(l->cgpath), "/%s", sb_of(sb)->cg);
 	l->b.spec = &sb->spec;
@@ -251,7 +241,6 @@ static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
 	l->b.slot = sb_of(sb)->slot;
 
 	snprintf(l->rootflag, sizeof(l->rootflag), "--root=%s", gs->root);
-	snprintf(l->overlay, sizeof(l->overlay), "--overlay2=root:dir=%s", l->upper);
 	snprintf(l->logflag, sizeof(l->logflag), "--log=%s/runsc.log", sb->dir);
 	snprintf(l->bundle, sizeof(l->bundle), "%s", sb->dir);
 	snprintf(l->pidflag, sizeof(l->pidflag), "--pid-file=%s", l->pidfile);
@@ -264,7 +253,9 @@ static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
 	 * vanish inside when the watcher moves it) */
 	l->argv[i++] = "--file-access-mounts=shared";
 	l->argv[i++] = "--platform=systrap";
-	l->argv[i++] = l->overlay;
+	/* the root is the host's overlay (driver_gvisor_root.c): runsc adds
+	 * none of its own */
+	l->argv[i++] = "--overlay2=none";
 	l->argv[i++] = l->restore ? "restore" : "run";
 	l->argv[i++] = "--detach";
 	if (l->restore) {
@@ -392,7 +383,7 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 		return -1;
 	sb->pid = 0;
 	plan_launch(&l, gs, sb);
-	if (make_dirs(sb, err) < 0 || make_cgroups(sb, err) < 0 ||
+	if (make_dirs(sb, l.image, err) < 0 || make_cgroups(sb, err) < 0 ||
 	    prepare_bundle(&l, sb, err) < 0 || fork_watcher(&l, sb, err) < 0 ||
 	    rn_state_save(sb, "gvisor", sb_of(sb)->slot, err) < 0 ||
 	    (l.allow_all && hand_over_netns(&l, sb, err) < 0)) {
@@ -721,7 +712,7 @@ static void wait_watcher(struct rn_sandbox *sb)
 }
 
 /* What the checkpointed sandbox left: its cgroups and runsc's state. The
- * image, the overlay's tmpfs and the agent's dead socket (rn_pause.c puts
+ * image, the root's overlay and tmpfs and the agent's dead socket (rn_pause.c puts
  * it aside) stay. */
 static void drop_ended(struct rn_sandbox *sb)
 {
@@ -853,8 +844,8 @@ static int gv_resume(struct rn_sandbox *sb, struct sbx_err *err)
 
 /* At start-up: a sandbox paused to disk by a previous run (its image,
  * state.json and paused.json there) is paused again in this one; resume
- * restores it as after any pause (its socket tmpfs and overlay tmpfs are
- * still mounted: the runner's end did not unmount them). */
+ * restores it as after any pause (its socket tmpfs, root overlay and
+ * tmpfs are still mounted: the runner's end did not unmount them). */
 static int gv_adopt(struct rn_driver *d, const char *id, const char *dir)
 {
 	struct gv_state *gs = state_of(d);
@@ -881,10 +872,38 @@ static int gv_adopt(struct rn_driver *d, const char *id, const char *dir)
 	return 0;
 }
 
+/* The root's upper dir (driver_gvisor_root.c), the sandbox stopped for
+ * the copy by `runsc pause` unless it is paused already (a checkpointed
+ * one has no process left: its files are as they were at the pause). */
+static int gv_snapshot(struct rn_sandbox *sb, const char *dst, struct rn_layer_stats *st,
+		       struct sbx_err *err)
+{
+	int was_paused = sb->status == RN_PAUSED, rc;
+	struct sbx_err e2 = { 0, "" };
+
+	if (!was_paused && runsc_op(sb, "pause", NULL, NULL, err) < 0)
+		return -1;
+	rc = gv_root_copy(sb, dst, st, err);
+	if (!was_paused && runsc_op(sb, "resume", NULL, NULL, &e2) < 0) {
+		/* it stays paused by runsc: said once here and to the caller
+		 * (a stop still kills it) */
+		sbx_err_log("%s: resume after the snapshot: %s", sb->id, e2.msg);
+		if (rc == 0) {
+			*err = e2;
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
 const struct rn_driver_ops rn_driver_gvisor = {
 	.name = "gvisor",
 	.pause = gv_pause,
 	.resume = gv_resume,
+	.snapshot = gv_snapshot,
+	/* a persistent sandbox is kept paused, its processes and memory
+	 * with its files (a checkpoint on disk when deny-all) */
+	.persist_paused = 1,
 	.probe = gv_probe,
 	.init = gv_init,
 	.start = gv_start,

@@ -20,12 +20,12 @@
 #define GV_CKPT_DIR "checkpoint"
 /* The agent's "no host socket left" mark (guest/agent.h AG_QUIESCED_SUFFIX) */
 #define GV_QUIESCED_NAME GV_AGENT_SOCK_NAME ".quiesced"
-#define GV_MIN_VERSION 20240729L   /* statx fix, systrap, --overlay2 dir media */
+#define GV_MIN_VERSION 20240729L   /* statx fix, systrap */
 
 /* What config.json is made from (driver_gvisor_spec.c). */
 struct gv_bundle {
 	const struct rn_spec *spec;
-	const char *rootfs;          /* the image's rootfs (read-only lower) */
+	const char *rootfs;          /* the sandbox's root (gv_root_mount) */
 	const char *runtime_dir;     /* agent + libs, bound read-only */
 	const char *loader;          /* basename of ld.so in runtime_dir/lib */
 	const char *sockdir;         /* host dir bound rw at GV_AGENT_SOCK_DIR */
@@ -73,6 +73,17 @@ int gv_sock_rehide(const char *sockdir, int timeout_ms);
  * listens again and the watcher moved its socket). 0; 1 when the watcher
  * exited first (its wait status in *st, reaped); -1 (ETIMEDOUT). */
 int gv_ckpt_wait_listening(const char *sockdir, pid_t watcher, int timeout_ms, int *st);
+
+struct rn_layer_stats;
+
+/* The sandbox's root (driver_gvisor_root.c): a host overlay at <dir>/root
+ * of its snapshot's layers (if any) and image, its writes in <dir>/rw/upper
+ * on a tmpfs of disk_mb. gv_root_unmount takes both down (dir: the
+ * sandbox's); gv_root_copy copies the upper dir as a snapshot layer. */
+int gv_root_mount(const struct rn_sandbox *sb, const char *image, struct sbx_err *err);
+void gv_root_unmount(const char *dir);
+int gv_root_copy(const struct rn_sandbox *sb, const char *dst, struct rn_layer_stats *st,
+		 struct sbx_err *err);
 
 /* runsc's version as YYYYMMDD from `runsc --version` output, or -1. */
 long gv_parse_version(const char *text);

@@ -1,5 +1,6 @@
 /* The OCI bundle config (config.json) of one gVisor sandbox, built with
- * cJSON: the image as a read-only root (runsc's overlay takes the writes),
+ * cJSON: the sandbox's overlay root (image and snapshot layers, its writes
+ * in a host upper dir: driver_gvisor_root.c),
  * the agent runtime read-only at /.sandbox, the agent's socket dir (a tiny
  * host tmpfs) at /run/sbx, generated /etc files, the sandbox's cgroup, and
  * the agent as PID 1 with the sandbox's env, rlimits and capabilities. */
@@ -144,13 +145,13 @@ static cJSON *mounts(const struct gv_bundle *b)
 	add_mount(m, "/dev/pts", "devpts", "devpts", NULL);
 	add_mount(m, "/dev/shm", "tmpfs", "shm", NULL);
 	{
-		/* runsc would mount an unbounded tmpfs at /tmp itself: /tmp gets
-		 * disk_mb like the root's upper layer */
-		char size[48];
-		const char *opts[] = { "nosuid", "nodev", "mode=1777", size, NULL };
+		/* /tmp is the root's own /tmp, as in the jail: its files are in
+		 * the writable layer (and a snapshot) within the same disk_mb.
+		 * Named here, else runsc mounts an unbounded tmpfs on it. */
+		static const char *const tmp_rw[] = { "bind", "rw", "nosuid", "nodev", NULL };
 
-		snprintf(size, sizeof(size), "size=%lldm", (long long)b->spec->disk_mb);
-		add_mount(m, "/tmp", "tmpfs", "tmpfs", opts);
+		snprintf(src, sizeof(src), "%s/tmp", b->rootfs);
+		add_mount(m, "/tmp", "bind", src, tmp_rw);
 	}
 	add_mount(m, "/sys", "sysfs", "sysfs", NULL);
 	add_mount(m, RN_RUNTIME_MOUNT, "bind", b->runtime_dir, ro);
@@ -205,8 +206,8 @@ char *gv_spec_json(const struct gv_bundle *b)
 	cJSON_AddItemToObject(c, "process", process(b));
 	root = cJSON_AddObjectToObject(c, "root");
 	cJSON_AddStringToObject(root, "path", b->rootfs);
-	/* read-only lower; runsc's --overlay2 keeps every write in the
-	 * sandbox's own upper layer (the image is shared, never written) */
+	/* writable: the host overlay's upper dir takes the writes (the
+	 * image is a lower layer, shared, never written) */
 	cJSON_AddBoolToObject(root, "readonly", 0);
 	cJSON_AddStringToObject(c, "hostname", "sandbox");
 	cJSON_AddItemToObject(c, "mounts", mounts(b));

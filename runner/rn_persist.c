@@ -87,7 +87,7 @@ int rn_persist_resumable(const struct rn_sandbox *sb)
 				       (rn_sandbox_final(sb) && sb->persist_snap[0]));
 }
 
-/* gvisor: no snapshot of its files, so it is kept paused (memory and all) */
+/* gvisor: kept paused, memory and all (rn_driver_ops.persist_paused) */
 static void keep_paused(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason)
 {
 	struct sbx_err err = { 0, "" };
@@ -111,7 +111,7 @@ void rn_persist_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason rea
 		rn_sandbox_stop(r, sb, reason);
 		return;
 	}
-	if (!sb->drv->ops->snapshot) {
+	if (!sb->drv->ops->snapshot || sb->drv->ops->persist_paused) {
 		keep_paused(r, sb, reason);
 		return;
 	}

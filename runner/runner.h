@@ -102,6 +102,9 @@ struct rn_driver_ops {
 	 * it is paused already. 0 or -1 with err (dst removed). */
 	int (*snapshot)(struct rn_sandbox *sb, const char *dst, struct rn_layer_stats *st,
 			struct sbx_err *err);
+	/* 1: a persistent sandbox's stop pauses it (memory kept) instead of
+	 * keeping a snapshot of its files (rn_persist.c) */
+	int persist_paused;
 	/* How long the agent has to answer after start (0: RN_READY_TIMEOUT_MS);
 	 * a VM boots a kernel first. */
 	int ready_timeout_ms;

@@ -1,5 +1,5 @@
-"""Snapshot benchmark (bench/snapshots.sh): snapshot time and disk against
-the writable layer's size, create-from-snapshot against a plain create in
+"""Snapshot benchmark (bench/snapshots.sh), under each isolation this host
+offers (jail, gvisor): snapshot time and disk against the writable layer's size, create-from-snapshot against a plain create in
 the same run, a fork of 10 (a snapshot and 10 creates from it), pause and
 resume of a sandbox holding 256 MiB (gvisor: to disk, and the checkpoint's
 size). Runs its own runner on a temp state
@@ -35,6 +35,47 @@ def du(path):
     return int(out.split()[0]) if out else 0
 
 
+def snapshot_figures(sock, state, req, create, made, iso):
+    """Snapshot time and disk for 10 and 200 MiB layers, plain create
+    against create from a snapshot (alternating), fork x10: under iso."""
+    for mb in (10, 200):
+        sid = create({"isolation": iso})
+        rnclient.shell(sock, sid, "head -c %d /dev/urandom > big.bin" % (mb << 20), timeout=300)
+        times, snap = [], None
+        for _ in range(3):
+            ms, r = timed(lambda: req({"op": "snapshot", "id": sid, "owner": "bench"}))
+            assert r.get("ok"), r
+            times.append(ms)
+            snap = r["snapshot"]["id"]
+        print("%s snapshot of a %d MiB writable layer: %s ms" % (iso, mb, ", ".join("%.0f" % t for t in times)))
+        figure("%s snapshot, %d MiB layer (median of 3)" % (iso, mb), "%.0f" % pct(times, 50), "ms")
+        figure("%s disk per snapshot, %d MiB layer" % (iso, mb), "%.1f" % (du(os.path.join(state, "snapshots", snap)) / 2**20), "MiB")
+        req({"op": "stop", "id": sid})
+
+    base = create({"isolation": iso})
+    rnclient.shell(sock, base, "mkdir -p app && head -c 1048576 /dev/urandom > app/blob")
+    snap = req({"op": "snapshot", "id": base, "owner": "bench"})["snapshot"]["id"]
+    plain, fromsnap = [], []
+    for i in range(20):  # alternating, so both see the same machine
+        ms, _ = timed(lambda: create({"isolation": iso}))
+        plain.append(ms)
+        ms, _ = timed(lambda: create({"isolation": iso, "snapshot": snap}))
+        fromsnap.append(ms)
+        for sid in made[-2:]:
+            req({"op": "stop", "id": sid})
+    figure("%s plain create p50" % iso, "%.1f" % pct(plain, 50), "ms")
+    figure("%s create from a snapshot p50" % iso, "%.1f" % pct(fromsnap, 50), "ms")
+    figure("%s create from snapshot / plain create p50" % iso, "%.2f" % (pct(fromsnap, 50) / pct(plain, 50)), "ratio", "< 1.2")
+
+    def fork10():
+        s = req({"op": "snapshot", "id": base, "owner": "bench"})["snapshot"]["id"]
+        return [create({"isolation": iso, "snapshot": s}) for _ in range(10)]
+    ms, ids = timed(fork10)
+    figure("%s fork x10 (a snapshot and 10 creates, runner)" % iso, "%.0f" % ms, "ms")
+    for sid in ids + [base]:
+        req({"op": "stop", "id": sid})
+
+
 def main():
     runner, image_dir = sys.argv[1], sys.argv[2]
     tmp = tempfile.mkdtemp(prefix="sbx-snapbench.")
@@ -60,46 +101,19 @@ def main():
             made.append(r["sandbox"]["id"])
             return r["sandbox"]["id"]
 
-        for mb in (10, 200):
-            sid = create()
-            rnclient.shell(sock, sid, "head -c %d /dev/urandom > big.bin" % (mb << 20), timeout=300)
-            times, snap = [], None
-            for _ in range(3):
-                ms, r = timed(lambda: req({"op": "snapshot", "id": sid, "owner": "bench"}))
-                assert r.get("ok"), r
-                times.append(ms)
-                snap = r["snapshot"]["id"]
-            print("snapshot of a %d MiB writable layer: %s ms" % (mb, ", ".join("%.0f" % t for t in times)))
-            figure("jail snapshot, %d MiB layer (median of 3)" % mb, "%.0f" % pct(times, 50), "ms")
-            figure("disk per snapshot, %d MiB layer" % mb, "%.1f" % (du(os.path.join(state, "snapshots", snap)) / 2**20), "MiB")
-
-        base = create()
-        rnclient.shell(sock, base, "mkdir -p app && head -c 1048576 /dev/urandom > app/blob")
-        snap = req({"op": "snapshot", "id": base, "owner": "bench"})["snapshot"]["id"]
-        plain, fromsnap = [], []
-        for i in range(20):  # alternating, so both see the same machine
-            ms, _ = timed(create)
-            plain.append(ms)
-            ms, _ = timed(lambda: create({"snapshot": snap}))
-            fromsnap.append(ms)
-            for sid in made[-2:]:
-                req({"op": "stop", "id": sid})
-        figure("jail plain create p50", "%.1f" % pct(plain, 50), "ms")
-        figure("jail create from a snapshot p50", "%.1f" % pct(fromsnap, 50), "ms")
-        figure("create from snapshot / plain create p50", "%.2f" % (pct(fromsnap, 50) / pct(plain, 50)), "ratio", "< 1.2")
-
-        def fork10():
-            s = req({"op": "snapshot", "id": base, "owner": "bench"})["snapshot"]["id"]
-            return [create({"snapshot": s}) for _ in range(10)]
-        ms, ids = timed(fork10)
-        figure("fork x10 (a snapshot and 10 creates, runner)", "%.0f" % ms, "ms")
-        for sid in ids:
-            req({"op": "stop", "id": sid})
+        def available(iso):
+            caps = req({"op": "capabilities"})["capabilities"]["isolation"]
+            if any(c["name"] == iso and c["available"] for c in caps):
+                return True
+            print("SKIP: %s is not available here" % iso)
+            return False
 
         for iso in ("jail", "gvisor"):
-            caps = req({"op": "capabilities"})["capabilities"]["isolation"]
-            if not any(c["name"] == iso and c["available"] for c in caps):
-                print("SKIP: %s is not available here" % iso)
+            if available(iso):
+                snapshot_figures(sock, state, req, create, made, iso)
+
+        for iso in ("jail", "gvisor"):
+            if not available(iso):
                 continue
             sid = create({"isolation": iso, "memory_mb": 512})
             # 256 MiB of random bytes (no compression makes a checkpoint

@@ -34,6 +34,7 @@ for _ in $(seq 150); do [ "$(preview "$G")" = "hits 1" ] && break; sleep 0.2; do
 for _ in $(seq 100); do [ "$(run "$G" 'wc -l < /tmp/count')" -ge 3 ] && break; sleep 0.1; done
 api GET "/sandboxes/$G" >/dev/null
 exp_before=$(j 'o["expires_at"]')
+run "$G" 'echo at-pause > pstate.txt' >/dev/null
 before=$(logs "$G" "$PRINTER")
 check "gvisor pause: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused
 check "gvisor pause: the checkpoint image is on the runner's disk (checkpoint.img, over 1 MiB in all)" \
@@ -41,6 +42,9 @@ check "gvisor pause: the checkpoint image is on the runner's disk (checkpoint.im
 check "gvisor pause: no process, cgroup or runsc state of it left running" "$(host_left "$G")" 0
 check "gvisor pause: a command is 409 paused" "$(api POST "/sandboxes/$G/commands" '{"cmd":"true"}'; j 'o["error"]["code"]')" 409paused
 check "gvisor pause: a preview is 409" "$(curl -s -m 20 -o /dev/null -w '%{http_code}' -H "Host: 3000-$G.localhost" "$GW_URL/")" 409
+check "gvisor pause: a snapshot of the checkpointed sandbox is taken (201)" \
+	"$(api POST "/sandboxes/$G/snapshots" '{}')" 201
+GSNP=$(j 'o["id"]')
 sleep 2
 check "gvisor resume: running" "$(api POST "/sandboxes/$G/resume"; j 'o["status"]')" 200running
 check "gvisor resume: the timeout clock stood still while paused (expires_at moved by at least the pause)" \
@@ -68,6 +72,12 @@ check "gvisor resume: the agent's socket is back, nothing aside" \
 
 streams_at_pause "$G" gvisor
 
+GS=$(create "{\"source\":{\"snapshot\":\"$GSNP\"}}")
+check "gvisor pause: a sandbox from the snapshot of the checkpointed one has its files" \
+	"$(run "$GS" 'cat pstate.txt')" at-pause
+api DELETE "/sandboxes/$GS" >/dev/null
+api DELETE "/snapshots/$GSNP" >/dev/null
+
 # ---- the runner killed while paused: the restarted runner takes it back ----
 check "gvisor restart: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused
 kill -9 "$RUNNER_PID"
@@ -91,6 +101,3 @@ for _ in $(seq 100); do [ ! -e "$GSTATE/$G" ] && { gone=1; break; }; sleep 0.2; 
 check "gvisor delete paused: its dir and checkpoint image are removed" "$gone" 1
 check "gvisor delete paused: no cgroup or runsc state left" "$(host_left "$G")" 0
 check "gvisor delete paused: no mount left" "$(grep -c "$G" /proc/mounts)" 0
-
-check "gvisor: snapshots are not built for it (422 unsupported)" \
-	"$(G2=$(create '{"isolation":"gvisor"}'); api POST "/sandboxes/$G2/snapshots" '{}'; j 'o["error"]["code"]'; api DELETE "/sandboxes/$G2" >/dev/null)" 422unsupported

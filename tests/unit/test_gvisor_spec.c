@@ -15,7 +15,7 @@
 static cJSON *config_netns(struct rn_spec *spec, const char *netns)
 {
 	struct gv_bundle b = {
-		.spec = spec, .rootfs = "/img/default/rootfs", .runtime_dir = "/st/runtime",
+		.spec = spec, .rootfs = "/st/sandboxes/x/root", .runtime_dir = "/st/runtime",
 		.loader = "ld-linux-x86-64.so.2", .sockdir = "/st/sandboxes/x/sock/guest",
 		.etcdir = "/st/sandboxes/x/etc", .cgroup_path = "/sandbox/gvisor_r/x",
 		.netns_path = netns, .host_pids = 64 + 4 * spec->pids,
@@ -138,10 +138,14 @@ static void test_limits(void **state)
 							 "limit")->valuedouble, 64 + 400);
 	assert_int_equal((long long)cJSON_GetObjectItem(cJSON_GetObjectItem(res, "cpu"),
 							 "quota")->valuedouble, 200000);
-	/* /tmp gets disk_mb instead of runsc's unbounded tmpfs */
+	/* /tmp is the root's own (disk_mb bounds the root's upper dir),
+	 * never runsc's unbounded tmpfs */
 	tmp = mount_at(c, "/tmp");
 	assert_non_null(tmp);
-	assert_true(has_arg(cJSON_GetObjectItem(tmp, "options"), "size=32m"));
+	assert_string_equal(cJSON_GetObjectItem(tmp, "type")->valuestring, "bind");
+	assert_string_equal(cJSON_GetObjectItem(tmp, "source")->valuestring,
+			    "/st/sandboxes/x/root/tmp");
+	assert_true(has_arg(cJSON_GetObjectItem(tmp, "options"), "nosuid"));
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "process"),
 						     "noNewPrivileges")));
 	cJSON_Delete(c);
@@ -167,7 +171,7 @@ static void test_mounts(void **state)
 	assert_non_null(m);
 	assert_true(has_arg(cJSON_GetObjectItem(m, "options"), "ro"));
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "root"), "path")->valuestring,
-			    "/img/default/rootfs");
+			    "/st/sandboxes/x/root");
 	cJSON_Delete(c);
 }
 
