@@ -33,6 +33,7 @@
 #include "rn_sockwatch.h"
 #include "rn_status.h"
 #include "rn_tls.h"
+#include "rn_warm.h"
 #include "runner.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
@@ -335,6 +336,10 @@ static int set_up(struct runner *r, const struct rn_flags *f, const struct rn_tl
 		return 1;
 	}
 	rn_persist_load(r);
+	if (rn_warm_init(r, f->warm_pool, &err) < 0) {
+		sbx_err_log("%s", err.msg);
+		return 1;
+	}
 	return 0;
 }
 
@@ -394,7 +399,7 @@ static void serve(struct runner *r, struct listener *lu, struct listener *lt)
 
 	for (;;) {
 		int ts[] = { rn_sandbox_tick(r), rn_snap_tick(r), rn_conn_sweep(), rn_tls_sweep(),
-			     rn_egress_sweep(), rn_sockwatch_tick(r),
+			     rn_egress_sweep(), rn_sockwatch_tick(r), rn_warm_tick(r),
 			     accept_pause_tick(lu), accept_pause_tick(lt) }, t = -1;
 
 		for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)
