@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -490,24 +489,17 @@ int jail_warm_launch(struct rn_sandbox *sb, int report_fd, struct sbx_err *err)
 	return launch(js, &l, sb, err);
 }
 
-/* The limits a take asks for that differ from the pool's: the cgroup's
- * (rewritten in place) and the agent's rlimits, which every command it
- * starts inherits (set from outside, as the child set them inside). */
+/* The cgroup limits a take asks for that differ from the pool's,
+ * rewritten in place. (The rlimits the child set, nofile and nproc, stay:
+ * raising another process's hard limit needs CAP_SYS_RESOURCE, which a
+ * runner in a container may lack; the pool serves only its own.) */
 int jail_warm_apply(struct rn_sandbox *sb, const struct rn_spec *spec, struct sbx_err *err)
 {
 	const struct rn_spec *was = &sb->spec;
-	struct rlimit nofile = { (rlim_t)spec->nofile, (rlim_t)spec->nofile };
-	struct rlimit nproc = { (rlim_t)spec->pids, (rlim_t)spec->pids };
 
-	if ((spec->memory_mb != was->memory_mb || spec->pids != was->pids ||
-	     spec->vcpus != was->vcpus) &&
-	    rn_cgroup_set_limits(&sb->drv->r->cg, sb_of(sb)->cg, spec, err) < 0)
-		return -1;
-	if (spec->nofile != was->nofile && prlimit(sb->pid, RLIMIT_NOFILE, &nofile, NULL) < 0)
-		return sbx_err_sys(err, "set nofile of the agent");
-	if (spec->pids != was->pids && prlimit(sb->pid, RLIMIT_NPROC, &nproc, NULL) < 0)
-		return sbx_err_sys(err, "set nproc of the agent");
-	return 0;
+	if (spec->memory_mb == was->memory_mb && spec->vcpus == was->vcpus)
+		return 0;
+	return rn_cgroup_set_limits(&sb->drv->r->cg, sb_of(sb)->cg, spec, err);
 }
 
 int jail_warm_state(const struct rn_sandbox *sb, struct sbx_err *err)

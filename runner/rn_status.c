@@ -62,6 +62,7 @@ cJSON *rn_status_json(const struct runner *r)
 	cJSON_AddNumberToObject(o, "sandboxes", r->n_live - r->n_warm);
 	cJSON_AddNumberToObject(o, "warm_pool", r->warm_size);
 	cJSON_AddNumberToObject(o, "warm", r->n_warm);
+	cJSON_AddNumberToObject(o, "warm_ready", rn_warm_ready(r));
 	cJSON_AddNumberToObject(o, "memory_mb_cap", (double)rn_admit_limits_cap(&in));
 	cJSON_AddNumberToObject(o, "memory_mb_used", (double)in.committed_mb);
 	if (r->overcommit > 0) {

@@ -283,15 +283,18 @@ int rn_warm_reaped(struct runner *r, pid_t pid, int status)
 	return 0;
 }
 
-/* The pool serves a create of the default image, shape and network with
- * no env: what differs from its own spec is applied at the take. */
+/* The pool serves a create of the default image, network, disk, pids
+ * and nofile with no env: memory_mb and vcpus (its cgroup's) are applied
+ * at the take, the rest is the runner's own (owner, ports, timeouts,
+ * preview_auth, persistent). */
 static int fits(const struct rn_driver *drv, const struct rn_spec *s)
 {
 	const struct rn_spec *p = &pool.spec;
 
 	return drv == pool.drv && !strcmp(s->image, p->image) && !s->image_ref[0] &&
 	       !s->snapshot[0] && !strcmp(s->workdir, p->workdir) && s->n_env == 0 &&
-	       s->network == RN_NET_DENY_ALL && !s->policy && s->disk_mb == p->disk_mb;
+	       s->network == RN_NET_DENY_ALL && !s->policy && s->disk_mb == p->disk_mb &&
+	       s->pids == p->pids && s->nofile == p->nofile;
 }
 
 struct rn_sandbox *rn_warm_take(struct runner *r, const struct rn_driver *drv,
@@ -309,8 +312,6 @@ struct rn_sandbox *rn_warm_take(struct runner *r, const struct rn_driver *drv,
 			break;
 	if (!sb)
 		return NULL;
-	if (spec->nofile > r->nofile_max)
-		spec->nofile = r->nofile_max;
 	/* admitted as a create would be, the warm one's share given back */
 	r->n_live--;
 	r->committed_mb -= sb->spec.memory_mb;
@@ -340,10 +341,21 @@ struct rn_sandbox *rn_warm_take(struct runner *r, const struct rn_driver *drv,
 	rn_state_path(mark, sb, RN_WARM_MARK);
 	if (unlink(mark) < 0)
 		sbx_warn("%s: unlink %s: %s", sb->id, mark, strerror(errno));
-	sbx_info("%s: taken from the warm pool (memory %lld MiB, pids %lld, timeout %lld ms)",
-		 sb->id, (long long)sb->spec.memory_mb, (long long)sb->spec.pids,
+	sbx_info("%s: taken from the warm pool (memory %lld MiB, vcpus %lld, timeout %lld ms)",
+		 sb->id, (long long)sb->spec.memory_mb, (long long)sb->spec.vcpus,
 		 (long long)sb->spec.timeout_ms);
 	return sb;
+}
+
+int rn_warm_ready(const struct runner *r)
+{
+	int n = 0;
+
+	if (!r->n_warm)
+		return 0;
+	for (const struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
+		n += sb->warm && sb->status == RN_RUNNING;
+	return n;
 }
 
 void rn_warm_flush(struct runner *r, const char *image)

@@ -57,6 +57,8 @@ struct rn_sandbox *rn_warm_take(struct runner *r, const struct rn_driver *drv,
 int rn_warm_reaped(struct runner *r, pid_t pid, int status);
 /* 1 while sb's warmer may still touch its files: its cleanup waits. */
 int rn_warm_building(const struct rn_sandbox *sb);
+/* Warm sandboxes ready to be taken (their agent answered). */
+int rn_warm_ready(const struct runner *r);
 /* Stop every warm sandbox of image (NULL: every one): its image is
  * deleted, the runner drains. */
 void rn_warm_flush(struct runner *r, const char *image);

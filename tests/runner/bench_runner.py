@@ -90,7 +90,7 @@ def pool_full(sock):
     """Wait (up to 10 s) until the runner's warm pool is full again."""
     for _ in range(1000):
         st = rc.request(sock, {"op": "status"})["runner"]
-        if st["warm"] >= st["warm_pool"]:
+        if st["warm_ready"] >= st["warm_pool"]:
             return
         time.sleep(0.01)
 

@@ -19,6 +19,7 @@ import time
 import multihost
 import nul
 import vm_checks
+import warm
 import rnclient as rc
 
 RUNNER, AGENT = sys.argv[1], sys.argv[2]
@@ -130,7 +131,7 @@ def rss_kb(pid):
 # runner names carry the suite's pid: two checkouts may run it at once
 N = os.getpid()
 MY_RUNNERS = tuple("%s%d" % (n, N) for n in ("t1", "tl", "tstop", "treal", "tfail", "temf", "tunav",
-                                              "tmute", "ttls", "toc"))
+                                              "tmute", "ttls", "toc", "tw"))
 
 
 def sandbox_uids_running():
@@ -1425,6 +1426,10 @@ def main():
         finally:
             r.kill()
         return
+    # the warm pool (tests/runner/warm.py): RUNNER_CHECKS=warm runs only those
+    if os.environ.get("RUNNER_CHECKS") == "warm":
+        warm.run(sys.modules[__name__])
+        return
     # the vm driver's own checks (tests/runner/vm_checks.py): RUNNER_CHECKS=vm
     if os.environ.get("RUNNER_CHECKS") == "vm":
         vm_checks.run(sys.modules[__name__])
@@ -1465,6 +1470,7 @@ def main():
         r.stop_all()
         r.kill()
     t_overcommit()
+    warm.run(sys.modules[__name__])
     t_shutdown()
     t_accept_emfile()
     t_failed_start()

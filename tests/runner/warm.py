@@ -1,0 +1,203 @@
+"""Runner suite, the warm pool (--warm-pool N, runner/rn_warm.h); test_runner.py
+calls run(t) with itself as t, RUNNER_CHECKS=warm runs only these. Jail only:
+the pool holds jail sandboxes of the default image.
+
+A warm sandbox is found from outside by its dir, which holds the file
+"warm" until a create takes it. Each check asserts what is deterministic:
+which sandbox a create got, what its cgroup and rlimits say, which files
+it sees, what is left on the host."""
+import json
+import os
+import signal
+import subprocess
+
+POOL = 2
+
+
+def warm_ids(r):
+    root = os.path.join(r.state, "sandboxes")
+    if not os.path.isdir(root):
+        return set()
+    return {d for d in os.listdir(root) if os.path.exists(os.path.join(root, d, "warm"))}
+
+
+def status(r):
+    return r.req({"op": "status"})["runner"]
+
+
+def wait_full(t, r):
+    """The pool full again (its sandboxes ready): the status says so."""
+    return t.wait_until(lambda: status(r)["warm_ready"] == POOL and
+                        len(warm_ids(r)) == POOL, 30)
+
+
+def cg_file(sid, ctrl, name):
+    for p in ("/sys/fs/cgroup/%s/sandbox/%s/%s" % (ctrl, sid, name),
+              "/sys/fs/cgroup/sandbox/%s/%s" % (sid, name)):
+        if os.path.exists(p):
+            with open(p) as f:
+                return f.read().strip()
+    return None
+
+
+def t_taken(t, r):
+    result = t.result
+    st = status(r)
+    lst = r.req({"op": "list"})["sandboxes"]
+    before = warm_ids(r)
+    result("warm pool: %d warm sandboxes, none listed or counted, their memory_mb held in "
+           "admission" % POOL, st["warm"] == POOL and st["warm_pool"] == POOL and st["warm_ready"] == POOL and
+           st["sandboxes"] == 0 and lst == [] and len(before) == POOL and
+           st["memory_mb_used"] == POOL * 512, "%s %s %s" % (st, lst, before))
+    result("warm pool: a warm sandbox's id is no sandbox to get or stop",
+           all(r.req({"op": "get", "id": i})["error"]["code"] == "not_found" and
+               r.req({"op": "stop", "id": i})["error"]["code"] == "not_found" for i in before),
+           str(before))
+    rep = r.create(owner="warmowner", memory_mb=256, vcpus=2, timeout_ms=60000)
+    sb = rep.get("sandbox", {})
+    sid = sb.get("id", "")
+    sdir = os.path.join(r.state, "sandboxes", sid)
+    try:
+        with open(os.path.join(sdir, "state.json")) as f:
+            state = json.load(f)
+    except OSError:
+        state = {}
+    mem = cg_file(sid, "memory", "memory.limit_in_bytes") or cg_file(sid, "", "memory.max")
+    cpu = cg_file(sid, "cpu", "cpu.cfs_quota_us") or cg_file(sid, "", "cpu.max")
+    result("warm pool: a create of the default shape takes a warm sandbox, running at once",
+           rep.get("ok") and sid in before and sb["status"] == "running" and
+           not os.path.exists(os.path.join(sdir, "warm")), "%s %s" % (rep, before))
+    result("warm pool: the take applies the create's memory_mb and vcpus to its cgroup, "
+           "its timeout from the take",
+           mem == str(256 << 20) and cpu in ("200000", "200000 100000") and
+           sb.get("memory_mb") == 256 and sb.get("vcpus") == 2 and
+           sb["expires_at"] - sb["created_at"] == 60000, "%s %s %s" % (mem, cpu, sb))
+    result("warm pool: the taken sandbox is listed and its state.json names its owner",
+           [s["id"] for s in r.req({"op": "list"})["sandboxes"]] == [sid] and
+           state.get("owner") == "warmowner", "%s" % state)
+    full = wait_full(t, r)
+    after = warm_ids(r)
+    result("warm pool: refilled in the background with new sandboxes",
+           full and len(after) == POOL and sid not in after and
+           len(after - before) == 1, "%s %s %s" % (before, after, status(r)))
+    return sid
+
+
+def t_mismatch(t, r):
+    result = t.result
+    wait_full(t, r)
+    before = warm_ids(r)
+    got = []
+    for kw in ({"env": {"WARM_T": "yes"}}, {"disk_mb": 256}, {"network": "allow-all"},
+               {"nofile": 2048}, {"pids": 300}):
+        rep = r.create(**kw)
+        got.append(rep)
+    ids = [x.get("sandbox", {}).get("id") for x in got]
+    env = got[0].get("ok") and r.sh(ids[0], "echo $WARM_T").strip()
+    result("warm pool: a create the pool cannot serve (env, disk_mb, network, nofile, pids) "
+           "starts cold "
+           "and leaves the pool as it was",
+           all(x.get("ok") for x in got) and not set(ids) & before and
+           warm_ids(r) == before and env == "yes", "%s %s %s" % (ids, before, env))
+    for i in ids:
+        if i:
+            r.req({"op": "stop", "id": i})
+
+
+def t_isolated(t, r):
+    result = t.result
+    wait_full(t, r)
+    a = r.create()["sandbox"]["id"]
+    r.sh(a, "echo a > /tmp/mark; echo a > /home/sandbox/mark")
+    r.sh(a, "root:echo a > /root/mark; echo a > /etc/mark")
+    wait_full(t, r)
+    b = r.create()["sandbox"]["id"]
+    seen = r.sh(b, "root:ls /tmp /home/sandbox /root /etc/mark 2>&1; id -u")
+
+    def slot(sid):
+        with open(os.path.join(r.state, "sandboxes", sid, "state.json")) as f:
+            return json.load(f)["slot"]
+    result("warm pool: two creates get two sandboxes, own uid ranges, no file of one "
+           "in the other", a != b and slot(a) != slot(b) and "mark" not in seen.replace(
+               "/etc/mark", "") and "No such file" in seen, "%s %s %r" % (a, b, seen))
+    r.req({"op": "stop", "id": a})
+    t.wait_until(lambda: r.req({"op": "get", "id": a})["sandbox"]["status"] == "stopped", 30)
+    wait_full(t, r)
+    result("warm pool: a stopped sandbox never comes back to the pool",
+           a not in warm_ids(r) and not t.leftovers(r, a), "%s %s" % (warm_ids(r),
+                                                                     t.leftovers(r, a)))
+    r.req({"op": "stop", "id": b})
+
+
+def t_stop(t):
+    result = t.result
+    r = t.Runner("tw%d" % t.N, t.AGENT, extra=["--warm-pool", str(POOL)])
+    wait_full(t, r)
+    ids = warm_ids(r)
+    r.p.send_signal(signal.SIGTERM)
+    try:
+        rc_ = r.p.wait(30)
+    except subprocess.TimeoutExpired:
+        rc_ = None
+        r.p.kill()
+    left = [(i, t.leftovers(r, i)) for i in ids if t.leftovers(r, i)]
+    result("warm pool: SIGTERM stops the warm sandboxes too, nothing left, exit 0",
+           len(ids) == POOL and rc_ == 0 and not left, "%s %s %s" % (ids, rc_, left))
+
+
+def t_crash(t):
+    result = t.result
+    r = t.Runner("tw%d" % t.N, t.AGENT, extra=["--warm-pool", str(POOL)])
+    try:
+        wait_full(t, r)
+        taken = r.create(owner="crashowner")["sandbox"]["id"]
+        wait_full(t, r)
+        ids = warm_ids(r)
+        r.p.kill()
+        r.p.wait()
+        r.extra = []   # back without a pool
+        r.start()
+        left = [(i, t.leftovers(r, i)) for i in ids if t.leftovers(r, i)]
+        lst = {s["id"]: s for s in r.req({"op": "list"})["sandboxes"]}
+        result("warm pool: kill -9, restart: the warm sandboxes are removed and leave no "
+               "record; the taken one is kept as lost",
+               len(ids) == POOL and not left and not set(ids) & set(lst) and
+               lst.get(taken, {}).get("stop_reason") == "runner_restart" and
+               lst[taken].get("owner") == "crashowner" and status(r)["warm"] == 0,
+               "%s %s %s" % (ids, left, lst))
+    finally:
+        r.stop_all()
+        r.kill()
+
+
+def t_flags(t):
+    result = t.result
+    bad = []
+    for v in ("65", "-1", "x"):
+        p = subprocess.run([t.RUNNER, "--warm-pool", v, "--socket", "/nonexistent/s"],
+                           capture_output=True, text=True, timeout=30)
+        if p.returncode != 2 or "--warm-pool must be a number in [0, 64]" not in p.stderr:
+            bad.append((v, p.returncode, p.stderr[-200:]))
+    result("warm pool: --warm-pool outside [0, 64] exits 2 naming the range", not bad, str(bad))
+
+
+def run(t):
+    if t.skip_unless_jail("warm pool", "the pool holds jail sandboxes"):
+        return
+    t_flags(t)
+    r = t.Runner("tw%d" % t.N, t.AGENT, extra=["--warm-pool", str(POOL)])
+    try:
+        if not wait_full(t, r):
+            t.result("warm pool: fills at start", False, "%s\n%s" % (status(r),
+                                                                     r.logtext()[-2000:]))
+            return
+        sid = t_taken(t, r)
+        if sid:
+            r.req({"op": "stop", "id": sid})
+        t_mismatch(t, r)
+        t_isolated(t, r)
+    finally:
+        r.stop_all()
+        r.kill()
+    t_stop(t)
+    t_crash(t)
