@@ -34,6 +34,7 @@
 #include "rn_status.h"
 #include "rn_tls.h"
 #include "rn_warm.h"
+#include "driver_gvisor.h"
 #include "runner.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
@@ -434,6 +435,10 @@ int main(int argc, char **argv)
 	struct rn_tls_opts tls;
 	int rc;
 
+	/* a gvisor sandbox's watcher (driver_gvisor_watch.c), first: it is
+	 * the runner's forked child, gone through exec to shed the heap */
+	if (argc > 1 && strcmp(argv[1], GV_WATCH_CMD) == 0)
+		return gv_watch_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
 		return rn_ctl_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "image") == 0)
