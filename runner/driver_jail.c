@@ -489,10 +489,11 @@ int jail_warm_launch(struct rn_sandbox *sb, int report_fd, struct sbx_err *err)
 	return launch(js, &l, sb, err);
 }
 
-/* The cgroup limits a take asks for that differ from the pool's,
- * rewritten in place. (The rlimits the child set, nofile and nproc, stay:
- * raising another process's hard limit needs CAP_SYS_RESOURCE, which a
- * runner in a container may lack; the pool serves only its own.) */
+/* The cgroup limits a take asks for that differ from the pool's (vcpus:
+ * memory_mb must match, the child wrote it into the sandbox's
+ * /proc/meminfo), rewritten in place. (The rlimits the child set, nofile
+ * and nproc, stay too: raising another process's hard limit needs
+ * CAP_SYS_RESOURCE, which a runner in a container may lack.) */
 int jail_warm_apply(struct rn_sandbox *sb, const struct rn_spec *spec, struct sbx_err *err)
 {
 	const struct rn_spec *was = &sb->spec;

@@ -57,7 +57,7 @@ uid_t jail_uid_base(const struct rn_sandbox *sb);
  * fork of the runner: the rest of a start, the child cloned as the
  * runner's own (CLONE_PARENT) and its pid reported on report_fd first.
  * At a take, in the runner: apply the cgroup limits of spec that differ
- * from sb's (memory_mb, vcpus), and write state.json again
+ * from sb's (vcpus), and write state.json again
  * (its owner, its shape). Each 0, or -1 with err. */
 int jail_warm_reserve(struct rn_sandbox *sb, struct sbx_err *err);
 int jail_warm_launch(struct rn_sandbox *sb, int report_fd, struct sbx_err *err);

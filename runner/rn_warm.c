@@ -283,10 +283,11 @@ int rn_warm_reaped(struct runner *r, pid_t pid, int status)
 	return 0;
 }
 
-/* The pool serves a create of the default image, network, disk, pids
- * and nofile with no env: memory_mb and vcpus (its cgroup's) are applied
- * at the take, the rest is the runner's own (owner, ports, timeouts,
- * preview_auth, persistent). */
+/* The pool serves a create of the default image, network, memory_mb,
+ * disk, pids and nofile with no env: what the child built from them stays
+ * (its /proc/meminfo says its memory_mb, its tmpfs has disk_mb, its
+ * rlimits). vcpus (its cgroup's) is applied at the take, the rest is the
+ * runner's own (owner, ports, timeouts, preview_auth, persistent). */
 static int fits(const struct rn_driver *drv, const struct rn_spec *s)
 {
 	const struct rn_spec *p = &pool.spec;
@@ -294,7 +295,7 @@ static int fits(const struct rn_driver *drv, const struct rn_spec *s)
 	return drv == pool.drv && !strcmp(s->image, p->image) && !s->image_ref[0] &&
 	       !s->snapshot[0] && !strcmp(s->workdir, p->workdir) && s->n_env == 0 &&
 	       s->network == RN_NET_DENY_ALL && !s->policy && s->disk_mb == p->disk_mb &&
-	       s->pids == p->pids && s->nofile == p->nofile;
+	       s->pids == p->pids && s->nofile == p->nofile && s->memory_mb == p->memory_mb;
 }
 
 struct rn_sandbox *rn_warm_take(struct runner *r, const struct rn_driver *drv,

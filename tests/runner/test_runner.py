@@ -70,7 +70,10 @@ class Runner:
                                   env=env,
                                   stdout=self.log, stderr=self.log)
         procs.append(self.p)
-        for _ in range(200):
+        # generous: on a loaded host the vm driver's probe of qemu alone
+        # has taken 3.4 s of the start (an ASan build, load 16)
+        end = time.time() + 60
+        while time.time() < end:
             if os.path.exists(self.sock):
                 try:
                     if self.req({"op": "ping"}).get("ok"):
