@@ -301,6 +301,8 @@ static void finish(struct runner *r, struct rn_sandbox *sb)
 	r->n_live--;
 	r->committed_mb -= sb->spec.memory_mb;
 	r->n_warm -= sb->warm;
+	if (sb->warm)
+		rn_warm_ended(sb);
 	sb->status = (sb->reason == RN_REASON_ERROR || sb->reason == RN_REASON_OOM) ?
 		     RN_FAILED : RN_STOPPED;
 	sbx_info("%s: %s (%s)%s%s", sb->id, rn_status_name(sb->status),

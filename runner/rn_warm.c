@@ -230,6 +230,14 @@ undo:
 	return -1;
 }
 
+void rn_warm_ended(const struct rn_sandbox *sb)
+{
+	/* one that failed on its own (its agent died or never answered):
+	 * the next waits, or a broken agent would be started again at once */
+	if (sb->reason != RN_REASON_REQUESTED)
+		pool.retry_at = rn_now_mono() + RETRY_MS;
+}
+
 int rn_warm_building(const struct rn_sandbox *sb)
 {
 	return sb == pool.sb && (pool.warmer > 0 || pool.ev.fd >= 0);

@@ -55,6 +55,8 @@ struct rn_sandbox *rn_warm_take(struct runner *r, const struct rn_driver *drv,
 /* A reaped pid the sandbox list did not know: 1 when it was the pool's
  * (a warmer, or a warm child whose pid is still on its way). */
 int rn_warm_reaped(struct runner *r, pid_t pid, int status);
+/* A warm sandbox reached its end before anyone took it. */
+void rn_warm_ended(const struct rn_sandbox *sb);
 /* 1 while sb's warmer may still touch its files: its cleanup waits. */
 int rn_warm_building(const struct rn_sandbox *sb);
 /* Warm sandboxes ready to be taken (their agent answered). */

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 
 POOL = 2
 # only the jail: the other drivers' probes (a vm's takes seconds) are no
@@ -177,6 +178,24 @@ def t_crash(t):
         r.kill()
 
 
+def t_broken_agent(t):
+    """An agent that exits at once: each warm start fails, and the pool
+    waits 5 s before the next (a slower host makes fewer, never more)."""
+    result = t.result
+    r = t.Runner("tw%d" % t.N, "/bin/false", extra=EXTRA)
+    try:
+        t.wait_until(lambda: "failed (error)" in r.logtext(), 30)
+        t0 = r.logtext().count("failed (error)")
+        time.sleep(3)
+        n = r.logtext().count("failed (error)") - t0
+        st = status(r)
+        result("warm pool: a warm start that fails waits before the next (not a loop)",
+               t0 >= 1 and n <= 1 and st["warm_ready"] == 0 and st["sandboxes"] == 0,
+               "%d then %d in 3 s, %s" % (t0, n, st))
+    finally:
+        r.kill()
+
+
 def t_flags(t):
     result = t.result
     bad = []
@@ -208,3 +227,4 @@ def run(t):
         r.kill()
     t_stop(t)
     t_crash(t)
+    t_broken_agent(t)
