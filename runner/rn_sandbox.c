@@ -19,6 +19,7 @@
 #include "rn_drivers.h"
 #include "rn_persist.h"
 #include "rn_policy.h"
+#include "rn_sockwatch.h"
 #include "rn_warm.h"
 #include "sbx_dial.h"
 #include "sbx_id.h"
@@ -322,8 +323,9 @@ void rn_sandbox_reap(struct runner *r)
 			if (sb->pid == pid && !sb->reaped)
 				break;
 		if (!sb) {
-			/* the warm pool's, a create's pull, or not ours */
-			if (!rn_warm_reaped(r, pid, st))
+			/* the warm pool's, a socket-budget change, a create's
+			 * pull, or not ours */
+			if (!rn_warm_reaped(r, pid, st) && !rn_sockwatch_reaped(r, pid, st))
 				rn_image_pull_reaped(r, pid, st);
 			continue;
 		}
