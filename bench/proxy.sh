@@ -3,13 +3,16 @@
 # a sandbox, three ways in one run:
 #   direct  wrk -> server
 #   nginx   wrk -> nginx (reverse proxy, upstream keepalive) -> server
-#   gateway wrk -> sandbox-gateway preview proxy -> runner connect -> agent -> server
+#   gateway wrk -> sandbox-gateway preview proxy -> server
 # Where nginx runs: inside the sandbox's network namespace (nsenter -n; the
 # sandbox is deny-all, so nothing on the host can reach its port otherwise),
 # and the direct and nginx runs of wrk too. So all three hit the very same
 # server process, and nginx gets the shortest path it could have. The
-# gateway's path has two more hops that are part of the design (the
-# runner's splice and the agent's forward), so its figures include them.
+# gateway reaches the guest's port straight too: a local runner passes
+# it the guest's TCP socket once per client connection (the runner's
+# `connect`, made inside the sandbox's network), which the gateway then
+# reuses for every request on that connection; the cost of that one
+# connect is in the gateway's figures.
 # Prints requests/s and p99 latency for each (medians of the rounds) and
 # the ratios; the added p99 over direct is the median of each round's own
 # difference (the three run in turn in every round), with its spread.

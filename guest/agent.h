@@ -67,6 +67,7 @@ struct ag_conn {
 	struct ag_cmd *cmd;
 	struct ag_conn *wnext, *wprev;  /* on cmd->watchers */
 	struct ag_cursor cur;
+	int ring_wait;          /* a send from the retention ring found the socket full */
 	int accept_stdin;
 	uint32_t stdin_done;    /* bytes of the head STDIN frame already written */
 	int exit_sent;
@@ -175,7 +176,9 @@ void ag_cmd_detach(struct ag_conn *c);
 /* The hang-up a closed terminal gives its program, when c holds one
  * (hangup_on_detach) that still runs; c stays attached. */
 void ag_cmd_hangup(struct ag_conn *c);
-void ag_cmd_pump(struct ag_conn *c);
+/* Send or queue what c's command has for it (from ag_conn_flush): 0, or
+ * -1 when its socket failed (close c). */
+int ag_cmd_pump(struct ag_conn *c);
 void ag_cmd_stdin_writable(struct ag_cmd *cmd);
 void ag_cmd_kill_all(int sig);
 int ag_cmd_running(void);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -203,23 +204,62 @@ static void fan_out(struct ag_cmd *cmd)
 
 	for (w = cmd->watchers; w; w = next) {
 		next = w->wnext;
-		/* a full queue waits for EPOLLOUT; no point trying now */
-		if (w->state == AG_ST_ATTACH && w->out.len < AG_OUT_HIGH)
+		/* a full queue or socket waits for EPOLLOUT; no point trying now */
+		if (w->state == AG_ST_ATTACH && w->out.len < AG_OUT_HIGH && !w->ring_wait)
 			ag_conn_flush(w);     /* may close w, never next */
 	}
 }
 
-void ag_cmd_pump(struct ag_conn *c)
+/* Whole records go to c's socket from where they lie in the ring (each is
+ * the frame of its chunk), with nothing queued before them: no copy. The
+ * rest of a record the socket took only part of is queued in c->out.
+ * 1 sent some, 0 nothing to send, -1 the socket is full (c->ring_wait:
+ * EPOLLOUT brings c back), -2 it failed. */
+static int send_from_ring(struct ag_conn *c, struct ag_cmd *cmd)
+{
+	struct iovec iov[2];
+	struct msghdr m = { .msg_iov = iov };
+	int niov;
+	size_t n = ag_ring_span(&cmd->ring, &c->cur, AG_OUT_HIGH, iov, &niov);
+	unsigned char *rest;
+	ssize_t k;
+
+	if (!n)
+		return 0;
+	m.msg_iovlen = (size_t)niov;
+	k = sendmsg(c->ev.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (k <= 0) {
+		if (k < 0 && errno != EAGAIN && errno != EINTR)
+			return -2;
+		c->ring_wait = 1;
+		return -1;
+	}
+	if ((size_t)k == n) {
+		ag_ring_sent(&cmd->ring, &c->cur, n, NULL);
+		return 1;
+	}
+	/* c->out is empty: a record's worth fits under its cap */
+	rest = sbx_buf_reserve(&c->out, SBX_FRAME_HDR + AG_CHUNK);
+	if (!rest)
+		return -2;
+	sbx_buf_commit(&c->out, ag_ring_sent(&cmd->ring, &c->cur, (size_t)k, rest));
+	return -1;
+}
+
+int ag_cmd_pump(struct ag_conn *c)
 {
 	struct ag_cmd *cmd = c->cmd;
+	int rounds;
 
 	if (!cmd)
-		return;
-	while (c->out.len < AG_OUT_HIGH) {
+		return 0;
+	c->ring_wait = 0;
+	for (rounds = 0; rounds < 64 && c->out.len < AG_OUT_HIGH; rounds++) {
 		uint64_t lost = ag_ring_catch(&cmd->ring, &c->cur);
 		unsigned char *dst;
 		unsigned tag;
 		size_t n;
+		int rc;
 
 		if (lost) {
 			cJSON *o = cJSON_CreateObject();
@@ -229,6 +269,19 @@ void ag_cmd_pump(struct ag_conn *c)
 			ag_conn_json(c, o);
 			continue;
 		}
+		if (!c->cur.skip) {
+			/* what is queued goes first, then records from the ring */
+			if (c->out.len)
+				break;
+			rc = send_from_ring(c, cmd);
+			if (rc == -2)
+				return -1;
+			if (rc < 0)
+				break;
+			if (rc)
+				continue;
+		}
+		/* an attach inside a record: its rest is copied, once */
 		dst = sbx_buf_reserve(&c->out, SBX_FRAME_HDR + AG_CHUNK);
 		if (!dst)
 			break;
@@ -250,7 +303,7 @@ void ag_cmd_pump(struct ag_conn *c)
 		ag_conn_json(c, o);
 		c->exit_sent = 1;
 		ag_conn_closing(c);
-		return;
+		return 0;
 	}
 	if (cmd->exited && !c->exit_sent && c->cur.off == cmd->ring.total &&
 	    c->out.len < AG_OUT_HIGH) {
@@ -274,25 +327,50 @@ void ag_cmd_pump(struct ag_conn *c)
 		c->exit_sent = 1;
 		ag_conn_closing(c);
 	}
+	return 0;
+}
+
+/* One read of a command's output into its ring. What the pipe (or PTY)
+ * holds is read straight into the ring (FIONREAD says how much, so the
+ * oldest records make room for exactly that); with nothing there, a read
+ * of its own tells the end or EAGAIN. */
+static ssize_t read_chunk(struct ag_cmd *cmd, int fd, unsigned tag)
+{
+	static unsigned char buf[AG_CHUNK];
+	struct iovec iov[2];
+	int avail = 0, niov;
+	ssize_t n;
+
+	if (ioctl(fd, FIONREAD, &avail) == 0 && avail > 0) {
+		size_t want = (size_t)avail < AG_CHUNK ? (size_t)avail : AG_CHUNK;
+
+		if ((niov = ag_ring_reserve(&cmd->ring, want, iov)) > 0) {
+			n = readv(fd, iov, niov);
+			if (n > 0)
+				ag_ring_commit(&cmd->ring, tag, (size_t)n);
+			return n;
+		}
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n > 0 && ag_ring_push(&cmd->ring, tag, buf, (size_t)n) < 0)
+		sbx_err_log("%s: retention push failed", cmd->id);
+	return n;
 }
 
 /* Read up to max chunks from one stream. Returns 1 if the stream ended. */
 static int read_stream(struct ag_cmd *cmd, struct ag_ev *e, unsigned tag, int max)
 {
-	static unsigned char buf[AG_CHUNK];
 	int i, got = 0;
 
 	for (i = 0; i < max && e->fd >= 0; i++) {
-		ssize_t n = read(e->fd, buf, sizeof(buf));
+		ssize_t n = read_chunk(cmd, e->fd, tag);
 
 		if (n > 0) {
-			if (ag_ring_push(&cmd->ring, tag, buf, (size_t)n) < 0)
-				sbx_err_log("%s: retention push failed", cmd->id);
 			got = 1;
 			/* A short read means the pipe is drained: deliver now.
 			 * Full reads are batched (each still its own chunk and
 			 * frame) so a flood costs fewer sends. */
-			if ((size_t)n < sizeof(buf) || i % 4 == 3) {
+			if ((size_t)n < AG_CHUNK || i % 4 == 3) {
 				fan_out(cmd);
 				got = 0;
 			}

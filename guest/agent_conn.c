@@ -159,7 +159,7 @@ void ag_conn_update(struct ag_conn *c)
 		m |= EPOLLIN | EPOLLRDHUP;
 	else if (c->rd_closed)
 		m |= EPOLLHUP;   /* stay registered to learn of a full close */
-	if (c->out.len)
+	if (c->out.len || (c->ring_wait && c->state == AG_ST_ATTACH))
 		m |= EPOLLOUT;
 	ag_ev_set(&c->ev, m);
 }
@@ -234,10 +234,14 @@ void ag_conn_flush(struct ag_conn *c)
 	if (c->dead)
 		return;
 	for (rounds = 0; rounds < 64; rounds++) {
-		if (c->state == AG_ST_ATTACH)
-			ag_cmd_pump(c);
-		else if (c->state == AG_ST_READ_FILE)
+		if (c->state == AG_ST_ATTACH) {
+			if (ag_cmd_pump(c) < 0) {
+				ag_conn_close(c);
+				return;
+			}
+		} else if (c->state == AG_ST_READ_FILE) {
 			ag_fs_pump(c);
+		}
 		if (!c->out.len)
 			break;
 		ssize_t n = send(c->ev.fd, sbx_buf_head(&c->out), c->out.len, MSG_NOSIGNAL);
@@ -253,9 +257,11 @@ void ag_conn_flush(struct ag_conn *c)
 	}
 	/* Out of rounds right after a send emptied the queue: refill now, or
 	 * nothing would ask for EPOLLOUT and the stream would stall. */
-	if (c->state == AG_ST_ATTACH)
-		ag_cmd_pump(c);
-	else if (c->state == AG_ST_READ_FILE)
+	if (c->state == AG_ST_ATTACH && ag_cmd_pump(c) < 0) {
+		ag_conn_close(c);
+		return;
+	}
+	if (c->state == AG_ST_READ_FILE)
 		ag_fs_pump(c);
 	if (c->state == AG_ST_CLOSING && !c->out.len) {
 		if (!c->wr_shut) {

@@ -49,34 +49,112 @@ static uint32_t rec_len(const struct ag_ring *r, uint64_t pos, unsigned *tag)
 
 	ring_get(r, pos, h, sizeof(h));
 	if (tag)
-		*tag = h[0];
-	return (uint32_t)h[1] << 24 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 8 | h[4];
+		*tag = h[4];
+	return (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
 }
 
-int ag_ring_push(struct ag_ring *r, unsigned tag, const void *p, size_t n)
+/* Drop the oldest records until need more bytes fit. */
+static void make_room(struct ag_ring *r, size_t need)
 {
-	unsigned char h[AG_RING_REC_HDR];
-	size_t need = n + AG_RING_REC_HDR;
-
-	if (need > r->cap || n > UINT32_MAX) {
-		errno = EMSGSIZE;
-		return -1;
-	}
 	while (r->head - r->tail + need > r->cap) {
 		uint32_t l = rec_len(r, r->tail, NULL);
 
 		r->tail += AG_RING_REC_HDR + l;
 		r->tail_off += l;
 	}
-	h[0] = (unsigned char)tag;
-	h[1] = (unsigned char)(n >> 24);
-	h[2] = (unsigned char)(n >> 16);
-	h[3] = (unsigned char)(n >> 8);
-	h[4] = (unsigned char)n;
+}
+
+static void put_header(struct ag_ring *r, unsigned tag, size_t n)
+{
+	unsigned char h[AG_RING_REC_HDR];
+
+	h[0] = (unsigned char)(n >> 24);
+	h[1] = (unsigned char)(n >> 16);
+	h[2] = (unsigned char)(n >> 8);
+	h[3] = (unsigned char)n;
+	h[4] = (unsigned char)tag;
 	ring_put(r, r->head, h, sizeof(h));
+}
+
+/* The ring's bytes [pos, pos + n) as one or two spans. */
+static int spans(const struct ag_ring *r, uint64_t pos, size_t n, struct iovec iov[2])
+{
+	size_t at = (size_t)(pos % r->cap);
+	size_t first = r->cap - at < n ? r->cap - at : n;
+
+	iov[0] = (struct iovec){ r->buf + at, first };
+	iov[1] = (struct iovec){ r->buf, n - first };
+	return n > first ? 2 : 1;
+}
+
+int ag_ring_push(struct ag_ring *r, unsigned tag, const void *p, size_t n)
+{
+	size_t need = n + AG_RING_REC_HDR;
+
+	if (need > r->cap || n > UINT32_MAX) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	make_room(r, need);
 	ring_put(r, r->head + AG_RING_REC_HDR, p, n);
-	r->head += need;
-	r->total += n;
+	ag_ring_commit(r, tag, n);
+	return 0;
+}
+
+int ag_ring_reserve(struct ag_ring *r, size_t n, struct iovec iov[2])
+{
+	if (n + AG_RING_REC_HDR > r->cap || n > UINT32_MAX) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	make_room(r, n + AG_RING_REC_HDR);
+	return spans(r, r->head + AG_RING_REC_HDR, n, iov);
+}
+
+void ag_ring_commit(struct ag_ring *r, unsigned tag, size_t k)
+{
+	if (!k)
+		return;
+	put_header(r, tag, k);
+	r->head += AG_RING_REC_HDR + k;
+	r->total += k;
+}
+
+size_t ag_ring_span(const struct ag_ring *r, const struct ag_cursor *c, size_t max,
+		    struct iovec iov[2], int *niov)
+{
+	uint64_t end = c->pos;
+
+	*niov = 0;
+	if (c->pos < r->tail || c->skip)
+		return 0;
+	while (end < r->head) {
+		uint64_t next = end + AG_RING_REC_HDR + rec_len(r, end, NULL);
+
+		if (end > c->pos && next - c->pos > max)
+			break;
+		end = next;
+	}
+	if (end == c->pos)
+		return 0;
+	*niov = spans(r, c->pos, (size_t)(end - c->pos), iov);
+	return (size_t)(end - c->pos);
+}
+
+size_t ag_ring_sent(const struct ag_ring *r, struct ag_cursor *c, size_t k, unsigned char *rest)
+{
+	while (k) {
+		uint32_t l = rec_len(r, c->pos, NULL);
+		size_t whole = AG_RING_REC_HDR + l, cut = k < whole ? whole - k : 0;
+
+		if (cut)
+			ring_get(r, c->pos + k, rest, cut);
+		c->pos += whole;
+		c->off += l;
+		if (cut)
+			return cut;
+		k -= whole;
+	}
 	return 0;
 }
 

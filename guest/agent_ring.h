@@ -1,13 +1,16 @@
 /* Per-command output retention: a fixed-capacity byte ring holding records
- * [tag:1][len:4 BE][bytes] in arrival order. Offsets count only output bytes
- * (both streams), so a reader can resume at any byte. When full, whole
- * oldest records are dropped; a reader whose cursor was dropped is told how
- * many bytes it missed. Pure: no I/O, unit-tested. */
+ * [len:4 BE][tag:1][bytes] in arrival order: each is the guest protocol
+ * frame of its chunk (sbx_frame.h's header), so whole records go to a
+ * connection from where they lie (ag_ring_span). Offsets count only output
+ * bytes (both streams), so a reader can resume at any byte. When full,
+ * whole oldest records are dropped; a reader whose cursor was dropped is
+ * told how many bytes it missed. Pure: no I/O, unit-tested. */
 #ifndef AGENT_RING_H
 #define AGENT_RING_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define AG_RING_REC_HDR 5u
 
@@ -41,6 +44,27 @@ int ag_ring_shrink(struct ag_ring *r);
 /* Append one chunk, dropping the oldest records to make room. Returns 0, or
  * -1 (EMSGSIZE) if the chunk can never fit. */
 int ag_ring_push(struct ag_ring *r, unsigned tag, const void *p, size_t n);
+
+/* Append a chunk read straight into the ring: make room for up to n bytes
+ * (dropping the oldest records, as push does) and say where they go, in
+ * iov[0] and, where the ring wraps, iov[1]; returns how many of the two,
+ * or -1 (EMSGSIZE) if n can never fit. Then ag_ring_commit the k <= n
+ * bytes written there (none: nothing is added). */
+int ag_ring_reserve(struct ag_ring *r, size_t n, struct iovec iov[2]);
+void ag_ring_commit(struct ag_ring *r, unsigned tag, size_t k);
+
+/* Whole records from c on, as they lie: up to max bytes (the first record
+ * whatever its size) in iov[0] and, where the ring wraps, iov[1] (*niov).
+ * Returns their bytes; 0 when c is caught up, fell out of retention, or
+ * is inside a record (skip: ag_ring_read that one). */
+size_t ag_ring_span(const struct ag_ring *r, const struct ag_cursor *c, size_t max,
+		    struct iovec iov[2], int *niov);
+
+/* k bytes of what ag_ring_span gave went out: c moves past them. A
+ * record cut by k is passed too, and the rest of its bytes (header
+ * included) are copied to rest, which holds a record's worth; returns
+ * their count (0 when k ended on a record's end). */
+size_t ag_ring_sent(const struct ag_ring *r, struct ag_cursor *c, size_t k, unsigned char *rest);
 
 /* Position c at output offset want (clamped to [tail_off, total]). Returns
  * the number of bytes below the oldest retained byte that were asked for but

@@ -240,6 +240,7 @@ static void start(struct gw_up *u, unsigned flags)
 	gw_up_close(u);   /* a connection before this one (the proxy's get) */
 	sbx_buf_reset(u->q);
 	sbx_buf_reset(&u->in);
+	u->piece_left = 0;
 	u->flags = flags;
 	u->unreachable = 0;
 	u->why[0] = '\0';
@@ -380,6 +381,7 @@ int gw_up_adopt(struct gw_up *u, struct lws *parent, int fd, unsigned flags)
 {
 	gw_up_close(u);
 	sbx_buf_reset(&u->in);
+	u->piece_left = 0;
 	u->flags = flags | GW_UP_RAW;
 	u->direct = 1;
 	u->dial = 0;
@@ -572,17 +574,81 @@ static size_t frame_rest(const struct gw_up *u)
 	return whole - u->in.len;
 }
 
+/* u->pieces: whether h[0..n) begins a stdout or stderr frame whose
+ * header is whole (its length in *len), to be handed over in pieces. */
+static int data_header(const struct gw_up *u, const unsigned char *h, size_t n, uint32_t *len)
+{
+	if (!u->pieces || u->phase != GW_UP_OPEN || (u->flags & GW_UP_RAW) || n < SBX_FRAME_HDR ||
+	    (h[4] != SBX_FRAME_STDOUT && h[4] != SBX_FRAME_STDERR))
+		return 0;
+	*len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+	return *len <= SBX_FRAME_MAX;   /* else frames() says what is wrong */
+}
+
+/* The next piece of the data frame in progress, from *p (advanced past
+ * it): up to u->piece_left bytes, as a frame of its own. 0, or the
+ * callback's nonzero; -1 when it closed u. */
+static int piece(struct lws *wsi, struct gw_up *u, const unsigned char **p, size_t *n)
+{
+	size_t k = *n < u->piece_left ? *n : u->piece_left;
+	struct sbx_frame f = { .type = u->piece_type, .payload = *p, .len = (uint32_t)k };
+	int rc;
+
+	if (!k)
+		return 0;
+	rc = u->ops->frame(u, &f);
+	if (u->wsi != wsi)
+		return -1;
+	u->piece_left -= k;
+	*p += k;
+	*n -= k;
+	return rc;
+}
+
+/* A data frame begins at h (its header whole, the frame not): its piece
+ * there goes over now, the rest as it comes (piece()). */
+static int begin_piece(struct lws *wsi, struct gw_up *u, const unsigned char *h, size_t n,
+		       uint32_t flen)
+{
+	const unsigned char *p = h + SBX_FRAME_HDR;
+	size_t k = n - SBX_FRAME_HDR;
+
+	u->nframes++;
+	u->piece_type = (enum sbx_frame_type)h[4];
+	u->piece_left = flen;
+	return piece(wsi, u, &p, &k);
+}
+
 /* Frames as read: the whole ones go to the owner from the bytes lws (or
  * TLS) read, and only a frame cut by the end of a read is kept in u->in,
  * completed from the next read with exactly its missing bytes. (Every
  * byte of a stream was copied into u->in, then compacted there: most of
- * the gateway's own copying, by its profile.) */
+ * the gateway's own copying, by its profile.) With u->pieces a cut
+ * stdout or stderr frame is not kept at all: its bytes go over as they
+ * come (a stream's frames are cut at nearly every read, as the agent's
+ * frames and lws's reads are both about 64 KiB). */
 static int rx_frames(struct lws *wsi, struct gw_up *u, const unsigned char *p, size_t len)
 {
 	size_t used, need;
+	uint32_t flen;
 	int rc;
 
+	if (u->piece_left) {   /* u->in is empty meanwhile */
+		rc = piece(wsi, u, &p, &len);
+		if (rc || u->piece_left)
+			return rc;
+	}
 	while (u->in.len) {   /* the frame held back first */
+		if (frame_rest(u) && data_header(u, sbx_buf_head(&u->in), u->in.len, &flen)) {
+			/* only its header was held */
+			rc = begin_piece(wsi, u, sbx_buf_head(&u->in), u->in.len, flen);
+			if (rc)
+				return rc;
+			sbx_buf_reset(&u->in);
+			if ((rc = piece(wsi, u, &p, &len)) || u->piece_left)
+				return rc;
+			continue;
+		}
 		if ((need = frame_rest(u))) {
 			if (!len)
 				return 0;
@@ -610,6 +676,8 @@ static int rx_frames(struct lws *wsi, struct gw_up *u, const unsigned char *p, s
 	rc = frames_at(wsi, u, p, len, &used);
 	if (u->wsi != wsi)
 		return -1;
+	if (!rc && used < len && data_header(u, p + used, len - used, &flen))
+		return begin_piece(wsi, u, p + used, len - used, flen);
 	if (used < len && sbx_buf_append(&u->in, p + used, len - used) && !rc)
 		return bad(u, gw_up_too_much);
 	return rc;
@@ -811,6 +879,33 @@ static int writeable(struct lws *wsi, struct gw_up *u)
 	if (u->ops->sent)
 		u->ops->sent(u);
 	return 0;
+}
+
+void gw_up_write_now(struct gw_up *u)
+{
+	unsigned char buf[LWS_PRE + GW_UP_CHUNK_MAX];
+	size_t n;
+
+	if (!u->wsi)
+		return;
+	n = u->q->len < u->chunk ? u->q->len : u->chunk;
+	if (n > GW_UP_CHUNK_MAX)
+		n = GW_UP_CHUNK_MAX;
+	/* otherwise the WRITEABLE decides (TLS, the gate, a hold, bytes lws
+	 * still holds: those must go first) */
+	if (!n || u->tls || u->phase != GW_UP_OPEN || lws_partial_buffered(u->wsi) ||
+	    (u->ops->may_send && !u->ops->may_send(u))) {
+		lws_callback_on_writable(u->wsi);
+		return;
+	}
+	/* a failed socket: its next WRITEABLE fails too, and lws closes it */
+	if (put(u->wsi, u, buf, n)) {
+		lws_callback_on_writable(u->wsi);
+		return;
+	}
+	sbx_buf_consume(u->q, n);
+	if (u->q->len || u->ops->drained)
+		lws_callback_on_writable(u->wsi);
 }
 
 /* Why a connection we did not close ended: 1 when the peer went away

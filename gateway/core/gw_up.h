@@ -104,6 +104,12 @@ struct gw_up {
 	int nframes;                 /* frames the runner sent since */
 	int uses;                    /* requests sent on this connection, this one counted */
 	int64_t idle_ms;             /* parked (gw_up_keep.c): since when */
+	/* set by the owner: stdout and stderr frames may reach ops->frame in
+	 * pieces, each as its bytes are read, rather than whole (for an owner
+	 * that takes output as bytes, not chunks: a WebSocket stream) */
+	int pieces;
+	uint32_t piece_left;         /* bytes of the frame in pieces still to come */
+	enum sbx_frame_type piece_type;
 };
 
 #define GW_UP_CHUNK_MAX (64 * 1024)
@@ -174,6 +180,13 @@ void gw_up_keep_sweep(struct gw_runner *rn, int64_t now_ms, int all);
 
 /* Ask for a WRITEABLE (after the owner filled its own queue). */
 void gw_up_want_write(struct gw_up *u);
+/* The queue's first chunk (u->chunk) on the wire now, from outside a
+ * WRITEABLE: a plain socket in the open phase whose earlier bytes all left
+ * (lws holds none of them). Saves the loop turn a WRITEABLE costs, per
+ * request of the preview proxy. Otherwise, and for the rest of the queue,
+ * as gw_up_want_write. ops->sent is not called (the caller is filling the
+ * queue). */
+void gw_up_write_now(struct gw_up *u);
 /* Stop (1) or resume (0) reading the peer. */
 void gw_up_pause(struct gw_up *u, int pause);
 /* Close (asynchronously; safe from any callback); ops->closed is not

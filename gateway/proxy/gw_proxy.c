@@ -38,6 +38,26 @@ static const char *reason_phrase(int status)
 	}
 }
 
+void gw_proxy_deadline(struct gw_pconn *c, int secs)
+{
+	c->idle_armed = -1;
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, secs);
+}
+
+/* lws_set_timeout re-sorts the wsi among the deadlines of every
+ * connection (a walk of that list), and traffic pushes the idle deadline
+ * on with each request and each read of a response: so it is set at most
+ * once a second, a second longer. The connection then closes between
+ * idle_timeout_s and a second more after its last traffic, never early. */
+void gw_proxy_idle(struct gw_pconn *c)
+{
+	int64_t now_s = (int64_t)(lws_now_usecs() / LWS_US_PER_SEC);
+	if (c->idle_armed == now_s)
+		return;
+	c->idle_armed = now_s;
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, c->f->idle_timeout_s + 1);
+}
+
 void gw_proxy_pause_client(struct gw_pconn *c, int pause)
 {
 	if (!c->wsi || c->cl_paused == pause)
@@ -87,7 +107,7 @@ void gw_proxy_answer(struct gw_pconn *c, int status, const char *extra, const ch
 		/* deliver what the guest answers to the earlier requests, then
 		 * close: when it closes, or after a quiet head timeout */
 		c->draining = 1;
-		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, c->f->head_timeout_s);
+		gw_proxy_deadline(c, c->f->head_timeout_s);
 		return;
 	}
 	c->close_after = 1;
@@ -95,7 +115,7 @@ void gw_proxy_answer(struct gw_pconn *c, int status, const char *extra, const ch
 	if (in_flight || !c->wsi) {
 		sbx_buf_reset(&c->to_cl);
 		if (c->wsi)
-			lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+			gw_proxy_deadline(c, LWS_TO_KILL_ASYNC);
 		return;
 	}
 	sbx_buf_reset(&c->to_cl);
@@ -132,12 +152,18 @@ static int rewrite_head(struct gw_pconn *c, const char *p, struct sbx_buf *out)
 			return -1;
 	}
 	const struct gw_h1_hdr *hh = &h->hdr[h->host];
-	int n = snprintf(xf, sizeof xf, "X-Forwarded-For: %s\r\nX-Forwarded-Proto: %s\r\n"
-			 "X-Forwarded-Host: %.*s\r\n\r\n", c->peer, c->f->tls ? "https" : "http",
-			 (int)hh->value.len, p + hh->value.off);
-	if (n < 0 || (size_t)n >= sizeof xf)
+	/* pieces, not snprintf: this runs for every request */
+	const char *proto = c->f->tls ? "\r\nX-Forwarded-Proto: https\r\nX-Forwarded-Host: " :
+					"\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: ";
+	size_t pl = strlen(c->peer), rl = strlen(proto);
+	if (17 + pl + rl + hh->value.len + 4 >= sizeof xf)
 		return -1;
-	return sbx_buf_append(out, xf, (size_t)n);
+	memcpy(xf, "X-Forwarded-For: ", 17);
+	memcpy(xf + 17, c->peer, pl);
+	memcpy(xf + 17 + pl, proto, rl);
+	memcpy(xf + 17 + pl + rl, p + hh->value.off, hh->value.len);
+	memcpy(xf + 17 + pl + rl + hh->value.len, "\r\n\r\n", 4);
+	return sbx_buf_append(out, xf, 17 + pl + rl + hh->value.len + 4);
 }
 
 /* After an upgrade request the client is not read until the guest's
@@ -206,7 +232,7 @@ static int to_upstream(struct gw_pconn *c, const void *p, size_t n)
 		return -1;
 	c->forwarded = 1;
 	if (c->up.wsi && c->up_phase == GW_PU_STREAM && !c->hold)
-		gw_up_want_write(&c->up);
+		gw_up_write_now(&c->up);
 	return 0;
 }
 
@@ -258,7 +284,7 @@ static int on_head(struct gw_pconn *c, size_t hl)
 	c->state = c->chunked || c->body_left ? GW_P_BODY : GW_P_HEAD;
 	if (c->state == GW_P_HEAD)
 		request_done(c);
-	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, c->f->idle_timeout_s);
+	gw_proxy_idle(c);
 	if (!c->pinned) {
 		if (gw_plimit_admit(c, sid))
 			return -1;
@@ -276,7 +302,7 @@ static int on_head(struct gw_pconn *c, size_t hl)
 	if (!c->hold)
 		c->sent_reqs++;
 	if (c->up.wsi && c->up_phase == GW_PU_STREAM && !c->hold)
-		gw_up_want_write(&c->up);
+		gw_up_write_now(&c->up);
 	return 0;
 }
 
@@ -311,7 +337,7 @@ static int on_body(struct gw_pconn *c)
 		c->hold = 0;
 		c->sent_reqs++;
 		if (c->up.wsi && c->up_phase == GW_PU_STREAM)
-			gw_up_want_write(&c->up);
+			gw_up_write_now(&c->up);
 	}
 	if (c->ck.done)
 		request_done(c);
@@ -355,8 +381,7 @@ void gw_proxy_process(struct gw_pconn *c)
 				 * them are refused by the parser */
 				if (!c->head_started && !only_empty_lines(&c->cin)) {
 					c->head_started = 1;
-					lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK,
-							c->f->head_timeout_s);
+					gw_proxy_deadline(c, c->f->head_timeout_s);
 				}
 				break;
 			}
@@ -388,12 +413,11 @@ void gw_proxy_process(struct gw_pconn *c)
 		gw_proxy_pause_client(c, 0);
 }
 
-static int client_writeable(struct gw_pconn *c)
+/* One chunk of to_cl to the client; -1 when the socket failed. */
+static int client_put(struct gw_pconn *c)
 {
 	unsigned char buf[LWS_PRE + GW_PROXY_CHUNK];
 	size_t n = c->to_cl.len;
-	if (!n)
-		return c->close_after ? -1 : 0;
 	if (n > GW_PROXY_CHUNK)
 		n = GW_PROXY_CHUNK;
 	memcpy(buf + LWS_PRE, sbx_buf_head(&c->to_cl), n);
@@ -405,6 +429,27 @@ static int client_writeable(struct gw_pconn *c)
 	if (c->to_cl.len < GW_PROXY_LOW)
 		gw_up_pause(&c->up, 0);
 	return 0;
+}
+
+static int client_writeable(struct gw_pconn *c)
+{
+	if (!c->to_cl.len)
+		return c->close_after ? -1 : 0;
+	return client_put(c);
+}
+
+void gw_proxy_client_flush(struct gw_pconn *c)
+{
+	if (!c->wsi)
+		return;
+	/* bytes lws holds go first, in the WRITEABLE; so does a close */
+	if (!c->to_cl.len || lws_partial_buffered(c->wsi)) {
+		if (c->to_cl.len || c->close_after)
+			lws_callback_on_writable(c->wsi);
+		return;
+	}
+	if (client_put(c))   /* not in its own callback: lws closes it next turn */
+		gw_proxy_deadline(c, LWS_TO_KILL_ASYNC);
 }
 
 static void conn_init(struct gw_pconn *c, struct lws *wsi, struct gw_front *f)
@@ -422,7 +467,7 @@ static void conn_init(struct gw_pconn *c, struct lws *wsi, struct gw_front *f)
 	/* an IPv4 peer on a dual-stack socket reads ::ffff:a.b.c.d */
 	if (!strncmp(c->peer, "::ffff:", 7))
 		memmove(c->peer, c->peer + 7, strlen(c->peer + 7) + 1);
-	lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, f->head_timeout_s);
+	gw_proxy_deadline(c, f->head_timeout_s);
 }
 
 static void conn_free(struct gw_pconn *c)
@@ -461,7 +506,7 @@ int gw_proxy_cb(struct lws *wsi, enum lws_callback_reasons reason,
 			return 0;
 		}
 		if (c->state == GW_P_BODY || c->state == GW_P_SPLICE)
-			lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, c->f->idle_timeout_s);
+			gw_proxy_idle(c);
 		gw_proxy_process(c);
 		return 0;
 	case LWS_CALLBACK_RAW_WRITEABLE:

@@ -67,6 +67,7 @@ struct gw_pconn {
 	unsigned up_line_n;
 	enum gw_pstate pending_state; /* where the first request goes on after routing */
 	int cl_paused;
+	int64_t idle_armed;          /* the second the idle deadline was last set, or -1 */
 	int close_after;             /* close the client once to_cl drained */
 	int head_started;
 	uint64_t up_rx;              /* bytes the guest sent */
@@ -82,6 +83,11 @@ struct gw_pconn {
 	struct gw_presp rsp;         /* the guest's responses (gw_presp.h) */
 	struct gw_h1_head h;
 };
+
+/* Push the idle deadline on (traffic): gw_proxy.c says how often. */
+void gw_proxy_idle(struct gw_pconn *c);
+/* Any other deadline of the connection (secs, or LWS_TO_KILL_ASYNC). */
+void gw_proxy_deadline(struct gw_pconn *c, int secs);
 
 int gw_proxy_cb(struct lws *wsi, enum lws_callback_reasons reason,
 		void *user, void *in, size_t len);

@@ -161,7 +161,7 @@ static int stream_started(struct gw_pconn *c)
 	c->state = c->pending_state;
 	gw_proxy_process(c);
 	if (c->to_up.len && !c->hold)
-		gw_up_want_write(&c->up);
+		gw_up_write_now(&c->up);
 	return 0;
 }
 
@@ -231,13 +231,14 @@ static int up_bytes(struct gw_up *u, const void *in, size_t len)
 	if (gw_proxy_guest_bytes(c, in, len))
 		return -1;
 	c->up_rx += len;
-	if (!c->head_started || c->draining)
-		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, c->draining ?
-				c->f->head_timeout_s : c->f->idle_timeout_s);
-	lws_callback_on_writable(c->wsi);
+	if (c->draining)
+		gw_proxy_deadline(c, c->f->head_timeout_s);
+	else if (!c->head_started)
+		gw_proxy_idle(c);
+	gw_proxy_guest_rx(c, in, len);
+	gw_proxy_client_flush(c);
 	if (c->to_cl.len >= GW_PROXY_HIGH)
 		gw_up_pause(u, 1);
-	gw_proxy_guest_rx(c, in, len);
 	return 0;
 }
 

@@ -25,6 +25,10 @@ void gw_proxy_pause_client(struct gw_pconn *c, int pause);
  * checks (gw_presp.h); -1 when a response was refused and the connection
  * ends (answered). */
 int gw_proxy_guest_bytes(struct gw_pconn *c, const void *in, size_t len);
+/* What the guest sent, on its way to the client now: written at once
+ * unless lws still holds earlier bytes of the client's (a loop turn saved
+ * per response); the rest, and a close after it, in its WRITEABLE. */
+void gw_proxy_client_flush(struct gw_pconn *c);
 /* Bytes from the guest (already queued for the client): watches the
  * status line of its first response, which decides an upgrade. */
 void gw_proxy_guest_rx(struct gw_pconn *c, const void *in, size_t len);

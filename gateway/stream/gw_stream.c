@@ -233,6 +233,7 @@ static const struct svc_sink main_sink = {
 void gw_session_init(struct gw_ws_session *s)
 {
 	svc_call_init(&s->main, s->vh, s->wsi, &main_sink, s, s->key);
+	s->main.pieces = 1;   /* output joins in the queue anyway (gw_ws.c) */
 	snprintf(s->main.sid, sizeof s->main.sid, "%s", s->sid);
 	snprintf(s->main.cid, sizeof s->main.cid, "%s", s->cid);
 }

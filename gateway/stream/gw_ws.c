@@ -2,10 +2,17 @@
  * the upgrade, the session's life (it is the connection's user data from
  * the upgrade on: gw_ws.h), the
  * outgoing message queue, and client messages. The queue is s->q holding
- * records of [kind 1 byte][length 4 bytes BE][payload]; kinds 1/2 are
- * output of stdout/stderr, 3 a text message, 4 a close. The upstream is
- * paused while the queue holds GW_QUEUE_HIGH bytes (gw_stream.c's sink), so a
- * slow client costs at most that much; it is resumed below half of it. */
+ * one record per message: [kind 1 byte][length 4 bytes BE][pad][LWS_PRE
+ * headroom][payload]; kinds 1/2 are output of stdout/stderr (the payload
+ * starts with the stream's tag, but a terminal's is bare screen bytes), 3
+ * a text message, 4 a close. A record is written from where it lies, as
+ * lws_write wants its frame header room before the payload: output is
+ * copied once, into the queue, and output of one stream that queues while
+ * the client is busy joins the last record, up to one message's worth, so
+ * it goes out in fewer, larger messages. The upstream is paused while the
+ * queue holds GW_QUEUE_HIGH bytes (gw_stream.c's sink), so a slow client
+ * costs at most that much (plus one message); it is resumed below half of
+ * it. */
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -15,26 +22,83 @@
 
 #define WSQ_TEXT 3
 #define WSQ_CLOSE 4
-#define WS_MSG_MAX (64 * 1024)      /* largest binary message we send */
+#define WSQ_HDR (8 + LWS_PRE)       /* a record's header and lws's room */
+#define WS_MSG_MAX (64 * 1024)      /* largest output message we send */
 #define WS_TEXT_MAX 4096            /* largest client text message */
+
+static uint32_t rec_len(const unsigned char *h)
+{
+	return (uint32_t)h[1] << 24 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 8 | h[4];
+}
+
+static void set_rec_len(unsigned char *h, size_t n)
+{
+	h[1] = (unsigned char)(n >> 24);
+	h[2] = (unsigned char)(n >> 16);
+	h[3] = (unsigned char)(n >> 8);
+	h[4] = (unsigned char)n;
+}
+
+static int is_output(unsigned kind)
+{
+	return kind != WSQ_TEXT && kind != WSQ_CLOSE;
+}
+
+/* A record of kind whose payload is a tag byte (tag) then n bytes of p. */
+static int queue_rec(struct gw_ws_session *s, unsigned kind, size_t tag, const void *p, size_t n)
+{
+	unsigned char *d = sbx_buf_reserve(&s->q, WSQ_HDR + tag + n);
+
+	if (!d)
+		return -1;
+	memset(d, 0, WSQ_HDR);
+	d[0] = (unsigned char)kind;
+	set_rec_len(d, tag + n);
+	if (tag)
+		d[WSQ_HDR] = (unsigned char)kind;
+	if (n)
+		memcpy(d + WSQ_HDR + tag, p, n);
+	s->q_last = s->q.len;
+	sbx_buf_commit(&s->q, WSQ_HDR + tag + n);
+	return 0;
+}
+
+/* Output joins the last record while that is output of the same stream
+ * with room left (it is not being written: records go out whole). */
+static int queue_output(struct gw_ws_session *s, unsigned kind, const unsigned char *p, size_t n)
+{
+	size_t tag = s->kind == GW_WS_PTY ? 0 : 1, max = tag + WS_MSG_MAX;
+
+	while (n) {
+		unsigned char *h = s->q.len ? sbx_buf_head(&s->q) + s->q_last : NULL;
+		size_t k, have = h && h[0] == kind ? rec_len(h) : max;
+
+		if (have >= max) {
+			k = n < WS_MSG_MAX ? n : WS_MSG_MAX;
+			if (queue_rec(s, kind, tag, p, k))
+				return -1;
+		} else {
+			k = n < max - have ? n : max - have;
+			if (!(h = sbx_buf_reserve(&s->q, k)))
+				return -1;
+			memcpy(h, p, k);
+			sbx_buf_commit(&s->q, k);
+			/* the reserve may have moved the bytes, never their
+			 * place from the head */
+			set_rec_len(sbx_buf_head(&s->q) + s->q_last, have + k);
+		}
+		p += k;
+		n -= k;
+	}
+	return 0;
+}
 
 static int queue(struct gw_ws_session *s, unsigned kind, const void *p, size_t n)
 {
-	unsigned char *d;
-
 	if (s->closing)
 		return 0;
-	d = sbx_buf_reserve(&s->q, 5 + n);
-	if (!d)
+	if (is_output(kind) ? queue_output(s, kind, p, n) : queue_rec(s, kind, 0, p, n))
 		return -1;
-	d[0] = (unsigned char)kind;
-	d[1] = (unsigned char)(n >> 24);
-	d[2] = (unsigned char)(n >> 16);
-	d[3] = (unsigned char)(n >> 8);
-	d[4] = (unsigned char)n;
-	if (n)
-		memcpy(d + 5, p, n);
-	sbx_buf_commit(&s->q, 5 + n);
 	if (kind == WSQ_CLOSE)
 		s->closing = 1;
 	lws_callback_on_writable(s->wsi);
@@ -86,33 +150,13 @@ void gw_ws_fail(struct gw_ws_session *s, int status, const char *code, const cha
 	gw_ws_queue_close(s, 4000 + status % 1000, code);
 }
 
-static uint32_t rec_len(const unsigned char *h)
+/* Drop the head record. */
+static void consume(struct gw_ws_session *s)
 {
-	return (uint32_t)h[1] << 24 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 8 | h[4];
-}
+	size_t n = WSQ_HDR + rec_len(sbx_buf_head(&s->q));
 
-/* Take up to max payload bytes of the head record; a record only partly
- * taken keeps its rest at the head with a rewritten header. */
-static size_t take(struct gw_ws_session *s, unsigned char *dst, size_t max)
-{
-	unsigned char *h = sbx_buf_head(&s->q);
-	unsigned kind = h[0];
-	size_t n = rec_len(h), k = n < max ? n : max;
-
-	memcpy(dst, h + 5, k);
-	if (k == n) {
-		sbx_buf_consume(&s->q, 5 + n);
-	} else {
-		sbx_buf_consume(&s->q, k);
-		h = sbx_buf_head(&s->q);
-		h[0] = (unsigned char)kind;
-		n -= k;
-		h[1] = (unsigned char)(n >> 24);
-		h[2] = (unsigned char)(n >> 16);
-		h[3] = (unsigned char)(n >> 8);
-		h[4] = (unsigned char)n;
-	}
-	return k;
+	sbx_buf_consume(&s->q, n);
+	s->q_last = s->q.len ? s->q_last - n : 0;
 }
 
 void gw_ws_output_flow(struct gw_ws_session *s)
@@ -123,11 +167,9 @@ void gw_ws_output_flow(struct gw_ws_session *s)
 
 static int writeable(struct gw_ws_session *s)
 {
-	unsigned char buf[LWS_PRE + 1 + WS_MSG_MAX];
-	unsigned char *p = buf + LWS_PRE;
 	struct lws *wsi = s->wsi;
-	unsigned kind;
-	size_t n = 0;
+	unsigned char *h;
+	uint32_t len;
 
 	if (s->drop)
 		return -1;
@@ -137,30 +179,19 @@ static int writeable(struct gw_ws_session *s)
 	}
 	if (!s->q.len)
 		return 0;
-	kind = sbx_buf_head(&s->q)[0];
-	if (kind == WSQ_CLOSE) {
-		unsigned char *h = sbx_buf_head(&s->q);
-		uint32_t len = rec_len(h);
-		lws_close_reason(wsi, (enum lws_close_status)(h[5] << 8 | h[6]), h + 7, len - 2);
-		sbx_buf_consume(&s->q, 5 + len);
+	h = sbx_buf_head(&s->q);
+	len = rec_len(h);
+	if (h[0] == WSQ_CLOSE) {
+		lws_close_reason(wsi, (enum lws_close_status)(h[WSQ_HDR] << 8 | h[WSQ_HDR + 1]),
+				 h + WSQ_HDR + 2, len - 2);
+		consume(s);
 		return -1;
 	}
-	if (kind == WSQ_TEXT) {
-		n = take(s, p, WS_MSG_MAX + 1);
-		if (lws_write(wsi, p, n, LWS_WRITE_TEXT) < (int)n)
-			return -1;
-	} else {
-		/* output: everything of one stream that queued, up to one
-		 * message's worth, goes out together; a stream message starts
-		 * with its tag, a terminal's is bare screen bytes */
-		size_t hdr = s->kind == GW_WS_PTY ? 0 : 1;
-		p[0] = (unsigned char)kind;
-		n = hdr;
-		while (s->q.len && sbx_buf_head(&s->q)[0] == kind && n < hdr + WS_MSG_MAX)
-			n += take(s, p + n, hdr + WS_MSG_MAX - n);
-		if (lws_write(wsi, p, n, LWS_WRITE_BINARY) < (int)n)
-			return -1;
-	}
+	/* lws writes the frame header into the headroom before the payload */
+	if (lws_write(wsi, h + WSQ_HDR, len, h[0] == WSQ_TEXT ? LWS_WRITE_TEXT : LWS_WRITE_BINARY) <
+	    (int)len)
+		return -1;
+	consume(s);
 	if (s->q.len)
 		lws_callback_on_writable(wsi);
 	gw_ws_output_flow(s);

@@ -27,8 +27,9 @@ struct gw_ws_session {
 	int64_t since, cols, rows;
 	char cmd[GW_QUERY_CMD_MAX + 1];
 	struct svc_call *admit;     /* the sandbox's owner being asked (svc_admit) */
-	/* to the client: records of [kind][length 4 BE][payload] (gw_ws.c) */
+	/* to the client: one record per message, written in place (gw_ws.c) */
 	struct sbx_buf q;
+	size_t q_last;              /* where the last record starts, from q's head */
 	int closing, paused, up_lost, drop;
 	/* from the client */
 	int rx_paused;              /* reading the client is paused */

@@ -97,6 +97,7 @@ struct svc_call {
 	long mode;                  /* write_file (-1, svc_call_init's: 0644) */
 	size_t read_cap;            /* read_file: answer 413 past it (0: none) */
 	int no_stdin;               /* a detached exec without a stdin pipe */
+	int pieces;                 /* output may come in pieces of chunks (gw_up.h) */
 	/* the operation's state */
 	int answered;               /* reply or fail went out, or the stream began */
 	int ended;                  /* the stream ended (or reply/fail) */

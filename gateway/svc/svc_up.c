@@ -95,6 +95,7 @@ static void ready(struct svc_call *c, svc_frame_cb cb)
 {
 	if (c->up.ops != &up_ops)
 		gw_up_init(&c->up, c->vh, &up_ops, c);
+	c->up.pieces = c->pieces;
 	c->on_frame = cb;
 }
 

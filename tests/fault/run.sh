@@ -406,6 +406,10 @@ else
 		check "d: and the new sandbox runs commands" "$c $(jget "$T/body" stdout)" "200 back"
 		api DELETE $DB "/v1/sandboxes/$dsid" >/dev/null
 		api DELETE $DB "/v1/sandboxes/$dsid2" >/dev/null
+		# the stream client of the deleted sandbox ends first: its command
+		# line names the sandbox, so the leak check counted it while alive
+		wait_end d1 30 >/dev/null
+		gone $sub_d1 || fail "d: the stream of the deleted sandbox did not end"
 		leak_check "d" $DN "$DSTATE"
 		kill -TERM $drunner
 		for _ in $(seq 100); do kill -0 $drunner 2>/dev/null || break; sleep 0.1; done

@@ -134,6 +134,34 @@ async function main() {
     void last;
   }
 
+  // 3b. large chunks of both streams: the agent's 64 KiB frames are cut by
+  //     the gateway's reads and go on in pieces, messages join what queued
+  //     of one stream; each stream's bytes are whole and in their order,
+  //     and a subscriber from an offset inside a chunk gets the rest exactly
+  {
+    const prog = 'import sys\n' +
+      'o = bytes(i * 7 % 251 for i in range(510000))\n' +
+      'e = bytes(i * 13 % 241 for i in range(390000))\n' +
+      'for k in range(6):\n' +
+      '    sys.stdout.buffer.write(o[k * 85000:(k + 1) * 85000]); sys.stdout.flush()\n' +
+      '    sys.stderr.buffer.write(e[k * 65000:(k + 1) * 65000]); sys.stderr.flush()\n';
+    const wantOut = Buffer.from(Array.from({ length: 510000 }, (_, i) => i * 7 % 251));
+    const wantErr = Buffer.from(Array.from({ length: 390000 }, (_, i) => i * 13 % 241));
+    const cid = await run(sid, 'python3', ['-c', prog]);
+    const s = await subscribe(sid, cid).done;
+    const of = (x, tag) => Buffer.concat(x.chunks.filter((c) => c.tag === tag).map((c) => c.data));
+    const tags = new Set(s.chunks.map((c) => c.tag));
+    result('large stdout and stderr chunks: each stream whole and in order, messages of at most 64 KiB',
+      of(s, 1).equals(wantOut) && of(s, 2).equals(wantErr) && tags.size === 2 &&
+      s.chunks.every((c) => c.data.length <= 65536) && exitOf(s)?.exit_code === 0 && s.code === 1000,
+      JSON.stringify({ out: of(s, 1).length, err: of(s, 2).length, tags: [...tags], texts: s.texts, code: s.code }));
+    const all = joined(s);
+    const mid = await subscribe(sid, cid, { since: 300001 }).done;
+    result('since inside a large chunk: exactly the bytes from there, then the exit',
+      joined(mid).equals(all.subarray(300001)) && exitOf(mid) && mid.code === 1000,
+      `${joined(mid).length} vs ${all.length - 300001}`);
+  }
+
   // 4. two subscribers receive identical bytes; a late one gets all of it
   {
     const cid = await run(sid, 'sh', ['-c', 'head -c 3000000 /dev/urandom | base64; echo tail >&2']);

@@ -124,6 +124,25 @@ def pipeline(port, host):
         out += d
     print(out.count(b'HTTP/1.1 200'))
 
+def insequence(port, host, n):
+    """n requests on one connection, each sent once the answer to the one
+    before came whole; print how many were answered 200"""
+    s = connect(port)
+    s.settimeout(10)
+    req = f'GET / HTTP/1.1\r\nHost: {host}\r\n\r\n'.encode()
+    ok = 0
+    for _ in range(n):
+        s.sendall(req)
+        out = b''
+        while b'hello from' not in out:
+            d = s.recv(65536)
+            if not d:
+                print(ok)
+                return
+            out += d
+        ok += out.count(b'HTTP/1.1 200')
+    print(ok)
+
 def drain(port, host, other):
     """a 5 MB response, then (pipelined) a request for another host: the
     whole response arrives, then the connection closes"""
@@ -269,6 +288,8 @@ if __name__ == '__main__':
         drain(port, args[0], args[1])
     elif mode == 'slowread':
         slowread(port, args[0], int(args[1]))
+    elif mode == 'insequence':
+        insequence(port, args[0], int(args[1]))
     elif mode == 'idle':
         idle(port, args[0], int(args[1]))
     elif mode == 'slowloris':

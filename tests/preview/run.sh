@@ -77,6 +77,21 @@ check "50 MB download sha256" "$(curl -s -m 60 $R3 $U3/download?mb=50 | sha256su
 check "keep-alive: two requests, one connection" \
 	"$(curl -s -m 10 -v $R3 $U3/ $U3/ 2>&1 | grep -c 'Re-using existing connection\|Reusing existing')" 1
 check "pipelined requests" "$($PC pipeline $P $H3)" 2
+# A request on a kept-alive connection costs the gateway a poll, a read
+# and a write each way: 2 poll(2) calls (4 or more while every write
+# waited for a WRITEABLE, a loop turn later). Counted, not timed; the
+# bound of 3 a request leaves room for the connection's routing and the
+# loop's own timers.
+if command -v strace >/dev/null; then
+	strace -f -c -e trace=poll -o "$T/polls" -p $GWPID 2>"$T/strace.err" & sp=$!
+	for _ in $(seq 50); do grep -q attached "$T/strace.err" && break; sleep 0.1; done
+	nseq=$($PC insequence $P $H3 500)
+	kill -INT $sp; wait $sp
+	polls=$(awk '$NF=="poll"{print $4}' "$T/polls")
+	check "500 requests in sequence on one connection" "$nseq" 500
+	check "under 3 poll(2) calls of the gateway a request (counted $polls for 500)" \
+		"$([ -n "$polls" ] && [ "$polls" -le 1500 ] && echo yes)" yes
+fi
 check "keep-alive: chunked POST, CL POST, then GET" "$($PC raw $P "POST /echo HTTP/1.1\r\nHost: $H3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nPOST /echo HTTP/1.1\r\nHost: $H3\r\nContent-Length: 2\r\n\r\nhiGET / HTTP/1.1\r\nHost: $H3\r\nConnection: close\r\n\r\n")" "200 200 200"
 
 # RFC 9112 2.2: empty lines before a request line are ignored (a few: one

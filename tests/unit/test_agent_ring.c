@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "../../guest/agent_ring.h"
+#include "sbx_frame.h"
 
 static size_t read_all(struct ag_ring *r, struct ag_cursor *c, unsigned char *out,
 		       size_t max, uint64_t *lost_total)
@@ -139,6 +140,91 @@ static void test_too_big(void **state)
 	ag_ring_free(&r);
 }
 
+/* Bytes of iov[0..n) copied out in order. */
+static size_t gather(const struct iovec *iov, int n, unsigned char *out)
+{
+	size_t got = 0;
+
+	for (int i = 0; i < n; i++) {
+		memcpy(out + got, iov[i].iov_base, iov[i].iov_len);
+		got += iov[i].iov_len;
+	}
+	return got;
+}
+
+/* Chunks written straight into the ring (reserve, commit) across its
+ * wrap, then sent from where they lie: the spans are the guest
+ * protocol's frames of those chunks, whole records only, and a record
+ * cut by a short send has the rest of its frame given back. */
+static void test_reserve_span_sent(void **state)
+{
+	struct ag_ring r;
+	struct ag_cursor c;
+	struct iovec iov[2];
+	unsigned char wire[256], rest[64];
+	struct sbx_frame f;
+	struct sbx_err err = { 0 };
+	int niov;
+	size_t n, k;
+	long used;
+
+	(void)state;
+	assert_int_equal(ag_ring_init(&r, 50), 0);
+	ag_ring_seek(&r, 0, &c);
+	/* 3 records of 12 bytes, then one that wraps (36 + 5 + 10 > 50) */
+	for (unsigned i = 0; i < 4; i++) {
+		size_t len = i < 3 ? 7 : 10;
+		int m = ag_ring_reserve(&r, len, iov);
+		unsigned char src[10];
+
+		memset(src, 'a' + (int)i, sizeof src);
+		assert_int_equal(m, i < 3 ? 1 : 2);
+		assert_int_equal(iov[0].iov_len + (m == 2 ? iov[1].iov_len : 0), len);
+		memcpy(iov[0].iov_base, src, iov[0].iov_len);
+		if (m == 2)
+			memcpy(iov[1].iov_base, src + iov[0].iov_len, iov[1].iov_len);
+		ag_ring_commit(&r, 1 + i % 2, len);
+	}
+	assert_int_equal(r.total, 31);
+	/* the first record made room for the fourth: the cursor is stale */
+	assert_int_equal(ag_ring_span(&r, &c, 1000, iov, &niov), 0);
+	assert_int_equal(ag_ring_catch(&r, &c), 7);
+	n = ag_ring_span(&r, &c, 1000, iov, &niov);
+	assert_int_equal(n, 12 + 12 + 15);
+	assert_int_equal(niov, 2);
+	assert_int_equal(gather(iov, niov, wire), n);
+	used = sbx_frame_decode(wire, n, 0, &f, &err);
+	assert_int_equal(used, 12);
+	assert_int_equal(f.type, SBX_FRAME_STDERR);
+	assert_memory_equal(f.payload, "bbbbbbb", 7);
+	used += sbx_frame_decode(wire + used, n - (size_t)used, 0, &f, &err);
+	assert_int_equal(f.type, SBX_FRAME_STDOUT);
+	assert_memory_equal(f.payload, "ccccccc", 7);
+	assert_int_equal(sbx_frame_decode(wire + used, n - (size_t)used, 0, &f, &err), 15);
+	assert_int_equal(f.type, SBX_FRAME_STDERR);
+	assert_int_equal(f.len, 10);
+	assert_memory_equal(f.payload, "dddddddddd", 10);
+	/* max: whole records only, the first whatever its size */
+	assert_int_equal(ag_ring_span(&r, &c, 20, iov, &niov), 12);
+	assert_int_equal(ag_ring_span(&r, &c, 1, iov, &niov), 12);
+	/* 14 went out: the first record and 2 bytes of the second's header */
+	k = ag_ring_sent(&r, &c, 14, rest);
+	assert_int_equal(k, 10);
+	assert_memory_equal(rest, wire + 14, 10);
+	assert_int_equal(c.off, 7 + 7 + 7);
+	/* the rest is the last record, whole */
+	n = ag_ring_span(&r, &c, 1000, iov, &niov);
+	assert_int_equal(n, 15);
+	assert_int_equal(ag_ring_sent(&r, &c, 15, rest), 0);
+	assert_int_equal(c.off, r.total);
+	assert_int_equal(ag_ring_span(&r, &c, 1000, iov, &niov), 0);
+	/* a cursor inside a record has no span (ag_ring_read takes that one) */
+	ag_ring_seek(&r, r.total - 3, &c);
+	assert_int_equal(ag_ring_span(&r, &c, 1000, iov, &niov), 0);
+	assert_int_equal(ag_ring_reserve(&r, 46, iov), -1);
+	ag_ring_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -146,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_wrap_and_drop),
 		cmocka_unit_test(test_shrink),
 		cmocka_unit_test(test_too_big),
+		cmocka_unit_test(test_reserve_span_sent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
