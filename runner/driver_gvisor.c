@@ -310,7 +310,7 @@ static int fork_watcher(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_e
 	if (pid == 0) {
 		if (l->sv[0] >= 0)
 			close(l->sv[0]);
-		gv_watch(l->argv, l->restore ? l->poke : NULL, l->pidfile, l->sockdir,
+		gv_watch_exec(l->argv, l->restore ? l->poke : NULL, l->pidfile, l->sockdir,
 			 sb->drv->agent_stderr, l->sv[1]);
 	}
 	sb->pid = pid;

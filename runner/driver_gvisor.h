@@ -58,6 +58,13 @@ int gv_sock_hide(const char *sockdir, pid_t sentry, int *sentry_st);
  * (driver_gvisor_watch.c). */
 void gv_watch(char *const argv[], char *const poke[], const char *pidfile,
 	      const char *sockdir, int agent_stderr, int net_fd) __attribute__((noreturn));
+/* The same, in a fresh process: the forked child execs the runner's
+ * binary as `sandbox-runner GV_WATCH_CMD ...`, whose main hands the
+ * arguments to gv_watch_main. */
+#define GV_WATCH_CMD "gvisor-watch"
+void gv_watch_exec(char *const argv[], char *const poke[], const char *pidfile,
+		   const char *sockdir, int agent_stderr, int net_fd) __attribute__((noreturn));
+int gv_watch_main(int argc, char **argv);
 
 /* Before `runsc checkpoint`: wait until the agent made
  * sockdir/GV_GUEST_DIR/GV_QUIESCED_NAME (it closed every connection and

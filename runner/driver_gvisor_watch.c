@@ -1,6 +1,9 @@
 /* The sandbox's watcher: the runner's child (sb->pid), a fork of the
- * runner that never execs, so it costs a few pages instead of a runsc
- * process (`runsc run` in the foreground holds about 4 MiB). It starts
+ * runner that execs the runner's own binary again ("gvisor-watch", below):
+ * a fresh process of a few pages, instead of a copy of the runner's heap
+ * that the runner's later writes make the watcher's own (about 1 MiB per
+ * sandbox, measured), or a runsc process (`runsc run` in the foreground
+ * holds about 4 MiB). It starts
  * `runsc run --detach`; as a subreaper it inherits the sandbox's sentry and
  * gofer when that returns, and exits when the sentry does, with the
  * sentry's status (re-raising its signal). Fresh stdio (never a regular
@@ -39,7 +42,9 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -89,6 +94,29 @@ static void fresh_stdio(int agent_stderr)
 	syscall(SYS_close_range, 3, ~0u, 0);
 }
 
+/* runsc's environment: the runner's, with GOMAXPROCS=1 first (the Go
+ * runtime takes a variable's first occurrence). runsc gives its sentry an
+ * environment of its own, so it reaches `runsc run` and the gofer only:
+ * the gofer, idle beside every sandbox, holds about 1 MiB less with one P
+ * (docs/runner.md), and with directfs it serves the sentry's opens, never
+ * a command's bytes. (A GOMEMLIMIT of a few MiB as well saved little more
+ * and made creates slower: runsc's start collected garbage throughout.) */
+static char **runsc_env(void)
+{
+	static char *const ours[] = { "GOMAXPROCS=1" };
+	size_t n = 0, k = sizeof(ours) / sizeof(ours[0]);
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + k + 1, sizeof(*env));
+	if (!env)
+		_exit(126);
+	memcpy(env, ours, sizeof(ours));
+	memcpy(env + k, environ, n * sizeof(*env));
+	return env;
+}
+
 /* `runsc run --detach`, waited for; the watcher ends with runsc's failure. */
 static void run_runsc(char *const argv[])
 {
@@ -98,7 +126,7 @@ static void run_runsc(char *const argv[])
 	if (runsc < 0)
 		_exit(126);
 	if (runsc == 0) {
-		execv(argv[0], argv);
+		execve(argv[0], argv, runsc_env());
 		_exit(127);
 	}
 	while (waitpid(runsc, &st, 0) < 0)
@@ -150,6 +178,52 @@ static void __attribute__((noreturn)) exit_as(int sentry_st)
 		kill(getpid(), WTERMSIG(sentry_st));
 	}
 	_exit(sentry_st >= 0 && WIFEXITED(sentry_st) ? WEXITSTATUS(sentry_st) : 1);
+}
+
+#define WATCH_ARGS_MAX 40
+
+void gv_watch_exec(char *const argv[], char *const poke[], const char *pidfile,
+		   const char *sockdir, int agent_stderr, int net_fd)
+{
+	char *v[WATCH_ARGS_MAX + 1], fd[16];
+	int n = 0;
+
+	snprintf(fd, sizeof fd, "%d", net_fd);
+	v[n++] = "sandbox-runner";
+	v[n++] = GV_WATCH_CMD;
+	v[n++] = (char *)pidfile;
+	v[n++] = (char *)sockdir;
+	v[n++] = agent_stderr ? "1" : "0";
+	v[n++] = fd;
+	for (int i = 0; argv[i] && n < WATCH_ARGS_MAX - 2; i++)
+		v[n++] = argv[i];
+	v[n++] = "--";
+	for (int i = 0; poke && poke[i] && n < WATCH_ARGS_MAX; i++)
+		v[n++] = poke[i];
+	v[n] = NULL;
+	/* the channel to the runner (allow-all) crosses the exec */
+	if (n < WATCH_ARGS_MAX && (net_fd < 0 || fcntl(net_fd, F_SETFD, 0) == 0))
+		execv("/proc/self/exe", v);
+	/* no exec (a binary gone): this copy watches, as it can */
+	gv_watch(argv, poke, pidfile, sockdir, agent_stderr, net_fd);
+}
+
+int gv_watch_main(int argc, char **argv)
+{
+	/* GV_WATCH_CMD pidfile sockdir stderr netfd runsc-argv... -- poke... */
+	char **poke;
+	int sep;
+
+	if (argc < 7)
+		return 2;
+	for (sep = 5; sep < argc && strcmp(argv[sep], "--"); sep++)
+		;
+	if (sep == argc || sep == 5)
+		return 2;
+	argv[sep] = NULL;
+	poke = sep + 1 < argc ? argv + sep + 1 : NULL;
+	gv_watch(argv + 5, poke, argv[1], argv[2], !strcmp(argv[3], "1"),
+		 (int)strtol(argv[4], NULL, 10));
 }
 
 void gv_watch(char *const argv[], char *const poke[], const char *pidfile,

@@ -32,6 +32,7 @@
 #include "rn_slot.h"
 #include "rn_snap.h"
 #include "rn_state.h"
+#include "rn_warm.h"
 #include "runner.h"
 #include "sbx_log.h"
 #include "sbx_fs.h"
@@ -266,6 +267,7 @@ struct jail_launch {
 	struct jail_plan plan;
 	uid_t base;                 /* host uid of the sandbox's root */
 	int sv[2];
+	int report_fd;              /* a warmer's report pipe (rn_warm.h), or -1 */
 };
 
 /* The image and the agent runtime, or why this runner cannot start it. */
@@ -344,10 +346,15 @@ static int clone_child(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_
 {
 	pid_t pid;
 
+	/* a warmer (rn_warm.h) makes the child the runner's own, as if the
+	 * runner had cloned it: the runner reaps it and its exit is the
+	 * sandbox's, the warmer being gone by then */
+	unsigned long parent = l->report_fd >= 0 ? CLONE_PARENT : 0;
+
 	if (own_userns_as(l->base, err) < 0)
 		return -1;
 	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |
-			     CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, NULL, NULL, NULL, 0);
+			     CLONE_NEWIPC | CLONE_NEWUTS | parent | SIGCHLD, NULL, NULL, NULL, 0);
 	if (pid != 0) {
 		int ce = errno;
 
@@ -366,6 +373,10 @@ static int clone_child(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_
 	close(l->sv[1]);
 	l->sv[1] = -1;
 	sb->pid = pid;
+	/* the runner learns the pid before the child can do anything (it
+	 * waits for go): a child that dies from here on is one it knows */
+	if (l->report_fd >= 0 && rn_warm_report(l->report_fd, RN_WARM_CLONED, pid, NULL) < 0)
+		return sbx_err_sys(err, "report the warm sandbox's pid");
 	return 0;
 }
 
@@ -445,26 +456,67 @@ static void undo_start(struct jail_state *js, struct rn_sandbox *sb, struct jail
 	sb->drv_data = NULL;
 }
 
-static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
+/* Everything of a start after the slot is taken (sb->drv_data). */
+static int launch(struct jail_state *js, struct jail_launch *l, struct rn_sandbox *sb,
+		  struct sbx_err *err)
 {
-	struct jail_state *js = state_of(sb->drv);
-	struct jail_launch l = { .sv = { -1, -1 } };
-
-	if (check_runtime(js, sb, &l, err) < 0 || take_slot(js, sb, err) < 0)
-		return -1;
-	plan_launch(&l, js, sb);
+	plan_launch(l, js, sb);
 	sb->pid = 0;
-	if (make_dirs(sb, l.base, l.n_layers, err) < 0 ||
+	if (make_dirs(sb, l->base, l->n_layers, err) < 0 ||
 	    rn_cgroup_create(&sb->drv->r->cg, sb_of(sb)->cg, &sb->spec, err) < 0 ||
-	    open_channel(&l, err) < 0 || clone_child(&l, sb, err) < 0 ||
-	    prepare_child(js, &l, sb, err) < 0 || run_child_setup(&l, sb, err) < 0) {
-		undo_start(js, sb, &l);
+	    open_channel(l, err) < 0 || clone_child(l, sb, err) < 0 ||
+	    prepare_child(js, l, sb, err) < 0 || run_child_setup(l, sb, err) < 0) {
+		undo_start(js, sb, l);
 		return -1;
 	}
-	close(l.sv[0]);
+	close(l->sv[0]);
 	unmount_lower(sb);
 	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
 	return 0;
+}
+
+int jail_warm_reserve(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	return take_slot(state_of(sb->drv), sb, err);
+}
+
+int jail_warm_launch(struct rn_sandbox *sb, int report_fd, struct sbx_err *err)
+{
+	struct jail_state *js = state_of(sb->drv);
+	struct jail_launch l = { .sv = { -1, -1 }, .report_fd = report_fd };
+
+	if (check_runtime(js, sb, &l, err) < 0)
+		return -1;
+	return launch(js, &l, sb, err);
+}
+
+/* The cgroup limits a take asks for that differ from the pool's (vcpus:
+ * memory_mb must match, the child wrote it into the sandbox's
+ * /proc/meminfo), rewritten in place. (The rlimits the child set, nofile
+ * and nproc, stay too: raising another process's hard limit needs
+ * CAP_SYS_RESOURCE, which a runner in a container may lack.) */
+int jail_warm_apply(struct rn_sandbox *sb, const struct rn_spec *spec, struct sbx_err *err)
+{
+	const struct rn_spec *was = &sb->spec;
+
+	if (spec->memory_mb == was->memory_mb && spec->vcpus == was->vcpus)
+		return 0;
+	return rn_cgroup_set_limits(&sb->drv->r->cg, sb_of(sb)->cg, spec, err);
+}
+
+int jail_warm_state(const struct rn_sandbox *sb, struct sbx_err *err)
+{
+	return rn_state_save(sb, "jail", sb_of(sb)->slot, err);
+}
+
+static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	struct jail_state *js = state_of(sb->drv);
+	struct jail_launch l = { .sv = { -1, -1 }, .report_fd = -1 };
+
+	if (check_runtime(js, sb, &l, err) < 0 || take_slot(js, sb, err) < 0)
+		return -1;
+	return launch(js, &l, sb, err);
 }
 
 static void jail_kill(struct rn_sandbox *sb)

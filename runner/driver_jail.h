@@ -52,6 +52,18 @@ int jail_mask_proc(const struct jail_plan *p, struct sbx_err *err);
 const char *jail_cgroup(const struct rn_sandbox *sb);
 uid_t jail_uid_base(const struct rn_sandbox *sb);
 
+/* The warm pool's steps (rn_warm.h). In the runner: take sb's slot
+ * (sb->drv_data; the runner's cleanup gives it back). In a warmer, a
+ * fork of the runner: the rest of a start, the child cloned as the
+ * runner's own (CLONE_PARENT) and its pid reported on report_fd first.
+ * At a take, in the runner: apply the cgroup limits of spec that differ
+ * from sb's (vcpus), and write state.json again
+ * (its owner, its shape). Each 0, or -1 with err. */
+int jail_warm_reserve(struct rn_sandbox *sb, struct sbx_err *err);
+int jail_warm_launch(struct rn_sandbox *sb, int report_fd, struct sbx_err *err);
+int jail_warm_apply(struct rn_sandbox *sb, const struct rn_spec *spec, struct sbx_err *err);
+int jail_warm_state(const struct rn_sandbox *sb, struct sbx_err *err);
+
 /* driver_jail_snap.c: pause, resume and snapshot of a jail sandbox */
 int jail_pause(struct rn_sandbox *sb, struct sbx_err *err);
 int jail_resume(struct rn_sandbox *sb, struct sbx_err *err);

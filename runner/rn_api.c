@@ -15,6 +15,7 @@
 #include "rn_image_import.h"
 #include "rn_images.h"
 #include "rn_image_pull_create.h"
+#include "rn_warm.h"
 #include "rn_list.h"
 #include "rn_persist.h"
 #include "rn_sandbox.h"
@@ -157,6 +158,12 @@ static void create(struct runner *r, struct rn_conn *c, const cJSON *req, int pu
 			return;
 		}
 		snprintf(spec.image, sizeof spec.image, "%s", s->image);
+	}
+	/* a warm sandbox of the pool, when the spec is one it can become */
+	sb = rn_warm_take(r, drv, &spec);
+	if (sb) {
+		rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
+		return;
 	}
 	sb = rn_sandbox_create(r, drv, &spec, &err);
 	if (!sb) {

@@ -170,17 +170,23 @@ static int make_path(const char *base, const char *path, int v2, struct sbx_err 
 
 static int set_limits_v1(const char *path, const struct rn_spec *spec, struct sbx_err *err)
 {
-	char p[PATH_MAX], v[64];
+	char p[PATH_MAX], sw[PATH_MAX], v[64];
+	int has_sw;
 	long long mem = (long long)spec->memory_mb << 20;
 
 	snprintf(v, sizeof(v), "%lld", mem);
+	/* memory+swap = memory: no swapping around the limit. Absent when the
+	 * kernel has no swap accounting; the plain limit still holds. The
+	 * kernel keeps memsw >= memory at every step: a limit raised again
+	 * (rn_cgroup_set_limits) needs memsw raised first. */
+	cg_path(sw, sizeof(sw), "memory", path, "memory.memsw.limit_in_bytes");
+	has_sw = access(sw, F_OK) == 0;
+	if (has_sw)
+		write_file(sw, v, NULL);
 	cg_path(p, sizeof(p), "memory", path, "memory.limit_in_bytes");
 	if (write_file(p, v, err) < 0)
 		return -1;
-	/* memory+swap = memory: no swapping around the limit. Absent when the
-	 * kernel has no swap accounting; the plain limit still holds. */
-	cg_path(p, sizeof(p), "memory", path, "memory.memsw.limit_in_bytes");
-	if (access(p, F_OK) == 0 && write_file(p, v, err) < 0)
+	if (has_sw && write_file(sw, v, err) < 0)
 		return -1;
 	cg_path(p, sizeof(p), "memory", path, "memory.swappiness");
 	write_file(p, "0", NULL);
@@ -226,6 +232,15 @@ static int set_limits_v2(const char *path, const struct rn_spec *spec, struct sb
 	snprintf(v, sizeof(v), "%lld 100000", (long long)spec->vcpus * 100000);
 	cg_path(p, sizeof(p), NULL, path, "cpu.max");
 	return write_file(p, v, err);
+}
+
+int rn_cgroup_set_limits(const struct rn_cgroup *cg, const char *path,
+			 const struct rn_spec *spec, struct sbx_err *err)
+{
+	if (!path_ok(path))
+		return sbx_err_set(err, EINVAL, "cgroup path \"%s\" is not a relative path",
+				   path ? path : "");
+	return cg->v2 ? set_limits_v2(path, spec, err) : set_limits_v1(path, spec, err);
 }
 
 int rn_cgroup_create(const struct rn_cgroup *cg, const char *path,

@@ -32,6 +32,10 @@ int rn_cgroup_detect(struct rn_cgroup *cg, struct sbx_err *err);
  * path is removed again (parents stay). 0 or -1 with err. */
 int rn_cgroup_create(const struct rn_cgroup *cg, const char *path,
 		     const struct rn_spec *spec, struct sbx_err *err);
+/* Set the limits of spec on the existing path again (a warm sandbox
+ * taken with other limits, rn_warm.h). 0 or -1 with err. */
+int rn_cgroup_set_limits(const struct rn_cgroup *cg, const char *path,
+			 const struct rn_spec *spec, struct sbx_err *err);
 /* Move pid into path (every controller on v1). 0 or -1 with err. */
 int rn_cgroup_attach(const struct rn_cgroup *cg, const char *path, pid_t pid,
 		     struct sbx_err *err);

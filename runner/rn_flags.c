@@ -13,12 +13,13 @@
 #include <string.h>
 
 #include "rn_spec.h"
+#include "rn_warm.h"
 #include "sbx_usage.h"
 
 enum {
 	F_SOCKET, F_STATE_DIR, F_IMAGE_DIR, F_NAME, F_AGENT, F_AGENT_STDERR, F_VERBOSE,
 	F_MEMORY_SHARE, F_MEMORY_MB, F_OVERCOMMIT, F_RESERVE_MB, F_SNAPSHOT_MB, F_DRIVERS, F_ISOLATION,
-	F_LISTEN_TLS, F_CERT, F_KEY, F_CLIENT_CA, F_IMAGE_STORE_MB, F_IMAGE_MAX_MB,
+	F_LISTEN_TLS, F_CERT, F_KEY, F_CLIENT_CA, F_IMAGE_STORE_MB, F_IMAGE_MAX_MB, F_WARM_POOL,
 	F_HELP, F_COUNT
 };
 
@@ -28,6 +29,7 @@ enum kind {
 	K_FRACTION,     /* a double in (0, 1] */
 	K_FACTOR,       /* a double in [1, 1000] */
 	K_MIB,          /* a long long of at least 1 */
+	K_COUNT,        /* an int in [0, RN_WARM_MAX] */
 	K_HELP,
 };
 
@@ -72,6 +74,8 @@ static const struct flag flags[F_COUNT] = {
 			       "a positive number of MiB" },
 	[F_IMAGE_MAX_MB] = { "image-max-mb", "N", K_MIB, AT(image_max_mb), NULL,
 			     "a positive number of MiB" },
+	[F_WARM_POOL] = { "warm-pool", "N", K_COUNT, AT(warm_pool), NULL,
+			  "a number in [0, " RN_WARM_MAX_TEXT "]" },
 	[F_HELP] = { "help", NULL, K_HELP, 0, NULL, NULL },
 };
 
@@ -122,6 +126,11 @@ static int number(int i, const char *v, char *at)
 		bad = *v == 0 || *end || (flags[i].kind == K_FRACTION ? !(d > 0 && d <= 1) :
 					  !(d >= 1 && d <= 1000));
 		*(double *)(void *)at = d;
+	} else if (flags[i].kind == K_COUNT) {
+		long long n = strtoll(v, &end, 10);
+
+		bad = *v == 0 || *end || errno || n < 0 || n > RN_WARM_MAX;
+		*(int *)(void *)at = (int)n;
 	} else {
 		long long n = strtoll(v, &end, 10);
 
@@ -156,6 +165,7 @@ static void defaults(struct rn_flags *f)
 	f->max_memory_share = RN_MEMORY_SHARE_DEFAULT;
 	f->image_max_mb = 4096;
 	f->memory_reserve_mb = RN_MEMORY_RESERVE_DEFAULT;
+	f->warm_pool = RN_WARM_DEFAULT;
 }
 
 int rn_flags_parse(struct rn_flags *f, int argc, char **argv)
@@ -191,6 +201,7 @@ int rn_flags_parse(struct rn_flags *f, int argc, char **argv)
 		case K_FRACTION:
 		case K_FACTOR:
 		case K_MIB:
+		case K_COUNT:
 			if (number(i, optarg, at) < 0)
 				return 2;
 			break;

@@ -18,6 +18,7 @@ struct rn_flags {
 	long long image_store_mb;       /* 0: no cap on the image store */
 	long long image_max_mb;         /* an image upload or pull, and each layer */
 	long long max_snapshot_mb;      /* the snapshot store's cap (0: the default) */
+	int warm_pool;                  /* --warm-pool: warm jail sandboxes kept (rn_warm.h) */
 	int agent_stderr, verbose;
 };
 

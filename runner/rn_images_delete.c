@@ -28,6 +28,7 @@
 #include "rn_sandbox.h"
 #include "rn_snap.h"
 #include "rn_spec.h"
+#include "rn_warm.h"
 #include "sbx_fs.h"
 #include "sbx_json.h"
 #include "sbx_log.h"
@@ -75,7 +76,7 @@ static void remove_aside(const char *image_dir, const char *mine)
 static const struct rn_sandbox *user_of(const struct runner *r, const char *name)
 {
 	for (const struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
-		if (!rn_sandbox_final(sb) && !strcmp(sb->spec.image, name))
+		if (!sb->warm && !rn_sandbox_final(sb) && !strcmp(sb->spec.image, name))
 			return sb;
 	return NULL;
 }
@@ -134,6 +135,8 @@ void rn_images_delete(struct runner *r, struct rn_conn *c, const struct cJSON *r
 		rn_conn_reply_err(c, "conflict", msg);
 		return;
 	}
+	/* the pool's sandboxes of it are nobody's: they go, not the delete */
+	rn_warm_flush(r, name);
 	snprintf(to, sizeof to, "%s/" ASIDE_PREFIX "%s-%ld-%u", r->image_dir, name,
 		 (long)getpid(), seq++);
 	if (rename(from, to) < 0) {

@@ -41,7 +41,7 @@ static void whole(struct runner *r, struct rn_conn *c)
 	cJSON_AddBoolToObject(o, "ok", 1);
 	for (int pass = 0; pass < 2 && !truncated; pass++)
 		for (struct rn_sandbox *sb = r->sandboxes; sb && !truncated; sb = sb->next)
-			if (rn_sandbox_final(sb) == pass && add(a, rn_sandbox_json(r, sb), &total))
+			if (!sb->warm && rn_sandbox_final(sb) == pass && add(a, rn_sandbox_json(r, sb), &total))
 				truncated = 1;
 	if (truncated)
 		cJSON_AddBoolToObject(o, "truncated", 1);
@@ -67,7 +67,7 @@ static void paged(struct runner *r, struct rn_conn *c, const char *owner, const 
 		return;
 	}
 	for (sb = r->sandboxes; sb; sb = sb->next)
-		if ((!owner || !strcmp(sb->spec.owner, owner)) && (!after || strcmp(sb->id, after) > 0))
+		if (!sb->warm && (!owner || !strcmp(sb->spec.owner, owner)) && (!after || strcmp(sb->id, after) > 0))
 			v[n++] = sb;
 	if (n)
 		qsort(v, n, sizeof *v, by_id);

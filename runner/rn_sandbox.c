@@ -20,6 +20,7 @@
 #include "rn_persist.h"
 #include "rn_policy.h"
 #include "rn_sockwatch.h"
+#include "rn_warm.h"
 #include "sbx_dial.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
@@ -49,8 +50,9 @@ int rn_sandbox_final(const struct rn_sandbox *sb)
 
 struct rn_sandbox *rn_sandbox_find(struct runner *r, const char *id)
 {
+	/* a warm sandbox is nobody's: no id of it reaches a client */
 	for (struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
-		if (strcmp(sb->id, id) == 0)
+		if (!sb->warm && strcmp(sb->id, id) == 0)
 			return sb;
 	return NULL;
 }
@@ -69,6 +71,17 @@ static void prune(struct runner *r)
 	int n = 0;
 	struct rn_sandbox **pp, *sb;
 
+	/* a warm one that ended leaves no record */
+	for (pp = &r->sandboxes; *pp;) {
+		sb = *pp;
+		if (sb->warm && rn_sandbox_final(sb) && !rn_warm_building(sb)) {
+			*pp = sb->next;
+			rn_spec_free(&sb->spec);
+			free(sb);
+			continue;
+		}
+		pp = &sb->next;
+	}
 	/* a persisted sandbox is kept until it is deleted (rn_persist.h) */
 	for (sb = r->sandboxes; sb; sb = sb->next)
 		n += rn_sandbox_final(sb) && !sb->persist_snap[0];
@@ -288,6 +301,9 @@ static void finish(struct runner *r, struct rn_sandbox *sb)
 {
 	r->n_live--;
 	r->committed_mb -= sb->spec.memory_mb;
+	r->n_warm -= sb->warm;
+	if (sb->warm)
+		rn_warm_ended(sb);
 	sb->status = (sb->reason == RN_REASON_ERROR || sb->reason == RN_REASON_OOM) ?
 		     RN_FAILED : RN_STOPPED;
 	sbx_info("%s: %s (%s)%s%s", sb->id, rn_status_name(sb->status),
@@ -307,8 +323,9 @@ void rn_sandbox_reap(struct runner *r)
 			if (sb->pid == pid && !sb->reaped)
 				break;
 		if (!sb) {
-			/* a socket-budget change, a create's pull, or not ours */
-			if (!rn_sockwatch_reaped(r, pid, st))
+			/* the warm pool's, a socket-budget change, a create's
+			 * pull, or not ours */
+			if (!rn_warm_reaped(r, pid, st) && !rn_sockwatch_reaped(r, pid, st))
 				rn_image_pull_reaped(r, pid, st);
 			continue;
 		}
@@ -380,7 +397,9 @@ int rn_sandbox_tick(struct runner *r)
 		if (next < 0 || d_ < next) next = d_; } while (0)
 
 	for (struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next) {
-		if (sb->status == RN_STARTING) {
+		if (sb->status == RN_STARTING && sb->warm && !sb->agent_socket[0]) {
+			/* its warmer is at work: its pipe wakes the loop */
+		} else if (sb->status == RN_STARTING) {
 			if (agent_ready(sb)) {
 				sb->status = RN_RUNNING;
 				sbx_info("%s: ready in %lld ms", sb->id,
@@ -410,6 +429,10 @@ int rn_sandbox_tick(struct runner *r)
 			int rc;
 			if (sb->cleanup_retry_mono > now) {
 				WANT(sb->cleanup_retry_mono);
+				continue;
+			}
+			if (rn_warm_building(sb)) {
+				WANT(now + CLEANUP_RETRY_MS);
 				continue;
 			}
 			memset(&err, 0, sizeof(err));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rn_loop.h"
+#include "rn_warm.h"
 #include "sbx_fs.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
@@ -171,8 +172,14 @@ void rn_state_keep_lost(struct runner *r, struct rn_driver *drv, const char *id,
 	struct rn_sandbox *sb;
 	cJSON *o;
 
+	char mark[PATH_MAX];
+
 	snprintf(prefix, sizeof(prefix), "sbx_%s_", r->name);
 	if (!sbx_id_valid(prefix, id) || rn_sandbox_find(r, id))
+		return;
+	/* a warm sandbox (rn_warm.h) was nobody's: no record of it */
+	if (snprintf(mark, sizeof mark, "%s/" RN_WARM_MARK, dir) < (int)sizeof mark &&
+	    access(mark, F_OK) == 0)
 		return;
 	sb = calloc(1, sizeof(*sb));
 	if (!sb)

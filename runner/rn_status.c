@@ -1,4 +1,5 @@
 #include "rn_status.h"
+#include "rn_warm.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -57,7 +58,11 @@ cJSON *rn_status_json(const struct runner *r)
 	cJSON_AddStringToObject(o, "name", r->name);
 	cJSON_AddStringToObject(o, "instance", r->instance);
 	cJSON_AddBoolToObject(o, "draining", r->draining);
-	cJSON_AddNumberToObject(o, "sandboxes", r->n_live);
+	/* the warm pool's are nobody's sandboxes: counted apart */
+	cJSON_AddNumberToObject(o, "sandboxes", r->n_live - r->n_warm);
+	cJSON_AddNumberToObject(o, "warm_pool", r->warm_size);
+	cJSON_AddNumberToObject(o, "warm", r->n_warm);
+	cJSON_AddNumberToObject(o, "warm_ready", rn_warm_ready(r));
 	cJSON_AddNumberToObject(o, "memory_mb_cap", (double)rn_admit_limits_cap(&in));
 	cJSON_AddNumberToObject(o, "memory_mb_used", (double)in.committed_mb);
 	if (r->overcommit > 0) {
@@ -89,6 +94,8 @@ void rn_drain_set(struct runner *r, int on, const char *how)
 	if (r->draining == !!on)
 		return;
 	r->draining = !!on;
+	if (on)
+		rn_warm_flush(r, NULL);   /* a drained runner runs out, the pool included */
 	if (on)
 		sbx_info("runner %s draining (%s): no new sandboxes; its %d sandbox(es) run out",
 			 r->name, how, r->n_live);

@@ -155,6 +155,7 @@ struct rn_sandbox {
 	char persist_snap[RN_ID_MAX];   /* the hidden snapshot of its files ("" none) */
 	char source_snap[64];           /* the snapshot its create named, once revived */
 	int revived;                    /* started again from persist_snap at least once */
+	int warm;                       /* in the warm pool, nobody's yet (rn_warm.h) */
 	struct rn_sandbox *next;
 };
 
@@ -195,6 +196,8 @@ struct runner {
 	struct rn_snap *snaps;
 	int n_snaps;
 	int64_t snap_store_max_mb;      /* --max-snapshot-mb */
+	int warm_size;                  /* --warm-pool (rn_warm.h) */
+	int n_warm;                     /* warm sandboxes in the list, not final */
 	struct rn_pull *pulls;          /* creates' image pulls in flight (rn_image_pull_create.h) */
 };
 

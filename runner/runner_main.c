@@ -33,6 +33,8 @@
 #include "rn_sockwatch.h"
 #include "rn_status.h"
 #include "rn_tls.h"
+#include "rn_warm.h"
+#include "driver_gvisor.h"
 #include "runner.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
@@ -335,6 +337,10 @@ static int set_up(struct runner *r, const struct rn_flags *f, const struct rn_tl
 		return 1;
 	}
 	rn_persist_load(r);
+	if (rn_warm_init(r, f->warm_pool, &err) < 0) {
+		sbx_err_log("%s", err.msg);
+		return 1;
+	}
 	return 0;
 }
 
@@ -394,7 +400,7 @@ static void serve(struct runner *r, struct listener *lu, struct listener *lt)
 
 	for (;;) {
 		int ts[] = { rn_sandbox_tick(r), rn_snap_tick(r), rn_conn_sweep(), rn_tls_sweep(),
-			     rn_egress_sweep(), rn_sockwatch_tick(r),
+			     rn_egress_sweep(), rn_sockwatch_tick(r), rn_warm_tick(r),
 			     accept_pause_tick(lu), accept_pause_tick(lt) }, t = -1;
 
 		for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++)
@@ -429,6 +435,10 @@ int main(int argc, char **argv)
 	struct rn_tls_opts tls;
 	int rc;
 
+	/* a gvisor sandbox's watcher (driver_gvisor_watch.c), first: it is
+	 * the runner's forked child, gone through exec to shed the heap */
+	if (argc > 1 && strcmp(argv[1], GV_WATCH_CMD) == 0)
+		return gv_watch_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "ctl") == 0)
 		return rn_ctl_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "image") == 0)

@@ -24,6 +24,7 @@ STATUS_KEYS = {"name": str, "instance": str, "draining": bool, "sandboxes": int,
                "default_isolation": str}
 STATUS_KEYS["keep_alive_requests"] = int   # requests a kept connection carries (rn_conn.h)
 STATUS_KEYS["images"] = list               # its image names and pulled references
+STATUS_KEYS.update(warm_pool=int, warm=int, warm_ready=int)   # the warm pool (rn_warm.h)
 
 
 def openssl(*args):

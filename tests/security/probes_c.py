@@ -626,7 +626,9 @@ def p55(ctx):
     for i in ids:
         api.delete(i)
     time.sleep(0.5)
-    dirs = set(os.listdir(os.path.join(ctx.state, "sandboxes")))
+    root = os.path.join(ctx.state, "sandboxes")
+    # (a warm pool's sandboxes, SEC_RUNNER_ARGS=--warm-pool N, are nobody's)
+    dirs = {d for d in os.listdir(root) if not os.path.exists(os.path.join(root, d, "warm"))}
     st, a_list = ctx.a.req("GET", "/v1/sandboxes")
     st, b_list = api.req("GET", "/v1/sandboxes")
     live = {s["id"] for s in a_list["sandboxes"] + b_list["sandboxes"] if s["status"] == "running"}

@@ -39,8 +39,12 @@ echo "$CANARY" >"$T/state/canary"
 # of every sandbox; probes of the jail's own mechanism skip under another
 umask_was=$(umask)
 umask 000
+# SEC_RUNNER_ARGS: more of the runner's flags (e.g. --warm-pool 2: the
+# probes then run in sandboxes the pool made ahead)
+# shellcheck disable=SC2086
 SEC_RUNNER_SECRET="$CANARY" start_runner "$NAME" "$T/r.sock" "$T/state" \
-	--default-isolation "${SANDBOX_TEST_ISOLATION:-jail}" || h_abort "runner did not start"
+	--default-isolation "${SANDBOX_TEST_ISOLATION:-jail}" ${SEC_RUNNER_ARGS:-} ||
+	h_abort "runner did not start"
 umask "$umask_was"
 rpid=$RUNNER_PID
 # a random port may be taken by the time the gateway binds it: up to three
