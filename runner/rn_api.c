@@ -61,6 +61,46 @@ static struct rn_sandbox *find(struct runner *r, struct rn_conn *c, const cJSON 
 	return sb;
 }
 
+int rn_api_resume_refused(struct rn_conn *c, const struct rn_sandbox *sb, const cJSON *req)
+{
+	const cJSON *lim = cJSON_GetObjectItemCaseSensitive(req, "resume_limit");
+	char msg[200];
+
+	if (!lim || !rn_persist_resumable(sb))
+		return 0;
+	/* the create's own words for the same limit (gateway/svc/svc_sandbox.c) */
+	snprintf(msg, sizeof msg, "this key already has %d sandboxes: resuming %s would pass "
+		 "its limit", cJSON_IsNumber(lim) ? lim->valueint : 0, sb->id);
+	rn_conn_reply_err(c, "limit_reached", msg);
+	return 1;
+}
+
+int rn_api_resume_first(struct runner *r, struct rn_conn *c, struct rn_sandbox *sb,
+			const cJSON *req)
+{
+	struct sbx_err err = { 0, "" };
+	int resume = 0;
+
+	if (sbx_json_get_bool(req, "resume", &resume, &err) < 0) {
+		rn_conn_reply_err(c, "invalid", err.msg);
+		return 1;
+	}
+	if (!resume || !sb->spec.persistent ||
+	    !(rn_persist_resumable(sb) || (sb->status == RN_STARTING && sb->revived)))
+		return 0;
+	if (rn_api_resume_refused(c, sb, req))
+		return 1;
+	if (rn_persist_resume(r, sb, &err) < 0) {
+		rn_conn_reply_err(c, err_code(err.code), err.msg);
+		return 1;
+	}
+	rn_conn_set_resumed(c);
+	if (sb->status == RN_RUNNING)   /* resumed where it stood (gvisor) */
+		return 0;
+	rn_conn_wait_redo(c, sb, req);   /* started again (jail): once it runs */
+	return 1;
+}
+
 /* The driver for "isolation" (absent: the default), or NULL after replying
  * invalid, unknown_isolation or isolation_unavailable. */
 static struct rn_driver *pick_driver(struct runner *r, struct rn_conn *c, const cJSON *req)
@@ -174,7 +214,7 @@ static void op_extend(struct runner *r, struct rn_conn *c, const cJSON *req)
 	int64_t ms = 0, max_life = RN_TIMEOUT_MAX_MS;
 	int rc;
 
-	if (!sb)
+	if (!sb || rn_api_resume_first(r, c, sb, req))
 		return;
 	rc = sbx_json_get_i64(req, "duration_ms", 1, RN_EXTEND_MAX_MS, &ms, &err);
 	if (rc <= 0) {
@@ -243,6 +283,8 @@ static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 	}
 	if (resume && sb->spec.persistent &&
 	    (rn_persist_resumable(sb) || (sb->status == RN_STARTING && sb->revived))) {
+		if (rn_api_resume_refused(c, sb, req))
+			return;
 		if (rn_persist_resume(r, sb, &err) < 0) {
 			rn_conn_reply_err(c, err_code(err.code), err.msg);
 			return;
@@ -299,7 +341,7 @@ static void op_set_network(struct runner *r, struct rn_conn *c, const cJSON *req
 	struct rn_policy *p;
 	enum rn_network mode;
 
-	if (!sb)
+	if (!sb || rn_api_resume_first(r, c, sb, req))
 		return;
 	if (!v) {
 		rn_conn_reply_err(c, "invalid", "network: required");

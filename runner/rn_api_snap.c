@@ -101,6 +101,8 @@ static void op_snapshot(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, "not_found", "id: no such sandbox");
 		return;
 	}
+	if (rn_api_resume_first(r, c, sb, req))
+		return;
 	/* the sandbox's defaults (its create's) unless the request says */
 	exp = sb->spec.snapshot_expires_in_ms;
 	keep = sb->spec.snapshot_keep_last;
@@ -137,6 +139,8 @@ static void op_pause(struct runner *r, struct rn_conn *c, const cJSON *req, int 
 	struct rn_sandbox *sb = find_sandbox(r, c, req);
 
 	if (!sb)
+		return;
+	if (!pause && rn_api_resume_refused(c, sb, req))
 		return;
 	if (!pause && rn_persist_resumable(sb) && rn_sandbox_final(sb)) {
 		/* a kept persistent sandbox starts again: answered once ready */

@@ -467,6 +467,23 @@ void rn_conn_wait_connect(struct rn_conn *c, struct rn_sandbox *sb, int port, in
 		rn_conn_wait(c, sb, RN_WAIT_CONNECT);
 }
 
+void rn_conn_wait_redo(struct rn_conn *c, struct rn_sandbox *sb, const cJSON *req)
+{
+	c->resumed = 1;
+	cJSON_Delete(c->park_req);
+	c->park_req = cJSON_Duplicate(req, 1);
+	if (!c->park_req) {
+		rn_conn_reply_err(c, "internal", "out of memory");
+		return;
+	}
+	rn_conn_wait(c, sb, RN_WAIT_REDO);
+}
+
+void rn_conn_set_resumed(struct rn_conn *c)
+{
+	c->resumed = 1;
+}
+
 void rn_conn_park(struct rn_conn *c, const void *on, cJSON *req)
 {
 	c->state = C_WAIT;
@@ -528,6 +545,12 @@ void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb)
 		} else if (c->wait_kind == RN_WAIT_CONNECT && sb->status == RN_RUNNING) {
 			c->wait_sb = NULL;
 			rn_api_connect(r, c, sb, c->port, c->want_fd);
+		} else if (c->wait_kind == RN_WAIT_REDO && sb->status == RN_RUNNING) {
+			cJSON *req = c->park_req;
+			c->park_req = NULL;
+			c->wait_sb = NULL;
+			rn_api_handle(r, c, req);   /* sb runs: handled as any request */
+			cJSON_Delete(req);
 		} else if (rn_sandbox_final(sb)) {
 			c->wait_sb = NULL;
 			if (c->wait_kind != RN_WAIT_FINAL) {
