@@ -162,6 +162,7 @@ struct runner {
 	struct rn_sandbox *sandboxes;
 	int n_live;
 	int stopping;                   /* SIGTERM received */
+	int n_kept_at_stop;             /* ... and the paused sandboxes it leaves on disk */
 	int draining;                   /* no new sandboxes (op drain, SIGUSR1) */
 	char instance[33];              /* 32 hex, random per process (status) */
 	int64_t max_memory_mb;          /* admission: sum of live memory_mb (rn_admit.h) */
