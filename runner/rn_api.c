@@ -249,6 +249,12 @@ static void op_stop(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, "invalid", err.msg);
 		return;
 	}
+	if (sb->transition) {
+		/* its checkpoint or restore runs off the loop, in its dir: the
+		 * stop comes once that is over */
+		rn_conn_wait_settled(c, sb, req);
+		return;
+	}
 	if (!persist)
 		rn_persist_forget(r, sb);
 	if (rn_sandbox_final(sb) || (persist && sb->status == RN_PAUSED && sb->spec.persistent)) {
@@ -262,7 +268,7 @@ static void op_stop(struct runner *r, struct rn_conn *c, const cJSON *req)
 	if (sb->status == RN_PAUSED)   /* kept paused (a driver without snapshots) */
 		rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
 	else
-		rn_conn_wait(c, sb, RN_WAIT_FINAL);
+		rn_conn_wait(c, sb, sb->transition ? RN_WAIT_PAUSE : RN_WAIT_FINAL);
 }
 
 /* "resume":true brings a kept persistent sandbox back first (or waits
@@ -302,9 +308,10 @@ void rn_api_connect(struct runner *r, struct rn_conn *c, struct rn_sandbox *sb, 
 	struct sbx_err err = { 0, "" };
 
 	(void)r;
-	if (sb->status == RN_PAUSED) {
+	if (sb->status == RN_PAUSED || sb->transition == RN_TR_PAUSING) {
 		char msg[160];
-		snprintf(msg, sizeof(msg), "sandbox %s is paused: resume it first", sb->id);
+		snprintf(msg, sizeof(msg), "sandbox %s is %s: resume it first", sb->id,
+			 sb->transition == RN_TR_PAUSING ? "being paused" : "paused");
 		rn_conn_reply_err(c, "paused", msg);
 		return;
 	}

@@ -34,7 +34,12 @@
 
 struct rn_conn;
 
-enum rn_wait { RN_WAIT_READY, RN_WAIT_FINAL, RN_WAIT_CONNECT, RN_WAIT_REDO };
+/* READY: running; FINAL: ended; CONNECT: running, then the connect;
+ * REDO: running, then the request again (rn_conn_wait_redo); PAUSE: a
+ * pause off the loop over (paused, or its error); SETTLED: no pause or
+ * resume in progress, then the request again (rn_conn_wait_settled). */
+enum rn_wait { RN_WAIT_READY, RN_WAIT_FINAL, RN_WAIT_CONNECT, RN_WAIT_REDO, RN_WAIT_PAUSE,
+	       RN_WAIT_SETTLED };
 
 /* Accept every pending connection on the listening fd. -1 when accept
  * failed for want of descriptors or memory (errno set): pause listening. */
@@ -86,6 +91,9 @@ void rn_conn_wait_connect(struct rn_conn *c, struct rn_sandbox *sb, int port, in
  * is handled again (rn_api_handle) once sb runs, its ok saying "resumed";
  * an error when sb ends before that. */
 void rn_conn_wait_redo(struct rn_conn *c, struct rn_sandbox *sb, const cJSON *req);
+/* A request on sb while a pause or resume of it runs off the loop: req
+ * (copied) is handled again once that is over. */
+void rn_conn_wait_settled(struct rn_conn *c, struct rn_sandbox *sb, const cJSON *req);
 /* c's reply says "resumed":true (it brought its sandbox back first). */
 void rn_conn_set_resumed(struct rn_conn *c);
 /* Free closed connections, time out slow ones. Returns ms until the next

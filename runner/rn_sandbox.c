@@ -19,6 +19,7 @@
 #include "rn_drivers.h"
 #include "rn_persist.h"
 #include "rn_policy.h"
+#include "rn_worker.h"
 #include "sbx_dial.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
@@ -306,13 +307,17 @@ void rn_sandbox_reap(struct runner *r)
 			if (sb->pid == pid && !sb->reaped)
 				break;
 		if (!sb) {
-			rn_image_pull_reaped(r, pid, st);   /* a create's pull, or not ours */
+			if (!rn_worker_reaped(r, pid, st))
+				rn_image_pull_reaped(r, pid, st);   /* a create's pull, or not ours */
 			continue;
 		}
 		sb->reaped = 1;
 		sb->wait_status = st;
 		r->tick_dirty = 1;
-		if (sb->status == RN_STARTING || sb->status == RN_RUNNING ||
+		if (sb->transition) {
+			/* a checkpoint ends the watcher; a restore's that ends is
+			 * the restore's failure: the driver's end of it says */
+		} else if (sb->status == RN_STARTING || sb->status == RN_RUNNING ||
 		    sb->status == RN_PAUSED) {
 			/* The agent died on its own: the sandbox failed. */
 			long oom = sb->drv->ops->oom_kills(sb);
@@ -391,6 +396,11 @@ int rn_sandbox_tick(struct runner *r)
 			} else {
 				WANT(now + 1);
 			}
+		}
+		if (sb->transition) {
+			/* a pause or resume runs off the loop: its end (the
+			 * driver's, rn_pause.h) is the next step */
+			continue;
 		}
 		if ((sb->status == RN_STARTING || sb->status == RN_RUNNING)) {
 			if (now >= sb->deadline_mono)

@@ -108,6 +108,32 @@ check "gvisor kept: a preview request resumes it and its server answers, its sta
 check "gvisor kept: it runs again" "$(api GET "/sandboxes/$PV"; j 'o["status"]')" 200running
 api DELETE "/sandboxes/$PV" >/dev/null
 
+# ---- the runner's loop answers while a checkpoint of 256 MiB runs (in a
+# worker): a call to the runner about another sandbox is answered before
+# the pause is ----
+GB=$(create '{"isolation":"gvisor","memory_mb":512,"timeout_ms":600000}')
+api POST "/sandboxes/$GB/commands" '{"cmd":"python3","args":["-c","import os,time\nb=os.urandom(256<<20)\nopen(\"/tmp/held\",\"w\").close()\ntime.sleep(3600)"],"detached":true}' >/dev/null
+HOLDER=$(j 'o["id"]')
+for _ in $(seq 300); do [ "$(run "$GB" 'test -e /tmp/held && echo yes')" = yes ] && break; sleep 0.2; done
+OTHER=$(create '{"memory_mb":64}')
+rm -f "$T/order"
+(curl -s -m 300 -o "$T/pause.json" -X POST -H "$A" "$U/sandboxes/$GB/pause"; echo pause >>"$T/order") &
+PP=$!
+# the pause has begun: its image dir is made before the agent is told
+for _ in $(seq 1000); do [ -d "$GSTATE/$GB/checkpoint" ] && break; sleep 0.01; done
+curl -s -m 300 -o "$T/other.json" -H "$A" "$U/sandboxes/$OTHER"
+echo other >>"$T/order"
+wait "$PP"
+check "gvisor pause off the loop: another sandbox's get was answered before the 256 MiB pause was" \
+	"$(tr '\n' ' ' <"$T/order")" "other pause "
+check "gvisor pause off the loop: ... both answers are whole (running, paused)" \
+	"$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["status"], json.load(open(sys.argv[2]))["status"])' "$T/other.json" "$T/pause.json")" "running paused"
+check "gvisor pause off the loop: resume brings back the process holding 256 MiB" \
+	"$(api POST "/sandboxes/$GB/resume"; j 'o["status"]'; api GET "/sandboxes/$GB/commands/$HOLDER"; j 'o["status"]')" "200running
+200running"
+api DELETE "/sandboxes/$GB" >/dev/null
+api DELETE "/sandboxes/$OTHER" >/dev/null
+
 # ---- paused twice, then deleted while paused: nothing left ----
 check "gvisor pause again: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused
 check "gvisor delete paused: stopped" "$(api DELETE "/sandboxes/$G"; j 'o["status"]')" 200stopped
