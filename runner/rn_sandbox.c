@@ -19,6 +19,7 @@
 #include "rn_drivers.h"
 #include "rn_persist.h"
 #include "rn_policy.h"
+#include "rn_sockwatch.h"
 #include "rn_worker.h"
 #include "sbx_dial.h"
 #include "sbx_id.h"
@@ -307,8 +308,10 @@ void rn_sandbox_reap(struct runner *r)
 			if (sb->pid == pid && !sb->reaped)
 				break;
 		if (!sb) {
-			if (!rn_worker_reaped(r, pid, st))
-				rn_image_pull_reaped(r, pid, st);   /* a create's pull, or not ours */
+			/* a pause's worker, a socket-budget change, a create's
+			 * pull, or not ours */
+			if (!rn_worker_reaped(r, pid, st) && !rn_sockwatch_reaped(r, pid, st))
+				rn_image_pull_reaped(r, pid, st);
 			continue;
 		}
 		sb->reaped = 1;
