@@ -86,6 +86,7 @@ int cli_cmd_create(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_ls(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_images(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_stop(const struct cli_cfg *c, int argc, char **argv);
+int cli_cmd_rm(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_url(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_exec(const struct cli_cfg *c, int argc, char **argv);
 int cli_cmd_run(const struct cli_cfg *c, int argc, char **argv);

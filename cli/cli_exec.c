@@ -195,6 +195,6 @@ int cli_cmd_run(const struct cli_cfg *c, int argc, char **argv)
 	snprintf(path, sizeof(path), "/v1/sandboxes/%s", id);
 	src = cli_api_json(c, "DELETE", path, NULL, NULL);
 	if (src)
-		cli_errf("sandbox %s may still be running: stop it with sbx stop %s", id, id);
+		cli_errf("sandbox %s may still be running: end it with sbx rm %s", id, id);
 	return rc;
 }

@@ -24,7 +24,8 @@ static const struct cli_command commands[] = {
 	  "  to preview (repeat for more); --image: one of sbx images (default:\n"
 	  "  the gateway's default image); --snapshot: start from one of sbx\n"
 	  "  snapshots; --persistent: its timeout keeps it (sbx resume, or any\n"
-	  "  exec or file call, brings it back; sbx stop ends it for good).\n" },
+	  "  exec or file call, brings it back; sbx stop keeps it, sbx rm ends it\n"
+	  "  for good).\n" },
 	{ "ls", cli_cmd_ls,
 	  "sbx ls\n  List this key's sandboxes: id, status, seconds left, ports\n"
 	  "  (--json: the gateway's list).\n" },
@@ -33,8 +34,12 @@ static const struct cli_command commands[] = {
 	  "  python versions (--json: the gateway's list).\n"
 	  "sbx images rm NAME...\n  Delete images (refused while a sandbox uses one).\n" },
 	{ "stop", cli_cmd_stop,
-	  "sbx stop ID...\n  Stop and destroy sandboxes (stopping a stopped one is not an error;\n"
-	  "  --json: each stopped object).\n" },
+	  "sbx stop ID...\n  Stop sandboxes; a persistent one is kept and resumes on its next\n"
+	  "  exec or file call (stopping a stopped one is not an error; --json: each\n"
+	  "  stopped object).\n" },
+	{ "rm", cli_cmd_rm,
+	  "sbx rm ID...\n  Stop and destroy sandboxes for good, a persistent one's kept files\n"
+	  "  too (again is not an error; --json: each stopped object).\n" },
 	{ "net", cli_cmd_net,
 	  "sbx net ID POLICY\n  Apply a network policy to a running sandbox's new connections:\n"
 	  "  deny-all, allow-all, names separated by commas (an allow-list; *.x for\n"

@@ -1,4 +1,4 @@
-/* sbx create, ls, images, stop, url: the sandbox lifecycle over REST. */
+/* sbx create, ls, images, stop, rm, url: the sandbox lifecycle over REST. */
 #include "cli.h"
 
 #include <stdio.h>
@@ -263,23 +263,26 @@ int cli_cmd_images(const struct cli_cfg *c, int argc, char **argv)
 	return 0;
 }
 
-int cli_cmd_stop(const struct cli_cfg *c, int argc, char **argv)
+/* Each sandbox of argv[1..] by method on /v1/sandboxes/ID<suffix>; --json
+ * prints each answer. The first failure's exit status, after trying all. */
+static int each_sandbox(const struct cli_cfg *c, int argc, char **argv, const char *usage,
+			const char *method, const char *suffix)
 {
 	char path[256];
 	int i, rc = 0;
 
 	if (argc < 2) {
-		cli_errf("usage: sbx stop ID...");
+		cli_errf("usage: %s", usage);
 		return CLI_EXIT_USAGE;
 	}
 	for (i = 1; i < argc; i++) {
+		cJSON *res = NULL;
 		int r;
 
 		if (!id_ok(argv[i]))
 			return CLI_EXIT_USAGE;
-		snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[i]);
-		cJSON *res = NULL;
-		r = cli_api_json(c, "DELETE", path, NULL, c->json ? &res : NULL);
+		snprintf(path, sizeof(path), "/v1/sandboxes/%s%s", argv[i], suffix);
+		r = cli_api_json(c, method, path, NULL, c->json ? &res : NULL);
 		if (!r && res)
 			r = cli_print_json(res);
 		cJSON_Delete(res);
@@ -287,6 +290,18 @@ int cli_cmd_stop(const struct cli_cfg *c, int argc, char **argv)
 			rc = r;
 	}
 	return rc;
+}
+
+/* POST .../stop: a persistent sandbox is kept (docs/api.md), any other ends */
+int cli_cmd_stop(const struct cli_cfg *c, int argc, char **argv)
+{
+	return each_sandbox(c, argc, argv, "sbx stop ID...", "POST", "/stop");
+}
+
+/* DELETE: ended for good, a persistent one's kept files too */
+int cli_cmd_rm(const struct cli_cfg *c, int argc, char **argv)
+{
+	return each_sandbox(c, argc, argv, "sbx rm ID...", "DELETE", "");
 }
 
 int cli_cmd_url(const struct cli_cfg *c, int argc, char **argv)

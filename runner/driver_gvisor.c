@@ -34,7 +34,9 @@
 #include "rn_pause.h"
 #include "rn_runtime.h"
 #include "rn_slot.h"
+#include "rn_sandbox.h"
 #include "rn_state.h"
+#include "rn_worker.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
 
@@ -664,12 +666,13 @@ fail:
  * `runsc kill USR2` makes the agent listen again. An allow-all sandbox's
  * netstack owns its veth, in a netns that lives with its watcher, so it
  * is paused by `runsc pause` (the sentry stops its tasks, memory kept).
- * Each step is waited for in the runner's loop. */
+ * The long steps (the checkpoint, the wait for a restored agent) run in a
+ * worker (rn_worker.h): the loop answers every other call meanwhile. */
 
 /* `runsc --root=R <op> [flags] ID [sig]`, waited for; its output in err
  * when it fails. flags and sig are the driver's own words, given to the
  * shell as they are (a path in them quoted). */
-static int runsc_op(struct rn_sandbox *sb, const char *op, const char *flag,
+static int runsc_op(const struct rn_sandbox *sb, const char *op, const char *flag,
 		    const char *sig, struct sbx_err *err)
 {
 	const struct gv_state *gs = state_of(sb->drv);
@@ -723,32 +726,63 @@ static void drop_ended(struct rn_sandbox *sb)
 	remove_runsc_state(state_of(sb->drv), sb->id);
 }
 
-static int gv_checkpoint(struct rn_sandbox *sb, struct sbx_err *err)
+/* The checkpoint's long steps, in a worker: the agent closed its
+ * sockets, then `runsc checkpoint` (about 2 s for 256 MiB). */
+struct ckpt_arg {
+	char sockdir[PATH_MAX];
+	char flag[PATH_MAX + 64];
+};
+
+static int ckpt_worker(const struct rn_sandbox *sb, void *arg, char *msg, size_t n)
 {
-	char img[PATH_MAX + 16], flag[PATH_MAX + 64], sockdir[PATH_MAX];
+	const struct ckpt_arg *a = arg;
+	struct sbx_err e = { 0, "" };
+
+	if (gv_ckpt_wait_closed(a->sockdir, 10000) < 0) {
+		snprintf(msg, n, "the agent did not close its socket for the checkpoint");
+		return -1;
+	}
+	if (runsc_op(sb, "checkpoint", a->flag, NULL, &e) < 0) {
+		snprintf(msg, n, "%s", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The checkpoint's end, in the loop. */
+static void ckpt_done(struct runner *r, struct rn_sandbox *sb, const char *msg)
+{
+	char img[PATH_MAX + 16], sockdir[PATH_MAX];
 	struct sbx_err e2 = { 0, "" };
 
 	rn_state_path(sockdir, sb, "sock");
 	snprintf(img, sizeof(img), "%s/" GV_CKPT_DIR, sb->dir);
-	sbx_rmtree(img);
-	if (mkdir(img, 0700) < 0)
-		return sbx_err_sys(err, "mkdir %s", img);
-	if (runsc_op(sb, "kill", NULL, "USR1", err) < 0)
-		goto fail;
-	if (gv_ckpt_wait_closed(sockdir, 10000) < 0) {
-		sbx_err_set(err, ETIMEDOUT, "the agent did not close its socket for the checkpoint");
-		goto relisten;
-	}
-	/* uncompressed: flate spent 6 s on 256 MiB of random bytes here and
-	 * saved nothing; the image is removed at resume anyway */
-	snprintf(flag, sizeof(flag), "--compression=none --image-path='%s'", img);
-	if (runsc_op(sb, "checkpoint", flag, NULL, err) < 0) {
-		/* a checkpoint that failed part way may have ended the
-		 * sandbox: its watcher's exit says so, as for any end */
-		goto relisten;
-	}
 	gv_ckpt_unmark(sockdir);
-	wait_watcher(sb);
+	if (sb->status != RN_RUNNING) {
+		/* stopped meanwhile: its cleanup removes the dir, image and all */
+		rn_sandbox_pause_done(r, sb, "it was stopped");
+		return;
+	}
+	if (msg) {
+		/* the sandbox runs on (unless the checkpoint ended it): its
+		 * agent listens again, through a socket moved out of its
+		 * reach as at start */
+		unlink(sb->agent_socket);
+		if (runsc_op(sb, "kill", NULL, "USR2", &e2) < 0 || gv_sock_rehide(sockdir, 10000) < 0)
+			sbx_err_log("%s: listen again after a failed pause: %s", sb->id,
+				    e2.msg[0] ? e2.msg : strerror(errno));
+		sbx_rmtree(img);
+		rn_sandbox_pause_done(r, sb, msg);
+		if (sb->status == RN_RUNNING && sb->reaped) {
+			/* a checkpoint that failed part way ended it */
+			snprintf(sb->error, sizeof(sb->error), "it ended in a failed pause: %.200s",
+				 msg);
+			rn_sandbox_stop(r, sb, RN_REASON_ERROR);
+		}
+		return;
+	}
+	if (!sb->reaped)
+		wait_watcher(sb);
 	sb->pid = 0;
 	sb->reaped = 1;             /* nothing of it to wait for until resume */
 	sb_of(sb)->checkpointed = 1;
@@ -756,29 +790,116 @@ static int gv_checkpoint(struct rn_sandbox *sb, struct sbx_err *err)
 	/* what a restarted runner needs to take it back (gv_adopt) */
 	if (rn_state_save_paused(sb, &e2) < 0)
 		sbx_err_log("%s: it will not outlive the runner: %s", sb->id, e2.msg);
-	return 0;
-relisten:
-	/* the sandbox runs on (unless the checkpoint ended it): its agent
-	 * listens again, through a socket moved out of its reach as at start */
-	gv_ckpt_unmark(sockdir);
-	unlink(sb->agent_socket);
-	if (runsc_op(sb, "kill", NULL, "USR2", &e2) < 0 || gv_sock_rehide(sockdir, 10000) < 0)
-		sbx_err_log("%s: listen again after a failed pause: %s", sb->id,
-			    e2.msg[0] ? e2.msg : strerror(errno));
+	rn_sandbox_pause_done(r, sb, NULL);
+}
+
+/* Pause to disk: the agent is told to close its sockets (a quick step),
+ * then a worker waits for that and runs `runsc checkpoint`; ckpt_done
+ * finishes in the loop. 1 (started), or -1 with err. */
+static int gv_checkpoint(struct rn_sandbox *sb, struct sbx_err *err)
+{
+	char img[PATH_MAX + 16];
+	struct ckpt_arg a;
+
+	rn_state_path(a.sockdir, sb, "sock");
+	snprintf(img, sizeof(img), "%s/" GV_CKPT_DIR, sb->dir);
+	sbx_rmtree(img);
+	if (mkdir(img, 0700) < 0)
+		return sbx_err_sys(err, "mkdir %s", img);
+	if (runsc_op(sb, "kill", NULL, "USR1", err) < 0)
+		goto fail;
+	/* uncompressed: flate spent 6 s on 256 MiB of random bytes here and
+	 * saved nothing; the image is removed at resume anyway */
+	snprintf(a.flag, sizeof(a.flag), "--compression=none --image-path='%s'", img);
+	if (rn_worker_start(sb->drv->r, sb, ckpt_worker, &a, ckpt_done, err) < 0) {
+		struct sbx_err e2 = { 0, "" };
+		if (runsc_op(sb, "kill", NULL, "USR2", &e2) < 0 || gv_sock_rehide(a.sockdir, 10000) < 0)
+			sbx_err_log("%s: listen again after a failed pause: %s", sb->id,
+				    e2.msg[0] ? e2.msg : strerror(errno));
+		goto fail;
+	}
+	return 1;
 fail:
 	sbx_rmtree(img);
 	return -1;
 }
-/* `runsc restore` of <dir>/checkpoint under a new watcher, the agent
- * listening again when it returns; the image is removed after. On
- * failure the sandbox is paused as before (the image kept). */
+
+/* The restore's wait, in a worker: the restored agent listens again. */
+struct restore_arg {
+	char sockdir[PATH_MAX];
+	pid_t watcher;
+};
+
+static int restore_worker(const struct rn_sandbox *sb, void *arg, char *msg, size_t n)
+{
+	const struct restore_arg *a = arg;
+	int rc = gv_ckpt_wait_listening(a->sockdir, a->watcher, 60000);
+
+	(void)sb;
+	if (rc != 0)
+		snprintf(msg, n, "%s", rc == 1 ? "the restored sandbox ended at once" :
+			 "its agent did not listen within 60 s");
+	return rc ? -1 : 0;
+}
+
+/* A failed restore: the watcher and what it made go; paused as before. */
+static void restore_undo(struct rn_sandbox *sb)
+{
+	int st;
+
+	if (sb->pid > 0 && !sb->reaped) {
+		kill(-sb->pid, SIGKILL);
+		kill(sb->pid, SIGKILL);
+		while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	sb->pid = 0;
+	sb->reaped = 1;
+	drop_ended(sb);
+}
+
+static void restore_done(struct runner *r, struct rn_sandbox *sb, const char *msg)
+{
+	char img[PATH_MAX + 16], aside[PATH_MAX + 16], why[300];
+	struct sbx_err e2 = { 0, "" };
+
+	snprintf(aside, sizeof(aside), "%s" RN_PAUSED_SUFFIX, sb->agent_socket);
+	if (sb->status != RN_PAUSED) {
+		rn_sandbox_resume_done(r, sb, "it was stopped");
+		return;
+	}
+	if (msg) {
+		snprintf(why, sizeof(why), "runsc restore: %s", msg);
+		runsc_error(sb);
+		if (!strncmp(sb->error, "runsc: ", 7))
+			snprintf(why, sizeof(why), "restore failed: %.200s", sb->error);
+		sb->error[0] = 0;
+		restore_undo(sb);
+		rn_sandbox_resume_done(r, sb, why);
+		return;
+	}
+	sb_of(sb)->checkpointed = 0;
+	unlink(aside);
+	rn_state_path(img, sb, "paused.json");
+	unlink(img);
+	if (rn_state_save(sb, "gvisor", sb_of(sb)->slot, &e2) < 0)
+		sbx_err_log("%s: after restore: %s", sb->id, e2.msg);
+	snprintf(img, sizeof(img), "%s/" GV_CKPT_DIR, sb->dir);
+	if (sbx_rmtree(img) < 0)
+		sbx_warn("%s: cannot remove %s: %s", sb->id, img, strerror(errno));
+	rn_sandbox_resume_done(r, sb, NULL);
+}
+
+/* `runsc restore` of <dir>/checkpoint under a new watcher (a quick step);
+ * a worker waits for the agent to listen again and restore_done
+ * finishes in the loop, removing the image. On failure the sandbox is
+ * paused as before (the image kept). 1 (started), or -1 with err. */
 static int gv_restore(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct gv_state *gs = state_of(sb->drv);
 	struct gv_launch l = { .restore = 1, .sv = { -1, -1 } };
-	char img[PATH_MAX + 16], aside[PATH_MAX + 16];
-	struct sbx_err e2 = { 0, "" };
-	int st = 0, rc;
+	char aside[PATH_MAX + 16];
+	struct restore_arg a;
 
 	if (check_runtime(gs, sb, &l, err) < 0)
 		return -1;
@@ -793,38 +914,13 @@ static int gv_restore(struct rn_sandbox *sb, struct sbx_err *err)
 	if (make_cgroups(sb, err) < 0 || fork_watcher(&l, sb, err) < 0)
 		goto fail;
 	sb->reaped = 0;
-	rc = gv_ckpt_wait_listening(l.sockdir, sb->pid, 60000, &st);
-	if (rc != 0) {
-		if (rc == 1)
-			sb->pid = 0;
-		sbx_err_set(err, EIO, "runsc restore: %s", rc == 1 ? "the restored sandbox "
-			    "ended at once" : "its agent did not listen within 60 s");
-		runsc_error(sb);
-		if (!strncmp(sb->error, "runsc: ", 7))
-			sbx_err_set(err, EIO, "restore failed: %.200s", sb->error);
-		sb->error[0] = 0;
+	snprintf(a.sockdir, sizeof(a.sockdir), "%s", l.sockdir);
+	a.watcher = sb->pid;
+	if (rn_worker_start(sb->drv->r, sb, restore_worker, &a, restore_done, err) < 0)
 		goto fail;
-	}
-	sb_of(sb)->checkpointed = 0;
-	unlink(aside);
-	rn_state_path(img, sb, "paused.json");
-	unlink(img);
-	if (rn_state_save(sb, "gvisor", sb_of(sb)->slot, &e2) < 0)
-		sbx_err_log("%s: after restore: %s", sb->id, e2.msg);
-	snprintf(img, sizeof(img), "%s/" GV_CKPT_DIR, sb->dir);
-	if (sbx_rmtree(img) < 0)
-		sbx_warn("%s: cannot remove %s: %s", sb->id, img, strerror(errno));
-	return 0;
+	return 1;
 fail:
-	if (sb->pid > 0) {
-		kill(-sb->pid, SIGKILL);
-		kill(sb->pid, SIGKILL);
-		while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
-			;
-	}
-	sb->pid = 0;
-	sb->reaped = 1;
-	drop_ended(sb);
+	restore_undo(sb);
 	return -1;
 }
 

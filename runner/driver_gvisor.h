@@ -78,8 +78,8 @@ void gv_ckpt_unmark(const char *sockdir);
 int gv_sock_rehide(const char *sockdir, int timeout_ms);
 /* After `runsc restore`: wait until sockdir/agent.sock accepts (the agent
  * listens again and the watcher moved its socket). 0; 1 when the watcher
- * exited first (its wait status in *st, reaped); -1 (ETIMEDOUT). */
-int gv_ckpt_wait_listening(const char *sockdir, pid_t watcher, int timeout_ms, int *st);
+ * (the runner's child, reaped by the runner) is gone first; -1 (ETIMEDOUT). */
+int gv_ckpt_wait_listening(const char *sockdir, pid_t watcher, int timeout_ms);
 
 struct rn_layer_stats;
 

@@ -62,6 +62,46 @@ static struct rn_sandbox *find(struct runner *r, struct rn_conn *c, const cJSON 
 	return sb;
 }
 
+int rn_api_resume_refused(struct rn_conn *c, const struct rn_sandbox *sb, const cJSON *req)
+{
+	const cJSON *lim = cJSON_GetObjectItemCaseSensitive(req, "resume_limit");
+	char msg[200];
+
+	if (!lim || !rn_persist_resumable(sb))
+		return 0;
+	/* the create's own words for the same limit (gateway/svc/svc_sandbox.c) */
+	snprintf(msg, sizeof msg, "this key already has %d sandboxes: resuming %s would pass "
+		 "its limit", cJSON_IsNumber(lim) ? lim->valueint : 0, sb->id);
+	rn_conn_reply_err(c, "limit_reached", msg);
+	return 1;
+}
+
+int rn_api_resume_first(struct runner *r, struct rn_conn *c, struct rn_sandbox *sb,
+			const cJSON *req)
+{
+	struct sbx_err err = { 0, "" };
+	int resume = 0;
+
+	if (sbx_json_get_bool(req, "resume", &resume, &err) < 0) {
+		rn_conn_reply_err(c, "invalid", err.msg);
+		return 1;
+	}
+	if (!resume || !sb->spec.persistent ||
+	    !(rn_persist_resumable(sb) || (sb->status == RN_STARTING && sb->revived)))
+		return 0;
+	if (rn_api_resume_refused(c, sb, req))
+		return 1;
+	if (rn_persist_resume(r, sb, &err) < 0) {
+		rn_conn_reply_err(c, err_code(err.code), err.msg);
+		return 1;
+	}
+	rn_conn_set_resumed(c);
+	if (sb->status == RN_RUNNING)   /* resumed where it stood (gvisor) */
+		return 0;
+	rn_conn_wait_redo(c, sb, req);   /* started again (jail): once it runs */
+	return 1;
+}
+
 /* The driver for "isolation" (absent: the default), or NULL after replying
  * invalid, unknown_isolation or isolation_unavailable. */
 static struct rn_driver *pick_driver(struct runner *r, struct rn_conn *c, const cJSON *req)
@@ -181,7 +221,7 @@ static void op_extend(struct runner *r, struct rn_conn *c, const cJSON *req)
 	int64_t ms = 0, max_life = RN_TIMEOUT_MAX_MS;
 	int rc;
 
-	if (!sb)
+	if (!sb || rn_api_resume_first(r, c, sb, req))
 		return;
 	rc = sbx_json_get_i64(req, "duration_ms", 1, RN_EXTEND_MAX_MS, &ms, &err);
 	if (rc <= 0) {
@@ -216,6 +256,12 @@ static void op_stop(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, "invalid", err.msg);
 		return;
 	}
+	if (sb->transition) {
+		/* its checkpoint or restore runs off the loop, in its dir: the
+		 * stop comes once that is over */
+		rn_conn_wait_settled(c, sb, req);
+		return;
+	}
 	if (!persist)
 		rn_persist_forget(r, sb);
 	if (rn_sandbox_final(sb) || (persist && sb->status == RN_PAUSED && sb->spec.persistent)) {
@@ -229,7 +275,7 @@ static void op_stop(struct runner *r, struct rn_conn *c, const cJSON *req)
 	if (sb->status == RN_PAUSED)   /* kept paused (a driver without snapshots) */
 		rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
 	else
-		rn_conn_wait(c, sb, RN_WAIT_FINAL);
+		rn_conn_wait(c, sb, sb->transition ? RN_WAIT_PAUSE : RN_WAIT_FINAL);
 }
 
 /* "resume":true brings a kept persistent sandbox back first (or waits
@@ -250,6 +296,8 @@ static void op_connect(struct runner *r, struct rn_conn *c, const cJSON *req)
 	}
 	if (resume && sb->spec.persistent &&
 	    (rn_persist_resumable(sb) || (sb->status == RN_STARTING && sb->revived))) {
+		if (rn_api_resume_refused(c, sb, req))
+			return;
 		if (rn_persist_resume(r, sb, &err) < 0) {
 			rn_conn_reply_err(c, err_code(err.code), err.msg);
 			return;
@@ -267,9 +315,10 @@ void rn_api_connect(struct runner *r, struct rn_conn *c, struct rn_sandbox *sb, 
 	struct sbx_err err = { 0, "" };
 
 	(void)r;
-	if (sb->status == RN_PAUSED) {
+	if (sb->status == RN_PAUSED || sb->transition == RN_TR_PAUSING) {
 		char msg[160];
-		snprintf(msg, sizeof(msg), "sandbox %s is paused: resume it first", sb->id);
+		snprintf(msg, sizeof(msg), "sandbox %s is %s: resume it first", sb->id,
+			 sb->transition == RN_TR_PAUSING ? "being paused" : "paused");
 		rn_conn_reply_err(c, "paused", msg);
 		return;
 	}
@@ -306,7 +355,7 @@ static void op_set_network(struct runner *r, struct rn_conn *c, const cJSON *req
 	struct rn_policy *p;
 	enum rn_network mode;
 
-	if (!sb)
+	if (!sb || rn_api_resume_first(r, c, sb, req))
 		return;
 	if (!v) {
 		rn_conn_reply_err(c, "invalid", "network: required");

@@ -101,6 +101,8 @@ static void op_snapshot(struct runner *r, struct rn_conn *c, const cJSON *req)
 		rn_conn_reply_err(c, "not_found", "id: no such sandbox");
 		return;
 	}
+	if (rn_api_resume_first(r, c, sb, req))
+		return;
 	/* the sandbox's defaults (its create's) unless the request says */
 	exp = sb->spec.snapshot_expires_in_ms;
 	keep = sb->spec.snapshot_keep_last;
@@ -135,8 +137,15 @@ static void op_pause(struct runner *r, struct rn_conn *c, const cJSON *req, int 
 {
 	struct sbx_err err = { 0, "" };
 	struct rn_sandbox *sb = find_sandbox(r, c, req);
+	int rc;
 
 	if (!sb)
+		return;
+	if (sb->transition == RN_TR_PAUSING || (pause && sb->transition)) {
+		rn_conn_wait_settled(c, sb, req);   /* asked again once it is over */
+		return;
+	}
+	if (!pause && rn_api_resume_refused(c, sb, req))
 		return;
 	if (!pause && rn_persist_resumable(sb) && rn_sandbox_final(sb)) {
 		/* a kept persistent sandbox starts again: answered once ready */
@@ -147,11 +156,15 @@ static void op_pause(struct runner *r, struct rn_conn *c, const cJSON *req, int 
 			rn_conn_wait(c, sb, RN_WAIT_READY);
 		return;
 	}
-	if ((pause ? rn_sandbox_pause : rn_sandbox_resume)(r, sb, &err) < 0) {
+	rc = (pause ? rn_sandbox_pause : rn_sandbox_resume)(r, sb, &err);
+	if (rc < 0) {
 		rn_conn_reply_err(c, err_code(err.code), err.msg);
 		return;
 	}
-	rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
+	if (rc == 1)   /* off the loop: answered when it is over */
+		rn_conn_wait(c, sb, pause ? RN_WAIT_PAUSE : RN_WAIT_READY);
+	else
+		rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
 }
 
 int rn_api_snap(struct runner *r, struct rn_conn *c, const char *op, const cJSON *req)

@@ -467,6 +467,33 @@ void rn_conn_wait_connect(struct rn_conn *c, struct rn_sandbox *sb, int port, in
 		rn_conn_wait(c, sb, RN_WAIT_CONNECT);
 }
 
+void rn_conn_wait_redo(struct rn_conn *c, struct rn_sandbox *sb, const cJSON *req)
+{
+	c->resumed = 1;
+	cJSON_Delete(c->park_req);
+	c->park_req = cJSON_Duplicate(req, 1);
+	if (!c->park_req) {
+		rn_conn_reply_err(c, "internal", "out of memory");
+		return;
+	}
+	rn_conn_wait(c, sb, RN_WAIT_REDO);
+}
+
+void rn_conn_wait_settled(struct rn_conn *c, struct rn_sandbox *sb, const cJSON *req)
+{
+	int resumed = c->resumed;
+
+	rn_conn_wait_redo(c, sb, req);
+	c->resumed = resumed;
+	if (c->state == C_WAIT)
+		c->wait_kind = RN_WAIT_SETTLED;
+}
+
+void rn_conn_set_resumed(struct rn_conn *c)
+{
+	c->resumed = 1;
+}
+
 void rn_conn_park(struct rn_conn *c, const void *on, cJSON *req)
 {
 	c->state = C_WAIT;
@@ -522,7 +549,32 @@ void rn_conn_sandbox_changed(struct runner *r, struct rn_sandbox *sb)
 	for (struct rn_conn *c = conns; c; c = c->next) {
 		if (c->state != C_WAIT || c->wait_sb != sb)
 			continue;
-		if (c->wait_kind == RN_WAIT_READY && sb->status == RN_RUNNING) {
+		if (sb->transition) {
+			/* a pause or resume runs off the loop: wait for its end */
+		} else if (c->wait_kind == RN_WAIT_SETTLED || (c->wait_kind == RN_WAIT_REDO &&
+							       sb->status == RN_RUNNING)) {
+			cJSON *req = c->park_req;
+			c->park_req = NULL;
+			c->wait_sb = NULL;
+			rn_api_handle(r, c, req);   /* handled as any request now */
+			cJSON_Delete(req);
+		} else if (c->wait_kind == RN_WAIT_PAUSE && sb->status == RN_STOPPING) {
+			c->wait_kind = RN_WAIT_FINAL;   /* a keep that failed: stopped */
+		} else if (c->wait_kind == RN_WAIT_PAUSE) {
+			c->wait_sb = NULL;
+			if (sb->status == RN_RUNNING)
+				rn_conn_reply_err(c, "internal", sb->tr_err[0] ? sb->tr_err :
+						  "the pause failed");
+			else
+				rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
+		} else if (sb->status == RN_PAUSED && c->wait_kind != RN_WAIT_FINAL) {
+			/* a resume off the loop failed: it is paused as before */
+			char msg[400];
+			c->wait_sb = NULL;
+			snprintf(msg, sizeof msg, "sandbox %s could not be resumed: %s", sb->id,
+				 sb->tr_err[0] ? sb->tr_err : "the resume failed");
+			rn_conn_reply_err(c, "internal", msg);
+		} else if (c->wait_kind == RN_WAIT_READY && sb->status == RN_RUNNING) {
 			c->wait_sb = NULL;
 			rn_conn_reply_ok(c, "sandbox", rn_sandbox_json(r, sb));
 		} else if (c->wait_kind == RN_WAIT_CONNECT && sb->status == RN_RUNNING) {

@@ -34,7 +34,12 @@
 
 struct rn_conn;
 
-enum rn_wait { RN_WAIT_READY, RN_WAIT_FINAL, RN_WAIT_CONNECT };
+/* READY: running; FINAL: ended; CONNECT: running, then the connect;
+ * REDO: running, then the request again (rn_conn_wait_redo); PAUSE: a
+ * pause off the loop over (paused, or its error); SETTLED: no pause or
+ * resume in progress, then the request again (rn_conn_wait_settled). */
+enum rn_wait { RN_WAIT_READY, RN_WAIT_FINAL, RN_WAIT_CONNECT, RN_WAIT_REDO, RN_WAIT_PAUSE,
+	       RN_WAIT_SETTLED };
 
 /* Accept every pending connection on the listening fd. -1 when accept
  * failed for want of descriptors or memory (errno set): pause listening. */
@@ -82,6 +87,15 @@ int rn_conn_waiting_on(const struct rn_sandbox *sb);
 /* A connect that resumed sb (rn_persist.h): made once sb runs (now, or
  * when it is ready), its ok saying "resumed":true. */
 void rn_conn_wait_connect(struct rn_conn *c, struct rn_sandbox *sb, int port, int want_fd);
+/* A request on a kept persistent sandbox that is being resumed: req (copied)
+ * is handled again (rn_api_handle) once sb runs, its ok saying "resumed";
+ * an error when sb ends before that. */
+void rn_conn_wait_redo(struct rn_conn *c, struct rn_sandbox *sb, const cJSON *req);
+/* A request on sb while a pause or resume of it runs off the loop: req
+ * (copied) is handled again once that is over. */
+void rn_conn_wait_settled(struct rn_conn *c, struct rn_sandbox *sb, const cJSON *req);
+/* c's reply says "resumed":true (it brought its sandbox back first). */
+void rn_conn_set_resumed(struct rn_conn *c);
 /* Free closed connections, time out slow ones. Returns ms until the next
  * connection deadline (-1 none). */
 int rn_conn_sweep(void);
@@ -90,6 +104,15 @@ void rn_conn_close_all(void);
 
 /* Implemented in rn_api.c: handle one parsed request. */
 void rn_api_handle(struct runner *r, struct rn_conn *c, const cJSON *req);
+/* A request with "resume":true on a kept persistent sb brings it back
+ * first: 0 to go on (nothing to resume, or it runs again already), 1 when
+ * c was answered (an error) or waits (rn_conn_wait_redo). */
+int rn_api_resume_first(struct runner *r, struct rn_conn *c, struct rn_sandbox *sb,
+			const cJSON *req);
+/* "resume_limit":N (the gateway's: the owner's key is at its sandbox limit)
+ * on a request that would bring kept sb back: 1 after refusing it with
+ * limit_reached, else 0. */
+int rn_api_resume_refused(struct rn_conn *c, const struct rn_sandbox *sb, const cJSON *req);
 /* ... and the connect of a running sb to port (want_fd: pass the socket). */
 void rn_api_connect(struct runner *r, struct rn_conn *c, struct rn_sandbox *sb, int port,
 		    int want_fd);

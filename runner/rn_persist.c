@@ -91,8 +91,15 @@ int rn_persist_resumable(const struct rn_sandbox *sb)
 static void keep_paused(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason)
 {
 	struct sbx_err err = { 0, "" };
+	int rc = sb->status == RN_PAUSED ? 0 : rn_sandbox_pause(r, sb, &err);
 
-	if (sb->status == RN_PAUSED || rn_sandbox_pause(r, sb, &err) == 0) {
+	if (rc == 1) {   /* off the loop: stopped after all if it fails */
+		sb->tr_keep = 1;
+		sb->tr_reason = reason;
+		sbx_info("%s: being kept paused (%s)", sb->id, rn_reason_name(reason));
+		return;
+	}
+	if (rc == 0) {
 		sbx_info("%s: kept paused (%s)", sb->id, rn_reason_name(reason));
 		return;
 	}
@@ -107,6 +114,8 @@ void rn_persist_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason rea
 	char old[RN_ID_MAX], prev[RN_ID_MAX];
 	struct rn_snap *s, *o;
 
+	if (sb->transition)
+		return;   /* being paused (kept) or resumed: what it asked goes on */
 	if (!sb->spec.persistent || (sb->status != RN_RUNNING && sb->status != RN_PAUSED)) {
 		rn_sandbox_stop(r, sb, reason);
 		return;
@@ -141,8 +150,8 @@ void rn_persist_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason rea
 
 int rn_persist_resume(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err)
 {
-	if (sb->status == RN_PAUSED)
-		return rn_sandbox_resume(r, sb, err);
+	if (sb->status == RN_PAUSED)   /* 1, in progress: wait for it as for a start */
+		return rn_sandbox_resume(r, sb, err) < 0 ? -1 : 0;
 	if (sb->status == RN_RUNNING || sb->status == RN_STARTING)
 		return 0;
 	if (!rn_persist_resumable(sb) || !rn_snap_get(r, sb->persist_snap))

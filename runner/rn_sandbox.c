@@ -21,6 +21,7 @@
 #include "rn_policy.h"
 #include "rn_sockwatch.h"
 #include "rn_warm.h"
+#include "rn_worker.h"
 #include "sbx_dial.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
@@ -323,16 +324,20 @@ void rn_sandbox_reap(struct runner *r)
 			if (sb->pid == pid && !sb->reaped)
 				break;
 		if (!sb) {
-			/* the warm pool's, a socket-budget change, a create's
-			 * pull, or not ours */
-			if (!rn_warm_reaped(r, pid, st) && !rn_sockwatch_reaped(r, pid, st))
+			/* the warm pool's, a pause's worker, a socket-budget
+			 * change, a create's pull, or not ours */
+			if (!rn_warm_reaped(r, pid, st) && !rn_worker_reaped(r, pid, st) &&
+			    !rn_sockwatch_reaped(r, pid, st))
 				rn_image_pull_reaped(r, pid, st);
 			continue;
 		}
 		sb->reaped = 1;
 		sb->wait_status = st;
 		r->tick_dirty = 1;
-		if (sb->status == RN_STARTING || sb->status == RN_RUNNING ||
+		if (sb->transition) {
+			/* a checkpoint ends the watcher; a restore's that ends is
+			 * the restore's failure: the driver's end of it says */
+		} else if (sb->status == RN_STARTING || sb->status == RN_RUNNING ||
 		    sb->status == RN_PAUSED) {
 			/* The agent died on its own: the sandbox failed. */
 			long oom = sb->drv->ops->oom_kills(sb);
@@ -413,6 +418,11 @@ int rn_sandbox_tick(struct runner *r)
 			} else {
 				WANT(now + 1);
 			}
+		}
+		if (sb->transition) {
+			/* a pause or resume runs off the loop: its end (the
+			 * driver's, rn_pause.h) is the next step */
+			continue;
 		}
 		if ((sb->status == RN_STARTING || sb->status == RN_RUNNING)) {
 			if (now >= sb->deadline_mono)

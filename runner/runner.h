@@ -15,6 +15,8 @@
 enum rn_status { RN_STARTING, RN_RUNNING, RN_STOPPING, RN_STOPPED, RN_FAILED, RN_PAUSED };
 enum rn_reason { RN_REASON_NONE, RN_REASON_REQUESTED, RN_REASON_TIMEOUT,
 		 RN_REASON_ERROR, RN_REASON_OOM, RN_REASON_RUNNER_RESTART };
+/* A pause or resume in progress off the loop (its status is the one before). */
+enum rn_transition { RN_TR_NONE, RN_TR_PAUSING, RN_TR_RESUMING };
 
 #define RN_ID_MAX 64
 #define RN_MAX_SANDBOXES 4096      /* not-yet-cleaned sandboxes per runner */
@@ -94,7 +96,10 @@ struct rn_driver_ops {
 	 * the change, or -1 with err. */
 	pid_t (*refuse_connections)(struct rn_sandbox *sb, int on, struct sbx_err *err);
 	/* Optional (NULL: unsupported): stop every process of sb where it
-	 * stands (memory kept), and let it run on. 0 or -1 with err. */
+	 * stands (memory kept), and let it run on. 0 or -1 with err, or
+	 * 1: started, and the driver calls rn_sandbox_pause_done (or
+	 * rn_sandbox_resume_done, rn_pause.h) from the loop when it is over
+	 * (a long step, gvisor's checkpoint and restore, runs off the loop). */
 	int (*pause)(struct rn_sandbox *sb, struct sbx_err *err);
 	int (*resume)(struct rn_sandbox *sb, struct sbx_err *err);
 	/* Optional: copy sb's writable layer to dst (made here) as a
@@ -156,6 +161,11 @@ struct rn_sandbox {
 	char source_snap[64];           /* the snapshot its create named, once revived */
 	int revived;                    /* started again from persist_snap at least once */
 	int warm;                       /* in the warm pool, nobody's yet (rn_warm.h) */
+	/* a pause or resume that runs off the loop (rn_pause.h) */
+	enum rn_transition transition;
+	int tr_keep;                    /* a persistent one being kept: stopped if it fails */
+	enum rn_reason tr_reason;       /* ... with this reason */
+	char tr_err[256];               /* why the last one failed */
 	struct rn_sandbox *next;
 };
 
@@ -175,6 +185,7 @@ struct runner {
 	struct rn_sandbox *sandboxes;
 	int n_live;
 	int stopping;                   /* SIGTERM received */
+	int n_kept_at_stop;             /* ... and the paused sandboxes it leaves on disk */
 	int draining;                   /* no new sandboxes (op drain, SIGUSR1) */
 	char instance[33];              /* 32 hex, random per process (status) */
 	int64_t max_memory_mb;          /* admission: sum of live memory_mb (rn_admit.h) */

@@ -30,6 +30,7 @@
 #include "rn_persist.h"
 #include "rn_sandbox.h"
 #include "rn_snap.h"
+#include "rn_state.h"
 #include "rn_sockwatch.h"
 #include "rn_status.h"
 #include "rn_tls.h"
@@ -149,6 +150,20 @@ static void listener_close(struct listener *l)
 	l->ev.fd = -1;
 }
 
+/* A sandbox its driver paused to disk (gvisor's checkpoint: <dir>/paused.json
+ * beside the image) has nothing running: a clean stop leaves it as a crash
+ * would, and the next start takes it back paused (rn_state_adopt_paused). */
+static int kept_on_disk(const struct rn_sandbox *sb)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (sb->status != RN_PAUSED)
+		return 0;
+	rn_state_path(p, sb, "paused.json");
+	return p[0] && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static void on_signal(struct rn_ev *ev, uint32_t events)
 {
 	struct runner *r = ev->owner;
@@ -163,8 +178,14 @@ static void on_signal(struct rn_ev *ev, uint32_t events)
 		else if (!r->stopping) {
 			sbx_info("signal %u: stopping every sandbox, then exiting", si.ssi_signo);
 			r->stopping = 1;
-			for (struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next)
-				rn_persist_stop(r, sb, RN_REASON_REQUESTED);
+			for (struct rn_sandbox *sb = r->sandboxes; sb; sb = sb->next) {
+				if (kept_on_disk(sb)) {
+					sbx_info("%s: left paused on disk for the next start", sb->id);
+					r->n_kept_at_stop++;
+				} else {
+					rn_persist_stop(r, sb, RN_REASON_REQUESTED);
+				}
+			}
 		}
 	}
 }
@@ -413,7 +434,7 @@ static void serve(struct runner *r, struct listener *lu, struct listener *lt)
 				listener_close(lt);
 				unlink(r->socket_path);
 			}
-			if (r->n_live == 0 || rn_now_mono() > shutdown_by)
+			if (r->n_live <= r->n_kept_at_stop || rn_now_mono() > shutdown_by)
 				break;
 			if (t < 0 || t > 50)
 				t = 50;
@@ -458,9 +479,9 @@ int main(int argc, char **argv)
 	serve(&r, &lu, &lt);
 	rn_conn_close_all();
 	rn_tls_close_all();
-	if (r.n_live)
+	if (r.n_live > r.n_kept_at_stop)
 		sbx_warn("%d sandbox(es) still being cleaned at exit; the next start "
-			 "reconciles them", r.n_live);
+			 "reconciles them", r.n_live - r.n_kept_at_stop);
 	unlink(lock_path);   /* unlinked while held: a runner of this name starting now locks a new file */
 	sbx_info("runner %s stopped", r.name);
 	return 0;

@@ -408,8 +408,12 @@ export class Sandbox {
 	setNetwork(policy: NetworkPolicy): Promise<this>;
 	/** The egress log's entries after `since`, oldest first. */
 	networkLog(options?: NetworkLogOptions): AsyncGenerator<EgressLogEntry, void, undefined>;
-	/** Stops and destroys it; repeating it is not an error. */
+	/** Stops it; a persistent one is kept and its next command or file call
+	 * resumes it. Repeating it is not an error. */
 	stop(): Promise<this>;
+	/** Stops and destroys it for good, a persistent one's kept files too;
+	 * repeating it is not an error. */
+	delete(): Promise<this>;
 }
 
 /** A detached command. */

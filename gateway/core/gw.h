@@ -140,6 +140,14 @@ int gw_owner_get(struct gw_vh *vh, const char *id);  /* key index or -1 */
 int gw_owner_add(struct gw_vh *vh, const char *id, int key);
 void gw_owner_set_live(struct gw_vh *vh, const char *id, int live);
 int gw_owner_count_live(struct gw_vh *vh, int key);
+/* Whether bringing kept sandbox id back (a persistent one resumed) keeps
+ * key within its sandbox limit, the check a create passes: 1 when it
+ * counts already (live) or the key has room. */
+int gw_owner_resume_room(struct gw_vh *vh, const char *id, int key);
+/* Mark runner request req as one that may resume sandbox id first
+ * ("resume":true), with "resume_limit" when that would pass key's limit
+ * (the runner then refuses the resume with limit_reached). */
+void gw_owner_resume_req(struct gw_vh *vh, cJSON *req, const char *id, int key);
 /* Remember where a sandbox's agent listens (from the runner's object). */
 void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path);
 /* A revoked key's sandboxes become nobody's at once; their stop requests

@@ -96,6 +96,24 @@ int gw_owner_count_live(struct gw_vh *vh, int key)
 	return n;
 }
 
+int gw_owner_resume_room(struct gw_vh *vh, const char *id, int key)
+{
+	for (int i = 0; i < vh->nowned; i++)
+		if (!strcmp(vh->owned[i].id, id) && vh->owned[i].live)
+			return 1;
+	if (key < 0 || key >= GW_MAX_KEYS)
+		return 1;   /* an owner this gateway does not know: nothing counted here */
+	/* creates still on their way count, as for a create */
+	return gw_owner_count_live(vh, key) + vh->creating[key] < vh->max_sandboxes_per_key;
+}
+
+void gw_owner_resume_req(struct gw_vh *vh, cJSON *req, const char *id, int key)
+{
+	cJSON_AddTrueToObject(req, "resume");
+	if (!gw_owner_resume_room(vh, id, key))
+		cJSON_AddNumberToObject(req, "resume_limit", vh->max_sandboxes_per_key);
+}
+
 /* ---- runner calls (list, stop): each its own gw_up, freed when it
  * closes; the loop never waits for one. ---- */
 

@@ -34,6 +34,8 @@ void gw_refusal_reply(struct gw_vh *vh, const cJSON *reply, struct gw_refusal *o
 		{ "too_large", "too_large", 413 }, { "pull_failed", "pull_failed", 502 },
 		{ "paused", "paused", 409 }, { "store_full", "insufficient_storage", 507 },
 		{ "unsupported", "unsupported", 422 },
+		/* a kept sandbox's resume past its key's sandbox limit */
+		{ "limit_reached", "limit_reached", 429 },
 	};
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (!strcmp(code, map[i].in)) {

@@ -611,7 +611,7 @@ static const struct gw_mcp_tool tools[] = {
 	  "\"image\":{\"type\":\"string\"},\"preview_auth\":{\"type\":\"boolean\"}," ENV ","
 	  "\"persistent\":{\"type\":\"boolean\",\"description\":\"when its timeout ends it is kept "
 	  "(files; a gvisor one paused), and the next command or file call resumes it; "
-	  "stop_sandbox ends it for good\"},"
+	  "stop_sandbox keeps it too, delete_sandbox ends it for good\"},"
 	  "\"snapshot_expires_in_ms\":{\"type\":\"integer\",\"minimum\":0},"
 	  "\"snapshot_keep_last\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100},"
 	  "\"source\":{\"type\":\"object\",\"description\":\"start from a snapshot: {snapshot: id}\","
@@ -641,7 +641,14 @@ static const struct gw_mcp_tool tools[] = {
 	  "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
 	  "\"deleted\":{\"type\":\"boolean\"}},\"required\":[\"name\",\"deleted\"]}",
 	  delete_image_start, done_plain, NULL, NULL, 0 },
-	{ "stop_sandbox", "Stop a sandbox", "Stop a sandbox and free its resources.",
+	{ "stop_sandbox", "Stop a sandbox",
+	  "Stop a sandbox and free its resources. A persistent one is kept (its files; a gvisor "
+	  "one paused) and the next command or file call resumes it; delete_sandbox ends it "
+	  "for good.",
+	  "{\"type\":\"object\",\"properties\":{" SID "},\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
+	  SANDBOX_OUT, NULL, done_plain, NULL, svc_stop_keep, 1 },
+	{ "delete_sandbox", "Delete a sandbox",
+	  "Stop a sandbox and destroy it for good, a persistent one's kept files too.",
 	  "{\"type\":\"object\",\"properties\":{" SID "},\"required\":[\"sandbox_id\"],\"additionalProperties\":false}",
 	  SANDBOX_OUT, NULL, done_plain, NULL, svc_stop, 1 },
 	{ "snapshot_sandbox", "Snapshot a sandbox's files",

@@ -76,6 +76,7 @@ struct gw_pconn {
 	int draining;                /* a later request failed: deliver, then close */
 	int via_stream;              /* use the runner's spliced stream, not a passed socket */
 	int auth;                    /* the sandbox wants its preview token (known after get) */
+	int resume;                  /* it is a kept persistent sandbox: the connect resumes it */
 	int tok_ok, tok_query;       /* this request carries the token / in ?token= */
 	char redirect[2048];         /* its target without the token parameter */
 	char peer[64];

@@ -44,6 +44,8 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 	} else {
 		req = gw_up_connect_req(c->sid, c->port, phase == GW_PU_FDWAIT);
 		flags |= phase == GW_PU_FDWAIT ? GW_UP_PASS_FD : GW_UP_RAW;
+		if (c->resume)   /* within its owner key's sandbox limit */
+			gw_owner_resume_req(c->f->vh, req, c->sid, gw_owner_get(c->f->vh, c->sid));
 	}
 	c->up_phase = phase;
 	char msg[200];
@@ -116,19 +118,30 @@ static int check_reply(struct gw_pconn *c, const cJSON *o, int ok)
 					 "runner as it may; try again when some have closed.");
 		else if (c->up_phase != GW_PU_GET && !strcmp(cs, "conflict"))
 			not_listening(c);
+		else if (!strcmp(cs, "limit_reached"))
+			gw_proxy_fail(c, 429, "This sandbox is kept stopped, and resuming it would pass "
+				      "its owner's sandbox limit.");
 		else
 			gw_proxy_fail(c, 502, "The runner refused the connection.");
 		return -1;
 	}
-	if (c->up_phase != GW_PU_GET)
+	if (c->up_phase != GW_PU_GET) {
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "resumed")))
+			gw_owner_set_live(c->f->vh, c->sid, 1);   /* counted as any resume */
 		return 0;
+	}
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "sandbox");
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(s, "status");
-	if (cJSON_IsString(st) && !strcmp(st->valuestring, "paused")) {
+	/* a kept persistent sandbox (stopped with its files, or paused) comes
+	 * back for a preview as for a command: the connect resumes it */
+	c->resume = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "resumable")) &&
+		    cJSON_IsString(st) && (!strcmp(st->valuestring, "stopped") ||
+					   !strcmp(st->valuestring, "paused"));
+	if (!c->resume && cJSON_IsString(st) && !strcmp(st->valuestring, "paused")) {
 		gw_proxy_fail(c, 409, "This sandbox is paused; resume it to reach its previews.");
 		return -1;
 	}
-	if (!cJSON_IsString(st) || strcmp(st->valuestring, "running")) {
+	if (!c->resume && (!cJSON_IsString(st) || strcmp(st->valuestring, "running"))) {
 		gw_proxy_fail(c, 404, "This sandbox is not running.");
 		return -1;
 	}

@@ -155,6 +155,9 @@ int svc_agent(struct svc_call *c, cJSON *agent_req, svc_frame_cb cb);
 /* The same on runner rn, for placement: 0 opened; GW_UP_ECONNECT or
  * GW_UP_EDOWN not answered (rn is down now); 1 answered (failed). */
 int svc_runner_on(struct svc_call *c, struct gw_runner *rn, cJSON *req, svc_frame_cb cb);
+/* A runner reply that says "resumed": the call resumed a kept sandbox
+ * (c->resumed; it is live again). */
+void svc_note_resumed(struct svc_call *c, const cJSON *reply);
 int svc_send(struct svc_call *c, enum sbx_frame_type t, const void *p, size_t n);
 /* Parse a frame as a JSON object; with need_ok an error reply fails the
  * call. NULL after failing. */

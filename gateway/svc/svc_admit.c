@@ -16,6 +16,29 @@ int svc_admit_known(struct svc_call *c)
 	return 1;
 }
 
+static void refreshed(struct gw_owner_wait *w)
+{
+	struct svc_call *c = lws_container_of(w, struct svc_call, owner_wait);
+	void (*then)(struct svc_call *) = c->admitted;
+
+	c->admitted = NULL;
+	then(c);
+}
+
+/* The key's sandbox count decides whether the call may resume a kept
+ * sandbox (gw_owner_resume_req): at the limit, some may have ended unseen,
+ * so the runners are asked first, as a create does before refusing. */
+static void admitted(struct svc_call *c, void (*then)(struct svc_call *c))
+{
+	if (c->refreshed || gw_owner_resume_room(c->vh, c->sid, c->key)) {
+		then(c);
+		return;
+	}
+	c->refreshed = 1;
+	c->admitted = then;
+	gw_owner_refresh(c->vh, &c->owner_wait, refreshed);
+}
+
 static void looked_up(struct gw_own_wait *w, enum gw_own_result res, const char *msg)
 {
 	struct svc_call *c = lws_container_of(w, struct svc_call, own_wait);
@@ -31,7 +54,7 @@ static void looked_up(struct gw_own_wait *w, enum gw_own_result res, const char 
 		svc_fail(c, 404, "not_found", "no sandbox %s", c->sid);
 		return;
 	}
-	then(c);
+	admitted(c, then);
 }
 
 void svc_admit(struct svc_call *c, void (*then)(struct svc_call *c))
@@ -44,7 +67,7 @@ void svc_admit(struct svc_call *c, void (*then)(struct svc_call *c))
 		return;
 	}
 	if (known) {
-		then(c);
+		admitted(c, then);
 		return;
 	}
 	c->admitted = then;

@@ -31,7 +31,12 @@ void svc_sandbox_pause(struct svc_call *c)
 
 void svc_sandbox_resume(struct svc_call *c)
 {
-	svc_runner(c, id_req(c, "resume"), on_sandbox);
+	cJSON *req = id_req(c, "resume");
+
+	/* a kept one started again passes the key's sandbox limit as a create */
+	if (!gw_owner_resume_room(c->vh, c->sid, c->key))
+		cJSON_AddNumberToObject(req, "resume_limit", c->vh->max_sandboxes_per_key);
+	svc_runner(c, req, on_sandbox);
 }
 
 /* ---- fork: get (the settings), snapshot, then the creates ----

@@ -61,6 +61,7 @@ static int one_sandbox(struct svc_call *c, const struct sbx_frame *f, int status
 		cJSON_Delete(o);
 		return svc_fail(c, 502, "internal", "runner reply without sandbox");
 	}
+	svc_note_resumed(c, o);
 	if (c->op.mode == GW_OP_CREATE) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
 		if (!cJSON_IsString(id) || gw_owner_add(c->vh, id->valuestring, c->key)) {
@@ -312,6 +313,7 @@ void svc_extend(struct svc_call *c, cJSON *body)
 	if (max > 86400000)   /* the runner's own bound (docs/runner.md) */
 		max = 86400000;
 	cJSON_AddNumberToObject(req, "max_lifetime_ms", (double)(max < 1 ? 1 : max));
+	gw_owner_resume_req(c->vh, req, c->sid, c->key);   /* a kept one comes back first */
 	svc_runner(c, req, on_one_200);
 }
 
@@ -334,6 +336,7 @@ void svc_network(struct svc_call *c, cJSON *body)
 	}
 	cJSON *req = id_req(c, "set_network");
 	cJSON_AddItemToObject(req, "network", net);
+	gw_owner_resume_req(c->vh, req, c->sid, c->key);   /* a kept one comes back first */
 	svc_runner(c, req, on_one_200);
 }
 

@@ -38,6 +38,7 @@ static int one_snapshot(struct svc_call *c, const struct sbx_frame *f, int statu
 
 	if (!o)
 		return -1;
+	svc_note_resumed(c, o);
 	s = cJSON_GetObjectItemCaseSensitive(o, "snapshot");
 	if (!cJSON_IsObject(s)) {
 		cJSON_Delete(o);
@@ -86,6 +87,7 @@ void svc_snapshot_take(struct svc_call *c, cJSON *body)
 		cJSON_AddNumberToObject(req, "expires_in_ms", (double)exp);
 	if (keep)
 		cJSON_AddNumberToObject(req, "keep_last", (double)keep);
+	gw_owner_resume_req(c->vh, req, c->sid, c->key);   /* a kept one comes back first */
 	svc_runner(c, req, on_taken);
 }
 

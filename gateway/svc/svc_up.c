@@ -21,12 +21,17 @@ static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, in
 		svc_runner_error(c, o);
 		return -1;
 	}
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "resumed"))) {
+	svc_note_resumed(c, o);
+	return 0;
+}
+
+void svc_note_resumed(struct svc_call *c, const cJSON *reply)
+{
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "resumed"))) {
 		/* the runner brought a kept persistent sandbox back first */
 		c->resumed = 1;
 		gw_owner_set_live(c->vh, c->sid, 1);
 	}
-	return 0;
 }
 
 static int up_frame(struct gw_up *u, const struct sbx_frame *f)
@@ -136,8 +141,9 @@ int svc_agent(struct svc_call *c, cJSON *agent_req, svc_frame_cb cb)
 {
 	cJSON *connect = gw_up_connect_req(c->sid, 1024, 0);
 
-	/* a persistent sandbox that was kept comes back for any agent op */
-	cJSON_AddTrueToObject(connect, "resume");
+	/* a persistent sandbox that was kept comes back for any agent op,
+	 * within its key's sandbox limit */
+	gw_owner_resume_req(c->vh, connect, c->sid, c->key);
 	return open_up(c, c->sid, connect, agent_req, cb);
 }
 

@@ -14,7 +14,7 @@ h_begin cli-test
 "$SBX" --help >"$T/help" 2>&1
 check "help: sbx --help exits 0" "$?" 0
 check "help: lists the exit codes" "$(grep -cE '^  12[0-4]  ' "$T/help")" 5
-for c in create ls stop url exec run cp logs sh snapshot snapshots fork pause resume; do
+for c in create ls stop rm url exec run cp logs sh snapshot snapshots fork pause resume; do
 	"$SBX" "$c" --help >"$T/h1" 2>&1 && grep -q "^usage: sbx $c" "$T/h1" || fail "help: sbx $c --help"
 done
 pass "help: every command has --help"
@@ -111,10 +111,13 @@ check "create --snapshot --persistent: from the snapshot, persistent" \
 	"$(echo "$pj" | python3 -c 'import json,sys;d=json.load(sys.stdin);print(d["source"]["snapshot"],d["persistent"])')" "$snp True"
 check "create --snapshot: the snapshot's files" "$(sbx exec "$pid_" -- cat kept.txt)" kept
 sbx exec "$pid_" -- sh -c 'echo mine > mine.txt'
-curl -s -o /dev/null -X POST -H "Authorization: Bearer $KEY" "$SBX_URL/v1/sandboxes/$pid_/stop"
-check "create --persistent: kept by a stop, exec brings it back with its files" "$(sbx exec "$pid_" -- cat mine.txt)" mine
-sbx stop "$pid_" >/dev/null
-check "create --persistent: sbx stop ends it for good (exec: a ConflictError, 114)" "$(sbx exec "$pid_" -- true 2>/dev/null; echo $?)" 114
+check "create --persistent: sbx stop keeps it (stopped, resumable)" \
+	"$(sbx --json stop "$pid_" | python3 -c 'import json,sys;d=json.load(sys.stdin);print(d["status"],d["resumable"])')" "stopped True"
+check "create --persistent: kept by sbx stop, exec brings it back with its files" "$(sbx exec "$pid_" -- cat mine.txt)" mine
+check "create --persistent: sbx rm ends it for good (not resumable)" \
+	"$(sbx --json rm "$pid_" | python3 -c 'import json,sys;print(json.load(sys.stdin)["resumable"])')" False
+check "create --persistent: after sbx rm exec is a ConflictError (114)" "$(sbx exec "$pid_" -- true 2>/dev/null; echo $?)" 114
+check "rm: again is not an error" "$(sbx rm "$pid_"; echo $?)" 0
 
 # exec: exit codes, signals, stdout/stderr, stdin
 sbx exec "$id" -- sh -c 'exit 3'

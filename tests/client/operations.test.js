@@ -15,7 +15,7 @@ import {
 import { test, run, Skip } from './harness.js';
 
 const client = new SandboxClient({ baseUrl: process.env.GW_URL, apiKey: process.env.GW_KEY, WebSocket });
-const made = []; // every sandbox a case made: stopped at the end whatever happened
+const made = []; // every sandbox a case made: deleted at the end whatever happened
 const keep = (...s) => { made.push(...s); return s[0]; };
 const text = (bytes) => Buffer.from(bytes).toString('utf8');
 
@@ -145,6 +145,22 @@ test('network log: a denied lookup in the sandbox is an entry; since= skips what
 	assert.equal(from[0], denied.seq);
 });
 
+test('stop() keeps a persistent sandbox, its next command resumes it; delete() ends it for good', async () => {
+	const sbx = keep(await client.create({ timeout_ms: 300000, persistent: true }));
+	await sbx.writeFiles([{ path: 'kept.txt', content: 'kept across the stop\n' }]);
+	await sbx.stop();
+	assert.deepEqual([sbx.info.status, sbx.info.resumable], ['stopped', true], JSON.stringify(sbx.info));
+	const r = await sbx.runCommand({ cmd: 'cat', args: ['kept.txt'] });
+	assert.equal(r.stdout, 'kept across the stop\n');
+	await sbx.delete();
+	assert.deepEqual([sbx.info.status, sbx.info.resumable], ['stopped', false], JSON.stringify(sbx.info));
+	const e = await rejects(ConflictError, () => sbx.runCommand({ cmd: 'true' }));
+	assert.equal(e.code, 'conflict');
+	const plain = keep(await client.create({ timeout_ms: 300000 }));
+	await plain.stop();
+	assert.deepEqual([plain.info.status, plain.info.persistent], ['stopped', false], 'a plain one just stops');
+});
+
 test('paged list: iterSandboxes walks every page, each sandbox once, in id order', async () => {
 	const ours = [];
 	for (let i = 0; i < 5; i++) ours.push(keep(await client.create({ timeout_ms: 300000, memory_mb: 128 })).id);
@@ -164,5 +180,5 @@ test('paged list: iterSandboxes walks every page, each sandbox once, in id order
 });
 
 const ok = await run();
-for (const s of made) await s.stop().catch(() => {});
+for (const s of made) await s.delete().catch(() => {});
 process.exit(ok ? 0 : 1);

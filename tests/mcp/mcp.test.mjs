@@ -76,7 +76,7 @@ function previewGet(url, path) {
   });
 }
 
-const EXPECTED_TOOLS = ['command_output', 'create_sandbox', 'delete_image', 'delete_snapshot', 'extend', 'fork_sandbox', 'list_files',
+const EXPECTED_TOOLS = ['command_output', 'create_sandbox', 'delete_image', 'delete_sandbox', 'delete_snapshot', 'extend', 'fork_sandbox', 'list_files',
   'list_images', 'list_sandboxes', 'list_snapshots', 'pause_sandbox', 'preview_url', 'read_file', 'resume_sandbox',
   'run_command', 'set_network_policy', 'snapshot_sandbox', 'start_command', 'stop_sandbox', 'write_files'];
 
@@ -245,15 +245,17 @@ async function main() {
   const onPaused = await call('run_command', { sandbox_id: fromSnap.id, cmd: 'true' });
   check('a command on a paused sandbox: tool error paused, 409 in _meta', [onPaused.isError, onPaused._meta?.status, onPaused._meta?.code], [true, 409, 'paused']);
   check('resume_sandbox: running', (await call('resume_sandbox', { sandbox_id: fromSnap.id })).structuredContent.status, 'running');
-  // persistent: kept by a stop (REST's POST .../stop), run_command resumes it, stop_sandbox ends it
+  // persistent: kept by stop_sandbox (REST's POST .../stop), run_command resumes it, delete_sandbox ends it
   const kept = (await call('create_sandbox', { persistent: true, source: { snapshot: snap.id } })).structuredContent;
   check('create_sandbox persistent from a snapshot', [kept.persistent, kept.source?.snapshot], [true, snap.id]);
   await call('run_command', { sandbox_id: kept.id, cmd: 'sh', args: ['-c', 'echo before-stop > mine.txt'] });
-  const stopKeep = await fetch(new URL(`/v1/sandboxes/${kept.id}/stop`, GW_URL), { method: 'POST', headers: { Authorization: `Bearer ${GW_KEY}` } });
-  check('stop keeps it: stopped and resumable', await stopKeep.json().then((o) => [o.status, o.resumable]), ['stopped', true]);
+  const stopKeep = (await call('stop_sandbox', { sandbox_id: kept.id })).structuredContent;
+  check('stop_sandbox keeps a persistent sandbox: stopped and resumable', [stopKeep.status, stopKeep.resumable], ['stopped', true]);
   check('run_command resumes it, its file is there',
     (await call('run_command', { sandbox_id: kept.id, cmd: 'cat', args: ['mine.txt'] })).structuredContent?.stdout, 'before-stop\n');
-  check('stop_sandbox ends it for good', (await call('stop_sandbox', { sandbox_id: kept.id })).structuredContent.resumable, false);
+  check('delete_sandbox ends it for good', (await call('delete_sandbox', { sandbox_id: kept.id })).structuredContent.resumable, false);
+  const afterDelete = await call('run_command', { sandbox_id: kept.id, cmd: 'true' });
+  check('after delete_sandbox nothing resumes it: tool error conflict', [afterDelete.isError, afterDelete._meta?.code], [true, 'conflict']);
   for (const s of [fromSnap.id, fork.sandboxes[0].id]) await call('stop_sandbox', { sandbox_id: s });
   for (const x of [snap.id, fork.snapshot.id]) check('delete_snapshot', (await call('delete_snapshot', { snapshot_id: x })).structuredContent.id, x);
   check('delete_snapshot of one gone: tool error not_found', (await call('delete_snapshot', { snapshot_id: snap.id }))._meta?.code, 'not_found');

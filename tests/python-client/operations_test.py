@@ -15,7 +15,7 @@ from harness import Skip, run, test
 
 URL, KEY, TOP = os.environ["GW_URL"], os.environ["GW_KEY"], os.environ["TOP"]
 client = Client(URL, KEY)
-made = []  # every sandbox a case made: stopped at the end whatever happened
+made = []  # every sandbox a case made: deleted at the end whatever happened
 
 
 def eq(got, want, what=""):
@@ -99,6 +99,21 @@ def _():
     eq(sbx.pause().status, "paused", "pausing again is no error")
     eq(sbx.resume().status, "running")
     eq(sbx.run("echo hi").stdout, "hi\n")
+
+
+@test("stop() keeps a persistent sandbox, its next command resumes it; delete() ends it")
+def _():
+    sbx = keep(client.create(timeout_ms=300000, persistent=True))
+    sbx.files.write("kept.txt", b"kept across the stop\n")
+    sbx.stop()
+    eq((sbx.status, sbx.info.get("resumable")), ("stopped", True), "kept")
+    eq(sbx.run(["cat", "kept.txt"]).stdout, "kept across the stop\n", "resumed with its files")
+    sbx.delete()
+    eq((sbx.status, sbx.info.get("resumable")), ("stopped", False), "deleted")
+    eq(raises(ConflictError, lambda: sbx.run("true")).code, "conflict")
+    plain = keep(client.create(timeout_ms=300000))
+    plain.stop()
+    eq((plain.status, plain.info.get("persistent")), ("stopped", False), "a plain one just stops")
 
 
 @test("images: import a tar by streamed upload, create from it, delete it")
@@ -221,7 +236,7 @@ async def _():
 ok = run()
 for s in made:  # the async case's too, by id, since its client is closed
     try:
-        client.get(s.id).stop()
+        client.get(s.id).delete()
     except SandboxError:
         pass
 client.close()

@@ -93,6 +93,57 @@ for _ in $(seq 100); do [ "$(run "$G" 'wc -l < /tmp/count')" -gt $((n0 + 3)) ] &
 check "gvisor restart: the counter went on from where it stood" \
 	"$(run "$G" 'cat /tmp/count' | python3 -c 'import sys;n=[int(l.split()[0]) for l in sys.stdin.read().split("\n") if l];print(n==list(range(1,len(n)+1)))')" True
 
+# ---- a clean stop (SIGTERM) while paused: left on disk as by a crash ----
+check "gvisor clean stop: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused
+kill -TERM "$RUNNER_PID"
+wait "$RUNNER_PID" 2>/dev/null
+check "gvisor clean stop: its checkpoint image stays on the runner's disk" \
+	"$(ls "$GSTATE/$G/checkpoint" 2>/dev/null | grep -c '^checkpoint.img$')" 1
+rm -f "$T/runner.sock"
+start_runner "$RN" "$T/runner.sock" "$T/state" || h_abort "runner did not restart"
+for _ in $(seq 100); do [ "$(api GET "/sandboxes/$G")" = 200 ] && break; sleep 0.2; done
+check "gvisor clean stop: the restarted runner has it, paused" "$(j 'o["status"], o.get("stop_reason")')" "paused None"
+check "gvisor clean stop: resume restores it, its server's state kept" \
+	"$(api POST "/sandboxes/$G/resume"; j 'o["status"]'; preview "$G")" "200running
+hits 4"
+
+# ---- a kept persistent sandbox: a preview request resumes it, then is served ----
+PV=$(create '{"isolation":"gvisor","persistent":true,"memory_mb":256,"ports":[3000],"timeout_ms":600000}')
+api POST "/sandboxes/$PV/commands" '{"cmd":"node","args":["-e","let n=0;require(\"http\").createServer((q,s)=>s.end(\"kept \"+(++n))).listen(3000,\"127.0.0.1\")"],"detached":true}' >/dev/null
+for _ in $(seq 150); do [ "$(preview "$PV")" = "kept 1" ] && break; sleep 0.2; done
+check "gvisor kept: a stop keeps it paused to disk" \
+	"$(api POST "/sandboxes/$PV/stop"; j 'o["status"], o["resumable"]'; ls "$GSTATE/$PV/checkpoint" 2>/dev/null | grep -c '^checkpoint.img$')" "200paused True
+1"
+check "gvisor kept: a preview request resumes it and its server answers, its state kept" "$(preview "$PV")" "kept 2"
+check "gvisor kept: it runs again" "$(api GET "/sandboxes/$PV"; j 'o["status"]')" 200running
+api DELETE "/sandboxes/$PV" >/dev/null
+
+# ---- the runner's loop answers while a checkpoint of 256 MiB runs (in a
+# worker): a call to the runner about another sandbox is answered before
+# the pause is ----
+GB=$(create '{"isolation":"gvisor","memory_mb":512,"timeout_ms":600000}')
+api POST "/sandboxes/$GB/commands" '{"cmd":"python3","args":["-c","import os,time\nb=os.urandom(256<<20)\nopen(\"/tmp/held\",\"w\").close()\ntime.sleep(3600)"],"detached":true}' >/dev/null
+HOLDER=$(j 'o["id"]')
+for _ in $(seq 300); do [ "$(run "$GB" 'test -e /tmp/held && echo yes')" = yes ] && break; sleep 0.2; done
+OTHER=$(create '{"memory_mb":64}')
+rm -f "$T/order"
+(curl -s -m 300 -o "$T/pause.json" -X POST -H "$A" "$U/sandboxes/$GB/pause"; echo pause >>"$T/order") &
+PP=$!
+# the pause has begun: its image dir is made before the agent is told
+for _ in $(seq 1000); do [ -d "$GSTATE/$GB/checkpoint" ] && break; sleep 0.01; done
+curl -s -m 300 -o "$T/other.json" -H "$A" "$U/sandboxes/$OTHER"
+echo other >>"$T/order"
+wait "$PP"
+check "gvisor pause off the loop: another sandbox's get was answered before the 256 MiB pause was" \
+	"$(tr '\n' ' ' <"$T/order")" "other pause "
+check "gvisor pause off the loop: ... both answers are whole (running, paused)" \
+	"$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["status"], json.load(open(sys.argv[2]))["status"])' "$T/other.json" "$T/pause.json")" "running paused"
+check "gvisor pause off the loop: resume brings back the process holding 256 MiB" \
+	"$(api POST "/sandboxes/$GB/resume"; j 'o["status"]'; api GET "/sandboxes/$GB/commands/$HOLDER"; j 'o["status"]')" "200running
+200running"
+api DELETE "/sandboxes/$GB" >/dev/null
+api DELETE "/sandboxes/$OTHER" >/dev/null
+
 # ---- paused twice, then deleted while paused: nothing left ----
 check "gvisor pause again: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused
 check "gvisor delete paused: stopped" "$(api DELETE "/sandboxes/$G"; j 'o["status"]')" 200stopped

@@ -130,6 +130,7 @@ check "delete paused: no cgroup or mount left" "$left" 0
 
 # ---- persistent sandboxes (PS is left kept for the restart below) ----
 . "$(dirname "$0")/persistent.sh"
+. "$(dirname "$0")/resume.sh"
 
 # ---- a runner restart: a paused jail sandbox is lost, snapshots are not ----, a kept persistent one neither
 api POST "/sandboxes/$SRC/snapshots" '{}' >/dev/null

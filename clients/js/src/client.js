@@ -373,8 +373,16 @@ export class Sandbox {
 		yield* ndjson(res);
 	}
 
-	/** Stops and destroys the sandbox; repeating it is not an error. */
+	/** Stops the sandbox; a persistent one is kept and its next command or file
+	 * call resumes it (delete() ends it for good). Repeating it is not an error. */
 	async stop() {
+		this.info = await this.client.request('POST', this.path('/stop'));
+		return this;
+	}
+
+	/** Stops and destroys the sandbox for good, a persistent one's kept files
+	 * too; repeating it is not an error. */
+	async delete() {
 		await this.client.request('DELETE', this.path(), { raw: true });
 		try { await this.refresh(); } catch { this.info = { ...this.info, status: 'stopped' }; }
 		return this;

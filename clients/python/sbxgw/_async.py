@@ -190,6 +190,12 @@ class AsyncSandbox:
         return self
 
     async def stop(self) -> "AsyncSandbox":
+        """Stops the sandbox; a persistent one is kept (delete() ends it for good)."""
+        self.info = await self.client.api.call("POST", self._path("/stop"))
+        return self
+
+    async def delete(self) -> "AsyncSandbox":
+        """Stops and destroys the sandbox for good, a persistent one's kept files too."""
         await self.client.api.call("DELETE", self._path())
         try:
             return await self.refresh()

@@ -199,7 +199,15 @@ class Sandbox:
         return self
 
     def stop(self) -> "Sandbox":
-        """Stops and destroys the sandbox; repeating it is not an error."""
+        """Stops the sandbox; a persistent one is kept and its next command or
+        file call resumes it (delete() ends it for good). Repeating it is not an
+        error."""
+        self.info = self.client.api.call("POST", self._path("/stop"))
+        return self
+
+    def delete(self) -> "Sandbox":
+        """Stops and destroys the sandbox for good, a persistent one's kept
+        files too; repeating it is not an error."""
         self.client.api.call("DELETE", self._path())
         try:
             return self.refresh()

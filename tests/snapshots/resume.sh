@@ -1,0 +1,90 @@
+# A kept persistent sandbox is resumed by every call on it, not only by
+# commands, files and streams (docs/api.md "Persistent sandboxes"): extend,
+# a network policy, a snapshot and a preview bring it back first; and a
+# resume (explicit or automatic) passes the key's sandbox limit as a create
+# does. Sourced by run.sh after persistent.sh, with its services and helpers
+# (api, apih, hdr, j, run, create, kept_of, disk_of).
+
+# keep ID: stop it (kept), 1 when it reads stopped and resumable
+keep() { api POST "/sandboxes/$1/stop" >/dev/null; [ "$(j 'o["status"], o["resumable"]')" = "stopped True" ] && echo 1; }
+
+PR=$(create '{"persistent":true,"timeout_ms":600000,"memory_mb":64,"ports":[3000],"network":{"allow":[]}}')
+run "$PR" 'echo kept > k.txt' >/dev/null
+check "auto-resume: kept by a stop" "$(keep "$PR")" 1
+check "auto-resume: extend resumes it first (200 running, X-Sandbox-Resumed: 1)" \
+	"$(apih POST "/sandboxes/$PR/extend" '{"duration_ms":1000}'; j 'o["status"]'; hdr x-sandbox-resumed)" "200running
+1"
+check "auto-resume: ... its files are there" "$(run "$PR" 'cat k.txt')" kept
+check "auto-resume: kept again" "$(keep "$PR")" 1
+check "auto-resume: a network policy resumes it first and is in force" \
+	"$(apih PATCH "/sandboxes/$PR/network" '{"network":{"allow":["example.com"]}}'; j 'o["status"], o["network"]["allow"]'; hdr x-sandbox-resumed)" "200running ['example.com']
+1"
+check "auto-resume: kept again" "$(keep "$PR")" 1
+check "auto-resume: a snapshot resumes it first, then holds its files (201)" \
+	"$(apih POST "/sandboxes/$PR/snapshots" '{}'; j 'o["sandbox_id"]'; hdr x-sandbox-resumed)" "201$PR
+1"
+PRS=$(j 'o["id"]')
+R3=$(create "{\"source\":{\"snapshot\":\"$PRS\"},\"memory_mb\":64}")
+check "auto-resume: ... a sandbox from that snapshot has the kept file" "$(run "$R3" 'cat k.txt')" kept
+api DELETE "/sandboxes/$R3" >/dev/null
+api DELETE "/snapshots/$PRS" >/dev/null
+check "auto-resume: kept again" "$(keep "$PR")" 1
+# a jail sandbox comes back from its files without its processes: the
+# preview finds it running and nothing listening yet (502), not 404
+check "auto-resume: a preview resumes it (502: it runs, nothing listens on the port yet)" \
+	"$(curl -s -m 120 -o "$T/pv" -w '%{http_code}' -H "Host: 3000-$PR.localhost" "$GW_URL/"; grep -c 'Nothing is listening' "$T/pv")" 5021
+check "auto-resume: ... and it runs again" "$(api GET "/sandboxes/$PR"; j 'o["status"]')" 200running
+run "$PR" 'nohup python3 -m http.server 3000 >/dev/null 2>&1 & sleep 0' >/dev/null
+served=
+for _ in $(seq 100); do
+	served=$(curl -s -m 20 -o /dev/null -w '%{http_code}' -H "Host: 3000-$PR.localhost" "$GW_URL/k.txt")
+	[ "$served" = 200 ] && break
+	sleep 0.2
+done
+check "auto-resume: then the preview serves it" "$served" 200
+api DELETE "/sandboxes/$PR" >/dev/null
+
+# ---- the key's sandbox limit: a second gateway on the same runner, one
+# sandbox a key ----
+GW_MAIN_PID=$GW_PID GW_MAIN_LOG=$GW_LOG
+GW_LOG=$T/gateway-limit.log
+QP=
+for _ in 1 2 3; do
+	QP=$(random_port)
+	SANDBOX_API_KEYS=key-limit start_gateway "$GW" "$QP" "$GW_LOG" --runner-socket "$T/runner.sock" \
+		--max-sandboxes-per-key 1 && break
+	QP=
+done
+if [ -z "$QP" ]; then
+	fail "limit: the second gateway did not start: $(tail -3 "$GW_LOG")"
+else
+	L='Authorization: Bearer key-limit'
+	lapi() { # METHOD PATH [BODY]: the status and error code on the limited gateway
+		local d=${3-}
+		curl -s -m 120 -o "$T/body" -w '%{http_code}' -X "$1" -H "$L" ${d:+-d "$d"} "http://127.0.0.1:$QP/v1$2"
+		j 'o.get("error",{}).get("code","")'
+	}
+	lapi POST /sandboxes '{"persistent":true,"memory_mb":64,"ports":[3000]}' >/dev/null
+	Q1=$(j 'o["id"]')
+	lapi POST "/sandboxes/$Q1/stop" >/dev/null
+	check "limit: a kept sandbox does not count: another create passes" \
+		"$(lapi POST /sandboxes '{"memory_mb":64}')" 201
+	Q2=$(j 'o["id"]')
+	check "limit: at the limit a create is 429 limit_reached" "$(lapi POST /sandboxes '{"memory_mb":64}')" 429limit_reached
+	check "limit: a command that would resume the kept one is 429 limit_reached" \
+		"$(lapi POST "/sandboxes/$Q1/commands" '{"cmd":"true"}')" 429limit_reached
+	check "limit: ... its message is the create's" "$(j 'o["error"]["message"].startswith("this key already has 1 sandboxes")')" True
+	check "limit: an explicit resume is 429 limit_reached" "$(lapi POST "/sandboxes/$Q1/resume")" 429limit_reached
+	check "limit: extend is 429 limit_reached" "$(lapi POST "/sandboxes/$Q1/extend" '{"duration_ms":1000}')" 429limit_reached
+	check "limit: a file read is 429 limit_reached" "$(lapi GET "/sandboxes/$Q1/files?path=x")" 429limit_reached
+	check "limit: a preview is 429" \
+		"$(curl -s -m 60 -o /dev/null -w '%{http_code}' -H "Host: 3000-$Q1.localhost" "http://127.0.0.1:$QP/")" 429
+	check "limit: ... and it stays kept" "$(lapi GET "/sandboxes/$Q1" >/dev/null; j 'o["status"], o["resumable"]')" "stopped True"
+	lapi DELETE "/sandboxes/$Q2" >/dev/null
+	check "limit: with room again a command resumes it" \
+		"$(lapi POST "/sandboxes/$Q1/commands" '{"cmd":"true"}' >/dev/null; j 'o["exit_code"]')" 0
+	check "limit: the resumed one counts: a create is 429 limit_reached" "$(lapi POST /sandboxes '{"memory_mb":64}')" 429limit_reached
+	lapi DELETE "/sandboxes/$Q1" >/dev/null
+	stop_gateway_checked
+fi
+GW_PID=$GW_MAIN_PID GW_LOG=$GW_MAIN_LOG
