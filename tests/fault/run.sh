@@ -113,7 +113,13 @@ gone() { # pid...: all dead within 30 s (a bound against a hang: SIGKILLed
 	done
 	return 1
 }
-LOOP='i=0; while [ $i -lt 50 ]; do echo "line $i of the output"; i=$((i+1)); sleep 0.08; done'
+# Half the lines, then a wait for /home/sandbox/fault-go (written by the
+# test once the gateway is dead and back), then the rest: however slow a
+# stream client starts on a loaded machine, the command is still running
+# when the gateway dies (a fixed 4 s loop once ended before the kill).
+LOOP='i=0; while [ $i -lt 50 ]; do echo "line $i of the output"; i=$((i+1));
+  if [ $i = 25 ]; then n=0; while [ ! -e /home/sandbox/fault-go ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done; fi;
+  sleep 0.08; done'
 expect_loop() { for i in $(seq 0 49); do echo "line $i of the output"; done; }
 LONG='i=0; while :; do echo "tick $i"; i=$((i+1)); sleep 0.05; done'
 
@@ -139,6 +145,7 @@ else
 	rfd0=$(ls /proc/$RUNNER_PID/fd | wc -l)
 	sub a1 $B "$sid" "$cid" 0
 	wait_bytes a1 60 30 || fail "a: no output on the first stream"
+	[ -s "$T/a1.json" ] && fail "a: the first stream ended before the gateway was killed"
 	kill -9 $GW_PID; wait $GW_PID 2>/dev/null
 	ms=$(wait_end a1 30)
 	code=$(jget "$T/a1.json" code) tmo=$(jget "$T/a1.json" timeout)
@@ -151,8 +158,10 @@ else
 	sleep 0.5   # the command goes on while no gateway runs
 	start_gw $P --runner-socket "$SOCK" || fail "a: the gateway did not start again"
 	check "a: the restarted gateway knows the sandbox" "$(api GET $B "/v1/sandboxes/$sid")" 200
+	c=$(curl -s -m 30 -o "$T/body" -w '%{http_code}' -X PUT -H "$A" --data-binary go "$B/v1/sandboxes/$sid/files?path=/home/sandbox/fault-go")
+	check "a: the command's go-ahead written" "$c" 200
 	sub a2 $B "$sid" "$cid" "$have"
-	wait_end a2 60 >/dev/null   # (the rest of a 4 s loop of sleeps: a bound against a hang)
+	wait_end a2 60 >/dev/null   # (the rest of a 2 s loop of sleeps: a bound against a hang)
 	if cat "$T/a1.data" "$T/a2.data" | cmp -s - <(expect_loop); then
 		pass "a: old stream ($have bytes) + new stream with since=$have = the whole output, no gap or duplicate"
 	else
