@@ -86,7 +86,7 @@ int vm_root_disk(const struct vm_state *vs, const char *image, const char *rootf
 int vm_scratch_disk(const char *path, int64_t mb, const char *seed,
 		    const struct rn_spec *spec, struct sbx_err *err);
 
-/* <state>/vm/initrd.gz: the base initramfs (<cache>/initrd.gz,
+/* <state>/vm/initrd.cpio: the base initramfs (<cache>/initrd.cpio,
  * mk/vm-initramfs.sh) with the agent runtime appended at /runtime. */
 int vm_runner_initrd(struct vm_state *vs, const char *state_dir, const char *runtime_dir,
 		     struct sbx_err *err);

@@ -198,20 +198,21 @@ int vm_runner_initrd(struct vm_state *vs, const char *state_dir, const char *run
 	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
 	const char *slash = strrchr(runtime_dir, '/');
 
-	snprintf(base, sizeof(base), "%s/initrd.gz", vs->cache);
+	snprintf(base, sizeof(base), "%s/initrd.cpio", vs->cache);
 	if (access(base, R_OK) < 0)
 		return sbx_err_set(err, ENOENT, "no initramfs at %s (mk/vm.sh builds it)", base);
 	snprintf(dir, sizeof(dir), "%s/vm", state_dir);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return sbx_err_sys(err, "mkdir %s", dir);
-	if (snprintf(vs->initrd, sizeof(vs->initrd), "%s/initrd.gz", dir) >= (int)sizeof(vs->initrd))
+	if (snprintf(vs->initrd, sizeof(vs->initrd), "%s/initrd.cpio", dir) >= (int)sizeof(vs->initrd))
 		return sbx_err_set(err, ENAMETOOLONG, "state dir too long");
 	if (!slash || strchr(runtime_dir, '\'') || strchr(base, '\'') || strchr(dir, '\''))
 		return sbx_err_set(err, EINVAL, "paths with quotes are not supported");
-	/* the runtime dir's contents as /runtime of the initramfs */
+	/* the runtime dir's contents as /runtime of the initramfs, not
+	 * compressed (as the base: unpacking is the guest's, under TCG) */
 	if (snprintf(cmd, sizeof(cmd),
 		 "set -e; cd '%s'; { cat '%s'; ln -sfn '%s' '%s/runtime'; "
-		 "cd '%s'; find -L runtime -print | cpio -o -H newc -R 0:0 -L --quiet | gzip -1; } "
+		 "cd '%s'; find -L runtime -print | cpio -o -H newc -R 0:0 -L --quiet; } "
 		 ">'%s.tmp'; rm -f '%s/runtime'; mv '%s.tmp' '%s'",
 		 dir, base, runtime_dir, dir, dir, vs->initrd, dir, vs->initrd, vs->initrd) >=
 	    (int)sizeof(cmd))
