@@ -349,7 +349,7 @@ static int vm_start(struct rn_sandbox *sb, struct sbx_err *err)
 	if (rn_runtime_image(sb->drv->r, sb->spec.image, rootfs, sizeof(rootfs), err) < 0 ||
 	    vm_root_disk(vs, sb->spec.image, rootfs, a->rootdisk, sizeof(a->rootdisk), err) < 0 ||
 	    rn_state_save(sb, "vm", vb->slot, err) < 0 ||
-	    vm_scratch_disk(a->disk, sb->spec.disk_mb, a->seed, &sb->spec, err) < 0)
+	    vm_scratch_disk(a->disk, sb->spec.disk_mb, a->seed, rootfs, &sb->spec, err) < 0)
 		goto fail;
 	plan(a, vs, sb, vb->slot);
 	if (make_cgroup(sb, vb->cg, err) < 0)
