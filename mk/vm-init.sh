@@ -71,6 +71,8 @@ cp /bin/vm-envexec /newroot/.sandbox/vm-envexec
 : >/newroot/.sandbox/env
 chmod 0400 /newroot/.sandbox/env
 [ -f /upper/meta/env ] && cat /upper/meta/env >/newroot/.sandbox/env
+# the runner's egress CA (public), beside its bundle in the upper layer
+[ -f /upper/meta/egress-ca.pem ] && cp /upper/meta/egress-ca.pem /newroot/.sandbox/egress-ca.pem
 # the image's WorkingDir (an imported OCI image's), the agent's --workdir
 set -- /.sandbox/sandbox-agent --listen "vsock:1024"
 [ -f /upper/meta/workdir ] && set -- "$@" --workdir "$(cat /upper/meta/workdir)"

@@ -418,6 +418,32 @@ static int sweep(const struct rn_cgroup *cg, const char *path)
 
 /* How the VM ended, from its supervisor's exit status (vm_supervise):
  * logged for a stop, the sandbox's error when it ended on its own. */
+/* The last lines of a file of the sandbox's dir (the guest's console,
+ * QEMU's log) into the runner's log, once: a VM that ended by itself takes
+ * them with its dir, and they say why (a panic, init's failure). */
+static void log_tail(const struct rn_sandbox *sb, const char *name)
+{
+	char p[PATH_MAX + 32], buf[640];
+	int fd;
+	off_t size;
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "%s/%s", sb->dir, name);
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	n = size > 0 ? pread(fd, buf, sizeof(buf) - 1, size > (off_t)sizeof(buf) - 1 ?
+			     size - (off_t)sizeof(buf) + 1 : 0) : 0;
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	for (char *c = buf; *c; c++)
+		if (*c == '\n' || *c == '\r' || (unsigned char)*c < 0x20)
+			*c = *c == '\n' ? '|' : ' ';
+	sbx_warn("%s: the VM ended by itself; the end of its %s: %s", sb->id, name, buf);
+}
+
 static void explain_end(struct rn_sandbox *sb)
 {
 	int st = sb->wait_status, code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -430,9 +456,11 @@ static void explain_end(struct rn_sandbox *sb)
 	case VM_END_KILLED: why = "the guest did not power off in time and was killed"; break;
 	default: why = "its supervisor ended"; break;
 	}
-	if (sb->reason == RN_REASON_ERROR && sb->oom_kills <= 0)
+	if (sb->reason == RN_REASON_ERROR && sb->oom_kills <= 0) {
 		snprintf(sb->error, sizeof(sb->error), "the VM ended: %s", why);
-	else
+		log_tail(sb, "console.log");
+		log_tail(sb, "qemu.log");
+	} else
 		sbx_info("%s: the VM ended: %s", sb->id, why);
 }
 

@@ -164,6 +164,17 @@ static int write_env(const char *seed, const struct rn_spec *spec, struct sbx_er
 	}
 	if (fclose(f) != 0)
 		return sbx_err_sys(err, "write %s", p);
+	/* the egress CA (public), /.sandbox/egress-ca.pem as in the jail's
+	 * runtime: this runner's initramfs was packed before the CA was made */
+	if (rn_egress_trust_pem()) {
+		snprintf(p, sizeof(p), "%s/meta/egress-ca.pem", seed);
+		if (!(f = fopen(p, "wxe")))
+			return sbx_err_sys(err, "create %s", p);
+		fchmod(fileno(f), 0644);
+		fputs(rn_egress_trust_pem(), f);
+		if (fclose(f) != 0)
+			return sbx_err_sys(err, "write %s", p);
+	}
 	/* the image's WorkingDir, the agent's --workdir */
 	if (spec->workdir[0]) {
 		snprintf(p, sizeof(p), "%s/meta/workdir", seed);

@@ -64,6 +64,11 @@ if [ "$rss" -lt 32768 ]; then pass "backend holds ${rss} KiB after the stall"; e
 check "200 connections at once" "$(python3 $CLIENT many "$d/v.sock" 200)" "200 of 200 echoed"
 check "a port nobody listens on is closed without OK" "$(python3 $CLIENT refused "$d/v.sock" 4000)" "closed"
 check "a line that is not CONNECT is closed" "$(python3 $CLIENT badline "$d/v.sock")" "closed"
+check "the guest closes while the host writes: the host's end is closed" \
+	"$(python3 $CLIENT guestclose "$d/v.sock")" "closed"
+check "the guest connecting to the host is reset at once" \
+	"$(python3 $CLIENT dialhost "$d/v.sock")" "connect to the host: Connection reset by peer"
+check "after both, the backend still echoes" "$(python3 $CLIENT echo "$d/v.sock")" "echoed"
 
 # kill -9 of the backend: an open stream ends, nothing answers any more
 python3 $CLIENT hold "$d/v.sock" >"$d/hold" &
