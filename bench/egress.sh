@@ -1,7 +1,8 @@
 #!/bin/bash
 # Egress proxy benchmark (docs/runner.md "Network policies", "Credential
 # brokering"): one sandbox, one server (nginx, HTTP and HTTPS, in a network
-# namespace this script makes on 203.0.113.0/24, never the real internet),
+# namespace this script makes on 198.18.0.0/24 (RFC 2544's benchmarking
+# range; BENCH_NET=A.B.C for another /24), never the real internet),
 # three policies applied in turn by PATCH in the same run:
 #   allow-all   the sandbox's TCP goes out directly (NAT), no proxy
 #   spliced     {"allow":["bench.test"]}: the runner's egress proxy reads
@@ -14,12 +15,13 @@
 # the spread of the per-round differences, so a difference inside the
 # noise shows as one: a p99 spread across zero is the machine's tail, not
 # the proxy's) and the throughput of one GET of a large file, HTTP
-# and HTTPS (medians of the rounds). Prints the ratios and the machine's
-# load.
+# and HTTPS (medians of the rounds), with the runner's CPU time per MB of
+# that GET (which scheduling on a busy machine does not move, unlike the
+# throughput). Prints the ratios and the machine's load.
 set -u
 cd "$(dirname "$0")/.."
 IMG=${SANDBOX_IMAGE_DIR:-/var/cache/sandbox/images}
-N=${BENCH_CONNS:-300} MB=${BENCH_MB:-64} ROUNDS=${BENCH_ROUNDS:-3}
+N=${BENCH_CONNS:-300} MB=${BENCH_MB:-64} ROUNDS=${BENCH_ROUNDS:-3} BN=${BENCH_NET:-198.18.0}
 if [ "$(id -u)" != 0 ] || [ ! -x bin/sandbox-gateway ] || [ ! -d "$IMG/default/rootfs" ] ||
    ! command -v nginx >/dev/null || ! command -v ip >/dev/null; then
 	echo "SKIP: egress bench needs root, bin/, $IMG/default/rootfs, nginx and ip"
@@ -48,12 +50,12 @@ printf 'subjectAltName=DNS:bench.test\nbasicConstraints=critical,CA:FALSE\nkeyUs
 openssl x509 -req -in "$T/srv.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial -days 1 \
 	-extfile "$T/san" -out "$T/srv.pem" >/dev/null 2>&1 || { echo "FAIL: test CA"; exit 1; }
 
-# the server: nginx on 203.0.113.1 in a namespace behind a veth, and a
+# the server: nginx on $BN.1 in a namespace behind a veth, and a
 # DNS answer for bench.test
 ip netns add $NS && ip link add ${NS}0 type veth peer name inet0 netns $NS &&
-ip addr add 203.0.113.254/24 dev ${NS}0 && ip link set ${NS}0 up &&
+ip addr add $BN.254/24 dev ${NS}0 && ip link set ${NS}0 up &&
 ip -n $NS link set lo up && ip -n $NS link set inet0 up &&
-ip -n $NS addr add 203.0.113.1/24 dev inet0 && ip -n $NS route add default via 203.0.113.254 ||
+ip -n $NS addr add $BN.1/24 dev inet0 && ip -n $NS route add default via $BN.254 ||
 	{ echo "FAIL: network namespace"; exit 1; }
 mkdir -p "$T/www"
 head -c $((MB * 1048576)) /dev/zero >"$T/www/big"
@@ -68,8 +70,8 @@ http {
   access_log off;
   sendfile on;
   server {
-    listen 203.0.113.1:80;
-    listen 203.0.113.1:443 ssl;
+    listen $BN.1:80;
+    listen $BN.1:443 ssl;
     ssl_certificate $T/srv.pem;
     ssl_certificate_key $T/srv.key;
     root $T/www;
@@ -80,8 +82,9 @@ ip netns exec $NS nginx -c "$T/nginx.conf" -e "$T/nginx.err" &
 pids+=($!)
 cat >"$T/dns.py" <<'PY'
 import socket
+import sys
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-u.bind(("203.0.113.1", 53))
+u.bind((sys.argv[1], 53))
 while True:
     q, a = u.recvfrom(512)
     i = 12
@@ -91,16 +94,17 @@ while True:
     ok = q[12:i + 1] == b"\x05bench\x04test\x00" and qtype == 1
     r = q[:2] + (b"\x81\x80\0\1\0\1\0\0\0\0" if ok else b"\x81\x80\0\1\0\0\0\0\0\0") + q[12:end]
     if ok:
-        r += b"\xc0\x0c\0\1\0\1\0\0\0\x3c\0\4" + socket.inet_aton("203.0.113.1")
+        r += b"\xc0\x0c\0\1\0\1\0\0\0\x3c\0\4" + socket.inet_aton(sys.argv[1])
     u.sendto(r, a)
 PY
-ip netns exec $NS python3 "$T/dns.py" &
+ip netns exec $NS python3 "$T/dns.py" $BN.1 &
 pids+=($!)
 
-SANDBOX_DNS_UPSTREAM=203.0.113.1 SANDBOX_EGRESS_TRUST_FILE="$T/ca.pem" \
+SANDBOX_DNS_UPSTREAM=$BN.1 SANDBOX_EGRESS_TRUST_FILE="$T/ca.pem" \
 	bin/sandbox-runner --name "eb$$" --socket "$T/r.sock" --state-dir "$T/state" --image-dir "$IMG" \
 	>"$T/runner.log" 2>&1 &
 pids+=($!)
+RPID=$!
 for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.1; done
 KEY=bench-key A="Authorization: Bearer $KEY"
 P=$((20000 + RANDOM % 20000))
@@ -125,7 +129,10 @@ policy() {
 	curl -s -m 30 -H "$A" -X PATCH -d "{\"network\":$1}" "$API/$ID/network" -o /dev/null -w '%{http_code}'
 }
 
-declare -A LAT TP R
+declare -A LAT TP R CPU
+# the runner's CPU time (user + system, all threads, in clock ticks): what
+# the proxy costs per byte, which a busy machine's scheduling does not change
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$RPID/stat"; }
 pol_of() {
 	case $1 in
 	allow-all) echo '"allow-all"' ;;
@@ -145,7 +152,9 @@ for _ in $(seq "$ROUNDS"); do
 		[ "$(policy "$(pol_of $mode)")" = 200 ] || { echo "FAIL: PATCH $mode"; exit 1; }
 		for scheme in http https; do
 			LAT[$mode.$scheme]+="$(cl lat $scheme bench.test "$N") "
+			c0=$(cpu_ticks)
 			TP[$mode.$scheme]+="$(cl tput $scheme bench.test) "
+			CPU[$mode.$scheme]+="$(($(cpu_ticks) - c0)) "
 		done
 	done
 done
@@ -173,6 +182,18 @@ PY
 	done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+for mode in allow-all spliced decrypted; do
+	for scheme in http https; do
+		# shellcheck disable=SC2086
+		python3 - "$mode $scheme" "$MB" "$(getconf CLK_TCK)" ${CPU[$mode.$scheme]} <<'PY'
+import statistics, sys
+name, mb, hz = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+ms = statistics.median(int(x) for x in sys.argv[4:]) * 1000 / hz / (mb * 1.048576)
+print("%s: the runner's CPU per MB of the large GET (median of the rounds): %.2f ms" % (name, ms))
+print("figure: egress %s runner CPU per MB|%.2f|ms|-" % (name, ms))
+PY
+	done
+done
 echo "machine load (1/5/15 min): before $load_before, after $load_after; $(nproc) cores"
 
 python3 - "${R[allow-all.http]}" "${R[allow-all.https]}" "${R[spliced.http]}" "${R[spliced.https]}" \

@@ -1,5 +1,6 @@
 #include "sbx_tarpath.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int sbx_tar_path_clean(const char *name, char *out, size_t n)
@@ -71,4 +72,19 @@ int sbx_tar_checksum_ok(const unsigned char *h)
 	for (int i = 0; i < 512; i++)
 		sum += i >= 148 && i < 156 ? ' ' : h[i];
 	return sum == want;
+}
+
+void sbx_tar_header_name(const unsigned char *h, char *out, size_t n)
+{
+	char name[101], prefix[156];
+
+	memcpy(name, h, 100);
+	name[100] = '\0';
+	memcpy(prefix, h + 345, 155);
+	prefix[155] = '\0';
+	/* only ustar headers have a prefix field; in old ones it is data */
+	if (!memcmp(h + 257, "ustar", 5) && prefix[0])
+		snprintf(out, n, "%s/%s", prefix, name);
+	else
+		snprintf(out, n, "%s", name);
 }

@@ -18,4 +18,8 @@ int sbx_tar_path_clean(const char *name, char *out, size_t n);
 int sbx_tar_number(const unsigned char *p, size_t n, uint64_t *out);
 /* Whether the 512-byte header h carries the checksum it says. */
 int sbx_tar_checksum_ok(const unsigned char *h);
+/* The entry name of header h: ustar's prefix and name joined by '/', or
+ * the name alone; cut to fit n bytes (a cut name fails the caller's
+ * path check, never a buffer). */
+void sbx_tar_header_name(const unsigned char *h, char *out, size_t n);
 #endif

@@ -24,6 +24,7 @@
 
 #include "driver_jail.h"
 #include "driver_jail_port.h"
+#include "driver_jail_refuse.h"
 #include "rn_cgroup.h"
 #include "rn_egress.h"
 #include "rn_net.h"
@@ -614,6 +615,7 @@ const struct rn_driver_ops rn_driver_jail = {
 	.reconcile_dir = jail_reconcile_dir,
 	.reconcile = jail_reconcile,
 	.open_port = jail_open_port,
+	.refuse_connections = jail_refuse_connections,
 	.pause = jail_pause_op,
 	.resume = jail_resume_op,
 	.snapshot = jail_snapshot,

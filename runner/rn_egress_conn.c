@@ -7,9 +7,10 @@
  * another server reaches the allowed name's server or nothing. The
  * answer's addresses the sandbox may never reach (always-denied,
  * deny_cidrs) are skipped: a name that resolves only to those is
- * refused (DNS rebinding). Then the bytes are spliced, the first ones
- * included, and counted for the egress log. A refusal is fast: a 403
- * page on port 80, a reset on 443. */
+ * refused (DNS rebinding). Then the bytes are spliced in the kernel
+ * (lib/sbx_ksplice.c: socket -> pipe -> socket, never copied into the
+ * runner), the first ones included, and counted for the egress log. A
+ * refusal is fast: a 403 page on port 80, a reset on 443. */
 #include "rn_egress_int.h"
 
 #include <arpa/inet.h>
@@ -22,13 +23,14 @@
 #include <unistd.h>
 
 #include "rn_resolve.h"
+#include "sbx_ksplice.h"
 #include "sbx_log.h"
 
 #define PEEK_MAX SBX_HOST_HEAD_MAX      /* bytes read before the name must show */
 #define PEEK_MS 10000
 #define CONNECT_MS 10000
 #define DRAIN_MS 2000
-#define SPLICE_BUF (64 * 1024)
+#define SPLICE_PIPE (256 * 1024)     /* bytes queued per direction at most */
 
 enum eg_state { EG_PEEK, EG_RESOLVE, EG_CONNECT, EG_SPLICE, EG_DRAIN };
 
@@ -37,8 +39,8 @@ struct eg_conn {
 	struct rn_ev in, out;           /* the sandbox's side (A), the server's (B) */
 	int port;                       /* 80 or 443 */
 	enum eg_state st;
-	struct sbx_buf to_up, to_sb;
-	struct sbx_splice sp;
+	struct sbx_buf to_up;           /* the peeked bytes */
+	struct sbx_ksplice sp;
 	char name[SBX_PEEK_NAME_MAX];
 	char rule[64];
 	struct rn_lookup *lookup;
@@ -87,7 +89,7 @@ static void conn_free(struct eg_conn *c)
 		c->out.fd = -1;
 	}
 	sbx_buf_free(&c->to_up);
-	sbx_buf_free(&c->to_sb);
+	sbx_ksplice_free(&c->sp);
 	rn_rules_free(c->rules);
 	c->rules = NULL;
 	c->next = dead;
@@ -151,9 +153,9 @@ static void deny(struct eg_conn *c, const char *why)
 	rn_loop_mod(&c->in, EPOLLIN);
 }
 
-static uint32_t splice_events(const struct sbx_splice *sp, enum sbx_splice_side side)
+static uint32_t splice_events(const struct sbx_ksplice *sp, enum sbx_splice_side side)
 {
-	unsigned w = sbx_splice_events(sp, side);
+	unsigned w = sbx_ksplice_events(sp, side);
 
 	return (w & SBX_SPLICE_IN ? EPOLLIN : 0) | (w & SBX_SPLICE_OUT ? EPOLLOUT : 0);
 }
@@ -167,7 +169,7 @@ static struct rn_ev *ev_of(struct eg_conn *c, enum sbx_splice_side side)
  * for) comes back only once there is room to read what it left. */
 static void splice_update(struct eg_conn *c)
 {
-	if (sbx_splice_step(&c->sp, c->in.fd, c->out.fd) <= 0) {
+	if (sbx_ksplice_step(&c->sp, c->in.fd, c->out.fd) <= 0) {
 		conn_done(c);
 		return;
 	}
@@ -190,7 +192,7 @@ static void splice_side(struct eg_conn *c, enum sbx_splice_side side, int fd, ui
 		/* the peer closed both ways: read what it sent as room allows,
 		 * then out of epoll (HUP would wake the loop for ever) */
 		long n;
-		while ((n = sbx_splice_read(&c->sp, side, fd)) > 0) {
+		while ((n = sbx_ksplice_read(&c->sp, side, fd)) > 0) {
 			if (side == SBX_SPLICE_A)
 				c->bytes_out += (unsigned long long)n;
 			else
@@ -198,14 +200,14 @@ static void splice_side(struct eg_conn *c, enum sbx_splice_side side, int fd, ui
 		}
 		rn_loop_del(ev_of(c, side));
 		if (c->sp.eof[side])
-			sbx_splice_gone(&c->sp, side);   /* nothing can be written to it */
+			sbx_ksplice_gone(&c->sp, side);  /* nothing can be written to it */
 		else
 			c->parked[side] = 1;
 		splice_update(c);
 		return;
 	}
 	if (events & (EPOLLIN | EPOLLERR)) {
-		long n = sbx_splice_read(&c->sp, side, fd);
+		long n = sbx_ksplice_read(&c->sp, side, fd);
 		if (n > 0) {
 			if (side == SBX_SPLICE_A)
 				c->bytes_out += (unsigned long long)n;
@@ -216,7 +218,7 @@ static void splice_side(struct eg_conn *c, enum sbx_splice_side side, int fd, ui
 			return;
 		}
 	}
-	if (events & EPOLLOUT && sbx_splice_flush(&c->sp, side, fd) < 0) {
+	if (events & EPOLLOUT && sbx_ksplice_flush(&c->sp, side, fd) < 0) {
 		conn_done(c);
 		return;
 	}
@@ -243,12 +245,20 @@ static void on_out(struct rn_ev *ev, uint32_t events)
 		reset_close(c);
 		return;
 	}
+	/* A: the sandbox, B: the server; the peeked bytes go first */
+	if (sbx_ksplice_init(&c->sp, SPLICE_PIPE) < 0 ||
+	    sbx_ksplice_queue(&c->sp, SBX_SPLICE_B, sbx_buf_head(&c->to_up), c->to_up.len) < 0) {
+		snprintf(c->rule + strlen(c->rule), sizeof(c->rule) - strlen(c->rule),
+			 "; no pipe: %s", strerror(errno));
+		eg_log_add(c->e, c->name, c->port, 1, c->rule, 0, 0);
+		c->logged = 1;
+		reset_close(c);
+		return;
+	}
 	c->st = EG_SPLICE;
 	c->deadline = 0;
-	/* A: the sandbox (reads go to_up), B: the server (reads go to_sb); the
-	 * peeked bytes already wait in to_up */
-	sbx_splice_init(&c->sp, &c->to_sb, &c->to_up, SPLICE_BUF);
 	c->bytes_out = c->to_up.len;
+	sbx_buf_free(&c->to_up);
 	splice_update(c);
 }
 
@@ -431,14 +441,13 @@ void eg_conn_on_accept(struct rn_ev *ev, uint32_t events)
 		c->in.owner = c;
 		c->in.cb = on_in;
 		c->out.fd = -1;
-		sbx_buf_init(&c->to_up, SPLICE_BUF + PEEK_MAX);
-		sbx_buf_init(&c->to_sb, SPLICE_BUF);
+		sbx_buf_init(&c->to_up, PEEK_MAX + 4096);   /* the last 4 KiB read may pass it */
+		c->sp = (struct sbx_ksplice){ .pipe = { { -1, -1 }, { -1, -1 } } };
 		c->st = EG_PEEK;
 		c->deadline = rn_now_mono() + PEEK_MS;
 		if (rn_loop_add(&c->in, EPOLLIN) < 0) {
 			close(fd);
 			sbx_buf_free(&c->to_up);
-			sbx_buf_free(&c->to_sb);
 			free(c);
 			continue;
 		}

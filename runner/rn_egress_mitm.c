@@ -12,10 +12,12 @@
  * Each such connection runs in a thread of its own with blocking reads
  * under a timeout: TLS on both sides and HTTP framing make a state
  * machine on the runner's loop large, and these connections are few
- * (EG_MITM_MAX per sandbox). The thread owns its sockets and its copy of
- * the rules; the loop reaches it only under eg_mx, to close its sockets
- * (a policy update that refuses the name, the sandbox's end) or to clear
- * its egress pointer. The injected values go to the server only: they
+ * (EG_MITM_MAX per sandbox); after a 101 it relays the two decrypted
+ * streams without blocking (rn_egress_relay.c), and on port 80 bodies
+ * go from socket to socket with splice(2). The thread owns its sockets
+ * and its copy of the rules; the loop reaches it only under eg_mx, to
+ * close its sockets (a policy update that refuses the name, the
+ * sandbox's end) or to clear its egress pointer. The injected values go to the server only: they
  * are never logged, and the log names the rule, not its headers. */
 #include "rn_egress_int.h"
 
@@ -39,6 +41,7 @@
 #include <openssl/x509.h>
 
 #include "rn_egress_ca.h"
+#include "rn_egress_relay.h"
 #include "sbx_http1.h"
 #include "sbx_log.h"
 
@@ -46,6 +49,7 @@
 #define IO_TIMEOUT_S 60         /* a side silent this long ends the connection */
 #define CONNECT_TIMEOUT_MS 10000
 #define OUT_HEAD_MAX (SBX_H1_HEAD_MAX + 2 * 8192 * 4)
+#define SPLICE_PIPE (256 * 1024)
 
 pthread_mutex_t eg_mx = PTHREAD_MUTEX_INITIALIZER;
 
@@ -58,6 +62,8 @@ struct io {
 	size_t off, len;                /* unread bytes: buf[off, off+len) */
 	unsigned long long *count;      /* bytes read, for the log */
 	unsigned long long *sent;       /* bytes written, likewise */
+	int *pipe;                      /* the thread's pipe for splice(2) between plain
+					 * sockets ({-1,-1} until first used), or NULL */
 };
 
 struct eg_mitm {
@@ -171,9 +177,64 @@ static long io_head(struct io *io, int response, struct sbx_h1_head *h)
 	}
 }
 
+/* Between two plain sockets (port 80) a body goes through the kernel:
+ * src's socket -> the thread's pipe -> dst's socket, never copied into
+ * the runner (after what src's buffer already holds). */
+static int can_splice(const struct io *src, const struct io *dst)
+{
+	if (!dst || src->ssl || dst->ssl || src->pre_len || !src->pipe || src->pipe != dst->pipe)
+		return 0;
+	if (src->pipe[0] < 0) {
+		if (pipe2(src->pipe, O_CLOEXEC) < 0) {
+			src->pipe[0] = src->pipe[1] = -1;
+			return 0;
+		}
+		fcntl(src->pipe[1], F_SETPIPE_SZ, SPLICE_PIPE);
+	}
+	return 1;
+}
+
+/* Up to n bytes (n 0: until src ends) from src's socket to dst's through
+ * the pipe. 0 when n bytes moved (or src ended, with n 0), -1 else. */
+static int splice_n(struct io *src, struct io *dst, unsigned long long n)
+{
+	int until_close = n == 0;
+
+	while (until_close || n) {
+		size_t want = until_close || n > SPLICE_PIPE ? SPLICE_PIPE : (size_t)n;
+		ssize_t k = splice(src->fd, NULL, src->pipe[1], NULL, want, SPLICE_F_MOVE);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k == 0 && until_close ? 0 : -1;
+		if (src->count)
+			*src->count += (unsigned long long)k;
+		if (!until_close)
+			n -= (unsigned long long)k;
+		while (k) {
+			ssize_t w = splice(src->pipe[0], NULL, dst->fd, NULL, (size_t)k, SPLICE_F_MOVE);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -1;
+			if (dst->sent)
+				*dst->sent += (unsigned long long)w;
+			k -= w;
+		}
+	}
+	return 0;
+}
+
 /* n bytes of the body from src to dst (dst NULL: dropped). */
 static int relay_n(struct io *src, struct io *dst, unsigned long long n)
 {
+	if (n > src->len && can_splice(src, dst)) {
+		size_t k = src->len;
+		if (k && io_write(dst, src->buf + src->off, k) < 0)
+			return -1;
+		io_take(src, k);
+		return splice_n(src, dst, n - k);
+	}
 	while (n) {
 		if (!src->len && io_fill(src) <= 0)
 			return -1;
@@ -234,6 +295,12 @@ static int relay_chunked(struct io *src, struct io *dst)
 
 static int relay_until_close(struct io *src, struct io *dst)
 {
+	if (can_splice(src, dst)) {
+		if (src->len && io_write(dst, src->buf + src->off, src->len) < 0)
+			return -1;
+		io_take(src, src->len);
+		return splice_n(src, dst, 0);
+	}
 	for (;;) {
 		if (src->len) {
 			if (io_write(dst, src->buf + src->off, src->len) < 0)
@@ -343,9 +410,12 @@ static int pre_read(BIO *b, char *out, int n)
 		pb->pre_len -= k;
 		return (int)k;
 	}
+	BIO_clear_retry_flags(b);
 	do
 		r = recv(pb->fd, out, (size_t)n, 0);
 	while (r < 0 && errno == EINTR);
+	if (r < 0 && errno == EAGAIN)
+		BIO_set_retry_read(b);  /* non-blocking after an upgrade */
 	return r < 0 ? -1 : (int)r;
 }
 
@@ -354,9 +424,12 @@ static int pre_write(BIO *b, const char *p, int n)
 	struct pre_bio *pb = BIO_get_data(b);
 	ssize_t w;
 
+	BIO_clear_retry_flags(b);
 	do
 		w = send(pb->fd, p, (size_t)n, MSG_NOSIGNAL);
 	while (w < 0 && errno == EINTR);
+	if (w < 0 && errno == EAGAIN)
+		BIO_set_retry_write(b);
 	return w < 0 ? -1 : (int)w;
 }
 
@@ -636,10 +709,11 @@ static int forward_addr(struct eg_mitm *m, const char *host, int port, struct so
 
 /* ---- one request ---- */
 
-enum { REQ_NEXT = 0, REQ_END = 1 };
+enum { REQ_NEXT = 0, REQ_END = 1, REQ_UPGRADED = 2 };
 
 /* The response to the request just sent on u, relayed to the sandbox.
- * REQ_NEXT when the connection may carry another request. */
+ * REQ_NEXT when the connection may carry another request, REQ_UPGRADED
+ * after a 101. */
 static int relay_response(struct eg_mitm *m, struct io *sb, struct upstream *u, int head_req)
 {
 	struct sbx_h1_head rh;
@@ -655,7 +729,7 @@ static int relay_response(struct eg_mitm *m, struct io *sb, struct upstream *u, 
 			return REQ_END;
 		io_take(&u->io, (size_t)rl);
 		if (rh.status == 101)
-			return REQ_END;         /* upgrades are not relayed here */
+			return REQ_UPGRADED;    /* its bytes follow: the caller relays them */
 		if (rh.status >= 100 && rh.status < 200)
 			continue;               /* 100 Continue and the like: the final one follows */
 		break;
@@ -664,6 +738,26 @@ static int relay_response(struct eg_mitm *m, struct io *sb, struct upstream *u, 
 	    relay_body(&u->io, sb, &rh) < 0)
 		return REQ_END;
 	return rh.close || rh.body == SBX_H1_UNTIL_CLOSE ? REQ_END : REQ_NEXT;
+}
+
+/* After a 101 on u: the decrypted streams relayed both ways until both
+ * close (rn_egress_relay.c); what either side sent past the HTTP goes
+ * first. Always REQ_END. */
+static int relay_upgraded(struct eg_mitm *m, struct io *sb, struct upstream *u)
+{
+	struct eg_relay_end a = { m->in_fd, sb->ssl, sb->buf + sb->off, sb->len, &m->bytes_out,
+				  &m->bytes_in };
+	struct eg_relay_end b = { u->fd, u->ssl, u->io.buf + u->io.off, u->io.len, NULL, NULL };
+
+	if (sb->pre_len) {      /* the peek held more than one request: not relayed */
+		snprintf(m->why, sizeof(m->why), "upgraded (101) with requests pipelined after it");
+		return REQ_END;
+	}
+	snprintf(m->why, sizeof(m->why), "upgraded (101)%s",
+		 eg_relay_upgraded(&a, &b, IO_TIMEOUT_S) < 0 ? ", relay ended by an error or idle" : "");
+	io_take(sb, sb->len);
+	io_take(&u->io, u->io.len);
+	return REQ_END;
 }
 
 static int one_request(struct eg_mitm *m, struct io *sb, struct upstream *up,
@@ -733,6 +827,8 @@ static int one_request(struct eg_mitm *m, struct io *sb, struct upstream *up,
 		rc = !out || io_write(&fw.io, out, outlen) < 0 || relay_body(sb, &fw.io, &h) < 0
 		     ? REQ_END : relay_response(m, sb, &fw, head_req);
 		free(out);
+		if (rc == REQ_UPGRADED)
+			rc = relay_upgraded(m, sb, &fw);
 		up_close(&fw, &m->fwd_fd);
 		free(fw.io.buf);
 		return rc == REQ_END || h.close ? REQ_END : REQ_NEXT;
@@ -748,6 +844,8 @@ static int one_request(struct eg_mitm *m, struct io *sb, struct upstream *up,
 	rc = !out || io_write(&up->io, out, outlen) < 0 || relay_body(sb, &up->io, &h) < 0
 	     ? REQ_END : relay_response(m, sb, up, head_req);
 	free(out);
+	if (rc == REQ_UPGRADED)
+		rc = relay_upgraded(m, sb, up);
 	if (rc == REQ_END)
 		up_close(up, &m->out_fd);
 	return rc == REQ_END || h.close ? REQ_END : REQ_NEXT;
@@ -790,8 +888,10 @@ static void mitm_end(struct eg_mitm *m)
 static void *mitm_main(void *arg)
 {
 	struct eg_mitm *m = arg;
-	struct io sb = { .fd = m->in_fd, .count = &m->bytes_out, .sent = &m->bytes_in };
-	struct upstream up = { -1, NULL, { .fd = -1, .count = NULL } };
+	int pipefd[2] = { -1, -1 };
+	struct io sb = { .fd = m->in_fd, .count = &m->bytes_out, .sent = &m->bytes_in,
+			 .pipe = m->port == 80 ? pipefd : NULL };
+	struct upstream up = { -1, NULL, { .fd = -1, .count = NULL, .pipe = sb.pipe } };
 	struct view_store *vs = malloc(sizeof(*vs));
 	SSL *ssl = NULL;
 	struct pre_bio pb = { m->in_fd, m->pre, m->pre_len };
@@ -832,6 +932,9 @@ out:
 		SSL_shutdown(ssl);
 		SSL_free(ssl);
 	}
+	for (int i = 0; i < 2; i++)
+		if (pipefd[i] >= 0)
+			close(pipefd[i]);
 	free(sb.buf);
 	free(up.io.buf);
 	free(vs);

@@ -37,15 +37,13 @@ static const char check_line[] =
 	"iptables -C SBX-IN -j DROP && "
 	"iptables -t nat -C POSTROUTING -s " NET_POOL " ! -o sbxh+ -j MASQUERADE";
 
-/* Run a shell line of ip/iptables commands (our own text, no user input),
- * waiting for it. 0 when it exited 0. */
-static int run(const char *line, struct sbx_err *err)
+pid_t rn_net_spawn(const char *line, struct sbx_err *err)
 {
 	char *argv[] = { "/bin/sh", "-c", (char *)line, NULL };
 	posix_spawnattr_t attr;
 	sigset_t none;
 	pid_t pid;
-	int st, rc;
+	int rc;
 
 	posix_spawnattr_init(&attr);
 	sigemptyset(&none);
@@ -57,6 +55,18 @@ static int run(const char *line, struct sbx_err *err)
 		errno = rc;
 		return sbx_err_sys(err, "spawn /bin/sh");
 	}
+	return pid;
+}
+
+/* Run a shell line of ip/iptables commands (our own text, no user input),
+ * waiting for it. 0 when it exited 0. */
+static int run(const char *line, struct sbx_err *err)
+{
+	pid_t pid = rn_net_spawn(line, err);
+	int st;
+
+	if (pid < 0)
+		return -1;
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return sbx_err_sys(err, "waitpid");

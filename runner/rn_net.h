@@ -26,6 +26,9 @@ int rn_net_allow_all(pid_t pid, int slot, struct sbx_err *err);
 /* Run a shell line of ip/iptables commands (the runner's own text, never
  * a sandbox's), waiting for it: 0 when it exited 0, else -1 with err. */
 int rn_net_run(const char *line, struct sbx_err *err);
+/* The same line started and not waited for: its pid (the runner's reaper
+ * collects it), or -1 with err. */
+pid_t rn_net_spawn(const char *line, struct sbx_err *err);
 
 /* resolv.conf for a sandbox of mode on slot: the runner's resolver on its
  * gateway (rn_dns.c), or deny-all's comment (slot -1: no veth). */

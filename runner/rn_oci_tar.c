@@ -233,15 +233,7 @@ int oci_tar_next(struct oci_tar *t)
 		if (px.path[0]) {
 			strcpy(t->name, px.path);
 		} else {
-			char name[101], prefix[156];
-			memcpy(name, h, 100);
-			name[100] = '\0';
-			memcpy(prefix, h + 345, 155);
-			prefix[155] = '\0';
-			if (!memcmp(h + 257, "ustar", 5) && prefix[0])
-				snprintf(t->name, sizeof t->name, "%s/%s", prefix, name);
-			else
-				snprintf(t->name, sizeof t->name, "%s", name);
+			sbx_tar_header_name(h, t->name, sizeof t->name);
 		}
 		if (px.link[0]) {
 			strcpy(t->link, px.link);

@@ -19,6 +19,7 @@
 #include "rn_drivers.h"
 #include "rn_persist.h"
 #include "rn_policy.h"
+#include "rn_sockwatch.h"
 #include "sbx_dial.h"
 #include "sbx_id.h"
 #include "sbx_log.h"
@@ -306,7 +307,9 @@ void rn_sandbox_reap(struct runner *r)
 			if (sb->pid == pid && !sb->reaped)
 				break;
 		if (!sb) {
-			rn_image_pull_reaped(r, pid, st);   /* a create's pull, or not ours */
+			/* a socket-budget change, a create's pull, or not ours */
+			if (!rn_sockwatch_reaped(r, pid, st))
+				rn_image_pull_reaped(r, pid, st);
 			continue;
 		}
 		sb->reaped = 1;

@@ -86,6 +86,13 @@ struct rn_driver_ops {
 	 * caller to own; -1 with err, errno ECONNREFUSED when nothing listens.
 	 * Lets `connect` hand the socket itself to a local gateway. */
 	int (*open_port)(struct rn_sandbox *sb, int port, struct sbx_err *err);
+	/* Optional (NULL: the driver's sockets are not the host kernel's):
+	 * refuse (on) or allow again (off) new TCP connections in sb's
+	 * network, for the socket-memory watch (rn_sockwatch.h). Started, not
+	 * waited for (an ip/iptables run takes up to half a second on a busy
+	 * host, and a sandbox decides when it crosses its budget): the pid of
+	 * the change, or -1 with err. */
+	pid_t (*refuse_connections)(struct rn_sandbox *sb, int on, struct sbx_err *err);
 	/* Optional (NULL: unsupported): stop every process of sb where it
 	 * stands (memory kept), and let it run on. 0 or -1 with err. */
 	int (*pause)(struct rn_sandbox *sb, struct sbx_err *err);
@@ -133,6 +140,8 @@ struct rn_sandbox {
 	long pids_hits;
 	int ready_fd1;                  /* readiness dial in flight: fd + 1, or 0 */
 	int64_t sock_over_since;        /* socket memory over its bound since (0: not) */
+	int sock_refusing;              /* new connections refused (rn_sockwatch.h) */
+	pid_t sock_job;                 /* that change still running (0: none) */
 	pid_t pid;
 	struct rn_driver *drv;          /* the driver that runs it */
 	char dir[PATH_MAX];             /* <state>/sandboxes/<id> */

@@ -98,15 +98,7 @@ static enum cv_tar_ev header(struct cv_tar *t)
 		memcpy(t->name, t->next_name, sizeof t->name);
 		t->next_name[0] = '\0';
 	} else {
-		char name[101], prefix[156];
-		memcpy(name, h, 100);
-		name[100] = '\0';
-		memcpy(prefix, h + 345, 155);
-		prefix[155] = '\0';
-		if (!memcmp(h + 257, "ustar", 5) && prefix[0])
-			snprintf(t->name, sizeof t->name, "%s/%s", prefix, name);
-		else
-			snprintf(t->name, sizeof t->name, "%s", name);
+		sbx_tar_header_name(h, t->name, sizeof t->name);
 	}
 	if (type == '7')
 		type = '0';

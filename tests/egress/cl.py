@@ -239,6 +239,154 @@ def raw_https(addr, sni, payload):
         return err(e)
 
 
+def ws(scheme, addr, host, path, sizes):
+    """A WebSocket to addr (port 80 or 443, the sandbox's own trust store):
+    the 101, the server's first frame, then for each of sizes (JSON) a
+    binary frame of that many bytes sent and what came back compared, a
+    close, and the end. Also the bytes this client sent and received in
+    all (the egress log must show the same)."""
+    import base64
+    import os
+    sent = got = 0
+    try:
+        raw = socket.create_connection((addr, 443 if scheme == "https" else 80), timeout=60)
+        s = ssl.create_default_context().wrap_socket(raw, server_hostname=host) \
+            if scheme == "https" else raw
+        key = base64.b64encode(os.urandom(16)).decode()
+        req = ("GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % (path, host, key)).encode()
+        s.sendall(req)
+        sent += len(req)
+        buf = b""
+
+        def need(n):
+            nonlocal buf, got
+            while len(buf) < n:
+                c = s.recv(1 << 20)
+                if not c:
+                    raise EOFError
+                got += len(c)
+                buf += c
+            out, buf = buf[:n], buf[n:]
+            return out
+        while b"\r\n\r\n" not in buf:
+            c = s.recv(65536)
+            if not c:
+                return ["eof before the 101"]
+            got += len(c)
+            buf += c
+        head, _, buf = buf.partition(b"\r\n\r\n")
+        out = [head.split(b" ")[1].decode()]
+
+        def frame():
+            b0, b1 = need(2)
+            n = b1 & 127
+            if n == 126:
+                n = int.from_bytes(need(2), "big")
+            elif n == 127:
+                n = int.from_bytes(need(8), "big")
+            return b0 & 15, need(n)
+
+        def send(opcode, payload):
+            nonlocal sent
+            mask = os.urandom(4)
+            n = len(payload)
+            h = bytes([0x80 | opcode]) + (bytes([0x80 | n]) if n < 126 else
+                                          bytes([0x80 | 126]) + n.to_bytes(2, "big") if n < 65536 else
+                                          bytes([0x80 | 127]) + n.to_bytes(8, "big"))
+            f = h + mask + bytes(x ^ mask[i % 4] for i, x in enumerate(payload))
+            s.sendall(f)
+            sent += len(f)
+        out.append(frame()[1].decode())
+        for n in json.loads(sizes):
+            data = os.urandom(n)
+            send(2, data)
+            op, back = frame()
+            out.append("echo %d %s" % (n, "same" if (op, back) == (2, data) else "DIFFERENT"))
+        send(8, b"\x03\xe8")
+        out.append("close" if frame()[0] == 8 else "no close")
+        try:
+            out.append("eof" if not s.recv(1) else "more")
+        except (OSError, ssl.SSLError) as e:
+            out.append(err(e))
+        return out + ["sent %d got %d" % (sent, got)]
+    except (OSError, ssl.SSLError, EOFError) as e:
+        return [err(e) if not isinstance(e, EOFError) else "eof", "sent %d got %d" % (sent, got)]
+
+
+def pipe(addr, host, n):
+    """n random bytes to /pipe on port 80 while reading what comes back,
+    then a half-close: "200 same sha n=N eof" when the echo and the
+    server's count match, and the bytes sent and got in all."""
+    import hashlib
+    import os
+    import select
+    n = int(n)
+    data = os.urandom(n)
+    sent = got = 0
+    back = b""
+    try:
+        s = socket.create_connection((addr, 80), timeout=60)
+        head = b"POST /pipe HTTP/1.1\r\nHost: %s\r\n\r\n" % host.encode()
+        s.sendall(head)
+        sent = len(head)
+        s.setblocking(False)
+        off, eof, shut = 0, False, False
+        while not eof:
+            r, w, _ = select.select([s], [s] if not shut else [], [], 60)
+            if not r and not w:
+                return ["timeout", "sent %d got %d" % (sent, got)]
+            try:
+                if w:
+                    if off < n:
+                        off += s.send(data[off:off + 262144])
+                    else:
+                        s.shutdown(socket.SHUT_WR)
+                        shut = True
+                if r:
+                    c = s.recv(1 << 20)
+                    eof = not c
+                    back += c
+            except BlockingIOError:
+                pass
+        sent += n
+        got = len(back)
+        head, _, rest = back.partition(b"\r\n\r\n")
+        want_tail = b"sha=%s n=%d" % (hashlib.sha256(data).hexdigest().encode(), n)
+        return ["%s %s %s" % (head.split(b" ")[1].decode(), "same" if rest[:n] == data else "DIFFERENT",
+                              "tail-ok" if rest[n:] == want_tail else "tail=%r" % rest[n:][:80]),
+                "sent %d got %d" % (sent, got)]
+    except OSError as e:
+        return [err(e), "sent %d got %d" % (sent, got)]
+
+
+def big(scheme, addr, host, up, down):
+    """A POST of up random bytes to /big?n=down on one kept-alive
+    connection, twice: "200 up=same down=same" when the server got the
+    body whole and the answer is its down bytes."""
+    import hashlib
+    import http.client
+    import os
+    up, down = int(up), int(down)
+    want = (bytes(range(256)) * (down // 256 + 1))[:down]
+    try:
+        c = http.client.HTTPSConnection(addr, 443, timeout=60, context=ssl.create_default_context()) \
+            if scheme == "https" else http.client.HTTPConnection(addr, 80, timeout=60)
+        out = []
+        for _ in range(2):
+            body = os.urandom(up)
+            c.request("POST", "/big?n=%d" % down, body=body, headers={"Host": host})
+            r = c.getresponse()
+            data = r.read()
+            out.append("%d up=%s down=%s" % (
+                r.status, "same" if r.getheader("X-Got") == "%s %d" % (hashlib.sha256(body).hexdigest(), up)
+                else "DIFFERENT", "same" if data == want else "DIFFERENT(%d)" % len(data)))
+        c.close()
+        return out
+    except (OSError, ssl.SSLError, http.client.HTTPException) as e:
+        return err(e) if isinstance(e, (OSError, ssl.SSLError)) else type(e).__name__
+
+
 if __name__ == "__main__":
     fn = globals()[sys.argv[1]]
     args = [None if a == "-" else a for a in sys.argv[2:]]

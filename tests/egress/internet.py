@@ -9,9 +9,17 @@ and UDP on 443 (QUIC's port) logging "udp <port>". A request whose path
 starts with /echo is answered on a kept-alive connection with what the
 server saw, as JSON (its Authorization only as a SHA-256, so an injected
 secret never travels back to the sandbox), and logged as "echo <json>"
-with the Authorization in full. On 198.51.100.4 the HTTPS certificate is
-a self-signed one (SELFCERT, SELFKEY).
+with the Authorization in full. A request for /ws with Upgrade: websocket
+gets a 101 and, in the same write, a text frame "hello auth=<SHA-256 of
+its Authorization>"; then every frame comes back as it came (a close
+frame: a close back, then the end), logged as "ws <Authorization>". On
+198.51.100.4 the HTTPS certificate is a self-signed one (SELFCERT,
+SELFKEY). /pipe answers a 200 head, then sends back every byte it gets
+until the client's half-close, then "sha=<SHA-256 of them> n=<count>",
+and closes. A POST to /big?n=N reads its body and answers N bytes
+(0..255 over and over) with "X-Got: <SHA-256 of the body> <length>".
 Usage: internet.py LOGFILE CERT KEY SELFCERT SELFKEY"""
+import base64
 import hashlib
 import json
 import select
@@ -102,6 +110,72 @@ def read_body(conn, headers, rest):
     return b"", rest
 
 
+def ws_frame(opcode, payload):
+    n = len(payload)
+    head = bytes([0x80 | opcode])
+    if n < 126:
+        head += bytes([n])
+    elif n < 65536:
+        head += bytes([126]) + n.to_bytes(2, "big")
+    else:
+        head += bytes([127]) + n.to_bytes(8, "big")
+    return head + payload
+
+
+def ws_serve(conn, headers, rest):
+    """A WebSocket echo after the 101 (the client's frames are masked)."""
+    key = headers.get("sec-websocket-key", "")
+    accept = base64.b64encode(hashlib.sha1(
+        (key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
+    auth = headers.get("authorization")
+    say("ws %s" % auth)
+    hello = "hello auth=%s" % (hashlib.sha256(auth.encode()).hexdigest() if auth else None)
+    conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                 b"Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n" % accept +
+                 ws_frame(1, hello.encode()))
+    conn.settimeout(60)
+
+    def need(n):
+        nonlocal rest
+        while len(rest) < n:
+            c = conn.recv(1 << 20)
+            if not c:
+                raise EOFError
+            rest += c
+        out, rest = rest[:n], rest[n:]
+        return out
+    while True:
+        b0, b1 = need(2)
+        n = b1 & 127
+        if n == 126:
+            n = int.from_bytes(need(2), "big")
+        elif n == 127:
+            n = int.from_bytes(need(8), "big")
+        mask = need(4) if b1 & 128 else b"\0\0\0\0"
+        data = need(n)
+        data = bytes(x ^ mask[i % 4] for i, x in enumerate(data)) if b1 & 128 else data
+        conn.sendall(ws_frame(b0 & 15, data))
+        if b0 & 15 == 8:
+            return
+
+
+def pipe_serve(conn, data):
+    """Every byte back as it comes, until the client's half-close."""
+    h, n = hashlib.sha256(), 0
+    conn.settimeout(60)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+    while True:
+        if not data:
+            data = conn.recv(1 << 20)   # the head may have come alone
+            if not data:
+                break
+        h.update(data)
+        n += len(data)
+        conn.sendall(data)
+        data = b""
+    conn.sendall(b"sha=%s n=%d" % (h.hexdigest().encode(), n))
+
+
 def http_reply(conn, local, sni):
     conn.settimeout(5)
     rest = b""
@@ -119,6 +193,31 @@ def http_reply(conn, local, sni):
             k, _, v = line.decode("latin-1").partition(":")
             headers[k.strip().lower()] = v.strip()
         host = headers.get("host", "-")
+        if len(parts) == 3 and parts[1].startswith("/big?n="):
+            try:
+                body, rest = read_body(conn, headers, rest)
+                n = int(parts[1].split("=", 1)[1])
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nX-Got: %s %d\r\n\r\n" %
+                             (n, hashlib.sha256(body).hexdigest().encode(), len(body)))
+                block = bytes(range(256)) * 4096
+                for i in range(0, n, len(block)):
+                    conn.sendall(block[:n - i])
+            except (OSError, ssl.SSLError, EOFError, ValueError):
+                break
+            continue
+        if len(parts) == 3 and parts[1].startswith("/pipe"):
+            try:
+                pipe_serve(conn, rest)
+            except (OSError, ssl.SSLError):
+                pass
+            break
+        if len(parts) == 3 and parts[1].startswith("/ws") and \
+                headers.get("upgrade", "").lower() == "websocket":
+            try:
+                ws_serve(conn, headers, rest)
+            except (OSError, ssl.SSLError, EOFError, ValueError):
+                pass
+            break
         if len(parts) == 3 and parts[1].startswith(("/echo", "/proxy")):
             try:
                 body, rest = read_body(conn, headers, rest)

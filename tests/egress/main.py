@@ -188,6 +188,28 @@ def allow_list_cases(sid):
           "".join(l for l in log.splitlines() if l.startswith("dns ")), False)
 
 
+def splice_cases(sid):
+    """A spliced connection (kernel pipes in the runner) carries 8 MiB
+    each way at once byte-exact, passes the client's half-close on after
+    its last byte, and the log counts every byte."""
+    since = max([e["seq"] for e in log_entries(sid)] or [0])
+    r = cl(sid, "pipe", "allowed.test", "allowed.test", 8 << 20, timeout=300)
+    check("spliced HTTP: 8 MiB each way at once, echoed byte-exact, then the half-close "
+          "reaches the server after the last byte (its count and digest match)",
+          r[0] if isinstance(r, list) else r, "200 same tail-ok")
+    counts = r[-1].split() if isinstance(r, list) else []
+    ent = []
+    for _ in range(50):
+        ent = [e for e in log_entries(sid, since) if e["name"] == "allowed.test" and e["port"] == 80]
+        if ent:
+            break
+        time.sleep(0.1)
+    result("... the log's byte counts are exactly the client's",
+           len(ent) == 1 and len(counts) == 4 and
+           [ent[0]["bytes_out"], ent[0]["bytes_in"]] == [int(counts[1]), int(counts[3])],
+           "%r %r" % (counts, ent))
+
+
 def log_cases(sid):
     entries = log_entries(sid)
     ok = [e for e in entries if e["name"] == "allowed.test" and e["port"] == 443 and
@@ -335,6 +357,32 @@ def echo(sid, scheme, reqs, host="allowed.test"):
     return out
 
 
+def upgrade_cases(sid):
+    """A WebSocket through a rule name (decrypted): after the 101 the
+    proxy relays both ways; the server got the injected credential."""
+    sizes = [5, 300000, 1 << 20]
+    for scheme, port in (("https", 443), ("http", 80)):
+        since = max([e["seq"] for e in log_entries(sid)] or [0])
+        r = cl(sid, "ws", scheme, "allowed.test", "allowed.test", "/ws?k=v7", json.dumps(sizes),
+               timeout=180)
+        want = ["101", "hello auth=" + SHA] + ["echo %d same" % n for n in sizes] + ["close", "eof"]
+        check("WebSocket over %s through a decrypted name: 101, the server's first frame with "
+              "the injected credential, 5 B / 300 KB / 1 MiB echoed byte-exact, close, the end"
+              % scheme, r[:-1] if isinstance(r, list) else r, want)
+        counts = r[-1].split() if isinstance(r, list) else []
+        ent = []
+        for _ in range(50):
+            ent = [e for e in log_entries(sid, since) if e["name"] == "allowed.test" and
+                   e["port"] == port and "upgraded (101)" in e["rule"]]
+            if ent:
+                break
+            time.sleep(0.1)
+        result("... logged as upgraded, with exactly the bytes the client sent and got",
+               len(ent) == 1 and len(counts) == 4 and "error" not in ent[0]["rule"] and
+               [ent[0]["bytes_out"], ent[0]["bytes_in"]] == [int(counts[1]), int(counts[3])],
+               "%r %r" % (counts, ent or log_entries(sid, since)))
+
+
 def broker_cases():
     sid = create(BROKER)
     r = echo(sid, "https", [["POST", "/echo/v1/chat", {"x-api-key": "placeholder"}, "hi", False]])
@@ -367,6 +415,11 @@ def broker_cases():
     result("forwardURL: the request goes to the forward origin under its path, saying where "
            "it was going", r and isinstance(r[0][1], dict) and r[0][1]["server"] == "198.51.100.3" and
            r[0][1]["path"] == "/proxy/echo/fwd/a?b=1" and r[0][1]["fwd"] == "allowed.test", r)
+    upgrade_cases(sid)
+    for scheme in ("http", "https"):
+        check("decrypted %s: 3 MiB up and 5 MiB down, twice on one connection, byte-exact"
+              % scheme, cl(sid, "big", scheme, "allowed.test", "allowed.test", 3 << 20, 5 << 20,
+                           timeout=180), ["200 up=same down=same"] * 2)
     check("an unruled name is spliced: the sandbox sees the real server's certificate",
           cl(sid, "peer", "other.test", "other.test"), "egress-test-ca|h2")
     result("a rule name is decrypted with the runner's CA, ALPN http/1.1 only",
@@ -458,6 +511,7 @@ def main():
     check("the sandbox shows its policy", d["network"],
           {"allow": ["allowed.test", "*.pkg.test", "rebind.test"], "deny_cidrs": []})
     allow_list_cases(sid)
+    splice_cases(sid)
     log_cases(sid)
     update_cases(sid)
     req("DELETE", "/v1/sandboxes/" + sid)

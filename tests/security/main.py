@@ -78,6 +78,7 @@ import probes_limits  # noqa: E402,F401
 import probes_flood  # noqa: E402,F401  (the flood section, 70-72)
 import probes_gvisor  # noqa: E402,F401  (80-84: which kernel a sandbox reaches)
 import probes_kernel_surface  # noqa: E402,F401  (180-184: socket memory, /proc, memfd_secret)
+import probes_sock_budget  # noqa: E402,F401  (185: connections refused at the socket budget)
 
 
 def main():

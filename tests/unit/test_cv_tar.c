@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "../../gateway/vercel/compat_vercel_tar.h"
+#include "../../lib/sbx_tarpath.h"
 
 static unsigned char tarbuf[1 << 16];
 static size_t tarlen;
@@ -196,6 +197,31 @@ static void test_names(void **state)
 	assert_int_equal(cv_tar_name_ok("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", out, sizeof out), -1);
 }
 
+/* The name both tar readers take from a header: ustar's prefix joined
+ * with '/', an old header's prefix bytes ignored, a cut at the buffer. */
+static void test_header_name_prefix(void **state)
+{
+	(void)state;
+	unsigned char h[512];
+	char out[300];
+	memset(h, 0, sizeof h);
+	memcpy(h, "file.txt", 8);
+	memcpy(h + 345, "deep/dir", 8);
+	memcpy(h + 257, "ustar", 6);
+	sbx_tar_header_name(h, out, sizeof out);
+	assert_string_equal(out, "deep/dir/file.txt");
+	memset(h + 257, 0, 6);
+	sbx_tar_header_name(h, out, sizeof out);
+	assert_string_equal(out, "file.txt");
+	memset(h, 'n', 100);
+	memcpy(h + 257, "ustar", 6);
+	memset(h + 345, 'p', 155);
+	sbx_tar_header_name(h, out, sizeof out);
+	assert_int_equal(strlen(out), 256);
+	sbx_tar_header_name(h, out, 10);
+	assert_string_equal(out, "ppppppppp");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_bomb_refused_at_header),
 		cmocka_unit_test(test_bad_checksum_and_gzip),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_header_name_prefix),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
