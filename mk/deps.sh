@@ -16,7 +16,7 @@ PKGS="$PKGS python3-httpx python3-setuptools python3-wheel python3-venv mypy"
 # OCI images (tests/oci): busybox to build them, skopeo to pull, the reference registry
 PKGS="$PKGS busybox-static skopeo docker-registry"
 # the vm driver: QEMU, and what mk/vm.sh and the runner build its disks with
-PKGS="$PKGS qemu-system-x86 cpio busybox-static erofs-utils"
+PKGS="$PKGS qemu-system-x86 cpio busybox-static erofs-utils zstd"
 
 missing=""
 for p in $PKGS; do

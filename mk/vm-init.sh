@@ -16,12 +16,6 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 stamp start
-while read -r m; do
-	insmod "/lib/modules/$m.ko" || echo "sbx-init: insmod $m failed"
-done </lib/modules/order
-stamp modules
-# loopback up: the agent's forward (connect, previews) dials 127.0.0.1
-ip link set lo up
 run= loader= net= pids=
 for a in $(cat /proc/cmdline); do
 	case "$a" in
@@ -31,6 +25,15 @@ for a in $(cat /proc/cmdline); do
 	sbx.pids=*) pids=${a#sbx.pids=} ;;
 	esac
 done
+# the NIC's modules only for a VM that has one (each insmod is a tenth of
+# a second under TCG)
+while read -r m; do
+	case "$m" in failover | net_failover | virtio_net) [ -n "$net" ] || continue ;; esac
+	insmod "/lib/modules/$m.ko" || echo "sbx-init: insmod $m failed"
+done </lib/modules/order
+stamp modules
+# loopback up: the agent's forward (connect, previews) dials 127.0.0.1
+ip link set lo up
 # the sandbox's pids limit: PID 1 (and so the agent and every command) in
 # a cgroup of the guest's own with pids.max, unmounted again (the guest's
 # root may mount cgroup2 and lift it: the host's bound is the VM)
@@ -54,7 +57,7 @@ if [ -n "$run" ]; then
 fi
 mkdir -p /lower /upper /newroot
 mount -t erofs -o ro /dev/vda /lower || fail "mount root image (vda)"
-mount -t ext4 /dev/vdb /upper || fail "mount writable disk (vdb)"
+mount -t ext4 -o noinit_itable /dev/vdb /upper || fail "mount writable disk (vdb)"
 mkdir -p /upper/upper /upper/work
 mount -t overlay overlay -o lowerdir=/lower,upperdir=/upper/upper,workdir=/upper/work /newroot ||
 	fail "overlay"
@@ -68,6 +71,8 @@ cp /bin/vm-envexec /newroot/.sandbox/vm-envexec
 : >/newroot/.sandbox/env
 chmod 0400 /newroot/.sandbox/env
 [ -f /upper/meta/env ] && cat /upper/meta/env >/newroot/.sandbox/env
+# the runner's egress CA (public), beside its bundle in the upper layer
+[ -f /upper/meta/egress-ca.pem ] && cp /upper/meta/egress-ca.pem /newroot/.sandbox/egress-ca.pem
 # the image's WorkingDir (an imported OCI image's), the agent's --workdir
 set -- /.sandbox/sandbox-agent --listen "vsock:1024"
 [ -f /upper/meta/workdir ] && set -- "$@" --workdir "$(cat /upper/meta/workdir)"

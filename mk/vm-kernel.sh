@@ -22,10 +22,35 @@ drivers/net/net_failover drivers/net/virtio_net"
 
 die() { echo "vm-kernel: $*" >&2; exit 1; }
 
+# DIR/vmlinux from DIR/vmlinuz: the compressed payload starts at its
+# format's magic (Debian's is zstd; xz and gzip as the kernel allows), and
+# the ELF it holds must carry the PVH entry note (Xen note type 18) that
+# QEMU's -kernel needs to boot it directly
+vmlinux() {
+	local d=$1 magic tool off
+	[ -f "$d/vmlinux" ] && return 0
+	for magic in '\x28\xb5\x2f\xfd:zstd' '\xfd\x37\x7a\x58\x5a\x00:xz' '\x1f\x8b\x08:gzip'; do
+		tool=${magic#*:}
+		command -v "$tool" >/dev/null || continue
+		for off in $(LC_ALL=C grep -obUaP "${magic%:*}" "$d/vmlinuz" | cut -d: -f1); do
+			tail -c +$((off + 1)) "$d/vmlinuz" | "$tool" -dc 2>/dev/null >"$d/vmlinux.tmp" ||
+				true   # it says the data after the payload is not its format
+			if [ "$(head -c 4 "$d/vmlinux.tmp")" = $'\x7fELF' ] &&
+				readelf -n "$d/vmlinux.tmp" 2>/dev/null | grep -q 'Xen.*0x00000012'; then
+				mv "$d/vmlinux.tmp" "$d/vmlinux"
+				return 0
+			fi
+		done
+	done
+	rm -f "$d/vmlinux.tmp"
+	echo "vm-kernel: no PVH-bootable vmlinux in $d/vmlinuz (the driver boots vmlinuz)" >&2
+}
+
 # built already, with the modules named here (a list that grew rebuilds it)
 want=$(for m in $MODULES; do basename "$m"; done)
 if [ "${1:-}" != "--force" ] && [ -f "$VM_DIR/kernel/current/version" ] &&
 	[ "$want" = "$(cat "$VM_DIR/kernel/current/modules/order" 2>/dev/null)" ]; then
+	vmlinux "$VM_DIR/kernel/current/"
 	echo "$VM_DIR/kernel/current"
 	exit 0
 fi
@@ -52,6 +77,7 @@ for m in $MODULES; do
 	basename "$m" >>"$out/modules/order"
 done
 echo "$ver" >"$out/version"
+vmlinux "$out"
 mkdir -p "$VM_DIR/kernel"
 rm -rf "${VM_DIR:?}/kernel/$ver"
 mv "$out" "$VM_DIR/kernel/$ver"

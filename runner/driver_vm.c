@@ -34,6 +34,16 @@
 #include "sbx_log.h"
 
 #define VM_CG_TOP "sandbox"
+/* What the guest kernel skips at boot, each a measured cost under TCG
+ * (initcall_debug) that a sandbox has no use for: the jitter entropy
+ * source's self-test (the pool is seeded before it runs), the signing keys
+ * of modules (the initramfs's are not checked), BPF struct-ops and trace
+ * tables, the crypto self-tests, the lockup watchdog, the TSC's and the
+ * timer's checks against other clocks (QEMU's are one clock). */
+#define VM_BOOT_FAST \
+	"initcall_blacklist=jent_mod_init,load_system_certificate_list," \
+	"bpf_tcp_ca_kfunc_init,bpf_dummy_struct_ops_init,trace_eval_init " \
+	"cryptomgr.notests nowatchdog tsc=reliable no_timer_check"
 
 struct vm_sb {
 	char cg[RN_ID_MAX + 96];
@@ -96,13 +106,18 @@ static int check_host(const struct rn_driver *d, struct vm_state *vs, struct sbx
 			return -1;
 	}
 	snprintf(vs->cache, sizeof(vs->cache), "%s", cache && *cache ? cache : "/var/cache/sandbox/vm");
-	if (snprintf(vs->kernel, sizeof(vs->kernel), "%s/kernel/current/vmlinuz", vs->cache) >=
+	/* the uncompressed kernel when mk/vm-kernel.sh could take it out:
+	 * QEMU boots it at its PVH entry, with no firmware setup and no
+	 * decompression (a second of each boot under TCG) */
+	if (snprintf(vs->kernel, sizeof(vs->kernel), "%s/kernel/current/vmlinux", vs->cache) >=
 	    (int)sizeof(vs->kernel))
 		return sbx_err_set(err, ENAMETOOLONG, "SANDBOX_VM_DIR too long");
 	if (access(vs->kernel, R_OK) < 0)
+		vs->kernel[strlen(vs->kernel) - 1] = 'z';   /* vmlinuz */
+	if (access(vs->kernel, R_OK) < 0)
 		return sbx_err_set(err, ENOENT, "no guest kernel at %s (mk/vm.sh extracts Debian's "
 				   "cloud kernel)", vs->kernel);
-	snprintf(p, sizeof(p), "%s/initrd.gz", vs->cache);
+	snprintf(p, sizeof(p), "%s/initrd.cpio", vs->cache);
 	if (access(p, R_OK) < 0)
 		return sbx_err_set(err, ENOENT, "no initramfs at %s (mk/vm.sh builds it)", p);
 	return 0;
@@ -187,7 +202,7 @@ struct vm_args {
 	struct vm_launch l;
 	char vu[PATH_MAX + 16], uds[PATH_MAX + 16], mem[64], memsz[32], smp[32];
 	char chardev[PATH_MAX + 48], root[PATH_MAX + 64], scratch[PATH_MAX + 64];
-	char append[256], serial[PATH_MAX + 32], qmp[PATH_MAX + 64], rootdisk[PATH_MAX];
+	char append[640], serial[PATH_MAX + 32], qmp[PATH_MAX + 64], rootdisk[PATH_MAX];
 	char disk[PATH_MAX + 16], seed[PATH_MAX + 16], netdev[64];
 };
 
@@ -229,8 +244,8 @@ static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_s
 	/* the pids limit is the guest's own (its init puts the agent in a
 	 * cgroup with it): the host's processes are QEMU's few */
 	snprintf(a->append, sizeof(a->append),
-		 "console=ttyS0 quiet panic=-1 sbx.loader=%s sbx.pids=%lld%s", vs->loader,
-		 (long long)(sb->spec.pids > 0 ? sb->spec.pids : 0), net);
+		 "console=ttyS0 quiet panic=-1 " VM_BOOT_FAST " sbx.loader=%s sbx.pids=%lld%s",
+		 vs->loader, (long long)(sb->spec.pids > 0 ? sb->spec.pids : 0), net);
 	snprintf(a->netdev, sizeof(a->netdev), "tap,id=n0,ifname=%s,script=no,downscript=no",
 		 VM_TAP);
 	q[i++] = (char *)vs->qemu;
@@ -334,7 +349,7 @@ static int vm_start(struct rn_sandbox *sb, struct sbx_err *err)
 	if (rn_runtime_image(sb->drv->r, sb->spec.image, rootfs, sizeof(rootfs), err) < 0 ||
 	    vm_root_disk(vs, sb->spec.image, rootfs, a->rootdisk, sizeof(a->rootdisk), err) < 0 ||
 	    rn_state_save(sb, "vm", vb->slot, err) < 0 ||
-	    vm_scratch_disk(a->disk, sb->spec.disk_mb, a->seed, &sb->spec, err) < 0)
+	    vm_scratch_disk(a->disk, sb->spec.disk_mb, a->seed, rootfs, &sb->spec, err) < 0)
 		goto fail;
 	plan(a, vs, sb, vb->slot);
 	if (make_cgroup(sb, vb->cg, err) < 0)
@@ -403,6 +418,32 @@ static int sweep(const struct rn_cgroup *cg, const char *path)
 
 /* How the VM ended, from its supervisor's exit status (vm_supervise):
  * logged for a stop, the sandbox's error when it ended on its own. */
+/* The last lines of a file of the sandbox's dir (the guest's console,
+ * QEMU's log) into the runner's log, once: a VM that ended by itself takes
+ * them with its dir, and they say why (a panic, init's failure). */
+static void log_tail(const struct rn_sandbox *sb, const char *name)
+{
+	char p[PATH_MAX + 32], buf[640];
+	int fd;
+	off_t size;
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "%s/%s", sb->dir, name);
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	n = size > 0 ? pread(fd, buf, sizeof(buf) - 1, size > (off_t)sizeof(buf) - 1 ?
+			     size - (off_t)sizeof(buf) + 1 : 0) : 0;
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	for (char *c = buf; *c; c++)
+		if (*c == '\n' || *c == '\r' || (unsigned char)*c < 0x20)
+			*c = *c == '\n' ? '|' : ' ';
+	sbx_warn("%s: the VM ended by itself; the end of its %s: %s", sb->id, name, buf);
+}
+
 static void explain_end(struct rn_sandbox *sb)
 {
 	int st = sb->wait_status, code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -415,9 +456,11 @@ static void explain_end(struct rn_sandbox *sb)
 	case VM_END_KILLED: why = "the guest did not power off in time and was killed"; break;
 	default: why = "its supervisor ended"; break;
 	}
-	if (sb->reason == RN_REASON_ERROR && sb->oom_kills <= 0)
+	if (sb->reason == RN_REASON_ERROR && sb->oom_kills <= 0) {
 		snprintf(sb->error, sizeof(sb->error), "the VM ended: %s", why);
-	else
+		log_tail(sb, "console.log");
+		log_tail(sb, "qemu.log");
+	} else
 		sbx_info("%s: the VM ended: %s", sb->id, why);
 }
 

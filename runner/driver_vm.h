@@ -81,12 +81,14 @@ void vm_accel_choose(struct vm_state *vs);
 int vm_root_disk(const struct vm_state *vs, const char *image, const char *rootfs,
 		 char *out, size_t n, struct sbx_err *err);
 
-/* A fresh ext4 disk of mb MiB at path (sparse) holding only meta/env, the
- * sandbox's env for the guest's init (made in the dir seed, then removed). */
-int vm_scratch_disk(const char *path, int64_t mb, const char *seed,
+/* A fresh ext4 disk of mb MiB at path (sparse) holding meta/env, the
+ * sandbox's env for the guest's init (made in the dir seed, then removed),
+ * and with a network the egress CA's trust store in the overlay's upper
+ * layer (upper/etc/ssl/certs: the image's at rootfs with the CA). */
+int vm_scratch_disk(const char *path, int64_t mb, const char *seed, const char *rootfs,
 		    const struct rn_spec *spec, struct sbx_err *err);
 
-/* <state>/vm/initrd.gz: the base initramfs (<cache>/initrd.gz,
+/* <state>/vm/initrd.cpio: the base initramfs (<cache>/initrd.cpio,
  * mk/vm-initramfs.sh) with the agent runtime appended at /runtime. */
 int vm_runner_initrd(struct vm_state *vs, const char *state_dir, const char *runtime_dir,
 		     struct sbx_err *err);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rn_egress_trust.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
 
@@ -154,8 +155,26 @@ static int write_env(const char *seed, const struct rn_spec *spec, struct sbx_er
 	fchmod(fileno(f), 0600);
 	for (int i = 0; i < spec->n_env; i++)
 		fprintf(f, "%s=%s%c", spec->env_names[i], spec->env_values[i], 0);
+	/* the egress CA's bundle and CA for every command, as the jail's */
+	if (spec->network != RN_NET_DENY_ALL) {
+		const char *trust[RN_TRUST_ENV_MAX];
+		int n = rn_egress_trust_env(spec, trust);
+		for (int i = 0; i < n; i++)
+			fprintf(f, "%s%c", trust[i], 0);
+	}
 	if (fclose(f) != 0)
 		return sbx_err_sys(err, "write %s", p);
+	/* the egress CA (public), /.sandbox/egress-ca.pem as in the jail's
+	 * runtime: this runner's initramfs was packed before the CA was made */
+	if (rn_egress_trust_pem()) {
+		snprintf(p, sizeof(p), "%s/meta/egress-ca.pem", seed);
+		if (!(f = fopen(p, "wxe")))
+			return sbx_err_sys(err, "create %s", p);
+		fchmod(fileno(f), 0644);
+		fputs(rn_egress_trust_pem(), f);
+		if (fclose(f) != 0)
+			return sbx_err_sys(err, "write %s", p);
+	}
 	/* the image's WorkingDir, the agent's --workdir */
 	if (spec->workdir[0]) {
 		snprintf(p, sizeof(p), "%s/meta/workdir", seed);
@@ -168,7 +187,76 @@ static int write_env(const char *seed, const struct rn_spec *spec, struct sbx_er
 	return 0;
 }
 
-int vm_scratch_disk(const char *path, int64_t mb, const char *seed,
+/* The image's trust store, read without following a symlink anywhere on
+ * the way (an imported image's root is anyone's): a new string (free it),
+ * NULL when the image has none that is a regular file. */
+static char *image_bundle(const char *rootfs, size_t *len)
+{
+	static const char *const path[] = { "etc", "ssl", "certs", "ca-certificates.crt" };
+	int d = open(rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1;
+	struct stat st;
+	char *buf = NULL;
+
+	for (int i = 0; d >= 0 && i < 4; i++) {
+		fd = openat(d, path[i], O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+			    (i < 3 ? O_DIRECTORY : 0));
+		close(d);
+		d = i < 3 ? fd : -1;
+	}
+	*len = 0;
+	if (d >= 0)
+		close(d);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (32 << 20) &&
+	    (buf = malloc((size_t)st.st_size + 1))) {
+		ssize_t r;
+		while (*len < (size_t)st.st_size &&
+		       (r = read(fd, buf + *len, (size_t)st.st_size - *len)) > 0)
+			*len += (size_t)r;
+	}
+	if (fd >= 0)
+		close(fd);
+	return buf;
+}
+
+/* <seed>/upper/etc/ssl/certs/ca-certificates.crt: the image's bundle with
+ * the runner's egress CA appended (rn_egress_trust.h), in the overlay's
+ * upper layer, so the guest's root has it in place of the image's */
+static int write_trust(const char *seed, const char *rootfs, struct sbx_err *err)
+{
+	char p[PATH_MAX + 64], *base, *bundle;
+	size_t len;
+	FILE *f;
+	int rc;
+
+	snprintf(p, sizeof(p), "%s/upper/etc/ssl/certs", seed);
+	if (sbx_mkdir_p(p, 0755, 0755) < 0)
+		return sbx_err_sys(err, "mkdir %s", p);
+	/* the upper layer's directories are the guest's /, /etc, ...: their
+	 * modes, whatever the runner's umask */
+	for (char *s = p + strlen(seed); s; s = strchr(s + 1, '/')) {
+		char c = *s;
+		*s = 0;
+		if (s > p + strlen(seed) && chmod(p, 0755) < 0)
+			return sbx_err_sys(err, "chmod %s", p);
+		*s = c;
+	}
+	if (chmod(p, 0755) < 0)
+		return sbx_err_sys(err, "chmod %s", p);
+	base = image_bundle(rootfs, &len);
+	bundle = rn_egress_trust_bundle(base, len);
+	free(base);
+	if (!bundle)
+		return sbx_err_set(err, ENOMEM, "out of memory");
+	snprintf(p, sizeof(p), "%s/upper/" RN_TRUST_BUNDLE_PATH, seed);
+	f = fopen(p, "wxe");
+	rc = f && fchmod(fileno(f), 0644) == 0 && fputs(bundle, f) >= 0 ? 0 : -1;
+	if (f && fclose(f) != 0)
+		rc = -1;
+	free(bundle);
+	return rc < 0 ? sbx_err_sys(err, "write %s", p) : 0;
+}
+
+int vm_scratch_disk(const char *path, int64_t mb, const char *seed, const char *rootfs,
 		    const struct rn_spec *spec, struct sbx_err *err)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), rc;
@@ -182,7 +270,9 @@ int vm_scratch_disk(const char *path, int64_t mb, const char *seed,
 		return sbx_err_sys(err, "size %s", path);
 	}
 	close(fd);
-	if (write_env(seed, spec, err) < 0) {
+	if (write_env(seed, spec, err) < 0 ||
+	    (spec->network != RN_NET_DENY_ALL && rn_egress_trust_pem() &&
+	     write_trust(seed, rootfs, err) < 0)) {
 		sbx_rmtree(seed);
 		return -1;
 	}
@@ -198,20 +288,21 @@ int vm_runner_initrd(struct vm_state *vs, const char *state_dir, const char *run
 	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
 	const char *slash = strrchr(runtime_dir, '/');
 
-	snprintf(base, sizeof(base), "%s/initrd.gz", vs->cache);
+	snprintf(base, sizeof(base), "%s/initrd.cpio", vs->cache);
 	if (access(base, R_OK) < 0)
 		return sbx_err_set(err, ENOENT, "no initramfs at %s (mk/vm.sh builds it)", base);
 	snprintf(dir, sizeof(dir), "%s/vm", state_dir);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return sbx_err_sys(err, "mkdir %s", dir);
-	if (snprintf(vs->initrd, sizeof(vs->initrd), "%s/initrd.gz", dir) >= (int)sizeof(vs->initrd))
+	if (snprintf(vs->initrd, sizeof(vs->initrd), "%s/initrd.cpio", dir) >= (int)sizeof(vs->initrd))
 		return sbx_err_set(err, ENAMETOOLONG, "state dir too long");
 	if (!slash || strchr(runtime_dir, '\'') || strchr(base, '\'') || strchr(dir, '\''))
 		return sbx_err_set(err, EINVAL, "paths with quotes are not supported");
-	/* the runtime dir's contents as /runtime of the initramfs */
+	/* the runtime dir's contents as /runtime of the initramfs, not
+	 * compressed (as the base: unpacking is the guest's, under TCG) */
 	if (snprintf(cmd, sizeof(cmd),
 		 "set -e; cd '%s'; { cat '%s'; ln -sfn '%s' '%s/runtime'; "
-		 "cd '%s'; find -L runtime -print | cpio -o -H newc -R 0:0 -L --quiet | gzip -1; } "
+		 "cd '%s'; find -L runtime -print | cpio -o -H newc -R 0:0 -L --quiet; } "
 		 ">'%s.tmp'; rm -f '%s/runtime'; mv '%s.tmp' '%s'",
 		 dir, base, runtime_dir, dir, dir, vs->initrd, dir, vs->initrd, vs->initrd) >=
 	    (int)sizeof(cmd))

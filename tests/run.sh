@@ -56,15 +56,16 @@ while read -r drv state; do
 	# runner's vm checks (tests/runner/vm_checks.py), the preview suite,
 	# the gateway's sandbox flow and the security probes of what a guest
 	# kernel changes (VM_PROBES); about 7 minutes under TCG here
-	suites=$DRIVER_SUITES checks= gwchecks= probes=
+	suites=$DRIVER_SUITES checks= gwchecks= probes= pvchecks=
 	[ "$drv" = vm ] && suites="runner preview gateway security" checks=vm gwchecks=flow \
-		probes=${VM_PROBES:-"0 1 3 80 81 82 83"}
+		pvchecks=vm probes=${VM_PROBES:-"0 1 3 80 81 82 83"}
 	for s in $suites; do
 		[ -x "tests/$s/run.sh" ] || continue
 		echo "== $s (isolation $drv)"
 		# (probes: the security suite's probe numbers, none for the others)
 		# shellcheck disable=SC2086
-		RUNNER_CHECKS=$checks GATEWAY_CHECKS=$gwchecks SANDBOX_TEST_ISOLATION=$drv \
+		RUNNER_CHECKS=$checks GATEWAY_CHECKS=$gwchecks PREVIEW_CHECKS=$pvchecks \
+			SANDBOX_TEST_ISOLATION=$drv \
 			"tests/$s/run.sh" $([ "$s" = security ] && echo $probes) 2>&1 | tee "$T/$s.$drv.out"
 		h_count -q "$T/$s.$drv.out"
 	done

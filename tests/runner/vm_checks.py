@@ -78,6 +78,7 @@ def allow_all(t, r):
                  res.get("198.51.100.1:8080") == "OPEN", out)
         t.result("vm allow-all: the host, private and link-local ranges are denied",
                  all(res.get(x) == "closed" for x in targets[1:]), out)
+        trust(t, r, sid)
         with open(os.path.join(r.state, "sandboxes", sid, "state.json")) as f:
             slot = json.load(f)["slot"]
         rep = r.req({"op": "set_network", "id": sid, "network": {"allow": ["example.com"]}})
@@ -93,6 +94,27 @@ def allow_all(t, r):
     finally:
         t.upstream_down(up)
         t.firewall_restore(fw)
+
+
+def trust(t, r, sid):
+    """a guest with a network trusts the runner's egress CA as the jail's
+    sandbox does: its bundle is the image's with the CA after it, and
+    every command's env names the bundle and the CA"""
+    import hashlib
+    img = os.environ.get("SANDBOX_IMAGE_DIR", "/var/cache/sandbox/images")
+    with open(img + "/default/rootfs/etc/ssl/certs/ca-certificates.crt", "rb") as f:
+        base = f.read()
+    b = "/etc/ssl/certs/ca-certificates.crt"
+    out = r.sh(sid, "echo $SSL_CERT_FILE $NODE_EXTRA_CA_CERTS $REQUESTS_CA_BUNDLE; "
+               "head -c %d %s | sha256sum; tail -c $(wc -c </.sandbox/egress-ca.pem) %s | "
+               "cmp - /.sandbox/egress-ca.pem && grep -q 'BEGIN CERTIFICATE' /.sandbox/egress-ca.pem "
+               "&& echo ca-last; wc -c <%s" % (len(base), b, b, b), timeout=60)
+    lines = out.split("\n")
+    t.result("vm allow-all: the env names the egress CA's bundle and the CA",
+             lines[0].split() == [b, "/.sandbox/egress-ca.pem", b], out)
+    t.result("vm allow-all: the trust store is the image's bundle, then the egress CA",
+             len(lines) > 3 and lines[1].split()[0] == hashlib.sha256(base).hexdigest() and
+             lines[2] == "ca-last", out)
 
 
 FORKS = r"""

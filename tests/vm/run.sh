@@ -16,9 +16,12 @@ command -v qemu-system-x86_64 >/dev/null || h_skip_suite "no qemu-system-x86_64 
 command -v busybox >/dev/null && command -v cpio >/dev/null || h_skip_suite "no busybox-static or cpio (mk/deps.sh)"
 kdir=$(mk/vm-kernel.sh) || h_skip_suite "no guest kernel (mk/vm-kernel.sh failed)"
 gcc -static -O2 -o "$T/vsock-guest" tests/vm/vsock_guest.c || h_abort "build the guest program"
-mk/vm-initramfs.sh "$kdir" "$T/initrd.gz" "$T/vsock-guest" || h_abort "build the initramfs"
+mk/vm-initramfs.sh "$kdir" "$T/initrd.cpio" "$T/vsock-guest" || h_abort "build the initramfs"
 # TCG unless told: a /dev/kvm that opens is not yet a KVM that runs guests
 accel=${VM_ACCEL:-tcg,tb-size=64}
+# the uncompressed kernel boots at its PVH entry (mk/vm-kernel.sh)
+kernel=$kdir/vmlinux
+[ -f "$kernel" ] || kernel=$kdir/vmlinuz
 
 boot() { # dir [backend args...]: the backend, then QEMU; BACKEND_PID, QEMU_PID
 	local d=$1
@@ -33,7 +36,7 @@ boot() { # dir [backend args...]: the backend, then QEMU; BACKEND_PID, QEMU_PID
 		-nodefaults -no-user-config -nographic -serial "file:$d/console" \
 		-object memory-backend-memfd,id=mem,size=256M,share=on -machine memory-backend=mem \
 		-chardev "socket,id=vu,path=$d/vu.sock" -device vhost-user-vsock-pci,chardev=vu \
-		-kernel "$kdir/vmlinuz" -initrd "$T/initrd.gz" -no-reboot \
+		-kernel "$kernel" -initrd "$T/initrd.cpio" -no-reboot \
 		-append "console=ttyS0 quiet panic=-1 sbx.run=/bin/vsock-guest" 2>"$d/qemu.log" &
 	QEMU_PID=$!
 	h_track "$QEMU_PID"
@@ -61,6 +64,11 @@ if [ "$rss" -lt 32768 ]; then pass "backend holds ${rss} KiB after the stall"; e
 check "200 connections at once" "$(python3 $CLIENT many "$d/v.sock" 200)" "200 of 200 echoed"
 check "a port nobody listens on is closed without OK" "$(python3 $CLIENT refused "$d/v.sock" 4000)" "closed"
 check "a line that is not CONNECT is closed" "$(python3 $CLIENT badline "$d/v.sock")" "closed"
+check "the guest closes while the host writes: the host's end is closed" \
+	"$(python3 $CLIENT guestclose "$d/v.sock")" "closed"
+check "the guest connecting to the host is reset at once" \
+	"$(python3 $CLIENT dialhost "$d/v.sock")" "connect to the host: Connection reset by peer"
+check "after both, the backend still echoes" "$(python3 $CLIENT echo "$d/v.sock")" "echoed"
 
 # kill -9 of the backend: an open stream ends, nothing answers any more
 python3 $CLIENT hold "$d/v.sock" >"$d/hold" &

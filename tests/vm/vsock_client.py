@@ -9,6 +9,9 @@ dials the backend's hybrid socket and prints one line the suite compares.
   refused SOCK PORT       a port nobody listens on: closed without OK
   badline SOCK            not a CONNECT line: closed
   hold SOCK               open an echo connection, print ready, wait for EOF
+  guestclose SOCK         the guest closes while the host writes: the host's
+                          end is closed (EOF or reset), never left hanging
+  dialhost SOCK           the guest's line on how its connect to the host ended
 """
 import os
 import socket
@@ -115,7 +118,31 @@ def hold(path):
     except OSError as e:
         print("reset" if isinstance(e, ConnectionResetError) else "error %s" % e)
 
+def guestclose(path):
+    s = dial(path, 1028)
+    s.settimeout(120)
+    sent = 0
+    try:
+        s.sendall(b"x")
+        # more than the guest's credit: a backend that kept the connection
+        # would block this writer until the timeout
+        while sent < (64 << 20):
+            sent += s.send(b"y" * 65536)
+        print("hang: %d bytes taken" % sent)
+    except socket.timeout:
+        print("hang: the writer blocked after %d bytes" % sent)
+    except (BrokenPipeError, ConnectionResetError):
+        print("closed")
+    else:
+        return
+    s.close()
+
+def dialhost(path):
+    s = dial(path, 1029)
+    print(recv_all(s, 200).decode().strip())
+
 cmd, path = sys.argv[1], sys.argv[2]
 args = [int(a) for a in sys.argv[3:]]
 {"echo": echo, "flood": flood, "stall": stall, "many": many, "refused": refused,
- "badline": badline, "hold": hold}[cmd](path, *args)
+ "badline": badline, "hold": hold, "guestclose": guestclose,
+ "dialhost": dialhost}[cmd](path, *args)

@@ -5,7 +5,11 @@
  *   1025  stall: accept, never read (the host writer must be paused);
  *   1026  flood: read a decimal count and a newline, write that many bytes
  *         of the pattern i % 251, then close;
- *   1027  power off the guest (the end of a test run).
+ *   1027  power off the guest (the end of a test run);
+ *   1028  read one byte, then close: the guest ends a connection the host
+ *         still writes to (its kernel resets what arrives after);
+ *   1029  connect to the host (CID 2, port 7000) and write back how that
+ *         ended, one line.
  * One process per connection, so a stalled one holds up nothing else. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -77,22 +81,46 @@ static void flood(int fd)
 	}
 }
 
+static void close_early(int fd)
+{
+	char b;
+
+	if (read(fd, &b, 1) == 1)
+		close(fd);
+}
+
+static void dial_host(int fd)
+{
+	struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_HOST,
+	                         .svm_port = 7000 };
+	int s = socket(AF_VSOCK, SOCK_STREAM, 0);
+	char line[128];
+
+	if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0)
+		snprintf(line, sizeof line, "connect to the host: connected\n");
+	else
+		snprintf(line, sizeof line, "connect to the host: %s\n", strerror(errno));
+	write_all(fd, line, strlen(line));
+}
+
+#define N_PORTS 6
+
 int main(void)
 {
-	unsigned ports[] = { 1024, 1025, 1026, 1027 };
-	int fds[4];
+	unsigned ports[N_PORTS] = { 1024, 1025, 1026, 1027, 1028, 1029 };
+	int fds[N_PORTS];
 
 	signal(SIGCHLD, SIG_IGN);   /* children are reaped by the kernel */
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < N_PORTS; i++)
 		fds[i] = listen_on(ports[i]);
 	printf("vsock-guest: listening\n");
 	fflush(stdout);
 	for (;;) {
-		struct pollfd pfd[4];
-		for (int i = 0; i < 4; i++)
+		struct pollfd pfd[N_PORTS];
+		for (int i = 0; i < N_PORTS; i++)
 			pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
-		poll(pfd, 4, -1);
-		for (int i = 0; i < 4; i++) {
+		poll(pfd, N_PORTS, -1);
+		for (int i = 0; i < N_PORTS; i++) {
 			int c;
 			while ((c = accept4(fds[i], NULL, NULL, 0)) >= 0) {
 				if (ports[i] == 1027) {
@@ -104,6 +132,10 @@ int main(void)
 						echo(c);
 					else if (ports[i] == 1026)
 						flood(c);
+					else if (ports[i] == 1028)
+						close_early(c);
+					else if (ports[i] == 1029)
+						dial_host(c);
 					else
 						pause();
 					_exit(0);
