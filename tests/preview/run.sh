@@ -90,8 +90,12 @@ check "pipelined requests" "$($PC pipeline $P $H3)" 2
 # and a write each way: 2 poll(2) calls (4 or more while every write
 # waited for a WRITEABLE, a loop turn later). Counted, not timed; the
 # bound of 3 a request leaves room for the connection's routing and the
-# loop's own timers.
-if command -v strace >/dev/null; then
+# loop's own timers. Only where the runner passes the gateway the guest's
+# own socket (jail, gvisor): a VM's port comes through the runner's stream
+# to the agent's forward, whose frames arrive as they come.
+if [ "${SANDBOX_TEST_ISOLATION:-jail}" = vm ]; then
+	skip "poll(2) calls a request: a VM's port is not a socket the gateway holds"
+elif command -v strace >/dev/null; then
 	strace -f -c -e trace=poll -o "$T/polls" -p $GWPID 2>"$T/strace.err" & sp=$!
 	for _ in $(seq 50); do grep -q attached "$T/strace.err" && break; sleep 0.1; done
 	nseq=$($PC insequence $P $H3 500)

@@ -35,5 +35,9 @@ SANDBOX_API_KEYS=$GW_KEY start_gateway "$GW" "$pt_port" "$T/gateway-preview-test
 GW_PID=$main_gw_pid
 node tests/web/web.test.js
 rc=$?
-if [ $rc != 0 ]; then echo "--- gateway log (tail)"; tail -20 "$GW_LOG"; fi
+if [ $rc != 0 ]; then
+	echo "--- gateway log (tail; the gateways' and the runner's whole logs are kept beside the screenshots)"
+	tail -20 "$GW_LOG"
+	cp "$T"/*.log "$ARTIFACTS"/ 2>/dev/null
+fi
 exit $rc

@@ -103,7 +103,8 @@ async function startSandbox() {
 		} catch { sandbox = null; }
 	}
 	if (!sandbox) {
-		if (ui.sandbox && sandboxLive()) ui.sandbox.stop().catch(() => {});
+		// the old one ends first: two at once count twice against the key's limit
+		if (ui.sandbox && sandboxLive()) await ui.sandbox.stop().catch(() => {});
 		sandbox = await client.create({ ports: [APP_PORT], timeout_ms: 10 * 60 * 1000, ...isolation.fields(), ...runtime.fields(),
 			...snapshots.fields(), ...network.fields() });
 	}
