@@ -78,6 +78,16 @@ check "gvisor pause: a sandbox from the snapshot of the checkpointed one has its
 api DELETE "/sandboxes/$GS" >/dev/null
 api DELETE "/snapshots/$GSNP" >/dev/null
 
+# A get reaches the sandbox's runner by its id, but a create needs the
+# gateway to have seen the runner up again (its next status probe): until
+# then gvisor is on no runner that is up (422 isolation_unavailable).
+runner_back() {
+	for _ in $(seq 150); do
+		[ "$(api GET /capabilities; j '[i["available"] for i in o["isolation"] if i["name"] == "gvisor"]')" = "200[True]" ] && return
+		sleep 0.2
+	done
+}
+
 # ---- the runner killed while paused: the restarted runner takes it back ----
 check "gvisor restart: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]')" 200paused
 kill -9 "$RUNNER_PID"
@@ -86,6 +96,7 @@ rm -f "$T/runner.sock"
 start_runner "$RN" "$T/runner.sock" "$T/state" || h_abort "runner did not restart"
 for _ in $(seq 100); do [ "$(api GET "/sandboxes/$G")" = 200 ] && break; sleep 0.2; done
 check "gvisor restart: the restarted runner has it, paused" "$(j 'o["status"], o.get("stop_reason")')" "paused None"
+runner_back
 check "gvisor restart: resume restores it" "$(api POST "/sandboxes/$G/resume"; j 'o["status"]')" 200running
 check "gvisor restart: its server kept its state" "$(preview "$G")" "hits 3"
 n0=$(run "$G" 'wc -l < /tmp/count')
@@ -103,12 +114,14 @@ rm -f "$T/runner.sock"
 start_runner "$RN" "$T/runner.sock" "$T/state" || h_abort "runner did not restart"
 for _ in $(seq 100); do [ "$(api GET "/sandboxes/$G")" = 200 ] && break; sleep 0.2; done
 check "gvisor clean stop: the restarted runner has it, paused" "$(j 'o["status"], o.get("stop_reason")')" "paused None"
+runner_back
 check "gvisor clean stop: resume restores it, its server's state kept" \
 	"$(api POST "/sandboxes/$G/resume"; j 'o["status"]'; preview "$G")" "200running
 hits 4"
 
 # ---- a kept persistent sandbox: a preview request resumes it, then is served ----
 PV=$(create '{"isolation":"gvisor","persistent":true,"memory_mb":256,"ports":[3000],"timeout_ms":600000}')
+[ -n "$PV" ] || fail "gvisor kept: create: $(cat "$T/body")"
 api POST "/sandboxes/$PV/commands" '{"cmd":"node","args":["-e","let n=0;require(\"http\").createServer((q,s)=>s.end(\"kept \"+(++n))).listen(3000,\"127.0.0.1\")"],"detached":true}' >/dev/null
 for _ in $(seq 150); do [ "$(preview "$PV")" = "kept 1" ] && break; sleep 0.2; done
 check "gvisor kept: a stop keeps it paused to disk" \
