@@ -75,5 +75,12 @@ echo "== fuzz (${FUZZ_SECONDS}s per target)"
 tests/fuzz/run.sh "$FUZZ_SECONDS" 2>&1 | tee "$T/fuzz.out"
 h_count -q "$T/fuzz.out"
 
+# CI shows only the last lines: name each failure again just above the
+# closing line (its suite's file, the check, cut to one line)
+if grep -q '^FAIL' "$T"/*.out 2>/dev/null; then
+	echo
+	echo "failed checks:"
+	grep -H '^FAIL' "$T"/*.out | sed -E "s|^$T/||; s|\.out:FAIL: |: |" | cut -c1-200 | head -20
+fi
 echo
 h_finish
