@@ -31,6 +31,8 @@ struct vm_state {
 	char loader[64];
 	char cg_parent[64];
 	char accel[64];
+	char machine[16];           /* "microvm" or "q35" (driver_vm_accel.c) */
+	long tsc_khz;               /* the host's TSC rate: a microvm guest's under TCG */
 	struct rn_slots slots;      /* the veth addresses of allow-all VMs */
 };
 
@@ -72,8 +74,11 @@ enum vm_end {
 void vm_supervise(struct vm_launch *l) __attribute__((noreturn));
 
 /* vs->accel: "kvm" when QEMU runs a guest with KVM here (tried once per
- * host boot and QEMU binary, driver_vm_accel.c), else TCG with tb-size */
-void vm_accel_choose(struct vm_state *vs);
+ * host boot and QEMU binary, driver_vm_accel.c), else TCG with tb-size;
+ * vs->machine: microvm when QEMU has it (and, under TCG, the host's TSC
+ * rate is known: vs->tsc_khz), else q35; SANDBOX_VM_MACHINE forces one.
+ * -1 with err only for a SANDBOX_VM_MACHINE that cannot be had. */
+int vm_accel_choose(struct vm_state *vs, struct sbx_err *err);
 
 /* The read-only root disk of the image at rootfs: an erofs image built
  * once under <cache>/images/<image>.erofs and rebuilt when the image's
