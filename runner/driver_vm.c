@@ -248,13 +248,14 @@ static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_s
 	snprintf(a->serial, sizeof(a->serial), "file:%s/console.log", sb->dir);
 	snprintf(a->qmp, sizeof(a->qmp), "unix:%s/qmp.sock,server=on,wait=off", sb->dir);
 	vm_net_cmdline(slot, net, sizeof(net));
-	/* init loads the machine's transport; a microvm guest under TCG is
-	 * told its TSC's rate, which it has no clock to measure against */
+	/* init loads the machine's transport; microvm has no PCI bus to look
+	 * for, and a microvm guest under TCG is told its TSC's rate, which it
+	 * has no clock to measure against */
 	if (mmio && vs->tsc_khz > 0)
-		snprintf(machine, sizeof(machine), " sbx.machine=microvm tsc_early_khz=%ld",
+		snprintf(machine, sizeof(machine), " sbx.machine=microvm pci=off tsc_early_khz=%ld",
 			 vs->tsc_khz);
 	else if (mmio)
-		snprintf(machine, sizeof(machine), " sbx.machine=microvm");
+		snprintf(machine, sizeof(machine), " sbx.machine=microvm pci=off");
 	/* the pids limit is the guest's own (its init puts the agent in a
 	 * cgroup with it): the host's processes are QEMU's few */
 	snprintf(a->append, sizeof(a->append),
