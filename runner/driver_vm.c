@@ -191,8 +191,8 @@ static int vm_init(struct rn_driver *d, struct sbx_err *err)
 	snprintf(vs->cg_parent, sizeof(vs->cg_parent), VM_CG_TOP "/vm_%s", r->name);
 	build_root_disks(d, vs);
 	d->data = vs;
-	sbx_info("vm driver: %s (%s, %s), kernel %s, backend %s", vs->qemu, vs->accel, vs->machine,
-		 vs->kernel, vs->vsockd);
+	sbx_info("vm driver: %s (%s, %s, the guest's TSC %ld kHz), kernel %s, backend %s", vs->qemu,
+		 vs->accel, vs->machine, vs->tsc_khz, vs->kernel, vs->vsockd);
 	return 0;
 fail:
 	free(vs);

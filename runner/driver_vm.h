@@ -62,7 +62,8 @@ struct vm_launch {
  * sandbox-vsockd and (once it listens) QEMU, and lives as long as both:
  * when either ends the other is ended and the supervisor exits with one of
  * VM_END_*. SIGTERM: ACPI power-down (the agent, the guest's PID 1, powers
- * the guest off), then after VM_POWERDOWN_MS SIGKILL. */
+ * the guest off), pressed again each second (a press before the agent
+ * opened the button is lost), then after VM_POWERDOWN_MS SIGKILL. */
 #define VM_POWERDOWN_MS 10000
 enum vm_end {
 	VM_END_POWEROFF = 0,    /* QEMU exited 0: the guest powered off */
