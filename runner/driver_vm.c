@@ -444,14 +444,19 @@ static int sweep(const struct rn_cgroup *cg, const char *path)
 	return rn_cgroup_remove(cg, path, VM_CG_TOP);
 }
 
-/* How the VM ended, from its supervisor's exit status (vm_supervise):
- * logged for a stop, the sandbox's error when it ended on its own. */
 /* The last lines of a file of the sandbox's dir (the guest's console,
  * QEMU's log) into the runner's log, once: a VM that ended by itself takes
- * them with its dir, and they say why (a panic, init's failure). */
+ * them with its dir, and they say why (a panic, init's failure). A guest
+ * kernel's report (an oops, a BUG, a panic) is logged from its first line
+ * too: the end of the console is only its last registers. */
+#define VM_TAIL_READ 16384
+#define VM_TAIL_LOG 640
+#define VM_REPORT_LOG 1500
 static void log_tail(const struct rn_sandbox *sb, const char *name)
 {
-	char p[PATH_MAX + 32], buf[640];
+	static const char *const report[] = { "BUG:", "Oops", "general protection",
+					       "Kernel panic", NULL };
+	char p[PATH_MAX + 32], *buf, *first = NULL;
 	int fd;
 	off_t size;
 	ssize_t n;
@@ -460,18 +465,33 @@ static void log_tail(const struct rn_sandbox *sb, const char *name)
 	if ((fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return;
 	size = lseek(fd, 0, SEEK_END);
-	n = size > 0 ? pread(fd, buf, sizeof(buf) - 1, size > (off_t)sizeof(buf) - 1 ?
-			     size - (off_t)sizeof(buf) + 1 : 0) : 0;
+	buf = malloc(VM_TAIL_READ + 1);
+	n = buf && size > 0 ? pread(fd, buf, VM_TAIL_READ, size > VM_TAIL_READ ?
+				    size - VM_TAIL_READ : 0) : 0;
 	close(fd);
-	if (n <= 0)
+	if (n <= 0) {
+		free(buf);
 		return;
+	}
 	buf[n] = 0;
-	for (char *c = buf; *c; c++)
+	for (char *c = buf; c < buf + n; c++)
 		if (*c == '\n' || *c == '\r' || (unsigned char)*c < 0x20)
 			*c = *c == '\n' ? '|' : ' ';
-	sbx_warn("%s: the VM ended by itself; the end of its %s: %s", sb->id, name, buf);
+	for (int i = 0; report[i]; i++) {
+		char *at = strstr(buf, report[i]);
+		if (at && (!first || at < first))
+			first = at;
+	}
+	if (first && buf + n - first > VM_TAIL_LOG)
+		sbx_warn("%s: the VM ended by itself; its guest kernel's report in its %s: %.*s",
+			 sb->id, name, VM_REPORT_LOG, first);
+	sbx_warn("%s: the VM ended by itself; the end of its %s: %s", sb->id, name,
+		 n > VM_TAIL_LOG ? buf + n - VM_TAIL_LOG : buf);
+	free(buf);
 }
 
+/* How the VM ended, from its supervisor's exit status (vm_supervise):
+ * logged for a stop, the sandbox's error when it ended on its own. */
 static void explain_end(struct rn_sandbox *sb)
 {
 	int st = sb->wait_status, code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
