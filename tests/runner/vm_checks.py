@@ -264,6 +264,21 @@ def run(t):
                  not os.path.exists(os.path.join(r.state, "sandboxes", sid)),
                  str(processes_of(sid)))
 
+        # a stop as soon as the create returns: the agent has the power
+        # button open before its dial is answered (a press before that was
+        # lost, and the guest was killed after 10 s)
+        rep = create(r, timeout_ms=600000)
+        if rep.get("ok"):
+            sid = rep["sandbox"]["id"]
+            r.req({"op": "stop", "id": sid})
+            ended(t, r, sid)
+            t.result("a stop right after create: the guest powered off on the power button",
+                     (sid + ": the VM ended: the guest powered off") in r.logtext(),
+                     "\n".join(ln for ln in r.logtext().splitlines() if sid in ln)[-600:])
+        else:
+            t.result("a stop right after create: the guest powered off on the power button",
+                     False, json.dumps(rep))
+
         allow_all(t, r)
 
         # a kernel crash inside ends that sandbox as failed
