@@ -502,6 +502,7 @@ static void explain_end(struct rn_sandbox *sb)
 	case VM_END_QEMU: why = "QEMU ended with an error (a guest kernel panic does so)"; break;
 	case VM_END_BACKEND: why = "its vsock backend (sandbox-vsockd) ended"; break;
 	case VM_END_KILLED: why = "the guest did not power off in time and was killed"; break;
+	case VM_END_QEMU_SIGNAL: why = "QEMU crashed (it died of a signal)"; break;
 	default: why = "its supervisor ended"; break;
 	}
 	if (sb->reason == RN_REASON_ERROR && sb->oom_kills <= 0) {

@@ -71,6 +71,7 @@ enum vm_end {
 	VM_END_QEMU = 2,        /* QEMU failed: a guest panic (pvpanic) or its error */
 	VM_END_BACKEND = 3,     /* sandbox-vsockd ended first */
 	VM_END_KILLED = 4,      /* QEMU killed after the power-down bound */
+	VM_END_QEMU_SIGNAL = 5, /* QEMU died of a signal no one here sent: it crashed */
 };
 void vm_supervise(struct vm_launch *l) __attribute__((noreturn));
 

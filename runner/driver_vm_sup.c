@@ -146,8 +146,11 @@ void vm_supervise(struct vm_launch *l)
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
 			if (p == qemu && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 				end(vsockd, VM_END_POWEROFF);
+			if (p == qemu && kill_at && now_ms() >= kill_at)
+				end(vsockd, VM_END_KILLED);
+			/* a panic (pvpanic) is an exit 1; a signal is QEMU's own crash */
 			if (p == qemu)
-				end(vsockd, kill_at && now_ms() >= kill_at ? VM_END_KILLED : VM_END_QEMU);
+				end(vsockd, WIFSIGNALED(st) ? VM_END_QEMU_SIGNAL : VM_END_QEMU);
 			/* the backend ends by itself (status 0) when QEMU hangs
 			 * up its vhost-user socket, i.e. as QEMU exits: QEMU's own
 			 * status, due any moment, says how the VM ended */
