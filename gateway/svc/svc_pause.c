@@ -34,8 +34,7 @@ void svc_sandbox_resume(struct svc_call *c)
 	cJSON *req = id_req(c, "resume");
 
 	/* a kept one started again passes the key's sandbox limit as a create */
-	if (!gw_owner_resume_room(c->vh, c->sid, c->key))
-		cJSON_AddNumberToObject(req, "resume_limit", c->vh->max_sandboxes_per_key);
+	svc_resume_mark(c, req, 1);
 	svc_runner(c, req, on_sandbox);
 }
 
