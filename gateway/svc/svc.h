@@ -109,6 +109,8 @@ struct svc_call {
 	cJSON *held_body;           /* its body meanwhile */
 	int refreshed;
 	struct gw_place *place;
+	struct gw_probe_wait probe_wait;   /* a create asking the runners not up again */
+	int reprobed;               /* ... once */
 	struct gw_fan *fan;
 	struct gw_own_wait own_wait;
 	void (*admitted)(struct svc_call *c);

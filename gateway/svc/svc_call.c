@@ -27,6 +27,7 @@ void svc_call_reset(struct svc_call *c)
 	svc_resume_settled(c);   /* the call ended before the runner answered */
 	gw_up_release(&c->up);
 	gw_owner_wait_cancel(&c->owner_wait);
+	gw_probe_wait_cancel(&c->probe_wait);
 	gw_owner_lookup_cancel(&c->own_wait);
 	gw_place_free(c->place);
 	c->place = NULL;
@@ -40,7 +41,7 @@ void svc_call_reset(struct svc_call *c)
 	memset(&c->op, 0, sizeof c->op);
 	memset(&c->up, 0, sizeof c->up);
 	c->on_frame = NULL;
-	c->answered = c->ended = c->refreshed = c->parent_closed = 0;
+	c->answered = c->ended = c->refreshed = c->parent_closed = c->reprobed = 0;
 	c->admitted = NULL;
 }
 
