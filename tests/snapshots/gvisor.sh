@@ -129,6 +129,17 @@ check "gvisor kept: a stop keeps it paused to disk" \
 1"
 check "gvisor kept: a preview request resumes it and its server answers, its state kept" "$(preview "$PV")" "kept 2"
 check "gvisor kept: it runs again" "$(api GET "/sandboxes/$PV"; j 'o["status"]')" 200running
+run "$PV" 'echo at-the-stop > gk.txt' >/dev/null
+api POST "/sandboxes/$PV/stop" >/dev/null
+check "gvisor kept: a fork resumes it first, then forks it (201, X-Sandbox-Resumed: 1)" \
+	"$(curl -s -m 300 -D "$T/hdrs" -o "$T/body" -w '%{http_code}' -X POST -H "$A" -d '{"count":1}' "$U/sandboxes/$PV/fork"; tr -d '\r' <"$T/hdrs" | grep -ci '^x-sandbox-resumed: 1$')" 2011
+PVF=$(j 'o["sandboxes"][0]["id"]') PVS=$(j 'o["snapshot"]["id"]')
+check "gvisor kept: ... the fork has its file" "$(run "$PVF" 'cat gk.txt')" at-the-stop
+check "gvisor kept: ... the source runs again, its server's state kept" \
+	"$(api GET "/sandboxes/$PV"; j 'o["status"]'; preview "$PV")" "200running
+kept 3"
+api DELETE "/sandboxes/$PVF" >/dev/null
+api DELETE "/snapshots/$PVS" >/dev/null
 api DELETE "/sandboxes/$PV" >/dev/null
 
 # ---- the runner's loop answers while a checkpoint of 256 MiB runs (in a
