@@ -93,7 +93,13 @@ check "gvisor restart: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]
 kill -9 "$RUNNER_PID"
 wait "$RUNNER_PID" 2>/dev/null
 rm -f "$T/runner.sock"
+for _ in $(seq 150); do [ "$(api GET /runners; j '[r["state"] for r in o["runners"]]')" = "200['down']" ] && break; sleep 0.2; done
 start_runner "$RN" "$T/runner.sock" "$T/state" || h_abort "runner did not restart"
+# at once, while the gateway still believes the runner down: the create
+# asks it again (runner_back below stays for the checks that follow)
+check "gvisor restart: a create at once is placed on the restarted runner (201, not 422)" \
+	"$(api POST /sandboxes '{"isolation":"gvisor","memory_mb":64}'; j 'o.get("status", o.get("error"))')" 201running
+api DELETE "/sandboxes/$(j 'o["id"]')" >/dev/null
 for _ in $(seq 100); do [ "$(api GET "/sandboxes/$G")" = 200 ] && break; sleep 0.2; done
 check "gvisor restart: the restarted runner has it, paused" "$(j 'o["status"], o.get("stop_reason")')" "paused None"
 runner_back
