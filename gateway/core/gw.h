@@ -163,6 +163,12 @@ int gw_owner_resume_hold(struct gw_vh *vh, cJSON *req, const char *id, int key);
  * "resume":true first. */
 int gw_owner_resume_req(struct gw_vh *vh, cJSON *req, const char *id, int key);
 void gw_owner_resume_release(struct gw_vh *vh, const char *id);
+/* The same when the call ended without the runner's answer (its client
+ * went away, the connection broke): the runner may have resumed it, so it
+ * counts as live from now. Counting one too many is undone by the refresh
+ * every refusal at the limit asks first; one too few would let the key
+ * pass its limit. */
+void gw_owner_resume_lost(struct gw_vh *vh, const char *id);
 /* Remember where a sandbox's agent listens (from the runner's object). */
 void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path);
 /* A revoked key's sandboxes become nobody's at once; their stop requests

@@ -152,6 +152,12 @@ void gw_owner_resume_release(struct gw_vh *vh, const char *id)
 		o->resuming--;
 }
 
+void gw_owner_resume_lost(struct gw_vh *vh, const char *id)
+{
+	gw_owner_set_live(vh, id, 1);
+	gw_owner_resume_release(vh, id);
+}
+
 /* ---- runner calls (list, stop): each its own gw_up, freed when it
  * closes; the loop never waits for one. ---- */
 

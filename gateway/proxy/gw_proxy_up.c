@@ -22,11 +22,12 @@
 #include "../core/gw_fdguard.h"
 #include "sbx_log.h"
 
-/* The connect that may resume it was answered, or will never be. */
-static void resume_settled(struct gw_pconn *c)
+/* The connect that may resume it was answered (or never reached the
+ * runner): lost, it ended without an answer (gw_owner_resume_lost). */
+static void resume_settled(struct gw_pconn *c, int lost)
 {
 	if (c->resume_held)
-		gw_owner_resume_release(c->f->vh, c->sid);
+		(lost ? gw_owner_resume_lost : gw_owner_resume_release)(c->f->vh, c->sid);
 	c->resume_held = 0;
 }
 
@@ -35,7 +36,7 @@ void gw_proxy_up_close(struct gw_pconn *c)
 	gw_up_close(&c->up);
 	c->up_phase = GW_PU_GONE;
 	gw_owner_wait_cancel(&c->owner_wait);
-	resume_settled(c);
+	resume_settled(c, 1);
 }
 
 static int open_runner(struct gw_pconn *c, enum gw_pup phase)
@@ -54,7 +55,7 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 	} else {
 		req = gw_up_connect_req(c->sid, c->port, phase == GW_PU_FDWAIT);
 		flags |= phase == GW_PU_FDWAIT ? GW_UP_PASS_FD : GW_UP_RAW;
-		resume_settled(c);
+		resume_settled(c, 0);
 		if (c->resume)   /* within its owner key's sandbox limit, counted as a create */
 			c->resume_held = gw_owner_resume_req(c->f->vh, req, c->sid,
 							     gw_owner_get(c->f->vh, c->sid));
@@ -65,10 +66,15 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 
 	if (status) {
 		cJSON_Delete(req);
+		resume_settled(c, 0);   /* nothing reached the runner */
 		return gw_proxy_fail(c, status, status == 404 ? "no such sandbox" : msg), -1;
 	}
 	/* rn is usable: neither GW_UP_ENORUNNER nor GW_UP_EDOWN comes back */
-	switch (gw_up_open_runner(&c->up, c->wsi, rn, req, NULL, flags)) {
+	int rc = gw_up_open_runner(&c->up, c->wsi, rn, req, NULL, flags);
+
+	if (rc)
+		resume_settled(c, 0);   /* nothing reached the runner */
+	switch (rc) {
 	case 0:
 		return 0;
 	case GW_UP_ECONNECT:
@@ -244,7 +250,8 @@ static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, in
 	struct gw_pconn *c = u->owner;
 	int rc;
 
-	resume_settled(c);   /* check_reply marks a resumed one live in this turn */
+	if (o || gw_up_unreachable(u))   /* check_reply marks a resumed one live in this turn */
+		resume_settled(c, 0);
 	rc = o ? check_reply(c, o, ok) : -1;
 
 	if (!o && gw_up_unreachable(u))

@@ -168,6 +168,9 @@ void svc_note_resumed(struct svc_call *c, const cJSON *reply);
  * apart as creates are. explicit: the resume op itself (no "resume"). */
 void svc_resume_mark(struct svc_call *c, cJSON *req, int explicit_op);
 void svc_resume_settled(struct svc_call *c);
+/* The call ended or failed without the runner's answer: it may have
+ * resumed the sandbox, which then counts as live (gw_owner_resume_lost). */
+void svc_resume_dropped(struct svc_call *c);
 int svc_send(struct svc_call *c, enum sbx_frame_type t, const void *p, size_t n);
 /* Parse a frame as a JSON object; with need_ok an error reply fails the
  * call. NULL after failing. */

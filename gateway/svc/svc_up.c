@@ -11,7 +11,8 @@ static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, in
 {
 	struct svc_call *c = u->owner;
 	(void)fd;   /* never asked for */
-	svc_resume_settled(c);   /* after the reply's "resumed" below: same turn */
+	if (o || gw_up_unreachable(u))   /* an answer, or the request never reached it */
+		svc_resume_settled(c);   /* "resumed" below marks it live in this same turn */
 	if (!o) {
 		struct gw_refusal ref;
 		gw_refusal_upstream(u, why, 1, &ref);
@@ -46,6 +47,13 @@ void svc_resume_settled(struct svc_call *c)
 {
 	if (c->resume_held && c->vh)
 		gw_owner_resume_release(c->vh, c->sid);
+	c->resume_held = 0;
+}
+
+void svc_resume_dropped(struct svc_call *c)
+{
+	if (c->resume_held && c->vh)
+		gw_owner_resume_lost(c->vh, c->sid);
 	c->resume_held = 0;
 }
 
@@ -149,6 +157,8 @@ static int open_up(struct svc_call *c, const char *sid, cJSON *first, cJSON *nex
 		rc = gw_up_open(&c->up, c->wsi, sid, first, next, 0);
 	else
 		rc = gw_up_open_runner(&c->up, c->wsi, rn, first, next, 0);
+	if (rc)
+		svc_resume_settled(c);   /* nothing reached the runner */
 	return rc ? open_error(c, rc, rn) : 0;
 }
 
