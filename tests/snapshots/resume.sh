@@ -153,11 +153,8 @@ else
 		check "race $round: two commands that resume at once: one 200, one 429 limit_reached; 2 run" \
 			"$(race /commands '{"cmd":"true"}')" "200 429limit_reached 2"
 	done
-	# a preview that would resume a kept one at the limit by a stale
-	# count: X is stopped through another gateway of the same key, so this
-	# one still counts it; the preview asks the runners before refusing
-	rapi POST /sandboxes '{"memory_mb":64}' >/dev/null
-	X=$(j 'o["id"]')
+	# another gateway of the same key, whose calls leave this one's count
+	# as it is
 	RACE_PID=$GW_PID RACE_LOG=$GW_LOG
 	GW_LOG=$T/gateway-other.log
 	OP=
@@ -166,10 +163,31 @@ else
 		SANDBOX_API_KEYS=key-race start_gateway "$GW" "$OP" "$GW_LOG" --runner-socket "$T/runner.sock" && break
 		OP=
 	done
-	check "race: X stopped through another gateway of the key" \
-		"$(curl -s -m 120 -o "$T/body" -w '%{http_code}' -X DELETE -H 'Authorization: Bearer key-race' "http://127.0.0.1:${OP:-1}/v1/sandboxes/$X"; j 'o["status"]')" 200stopped
-	[ -n "$OP" ] && stop_gateway_checked
+	OTHER_PID=$GW_PID
 	GW_PID=$RACE_PID GW_LOG=$RACE_LOG
+	oapi() { curl -s -m 120 -o "$T/body" -w '%{http_code}' -X "$1" -H 'Authorization: Bearer key-race' "http://127.0.0.1:${OP:-1}/v1$2"; }
+	# a resume whose client goes away before the answer: the runner may
+	# still bring it back, so it counts from then on (here it does come
+	# back, seen through the other gateway)
+	curl -s -m 0.2 -o /dev/null -X POST -H 'Authorization: Bearer key-race' "http://127.0.0.1:$RP/v1/sandboxes/$K1/resume"
+	back=
+	for _ in $(seq 150); do [ "$(oapi GET "/sandboxes/$K1"; j 'o["status"]')" = 200running ] && { back=1; break; }; sleep 0.2; done
+	check "race: a resume whose client went away still brought it back" "$back" 1
+	check "race: ... it counts: resuming the other kept one is 429 limit_reached" \
+		"$(rapi POST "/sandboxes/$K2/resume"; j 'o["error"]["code"]'; rapi GET /sandboxes >/dev/null; j 'sum(s["status"] == "running" for s in o["sandboxes"])')" "429limit_reached
+2"
+	rapi POST "/sandboxes/$K1/stop" >/dev/null
+	# a preview that would resume a kept one at the limit by a stale
+	# count: X is stopped through the other gateway, so this one still
+	# counts it; the preview asks the runners before refusing
+	rapi POST /sandboxes '{"memory_mb":64}' >/dev/null
+	X=$(j 'o["id"]')
+	check "race: X stopped through the other gateway of the key" "$(oapi DELETE "/sandboxes/$X"; j 'o["status"]')" 200stopped
+	if [ -n "$OP" ]; then
+		GW_PID=$OTHER_PID GW_LOG=$T/gateway-other.log
+		stop_gateway_checked
+		GW_PID=$RACE_PID GW_LOG=$RACE_LOG
+	fi
 	check "race: a preview at the limit by a stale count resumes the kept one (502: it runs, nothing listens yet)" \
 		"$(curl -s -m 120 -o "$T/pv" -w '%{http_code}' -H "Host: 3000-$K1.localhost" "http://127.0.0.1:$RP/"; grep -c 'Nothing is listening' "$T/pv")" 5021
 	check "race: ... it runs again, and 2 run" \
