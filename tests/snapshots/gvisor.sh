@@ -93,7 +93,13 @@ check "gvisor restart: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]
 kill -9 "$RUNNER_PID"
 wait "$RUNNER_PID" 2>/dev/null
 rm -f "$T/runner.sock"
+for _ in $(seq 150); do [ "$(api GET /runners; j '[r["state"] for r in o["runners"]]')" = "200['down']" ] && break; sleep 0.2; done
 start_runner "$RN" "$T/runner.sock" "$T/state" || h_abort "runner did not restart"
+# at once, while the gateway still believes the runner down: the create
+# asks it again (runner_back below stays for the checks that follow)
+check "gvisor restart: a create at once is placed on the restarted runner (201, not 422)" \
+	"$(api POST /sandboxes '{"isolation":"gvisor","memory_mb":64}'; j 'o.get("status", o.get("error"))')" 201running
+api DELETE "/sandboxes/$(j 'o["id"]')" >/dev/null
 for _ in $(seq 100); do [ "$(api GET "/sandboxes/$G")" = 200 ] && break; sleep 0.2; done
 check "gvisor restart: the restarted runner has it, paused" "$(j 'o["status"], o.get("stop_reason")')" "paused None"
 runner_back
@@ -129,6 +135,17 @@ check "gvisor kept: a stop keeps it paused to disk" \
 1"
 check "gvisor kept: a preview request resumes it and its server answers, its state kept" "$(preview "$PV")" "kept 2"
 check "gvisor kept: it runs again" "$(api GET "/sandboxes/$PV"; j 'o["status"]')" 200running
+run "$PV" 'echo at-the-stop > gk.txt' >/dev/null
+api POST "/sandboxes/$PV/stop" >/dev/null
+check "gvisor kept: a fork resumes it first, then forks it (201, X-Sandbox-Resumed: 1)" \
+	"$(curl -s -m 300 -D "$T/hdrs" -o "$T/body" -w '%{http_code}' -X POST -H "$A" -d '{"count":1}' "$U/sandboxes/$PV/fork"; tr -d '\r' <"$T/hdrs" | grep -ci '^x-sandbox-resumed: 1$')" 2011
+PVF=$(j 'o["sandboxes"][0]["id"]') PVS=$(j 'o["snapshot"]["id"]')
+check "gvisor kept: ... the fork has its file" "$(run "$PVF" 'cat gk.txt')" at-the-stop
+check "gvisor kept: ... the source runs again, its server's state kept" \
+	"$(api GET "/sandboxes/$PV"; j 'o["status"]'; preview "$PV")" "200running
+kept 3"
+api DELETE "/sandboxes/$PVF" >/dev/null
+api DELETE "/snapshots/$PVS" >/dev/null
 api DELETE "/sandboxes/$PV" >/dev/null
 
 # ---- the runner's loop answers while a checkpoint of 256 MiB runs (in a
