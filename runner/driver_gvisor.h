@@ -69,7 +69,7 @@ int gv_watch_main(int argc, char **argv);
 /* Before `runsc checkpoint`: wait until the agent made
  * sockdir/GV_GUEST_DIR/GV_QUIESCED_NAME (it closed every connection and
  * its listener). 0, or -1 (ETIMEDOUT) after timeout_ms; gv_ckpt_unmark
- * removes the file (driver_gvisor_ckpt.c). */
+ * removes the file (driver_gvisor_ckpt_wait.c). */
 int gv_ckpt_wait_closed(const char *sockdir, int timeout_ms);
 void gv_ckpt_unmark(const char *sockdir);
 /* The agent listening again at sockdir/GV_GUEST_DIR/agent.sock (after
