@@ -79,6 +79,8 @@ static void unmount_all(const char *dir)
 	for (int k = 0; k < 8 && umount2(p, MNT_DETACH) == 0; k++)
 		;
 	gv_root_unmount(dir);
+	snprintf(p, sizeof(p), "%s/" GV_NETNS_NAME, dir);
+	gv_netns_drop(p);
 }
 
 /* An allow-all sandbox's veth goes with its netns, once the watcher and
@@ -182,6 +184,8 @@ void gv_plan_launch(struct gv_launch *l, const struct gv_state *gs, const struct
 	rn_state_path(l->etcdir, sb, "etc");
 	rn_state_path(l->rootfs, sb, "root");
 	rn_state_path(l->pidfile, sb, "sentry.pid");
+	if (l->allow_all)
+		rn_state_path(l->netns, sb, GV_NETNS_NAME);
 	snprintf(l->cgpath, sizeof(l->cgpath), "/%s", sb_of(sb)->cg);
 	l->b.spec = &sb->spec;
 	l->b.rootfs = l->rootfs;
@@ -265,14 +269,15 @@ int gv_fork_watcher(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_err *
 		if (l->sv[0] >= 0)
 			close(l->sv[0]);
 		gv_watch_exec(l->argv, l->restore ? l->poke : NULL, l->pidfile, l->sockdir,
-			 sb->drv->agent_stderr, l->sv[1]);
+			      sb->drv->agent_stderr, l->sv[1], l->restore ? l->netns : NULL);
 	}
 	sb->pid = pid;
 	return 0;
 }
 
-/* Allow-all: wait for the watcher's netns, give it the veth, write
- * config.json naming it, and let the watcher start runsc. */
+/* Allow-all: wait for the watcher's netns, hold it at <dir>/netns
+ * (driver_gvisor_netns.c), give it the veth, write config.json naming it,
+ * and let the watcher start runsc. */
 static int hand_over_netns(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
 {
 	char ready;
@@ -286,8 +291,8 @@ static int hand_over_netns(struct gv_launch *l, struct rn_sandbox *sb, struct sb
 	if (n != 1 || ready != 'n')
 		return sbx_err_set(err, EIO, "could not make the sandbox's network namespace "
 				   "(the watcher exited)");
-	snprintf(l->netns, sizeof(l->netns), "/proc/%d/ns/net", (int)sb->pid);
-	if (rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0 ||
+	if (gv_netns_hold(sb->pid, l->netns, err) < 0 ||
+	    rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0 ||
 	    rn_egress_attach(sb, sb_of(sb)->slot, err) < 0 ||
 	    gv_spec_write(&l->b, sb->dir, err) < 0)
 		return -1;

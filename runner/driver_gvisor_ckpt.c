@@ -20,8 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rn_egress.h"
+#include "rn_net.h"
 #include "rn_pause.h"
 #include "rn_sandbox.h"
+#include "rn_slot.h"
 #include "rn_state.h"
 #include "rn_worker.h"
 #include "sbx_fs.h"
@@ -231,13 +234,22 @@ static void restore_done(struct runner *r, struct rn_sandbox *sb, const char *ms
 static int gv_restore(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct gv_state *gs = state_of(sb->drv);
-	struct gv_launch l = { .restore = 1, .sv = { -1, -1 } };
+	struct gv_launch l = { .restore = 1, .sv = { -1, -1 },
+			       .allow_all = sb->spec.network != RN_NET_DENY_ALL };
 	char aside[PATH_MAX + 16];
 	struct restore_arg a;
 
 	if (gv_check_runtime(gs, sb, &l, err) < 0)
 		return -1;
 	gv_plan_launch(&l, gs, sb);
+	/* Allow-all: back into the namespace held since start, whose eth0
+	 * runsc left without its addresses; the egress is attached again
+	 * when a restarted runner could not do it at adopt. */
+	if (l.allow_all && sb_of(sb)->slot < 0)
+		return sbx_err_set(err, EIO, "sandbox %s has a network but no slot", sb->id);
+	if (l.allow_all && (rn_net_readdress(l.netns, sb_of(sb)->slot, err) < 0 ||
+			    (!sb->egress && rn_egress_attach(sb, sb_of(sb)->slot, err) < 0)))
+		return -1;
 	/* The agent's socket of before the checkpoint is dead, and the
 	 * watcher moves the new one to its name: it goes back aside (where
 	 * rn_pause.c had it, so a failed restore leaves the sandbox paused as
@@ -260,8 +272,16 @@ fail:
 
 int gv_pause(struct rn_sandbox *sb, struct sbx_err *err)
 {
-	if (sb->spec.network != RN_NET_DENY_ALL)
+	char held[PATH_MAX];
+
+	rn_state_path(held, sb, GV_NETNS_NAME);
+	if (sb->spec.network != RN_NET_DENY_ALL && !gv_netns_held(held)) {
+		/* no namespace to restore into (it was never held): kept in
+		 * memory by `runsc pause`, and said so */
+		sbx_warn("%s: its network namespace is not held at %s: paused in memory "
+			 "(runsc pause), not to disk", sb->id, held);
 		return gv_runsc_op(sb, "pause", NULL, NULL, err);
+	}
 	return gv_checkpoint(sb, err);
 }
 
@@ -272,32 +292,63 @@ int gv_resume(struct rn_sandbox *sb, struct sbx_err *err)
 	return gv_restore(sb, err);
 }
 
+/* An allow-all sandbox's slot (its veth's addresses) and held network
+ * namespace, taken back: the slot, or -1 when it is deny-all; -2 when
+ * either is gone (another runner took the slot while none held it). */
+static int take_back_net(struct gv_state *gs, const char *id, const char *dir)
+{
+	char held[PATH_MAX + 16];
+	int slot = rn_state_slot(dir);
+
+	if (slot < 0)
+		return -1;
+	snprintf(held, sizeof(held), "%s/" GV_NETNS_NAME, dir);
+	if (!gv_netns_held(held)) {
+		sbx_warn("%s: its network namespace is gone: not taken back", id);
+		return -2;
+	}
+	if (rn_slot_claim(&gs->slots, slot) < 0) {
+		sbx_warn("%s: its network slot %d is taken: not taken back", id, slot);
+		return -2;
+	}
+	return slot;
+}
+
 /* At start-up: a sandbox paused to disk by a previous run (its image,
  * state.json and paused.json there) is paused again in this one; resume
  * restores it as after any pause (its socket tmpfs, root overlay and
- * tmpfs are still mounted: the runner's end did not unmount them). */
+ * tmpfs, and an allow-all sandbox's network namespace, are still mounted:
+ * the runner's end did not unmount them). An allow-all sandbox's egress
+ * (its resolver and proxy, which ended with the runner; the slot's
+ * firewall rules, which did not) is attached again here. */
 int gv_adopt(struct rn_driver *d, const char *id, const char *dir)
 {
 	struct gv_state *gs = state_of(d);
 	char p[PATH_MAX + 64];
 	struct rn_sandbox *sb;
 	struct gv_sb *gb;
+	struct sbx_err err = { 0, "" };
+	int slot;
 
 	snprintf(p, sizeof(p), "%s/" GV_CKPT_DIR "/checkpoint.img", dir);
 	if (!gs || access(p, F_OK) < 0)
 		return -1;
 	snprintf(p, sizeof(p), "%s/sock/agent.sock" RN_PAUSED_SUFFIX, dir);
-	if (access(p, F_OK) < 0 || !(gb = calloc(1, sizeof(*gb))))
+	if (access(p, F_OK) < 0 || (slot = take_back_net(gs, id, dir)) == -2)
 		return -1;
-	sb = rn_state_adopt_paused(d->r, d, id, dir);
+	gb = calloc(1, sizeof(*gb));
+	sb = gb ? rn_state_adopt_paused(d->r, d, id, dir) : NULL;
 	if (!sb) {
+		rn_slot_free(&gs->slots, slot);
 		free(gb);
 		return -1;
 	}
-	gb->slot = -1;
+	gb->slot = slot;
 	gb->checkpointed = 1;
 	snprintf(gb->cg, sizeof(gb->cg), "%s/%s", gs->cg_parent, sb->id);
 	sb->drv_data = gb;
 	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
+	if (slot >= 0 && rn_egress_attach(sb, slot, &err) < 0)
+		sbx_err_log("%s: its egress is attached at resume instead: %s", id, err.msg);
 	return 0;
 }

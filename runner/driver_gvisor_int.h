@@ -37,14 +37,16 @@ struct gv_sb {
 struct gv_launch {
 	char image[PATH_MAX + 64], rootfs[PATH_MAX], sockdir[PATH_MAX], guestdir[PATH_MAX];
 	char etcdir[PATH_MAX], pidfile[PATH_MAX];
-	char cgpath[RN_ID_MAX + 98], netns[64];    /* netns: "" until allow-all's is made */
+	char cgpath[RN_ID_MAX + 98];
+	char netns[PATH_MAX];       /* "" (deny-all), or the held <dir>/netns */
 	char rootflag[PATH_MAX + 16], logflag[PATH_MAX + 16];
 	char bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16], imageflag[PATH_MAX + 32];
 	char *argv[20];
 	char *poke[8];              /* restore: `runsc kill <id> USR2` after it */
 	struct gv_bundle b;
 	int allow_all;
-	int restore;                /* `runsc restore` of <dir>/checkpoint, not run */
+	int restore;                /* `runsc restore` of <dir>/checkpoint, not run:
+				     * allow-all's watcher joins netns */
 	int sv[2];                  /* allow-all: the watcher's channel, else -1 */
 };
 

@@ -18,6 +18,10 @@ struct rn_slots {
 /* A free slot, now held; -1 when all are taken (here or by other runners)
  * or the lock dir is unusable (errno). */
 int rn_slot_alloc(struct rn_slots *s);
+/* Slot i, now held, when nobody holds it: a restarted runner taking back
+ * a sandbox whose veth still has i's addresses. 0, or -1 (errno EBUSY:
+ * held already). */
+int rn_slot_claim(struct rn_slots *s, int i);
 /* Release slot i (no-op for -1 or a slot not held). */
 void rn_slot_free(struct rn_slots *s, int i);
 

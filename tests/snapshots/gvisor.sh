@@ -165,3 +165,66 @@ for _ in $(seq 100); do [ ! -e "$GSTATE/$G" ] && { gone=1; break; }; sleep 0.2; 
 check "gvisor delete paused: its dir and checkpoint image are removed" "$gone" 1
 check "gvisor delete paused: no cgroup or runsc state left" "$(host_left "$G")" 0
 check "gvisor delete paused: no mount left" "$(grep -c "$G" /proc/mounts)" 0
+
+# ---- allow-all: paused to disk too, its network namespace held ----
+# procs_of ID: how many processes of runsc (sentry, gofer, runsc itself)
+# name the sandbox
+procs_of() { pgrep -fc "runsc.*$1" || true; }
+# net_left SLOT: the host end of its veth and its firewall rules
+net_left() {
+	echo $(( $(ip link show "sbxh$1" 2>/dev/null | grep -c "sbxh$1") +
+		$(iptables-save 2>/dev/null | grep -c -- "-i sbxh$1 ") ))
+}
+GA=$(create '{"isolation":"gvisor","network":"allow-all","memory_mb":256,"ports":[3000],"timeout_ms":600000}')
+[ -n "$GA" ] || h_abort "gvisor allow-all create: $(cat "$T/body")"
+GSLOT=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["slot"])' "$GSTATE/$GA/state.json")
+api POST "/sandboxes/$GA/commands" '{"cmd":"sh","args":["-c","i=0; while :; do i=$((i+1)); echo $i >> /tmp/count; sleep 0.05; done"],"detached":true}' >/dev/null
+api POST "/sandboxes/$GA/commands" '{"cmd":"node","args":["-e","let n=0;require(\"http\").createServer((q,s)=>s.end(\"net \"+(++n))).listen(3000,\"0.0.0.0\")"],"detached":true}' >/dev/null
+for _ in $(seq 150); do [ "$(preview "$GA")" = "net 1" ] && break; sleep 0.2; done
+for _ in $(seq 100); do [ "$(run "$GA" 'wc -l < /tmp/count')" -ge 3 ] && break; sleep 0.1; done
+RESOLV=$(run "$GA" 'cat /etc/resolv.conf')
+check "gvisor allow-all: its netns is held at <dir>/netns, its veth is up" \
+	"$(stat -f -c %T "$GSTATE/$GA/netns" 2>/dev/null) $(ip link show "sbxh$GSLOT" 2>/dev/null | grep -c 'state UP')" "nsfs 1"
+check "gvisor allow-all pause: paused" "$(api POST "/sandboxes/$GA/pause"; j 'o["status"]')" 200paused
+check "gvisor allow-all pause: to disk (checkpoint.img)" \
+	"$(ls "$GSTATE/$GA/checkpoint" 2>/dev/null | grep -c '^checkpoint.img$')" 1
+check "gvisor allow-all pause: no sentry, gofer or cgroup of it left (its memory freed)" \
+	"$(procs_of "$GA") $(host_left "$GA")" "0 0"
+check "gvisor allow-all pause: the netns, its veth and its egress rules are kept" \
+	"$(stat -f -c %T "$GSTATE/$GA/netns" 2>/dev/null) $(ip link show "sbxh$GSLOT" 2>/dev/null | grep -c "sbxh$GSLOT") $(iptables-save | grep -c -- "-i sbxh$GSLOT " | awk '{print ($1 > 0)}')" "nsfs 1 1"
+check "gvisor allow-all resume: running" "$(api POST "/sandboxes/$GA/resume"; j 'o["status"]')" 200running
+check "gvisor allow-all resume: the preview's server answers through the same URL, its count kept" \
+	"$(preview "$GA")" "net 2"
+n0=$(run "$GA" 'wc -l < /tmp/count')
+for _ in $(seq 100); do [ "$(run "$GA" 'wc -l < /tmp/count')" -gt $((n0 + 3)) ] && break; sleep 0.1; done
+check "gvisor allow-all resume: the counter went on from where it stood" \
+	"$(run "$GA" 'cat /tmp/count' | python3 -c 'import sys;n=[int(l) for l in sys.stdin.read().split()];print(n==list(range(1,len(n)+1)) and len(n)>3)')" True
+check "gvisor allow-all resume: the same resolver address in its resolv.conf" \
+	"$(run "$GA" 'cat /etc/resolv.conf')" "$RESOLV"
+
+# the runner killed while it is paused: taken back with its network
+check "gvisor allow-all restart: paused" "$(api POST "/sandboxes/$GA/pause"; j 'o["status"]')" 200paused
+kill -9 "$RUNNER_PID"
+wait "$RUNNER_PID" 2>/dev/null
+rm -f "$T/runner.sock"
+start_runner "$RN" "$T/runner.sock" "$T/state" || h_abort "runner did not restart"
+for _ in $(seq 100); do [ "$(api GET "/sandboxes/$GA")" = 200 ] && break; sleep 0.2; done
+check "gvisor allow-all restart: the restarted runner has it, paused, allow-all" \
+	"$(j 'o["status"], o.get("stop_reason"), o["network"]')" "paused None allow-all"
+runner_back
+check "gvisor allow-all restart: resume restores it" "$(api POST "/sandboxes/$GA/resume"; j 'o["status"]')" 200running
+check "gvisor allow-all restart: its server kept its state, through the same URL" "$(preview "$GA")" "net 3"
+n0=$(run "$GA" 'wc -l < /tmp/count')
+for _ in $(seq 100); do [ "$(run "$GA" 'wc -l < /tmp/count')" -gt $((n0 + 3)) ] && break; sleep 0.1; done
+check "gvisor allow-all restart: the counter went on from where it stood" \
+	"$(run "$GA" 'cat /tmp/count' | python3 -c 'import sys;n=[int(l) for l in sys.stdin.read().split()];print(n==list(range(1,len(n)+1)))')" True
+
+# deleted while paused: nothing of it or its network left
+check "gvisor allow-all delete paused: paused" "$(api POST "/sandboxes/$GA/pause"; j 'o["status"]')" 200paused
+check "gvisor allow-all delete paused: stopped" "$(api DELETE "/sandboxes/$GA"; j 'o["status"]')" 200stopped
+gone=0
+for _ in $(seq 100); do [ ! -e "$GSTATE/$GA" ] && { gone=1; break; }; sleep 0.2; done
+check "gvisor allow-all delete paused: its dir, checkpoint and netns file are removed" "$gone" 1
+check "gvisor allow-all delete paused: no process, cgroup, runsc state or mount left" \
+	"$(procs_of "$GA") $(host_left "$GA") $(grep -c "$GA" /proc/mounts)" "0 0 0"
+check "gvisor allow-all delete paused: no veth or firewall rule of its slot left" "$(net_left "$GSLOT")" 0
