@@ -206,6 +206,11 @@ void gv_plan_launch(struct gv_launch *l, const struct gv_state *gs, const struct
 	l->argv[i++] = l->rootflag;
 	l->argv[i++] = l->logflag;
 	l->argv[i++] = l->allow_all ? "--network=sandbox" : "--network=none";
+	/* gVisor cannot save a TCP connection over the veth: without this a
+	 * checkpoint with one open fails, and ends the sandbox; with it the
+	 * checkpoint aborts such connections (docs/runner.md) */
+	if (l->allow_all)
+		l->argv[i++] = "--net-disconnect-ok";
 	l->argv[i++] = "--host-uds=create";
 	/* (runsc's default for bind mounts, stated: the agent's socket must
 	 * vanish inside when the watcher moves it) */

@@ -202,7 +202,16 @@ check "gvisor allow-all resume: the counter went on from where it stood" \
 check "gvisor allow-all resume: the same resolver address in its resolv.conf" \
 	"$(run "$GA" 'cat /etc/resolv.conf')" "$RESOLV"
 
-# the runner killed while it is paused: taken back with its network
+# the runner killed while it is paused: taken back with its network; an
+# allow-list one beside it keeps its policy, enforced by the new runner's
+# resolver (a denied name is NXDOMAIN, answered by the runner itself)
+GL=$(create '{"isolation":"gvisor","network":{"allow":["allowed.test"]},"memory_mb":128,"timeout_ms":600000}')
+NXD='import socket
+try: socket.getaddrinfo("denied.test", 80); print("resolved")
+except socket.gaierror as e: print("nxdomain" if e.errno == socket.EAI_NONAME else e.errno)'
+check "gvisor allow-list restart: before, a denied name is NXDOMAIN" \
+	"$(run "$GL" "python3 -c '$NXD'")" nxdomain
+check "gvisor allow-list restart: paused" "$(api POST "/sandboxes/$GL/pause"; j 'o["status"]')" 200paused
 check "gvisor allow-all restart: paused" "$(api POST "/sandboxes/$GA/pause"; j 'o["status"]')" 200paused
 kill -9 "$RUNNER_PID"
 wait "$RUNNER_PID" 2>/dev/null
@@ -213,6 +222,12 @@ check "gvisor allow-all restart: the restarted runner has it, paused, allow-all"
 	"$(j 'o["status"], o.get("stop_reason"), o["network"]')" "paused None allow-all"
 runner_back
 check "gvisor allow-all restart: resume restores it" "$(api POST "/sandboxes/$GA/resume"; j 'o["status"]')" 200running
+check "gvisor allow-list restart: the restarted runner has it, paused, its policy kept" \
+	"$(api GET "/sandboxes/$GL"; j 'o["status"], o["network"]')" "200paused {'allow': ['allowed.test'], 'deny_cidrs': []}"
+check "gvisor allow-list restart: resumed, the new runner's resolver still refuses a denied name" \
+	"$(api POST "/sandboxes/$GL/resume"; j 'o["status"]'; run "$GL" "python3 -c '$NXD'")" "200running
+nxdomain"
+api DELETE "/sandboxes/$GL" >/dev/null
 check "gvisor allow-all restart: its server kept its state, through the same URL" "$(preview "$GA")" "net 3"
 n0=$(run "$GA" 'wc -l < /tmp/count')
 for _ in $(seq 100); do [ "$(run "$GA" 'wc -l < /tmp/count')" -gt $((n0 + 3)) ] && break; sleep 0.1; done
