@@ -4,11 +4,14 @@
  * memory and processes to <dir>/checkpoint and ends it (sentry, gofer,
  * watcher and cgroups go: nothing runs and no memory is held while
  * paused), and resume is `runsc restore` of it under a new watcher, whose
- * `runsc kill USR2` makes the agent listen again. An allow-all sandbox's
- * netstack owns its veth, in a netns that lives with its watcher, so it
- * is paused by `runsc pause` (the sentry stops its tasks, memory kept).
- * The long steps (the checkpoint, the wait for a restored agent) run in a
- * worker (rn_worker.h): the loop answers every other call meanwhile. */
+ * `runsc kill USR2` makes the agent listen again. An allow-all or
+ * allow-list sandbox is paused the same way: its network namespace is held
+ * by a bind mount (driver_gvisor_netns.c), so its veth, addresses, egress
+ * and rules outlive the checkpoint, and the restore's watcher joins it.
+ * Only a sandbox whose namespace is not held is paused by `runsc pause`
+ * (the sentry stops its tasks, memory kept). The long steps (the
+ * checkpoint, the wait for a restored agent) run in a worker
+ * (rn_worker.h): the loop answers every other call meanwhile. */
 #include "driver_gvisor_int.h"
 
 #include <errno.h>

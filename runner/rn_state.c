@@ -277,9 +277,10 @@ static cJSON *paused_read(const char *dir)
 	return json_read(dir, "paused.json", RN_ENV_BYTES + STATE_MAX);
 }
 
-/* The network of paused.json p into spec, which state.json named net: a
- * file of a runner before allow-all sandboxes were paused to disk has
- * none, and was deny-all. 0, or -1 when bad, brokered or not net. */
+/* The network of paused.json p into spec: the policy in force at the
+ * pause (a PATCH may have changed the mode state.json, net, was written
+ * with). A file of a runner before allow-all sandboxes were paused to
+ * disk has none, and was deny-all. 0, or -1 when bad or brokered. */
 static int paused_network(const cJSON *p, const char *net, struct rn_spec *spec)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "network");
@@ -291,9 +292,7 @@ static int paused_network(const cJSON *p, const char *net, struct rn_spec *spec)
 		spec->network = RN_NET_DENY_ALL;
 		return strcmp(net, "deny-all") ? -1 : 0;
 	}
-	if (rn_policy_parse(v, &spec->network, &spec->policy, &err) < 0)
-		return -1;
-	return strcmp(net, rn_network_name(spec->network)) ? -1 : 0;
+	return rn_policy_parse(v, &spec->network, &spec->policy, &err) < 0 ? -1 : 0;
 }
 
 /* ports and env names of p into spec; -1 when one is bad. */
