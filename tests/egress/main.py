@@ -597,7 +597,6 @@ def pause_cases():
 
 
 def main():
-    pause_cases()
     policy_cases()
     broker_cases()
     sid = create(POLICY)
@@ -610,6 +609,8 @@ def main():
     update_cases(sid)
     req("DELETE", "/v1/sandboxes/" + sid)
     allow_all_cases()
+    # last: its allow-all sandbox reaches the denied server, as allow_all_cases'
+    pause_cases()
 
 
 try:
