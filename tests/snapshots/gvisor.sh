@@ -228,7 +228,6 @@ check "gvisor allow-list restart: the restarted runner has it, paused, its polic
 check "gvisor allow-list restart: resumed, the new runner's resolver still refuses a denied name" \
 	"$(api POST "/sandboxes/$GL/resume"; j 'o["status"]'; run "$GL" "python3 -c '$NXD'")" "200running
 nxdomain"
-api DELETE "/sandboxes/$GL" >/dev/null
 check "gvisor allow-all restart: its server kept its state, through the same URL" "$(preview "$GA")" "net 3"
 n0=$(run "$GA" 'wc -l < /tmp/count')
 case $n0 in '' | *[!0-9]*) n0=0 ;; esac    # (a sandbox gone: a word)
@@ -238,10 +237,18 @@ check "gvisor allow-all restart: the counter went on from where it stood" \
 
 # deleted while paused: nothing of it or its network left
 check "gvisor allow-all delete paused: paused" "$(api POST "/sandboxes/$GA/pause"; j 'o["status"]')" 200paused
+check "gvisor allow-all delete paused: before, a later sandbox's watcher holds a copy of its netns mount" \
+	"$(cat /proc/[0-9]*/mountinfo 2>/dev/null | grep -c "$GA/netns" | awk '{print ($1 > 1)}')" 1
 check "gvisor allow-all delete paused: stopped" "$(api DELETE "/sandboxes/$GA"; j 'o["status"]')" 200stopped
 gone=0
 for _ in $(seq 100); do [ ! -e "$GSTATE/$GA" ] && { gone=1; break; }; sleep 0.2; done
 check "gvisor allow-all delete paused: its dir, checkpoint and netns file are removed" "$gone" 1
 check "gvisor allow-all delete paused: no process, cgroup, runsc state or mount left" \
 	"$(procs_of "$GA") $(host_left "$GA") $(grep -c "$GA" /proc/mounts)" "0 0 0"
+# the netns bind mount was copied into the mount namespaces of every
+# watcher started since (GL's, still running): its removal detached those
+# too, so no namespace keeps the netns alive
+check "gvisor allow-all delete paused: no mount namespace of any process holds its netns" \
+	"$(cat /proc/[0-9]*/mountinfo 2>/dev/null | grep -c "$GA/netns")" 0
+api DELETE "/sandboxes/$GL" >/dev/null
 check "gvisor allow-all delete paused: no veth or firewall rule of its slot left" "$(net_left "$GSLOT")" 0
