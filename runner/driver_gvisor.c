@@ -91,6 +91,7 @@ static void release_slot(struct gv_state *gs, struct gv_sb *gb)
 {
 	if (gb->slot < 0)
 		return;
+	rn_slot_unkeep(gb->slot);
 	rn_net_release(gb->slot);
 	rn_slot_free(&gs->slots, gb->slot);
 	gb->slot = -1;
@@ -461,11 +462,29 @@ static void reap_one(struct rn_driver *d, const char *id)
 		gv_remove_runsc_state(gs, id);
 }
 
+/* A lost allow-all sandbox's veth and its slot's firewall rules, unless
+ * another runner holds the slot now: its network namespace was held by a
+ * mount (unmount_all dropped it), so nothing else ends them soon. */
+static void drop_net(struct rn_driver *d, int slot)
+{
+	struct gv_state *gs = state_of(d);
+
+	if (slot < 0 || !gs || rn_slot_claim(&gs->slots, slot) < 0)
+		return;
+	rn_slot_unkeep(slot);
+	rn_net_release(slot);
+	rn_egress_drop_slot(slot);
+	rn_slot_free(&gs->slots, slot);
+}
+
 static void gv_reconcile_dir(struct rn_driver *d, const char *id, const char *dir)
 {
+	int slot = rn_state_slot(dir);
+
 	rn_state_kill(dir);
 	reap_one(d, id);
 	unmount_all(dir);
+	drop_net(d, slot);
 	if (sbx_rmtree(dir) < 0)
 		sbx_warn("cannot remove %s: %s", dir, strerror(errno));
 }

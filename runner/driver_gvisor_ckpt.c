@@ -127,6 +127,14 @@ static void ckpt_done(struct runner *r, struct rn_sandbox *sb, const char *msg)
 	sb->reaped = 1;             /* nothing of it to wait for until resume */
 	sb_of(sb)->checkpointed = 1;
 	drop_ended(sb);
+	if (sb_of(sb)->slot >= 0) {
+		/* its veth outlives this runner in the held namespace: no
+		 * other runner may take the slot while this one is away */
+		char held[PATH_MAX];
+
+		rn_state_path(held, sb, GV_NETNS_NAME);
+		rn_slot_keep(sb_of(sb)->slot, held);
+	}
 	/* what a restarted runner needs to take it back (gv_adopt) */
 	if (rn_state_save_paused(sb, &e2) < 0)
 		sbx_err_log("%s: it will not outlive the runner: %s", sb->id, e2.msg);
@@ -219,6 +227,7 @@ static void restore_done(struct runner *r, struct rn_sandbox *sb, const char *ms
 		return;
 	}
 	sb_of(sb)->checkpointed = 0;
+	rn_slot_unkeep(sb_of(sb)->slot);
 	unlink(aside);
 	rn_state_path(img, sb, "paused.json");
 	unlink(img);
@@ -246,8 +255,8 @@ static int gv_restore(struct rn_sandbox *sb, struct sbx_err *err)
 		return -1;
 	gv_plan_launch(&l, gs, sb);
 	/* Allow-all: back into the namespace held since start, whose eth0
-	 * runsc left without its addresses; the egress is attached again
-	 * when a restarted runner could not do it at adopt. */
+	 * runsc left without its addresses; the egress, after a restart of
+	 * the runner, attached again. */
 	if (l.allow_all && sb_of(sb)->slot < 0)
 		return sbx_err_set(err, EIO, "sandbox %s has a network but no slot", sb->id);
 	if (l.allow_all && (rn_net_readdress(l.netns, sb_of(sb)->slot, err) < 0 ||
@@ -323,14 +332,14 @@ static int take_back_net(struct gv_state *gs, const char *id, const char *dir)
  * tmpfs, and an allow-all sandbox's network namespace, are still mounted:
  * the runner's end did not unmount them). An allow-all sandbox's egress
  * (its resolver and proxy, which ended with the runner; the slot's
- * firewall rules, which did not) is attached again here. */
+ * firewall rules, which did not) is attached again at resume (gv_restore):
+ * nothing of it runs meanwhile, and the loop it needs is not up yet. */
 int gv_adopt(struct rn_driver *d, const char *id, const char *dir)
 {
 	struct gv_state *gs = state_of(d);
 	char p[PATH_MAX + 64];
 	struct rn_sandbox *sb;
 	struct gv_sb *gb;
-	struct sbx_err err = { 0, "" };
 	int slot;
 
 	snprintf(p, sizeof(p), "%s/" GV_CKPT_DIR "/checkpoint.img", dir);
@@ -351,7 +360,5 @@ int gv_adopt(struct rn_driver *d, const char *id, const char *dir)
 	snprintf(gb->cg, sizeof(gb->cg), "%s/%s", gs->cg_parent, sb->id);
 	sb->drv_data = gb;
 	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
-	if (slot >= 0 && rn_egress_attach(sb, slot, &err) < 0)
-		sbx_err_log("%s: its egress is attached at resume instead: %s", id, err.msg);
 	return 0;
 }
