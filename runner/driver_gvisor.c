@@ -83,10 +83,11 @@ static void unmount_all(const char *dir)
 	gv_netns_drop(p);
 }
 
-/* An allow-all sandbox's veth goes with its netns, once the watcher and
- * the sentry are gone, but the kernel removes a netns later, in its own
- * time: the host end is deleted here so nothing of it outlives stop, and
- * the slot (its addresses) is free for the next sandbox only after. */
+/* An allow-all sandbox's veth goes with its netns, once its mount is
+ * dropped (unmount_all) and the watcher and the sentry are gone, but the
+ * kernel removes a netns later, in its own time: the host end is deleted
+ * here so nothing of it outlives stop, and the slot (its addresses) is
+ * free for the next sandbox only after. */
 static void release_slot(struct gv_state *gs, struct gv_sb *gb)
 {
 	if (gb->slot < 0)
