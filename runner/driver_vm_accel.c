@@ -103,7 +103,8 @@ static int tsc_at(uint64_t *tsc, int64_t *ns)
 			*ns = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 		}
 	}
-	/* a bracket of more than 50 us on every try: no reading to trust */
+	/* a bracket of 100000 ticks or more (some 40 us) on every try: no
+	 * reading to trust */
 	return best < 100000 ? 0 : -1;
 }
 
