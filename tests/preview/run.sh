@@ -100,7 +100,7 @@ check "pipelined requests" "$($PC pipeline $P $H3)" 2
 # gvisor): a VM's port comes through the runner's stream to the agent's
 # forward, whose frames arrive as they come.
 count_waits() { # gateway-pid port label
-	local polls
+	local waits nseq
 	strace -f -c -e trace=poll,ppoll,epoll_wait,epoll_pwait,epoll_pwait2 -o "$T/waits.$3" -p "$1" \
 		2>"$T/strace.$3.err" & sp=$!
 	for _ in $(seq 50); do grep -q attached "$T/strace.$3.err" && break; sleep 0.1; done
@@ -124,6 +124,27 @@ elif command -v strace >/dev/null; then
 	else
 		fail "a gateway with --event-loop poll did not start"
 	fi
+fi
+if full "the gateway without lws's libuv plugin"; then
+# without lws's libuv plugin (hidden in a mount namespace of its own)
+# the gateway runs on poll, says so once, and serves
+plugin=$(ls /usr/lib/*/libwebsockets-evlib_uv.so 2>/dev/null | head -1)
+if [ -n "$plugin" ] && command -v unshare >/dev/null; then
+	printf '#!/bin/sh\nexec unshare -m sh -c '"'"'mount --bind /dev/null %s && exec "$0" "$@"'"'"' %s "$@"\n' \
+		"$plugin" "$PWD/$GW" >"$T/noplugin.sh"
+	chmod +x "$T/noplugin.sh"
+	PN=$((P + 6))
+	if SANDBOX_API_KEYS=$KEY start_gateway "$T/noplugin.sh" $PN "$T/gwn.log" --runner-socket "$T/r.sock"; then
+		check "without the libuv plugin: poll, said once, and the preview answers" \
+			"$(grep -c 'cannot run on libuv; using poll' "$T/gwn.log") $(grep -o 'event loop: [a-z]*' "$T/gwn.log") $(code --resolve $H3:$PN:127.0.0.1 http://$H3:$PN/)" \
+			"1 event loop: poll 200"
+		kill $GW_PID; wait $GW_PID 2>/dev/null
+	else
+		fail "a gateway without the libuv plugin did not start: $(tail -3 "$T/gwn.log")"
+	fi
+else
+	skip "without the libuv plugin: needs the plugin installed and unshare"
+fi
 fi
 check "keep-alive: chunked POST, CL POST, then GET" "$($PC raw $P "POST /echo HTTP/1.1\r\nHost: $H3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nPOST /echo HTTP/1.1\r\nHost: $H3\r\nContent-Length: 2\r\n\r\nhiGET / HTTP/1.1\r\nHost: $H3\r\nConnection: close\r\n\r\n")" "200 200 200"
 
