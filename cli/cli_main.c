@@ -114,6 +114,20 @@ static const char **text_at(struct cli_cfg *c, const struct global *g)
 	return (const char **)(void *)((char *)c + g->at);
 }
 
+/* One command's usage in the overall list: every line two spaces in, so
+ * a command's second synopsis line (sbx images rm) lines up with its first. */
+static void print_indented(FILE *f, const char *text)
+{
+	const char *p = text, *nl;
+
+	while (*p) {
+		nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		fprintf(f, "  %.*s", (int)n, p);
+		p += n;
+	}
+}
+
 static void usage_all(FILE *f)
 {
 	char text[N_GLOBALS][32];
@@ -131,7 +145,7 @@ static void usage_all(FILE *f)
 	fputs("\nTalks to a sandbox gateway: SBX_URL (default http://127.0.0.1:8080) with\n"
 	      "the API key SBX_API_KEY; --url and --key override them.\n\ncommands:\n", f);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %s", commands[i].usage);
+		print_indented(f, commands[i].usage);
 	fputs("\n`sbx COMMAND --help` shows one command.\n\n"
 	      "exit status: exec, run and sh exit with the remote command's status\n"
 	      "(128+N when signal N ended it); otherwise 0 on success, and:\n"

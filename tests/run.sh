@@ -11,6 +11,9 @@
 SUITES=${SUITES:-"layers agent seccomp runner gateway images snapshots pipeline preview cluster security egress fault wsconf client python-client mcp refusals openapi compat cli web soak install deploy oci vm"}
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 h_begin sbx-tests
+# failures counted here rather than in a suite's own output (a unit test,
+# a suite that did not finish) are kept for the list at the end too
+fail() { echo "FAIL: $1"; H_FAIL=$((H_FAIL + 1)); echo "FAIL: $1" >>"$T/run.out"; }
 
 echo "== unit tests (cmocka, ASan+UBSan)"
 for t in build/asan/tests/test_*; do
@@ -22,7 +25,7 @@ for t in build/asan/tests/test_*; do
 	[ "$rc" != 0 ] && [ "$n_bad" = 0 ] && n_bad=1
 	echo "  $(basename "$t"): $n_ok passed, $n_bad failed"
 	echo "$n_ok passed, $n_bad failed" >"$T/unit.sum"
-	[ "$n_bad" != 0 ] && cat "$T/unit.out"
+	[ "$n_bad" != 0 ] && { cat "$T/unit.out"; echo "FAIL: $(basename "$t"): $n_bad failed" >>"$T/run.out"; }
 	h_count -q "$T/unit.sum"
 done
 
