@@ -10,7 +10,7 @@
  * watcher (driver_gvisor_watch.c) has moved the socket out of the
  * sandbox's reach (driver_gvisor_sock.c: SO_PEERCRED cannot tell who
  * connects under gVisor). */
-#include "driver_gvisor.h"
+#include "driver_gvisor_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -40,43 +40,12 @@
 #include "sbx_fs.h"
 #include "sbx_log.h"
 
-/* A runner's gvisor sandboxes are cgroups below a parent of their own, so
- * reconcile finds them (and only them) even when their dirs are gone; the
- * jail's sandboxes are sandbox/<id>, a level above. */
-#define GV_CG_TOP "sandbox"
 /* Host tasks of a sandbox: sentry and gofer threads plus about 2 per guest
  * process under systrap (measured here); the host pids.max is only the
  * backstop behind RLIMIT_NPROC, sized so the guest limit is met first. */
 #define GV_PIDS_BASE 64
 #define GV_PIDS_PER_PROC 4
 #define GV_PIDS_MAX 32768
-
-/* The driver's state (rn_driver.data). */
-struct gv_state {
-	char runsc[PATH_MAX];
-	char root[PATH_MAX];        /* runsc --root: <state>/gvisor */
-	char cg_parent[64];         /* sandbox/gvisor_<runner> */
-	char loader[64];
-	long version;
-	struct rn_slots slots;      /* veth addresses of allow-all sandboxes */
-};
-
-/* A sandbox's (drv_data). */
-struct gv_sb {
-	char cg[RN_ID_MAX + 96];    /* its cgroup path */
-	int slot;                   /* its veth addresses (allow-all), or -1 */
-	int checkpointed;           /* paused to <dir>/checkpoint: no process left */
-};
-
-static struct gv_state *state_of(const struct rn_driver *d)
-{
-	return d->data;
-}
-
-static struct gv_sb *sb_of(const struct rn_sandbox *sb)
-{
-	return sb->drv_data;
-}
 
 /* ---- what a sandbox leaves on the host, and its removal ---- */
 
@@ -85,7 +54,7 @@ static struct gv_sb *sb_of(const struct rn_sandbox *sb)
  * it polls for a second even when the sandbox is long dead; once every
  * task of the sandbox is gone (its cgroups are empty) nothing holds them,
  * so they are removed directly and the loop never waits. */
-static void remove_runsc_state(const struct gv_state *gs, const char *id)
+void gv_remove_runsc_state(const struct gv_state *gs, const char *id)
 {
 	DIR *d = opendir(gs->root);
 	struct dirent *e;
@@ -110,16 +79,20 @@ static void unmount_all(const char *dir)
 	for (int k = 0; k < 8 && umount2(p, MNT_DETACH) == 0; k++)
 		;
 	gv_root_unmount(dir);
+	snprintf(p, sizeof(p), "%s/" GV_NETNS_NAME, dir);
+	gv_netns_drop(p);
 }
 
-/* An allow-all sandbox's veth goes with its netns, once the watcher and
- * the sentry are gone, but the kernel removes a netns later, in its own
- * time: the host end is deleted here so nothing of it outlives stop, and
- * the slot (its addresses) is free for the next sandbox only after. */
+/* An allow-all sandbox's veth goes with its netns, once its mount is
+ * dropped (unmount_all) and the watcher and the sentry are gone, but the
+ * kernel removes a netns later, in its own time: the host end is deleted
+ * here so nothing of it outlives stop, and the slot (its addresses) is
+ * free for the next sandbox only after. */
 static void release_slot(struct gv_state *gs, struct gv_sb *gb)
 {
 	if (gb->slot < 0)
 		return;
+	rn_slot_unkeep(gb->slot);
 	rn_net_release(gb->slot);
 	rn_slot_free(&gs->slots, gb->slot);
 	gb->slot = -1;
@@ -127,7 +100,7 @@ static void release_slot(struct gv_state *gs, struct gv_sb *gb)
 
 /* Kill and remove a sandbox's cgroups (runsc's own hierarchies too: after
  * a kill of `runsc run` they stay). 0 done, 1 still busy. */
-static int sweep_cgroup(const struct rn_cgroup *cg, const char *path)
+int gv_sweep_cgroup(const struct rn_cgroup *cg, const char *path)
 {
 	rn_cgroup_kill(cg, path);
 	return rn_cgroup_remove(cg, path, GV_CG_TOP);
@@ -162,25 +135,9 @@ static int make_dirs(const struct rn_sandbox *sb, const char *image, struct sbx_
 	return gv_root_mount(sb, image, err);
 }
 
-/* One start's paths, runsc's flags and argv, and config.json's inputs:
- * the bundle and argv point into it (it lives on gv_start's stack). */
-struct gv_launch {
-	char image[PATH_MAX + 64], rootfs[PATH_MAX], sockdir[PATH_MAX], guestdir[PATH_MAX];
-	char etcdir[PATH_MAX], pidfile[PATH_MAX];
-	char cgpath[RN_ID_MAX + 98], netns[64];    /* netns: "" until allow-all's is made */
-	char rootflag[PATH_MAX + 16], logflag[PATH_MAX + 16];
-	char bundle[PATH_MAX + 16], pidflag[PATH_MAX + 16], imageflag[PATH_MAX + 32];
-	char *argv[20];
-	char *poke[8];              /* restore: `runsc kill <id> USR2` after it */
-	struct gv_bundle b;
-	int allow_all;
-	int restore;                /* `runsc restore` of <dir>/checkpoint, not run */
-	int sv[2];                  /* allow-all: the watcher's channel, else -1 */
-};
-
 /* The image and the agent runtime, or why this runner cannot start it. */
-static int check_runtime(struct gv_state *gs, const struct rn_sandbox *sb,
-			 struct gv_launch *l, struct sbx_err *err)
+int gv_check_runtime(struct gv_state *gs, const struct rn_sandbox *sb, struct gv_launch *l,
+		     struct sbx_err *err)
 {
 	struct runner *r = sb->drv->r;
 
@@ -220,8 +177,7 @@ static int64_t host_pids(const struct rn_spec *spec)
 }
 
 /* Name everything of the start in l: nothing is made yet. */
-static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
-			const struct rn_sandbox *sb)
+void gv_plan_launch(struct gv_launch *l, const struct gv_state *gs, const struct rn_sandbox *sb)
 {
 	int i = 0;
 
@@ -230,6 +186,8 @@ static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
 	rn_state_path(l->etcdir, sb, "etc");
 	rn_state_path(l->rootfs, sb, "root");
 	rn_state_path(l->pidfile, sb, "sentry.pid");
+	if (l->allow_all)
+		rn_state_path(l->netns, sb, GV_NETNS_NAME);
 	snprintf(l->cgpath, sizeof(l->cgpath), "/%s", sb_of(sb)->cg);
 	l->b.spec = &sb->spec;
 	l->b.rootfs = l->rootfs;
@@ -250,6 +208,11 @@ static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
 	l->argv[i++] = l->rootflag;
 	l->argv[i++] = l->logflag;
 	l->argv[i++] = l->allow_all ? "--network=sandbox" : "--network=none";
+	/* gVisor cannot save a TCP connection over the veth: without this a
+	 * checkpoint with one open fails, and ends the sandbox; with it the
+	 * checkpoint aborts such connections (docs/runner.md) */
+	if (l->allow_all)
+		l->argv[i++] = "--net-disconnect-ok";
 	l->argv[i++] = "--host-uds=create";
 	/* (runsc's default for bind mounts, stated: the agent's socket must
 	 * vanish inside when the watcher moves it) */
@@ -282,7 +245,7 @@ static void plan_launch(struct gv_launch *l, const struct gv_state *gs,
 /* The runner makes the memory, pids and cpu cgroups with their limits;
  * runsc joins cgroups that exist and leaves them (and their counters)
  * alone, so cleanup can still read them. */
-static int make_cgroups(const struct rn_sandbox *sb, struct sbx_err *err)
+int gv_make_cgroups(const struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct rn_spec cgspec = sb->spec;
 
@@ -303,7 +266,7 @@ static int prepare_bundle(struct gv_launch *l, const struct rn_sandbox *sb,
 }
 
 /* The watcher (gv_watch), the runner's child: sb->pid from here on. */
-static int fork_watcher(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
+int gv_fork_watcher(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
 {
 	pid_t pid = fork();
 
@@ -313,14 +276,15 @@ static int fork_watcher(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_e
 		if (l->sv[0] >= 0)
 			close(l->sv[0]);
 		gv_watch_exec(l->argv, l->restore ? l->poke : NULL, l->pidfile, l->sockdir,
-			 sb->drv->agent_stderr, l->sv[1]);
+			      sb->drv->agent_stderr, l->sv[1], l->restore ? l->netns : NULL);
 	}
 	sb->pid = pid;
 	return 0;
 }
 
-/* Allow-all: wait for the watcher's netns, give it the veth, write
- * config.json naming it, and let the watcher start runsc. */
+/* Allow-all: wait for the watcher's netns, hold it at <dir>/netns
+ * (driver_gvisor_netns.c), give it the veth, write config.json naming it,
+ * and let the watcher start runsc. */
 static int hand_over_netns(struct gv_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
 {
 	char ready;
@@ -334,8 +298,8 @@ static int hand_over_netns(struct gv_launch *l, struct rn_sandbox *sb, struct sb
 	if (n != 1 || ready != 'n')
 		return sbx_err_set(err, EIO, "could not make the sandbox's network namespace "
 				   "(the watcher exited)");
-	snprintf(l->netns, sizeof(l->netns), "/proc/%d/ns/net", (int)sb->pid);
-	if (rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0 ||
+	if (gv_netns_hold(sb->pid, l->netns, err) < 0 ||
+	    rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0 ||
 	    rn_egress_attach(sb, sb_of(sb)->slot, err) < 0 ||
 	    gv_spec_write(&l->b, sb->dir, err) < 0)
 		return -1;
@@ -365,9 +329,9 @@ static void undo_start(struct gv_state *gs, struct rn_sandbox *sb, struct gv_lau
 			;
 		sb->pid = 0;
 	}
-	for (int i = 0; i < 100 && sweep_cgroup(&sb->drv->r->cg, gb->cg) == 1; i++)
+	for (int i = 0; i < 100 && gv_sweep_cgroup(&sb->drv->r->cg, gb->cg) == 1; i++)
 		usleep(5000);
-	remove_runsc_state(gs, sb->id);
+	gv_remove_runsc_state(gs, sb->id);
 	unmount_all(sb->dir);
 	rn_egress_detach(sb);
 	release_slot(gs, gb);
@@ -381,12 +345,12 @@ static int gv_start(struct rn_sandbox *sb, struct sbx_err *err)
 	struct gv_launch l = { .allow_all = sb->spec.network != RN_NET_DENY_ALL,
 			       .sv = { -1, -1 } };
 
-	if (check_runtime(gs, sb, &l, err) < 0 || take_share(gs, sb, l.allow_all, err) < 0)
+	if (gv_check_runtime(gs, sb, &l, err) < 0 || take_share(gs, sb, l.allow_all, err) < 0)
 		return -1;
 	sb->pid = 0;
-	plan_launch(&l, gs, sb);
-	if (make_dirs(sb, l.image, err) < 0 || make_cgroups(sb, err) < 0 ||
-	    prepare_bundle(&l, sb, err) < 0 || fork_watcher(&l, sb, err) < 0 ||
+	gv_plan_launch(&l, gs, sb);
+	if (make_dirs(sb, l.image, err) < 0 || gv_make_cgroups(sb, err) < 0 ||
+	    prepare_bundle(&l, sb, err) < 0 || gv_fork_watcher(&l, sb, err) < 0 ||
 	    rn_state_save(sb, "gvisor", sb_of(sb)->slot, err) < 0 ||
 	    (l.allow_all && hand_over_netns(&l, sb, err) < 0)) {
 		undo_start(gs, sb, &l);
@@ -409,7 +373,7 @@ static void gv_kill(struct rn_sandbox *sb)
 }
 
 /* The last error runsc logged, for a sandbox that never came up. */
-static void runsc_error(struct rn_sandbox *sb)
+void gv_runsc_error(struct rn_sandbox *sb)
 {
 	char p[PATH_MAX + 16], buf[2048], *m, *e;
 	int fd;
@@ -442,7 +406,7 @@ static int gv_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct gv_sb *gb = sb_of(sb);
 
-	if (gb && sweep_cgroup(&sb->drv->r->cg, gb->cg) == 1)
+	if (gb && gv_sweep_cgroup(&sb->drv->r->cg, gb->cg) == 1)
 		return 1;
 	/* A memory overrun meets the host's OOM killer, which kills the
 	 * sentry: the whole sandbox ends, and runsc exits 1, not by SIGKILL. */
@@ -452,9 +416,9 @@ static int gv_cleanup(struct rn_sandbox *sb, struct sbx_err *err)
 			 "limit (%lld MiB) and was killed", (long long)sb->spec.memory_mb);
 	} else if (sb->reason == RN_REASON_ERROR && sb->status != RN_RUNNING &&
 		   !strncmp(sb->error, "the agent exited", 16)) {
-		runsc_error(sb);
+		gv_runsc_error(sb);
 	}
-	remove_runsc_state(state_of(sb->drv), sb->id);
+	gv_remove_runsc_state(state_of(sb->drv), sb->id);
 	unmount_all(sb->dir);
 	rn_egress_detach(sb);
 	if (gb)
@@ -491,19 +455,37 @@ static void reap_one(struct rn_driver *d, const char *id)
 	char path[RN_ID_MAX + 96];
 
 	snprintf(path, sizeof(path), GV_CG_TOP "/gvisor_%s/%s", d->r->name, id);
-	for (int i = 0; i < 400 && sweep_cgroup(&d->r->cg, path) == 1; i++)
+	for (int i = 0; i < 400 && gv_sweep_cgroup(&d->r->cg, path) == 1; i++)
 		usleep(5000);
-	if (sweep_cgroup(&d->r->cg, path) == 1)
+	if (gv_sweep_cgroup(&d->r->cg, path) == 1)
 		sbx_warn("cgroup %s is still busy after cleanup", path);
 	if (gs)
-		remove_runsc_state(gs, id);
+		gv_remove_runsc_state(gs, id);
+}
+
+/* A lost allow-all sandbox's veth and its slot's firewall rules, unless
+ * another runner holds the slot now: its network namespace was held by a
+ * mount (unmount_all dropped it), so nothing else ends them soon. */
+static void drop_net(struct rn_driver *d, int slot)
+{
+	struct gv_state *gs = state_of(d);
+
+	if (slot < 0 || !gs || rn_slot_claim(&gs->slots, slot) < 0)
+		return;
+	rn_slot_unkeep(slot);
+	rn_net_release(slot);
+	rn_egress_drop_slot(slot);
+	rn_slot_free(&gs->slots, slot);
 }
 
 static void gv_reconcile_dir(struct rn_driver *d, const char *id, const char *dir)
 {
+	int slot = rn_state_slot(dir);
+
 	rn_state_kill(dir);
 	reap_one(d, id);
 	unmount_all(dir);
+	drop_net(d, slot);
 	if (sbx_rmtree(dir) < 0)
 		sbx_warn("cannot remove %s: %s", dir, strerror(errno));
 }
@@ -539,7 +521,7 @@ static void gv_reconcile(struct rn_driver *d)
 		if (!u)
 			continue;
 		*u = 0;
-		remove_runsc_state(gs, id);
+		gv_remove_runsc_state(gs, id);
 	}
 	closedir(dir);
 }
@@ -656,24 +638,13 @@ fail:
 	return -1;
 }
 
-/* ---- pause and resume ----
- *
- * A deny-all sandbox is paused to disk: the agent closes its host sockets
- * (gVisor cannot save them), `runsc checkpoint` writes the sandbox's
- * memory and processes to <dir>/checkpoint and ends it (sentry, gofer,
- * watcher and cgroups go: nothing runs and no memory is held while
- * paused), and resume is `runsc restore` of it under a new watcher, whose
- * `runsc kill USR2` makes the agent listen again. An allow-all sandbox's
- * netstack owns its veth, in a netns that lives with its watcher, so it
- * is paused by `runsc pause` (the sentry stops its tasks, memory kept).
- * The long steps (the checkpoint, the wait for a restored agent) run in a
- * worker (rn_worker.h): the loop answers every other call meanwhile. */
+/* ---- runsc commands ---- */
 
 /* `runsc --root=R <op> [flags] ID [sig]`, waited for; its output in err
  * when it fails. flags and sig are the driver's own words, given to the
  * shell as they are (a path in them quoted). */
-static int runsc_op(const struct rn_sandbox *sb, const char *op, const char *flag,
-		    const char *sig, struct sbx_err *err)
+int gv_runsc_op(const struct rn_sandbox *sb, const char *op, const char *flag, const char *sig,
+		struct sbx_err *err)
 {
 	const struct gv_state *gs = state_of(sb->drv);
 	char cmd[PATH_MAX * 4 + 128], out[512];
@@ -693,281 +664,6 @@ static int runsc_op(const struct rn_sandbox *sb, const char *op, const char *fla
 	return 0;
 }
 
-/* The watcher after the sentry ended, or SIGKILLed after 10 s. */
-static void wait_watcher(struct rn_sandbox *sb)
-{
-	int st;
-
-	for (int i = 0; i < 2000; i++) {
-		pid_t p = waitpid(sb->pid, &st, WNOHANG);
-
-		if (p == sb->pid || (p < 0 && errno != EINTR))
-			return;
-		if (i == 1999) {
-			kill(-sb->pid, SIGKILL);
-			kill(sb->pid, SIGKILL);
-			while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
-				;
-			return;
-		}
-		usleep(5000);
-	}
-}
-
-/* What the checkpointed sandbox left: its cgroups and runsc's state. The
- * image, the root's overlay and tmpfs and the agent's dead socket (rn_pause.c puts
- * it aside) stay. */
-static void drop_ended(struct rn_sandbox *sb)
-{
-	struct gv_sb *gb = sb_of(sb);
-
-	for (int i = 0; i < 400 && sweep_cgroup(&sb->drv->r->cg, gb->cg) == 1; i++)
-		usleep(5000);
-	remove_runsc_state(state_of(sb->drv), sb->id);
-}
-
-/* The checkpoint's long steps, in a worker: the agent closed its
- * sockets, then `runsc checkpoint` (about 2 s for 256 MiB). */
-struct ckpt_arg {
-	char sockdir[PATH_MAX];
-	char flag[PATH_MAX + 64];
-};
-
-static int ckpt_worker(const struct rn_sandbox *sb, void *arg, char *msg, size_t n)
-{
-	const struct ckpt_arg *a = arg;
-	struct sbx_err e = { 0, "" };
-
-	if (gv_ckpt_wait_closed(a->sockdir, 10000) < 0) {
-		snprintf(msg, n, "the agent did not close its socket for the checkpoint");
-		return -1;
-	}
-	if (runsc_op(sb, "checkpoint", a->flag, NULL, &e) < 0) {
-		snprintf(msg, n, "%s", e.msg);
-		return -1;
-	}
-	return 0;
-}
-
-/* The checkpoint's end, in the loop. */
-static void ckpt_done(struct runner *r, struct rn_sandbox *sb, const char *msg)
-{
-	char img[PATH_MAX + 16], sockdir[PATH_MAX];
-	struct sbx_err e2 = { 0, "" };
-
-	rn_state_path(sockdir, sb, "sock");
-	snprintf(img, sizeof(img), "%s/" GV_CKPT_DIR, sb->dir);
-	gv_ckpt_unmark(sockdir);
-	if (sb->status != RN_RUNNING) {
-		/* stopped meanwhile: its cleanup removes the dir, image and all */
-		rn_sandbox_pause_done(r, sb, "it was stopped");
-		return;
-	}
-	if (msg) {
-		/* the sandbox runs on (unless the checkpoint ended it): its
-		 * agent listens again, through a socket moved out of its
-		 * reach as at start */
-		unlink(sb->agent_socket);
-		if (runsc_op(sb, "kill", NULL, "USR2", &e2) < 0 || gv_sock_rehide(sockdir, 10000) < 0)
-			sbx_err_log("%s: listen again after a failed pause: %s", sb->id,
-				    e2.msg[0] ? e2.msg : strerror(errno));
-		sbx_rmtree(img);
-		rn_sandbox_pause_done(r, sb, msg);
-		if (sb->status == RN_RUNNING && sb->reaped) {
-			/* a checkpoint that failed part way ended it */
-			snprintf(sb->error, sizeof(sb->error), "it ended in a failed pause: %.200s",
-				 msg);
-			rn_sandbox_stop(r, sb, RN_REASON_ERROR);
-		}
-		return;
-	}
-	if (!sb->reaped)
-		wait_watcher(sb);
-	sb->pid = 0;
-	sb->reaped = 1;             /* nothing of it to wait for until resume */
-	sb_of(sb)->checkpointed = 1;
-	drop_ended(sb);
-	/* what a restarted runner needs to take it back (gv_adopt) */
-	if (rn_state_save_paused(sb, &e2) < 0)
-		sbx_err_log("%s: it will not outlive the runner: %s", sb->id, e2.msg);
-	rn_sandbox_pause_done(r, sb, NULL);
-}
-
-/* Pause to disk: the agent is told to close its sockets (a quick step),
- * then a worker waits for that and runs `runsc checkpoint`; ckpt_done
- * finishes in the loop. 1 (started), or -1 with err. */
-static int gv_checkpoint(struct rn_sandbox *sb, struct sbx_err *err)
-{
-	char img[PATH_MAX + 16];
-	struct ckpt_arg a;
-
-	rn_state_path(a.sockdir, sb, "sock");
-	snprintf(img, sizeof(img), "%s/" GV_CKPT_DIR, sb->dir);
-	sbx_rmtree(img);
-	if (mkdir(img, 0700) < 0)
-		return sbx_err_sys(err, "mkdir %s", img);
-	if (runsc_op(sb, "kill", NULL, "USR1", err) < 0)
-		goto fail;
-	/* uncompressed: flate spent 6 s on 256 MiB of random bytes here and
-	 * saved nothing; the image is removed at resume anyway */
-	snprintf(a.flag, sizeof(a.flag), "--compression=none --image-path='%s'", img);
-	if (rn_worker_start(sb->drv->r, sb, ckpt_worker, &a, ckpt_done, err) < 0) {
-		struct sbx_err e2 = { 0, "" };
-		if (runsc_op(sb, "kill", NULL, "USR2", &e2) < 0 || gv_sock_rehide(a.sockdir, 10000) < 0)
-			sbx_err_log("%s: listen again after a failed pause: %s", sb->id,
-				    e2.msg[0] ? e2.msg : strerror(errno));
-		goto fail;
-	}
-	return 1;
-fail:
-	sbx_rmtree(img);
-	return -1;
-}
-
-/* The restore's wait, in a worker: the restored agent listens again. */
-struct restore_arg {
-	char sockdir[PATH_MAX];
-	pid_t watcher;
-};
-
-static int restore_worker(const struct rn_sandbox *sb, void *arg, char *msg, size_t n)
-{
-	const struct restore_arg *a = arg;
-	int rc = gv_ckpt_wait_listening(a->sockdir, a->watcher, 60000);
-
-	(void)sb;
-	if (rc != 0)
-		snprintf(msg, n, "%s", rc == 1 ? "the restored sandbox ended at once" :
-			 "its agent did not listen within 60 s");
-	return rc ? -1 : 0;
-}
-
-/* A failed restore: the watcher and what it made go; paused as before. */
-static void restore_undo(struct rn_sandbox *sb)
-{
-	int st;
-
-	if (sb->pid > 0 && !sb->reaped) {
-		kill(-sb->pid, SIGKILL);
-		kill(sb->pid, SIGKILL);
-		while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
-			;
-	}
-	sb->pid = 0;
-	sb->reaped = 1;
-	drop_ended(sb);
-}
-
-static void restore_done(struct runner *r, struct rn_sandbox *sb, const char *msg)
-{
-	char img[PATH_MAX + 16], aside[PATH_MAX + 16], why[300];
-	struct sbx_err e2 = { 0, "" };
-
-	snprintf(aside, sizeof(aside), "%s" RN_PAUSED_SUFFIX, sb->agent_socket);
-	if (sb->status != RN_PAUSED) {
-		rn_sandbox_resume_done(r, sb, "it was stopped");
-		return;
-	}
-	if (msg) {
-		snprintf(why, sizeof(why), "runsc restore: %s", msg);
-		runsc_error(sb);
-		if (!strncmp(sb->error, "runsc: ", 7))
-			snprintf(why, sizeof(why), "restore failed: %.200s", sb->error);
-		sb->error[0] = 0;
-		restore_undo(sb);
-		rn_sandbox_resume_done(r, sb, why);
-		return;
-	}
-	sb_of(sb)->checkpointed = 0;
-	unlink(aside);
-	rn_state_path(img, sb, "paused.json");
-	unlink(img);
-	if (rn_state_save(sb, "gvisor", sb_of(sb)->slot, &e2) < 0)
-		sbx_err_log("%s: after restore: %s", sb->id, e2.msg);
-	snprintf(img, sizeof(img), "%s/" GV_CKPT_DIR, sb->dir);
-	if (sbx_rmtree(img) < 0)
-		sbx_warn("%s: cannot remove %s: %s", sb->id, img, strerror(errno));
-	rn_sandbox_resume_done(r, sb, NULL);
-}
-
-/* `runsc restore` of <dir>/checkpoint under a new watcher (a quick step);
- * a worker waits for the agent to listen again and restore_done
- * finishes in the loop, removing the image. On failure the sandbox is
- * paused as before (the image kept). 1 (started), or -1 with err. */
-static int gv_restore(struct rn_sandbox *sb, struct sbx_err *err)
-{
-	struct gv_state *gs = state_of(sb->drv);
-	struct gv_launch l = { .restore = 1, .sv = { -1, -1 } };
-	char aside[PATH_MAX + 16];
-	struct restore_arg a;
-
-	if (check_runtime(gs, sb, &l, err) < 0)
-		return -1;
-	plan_launch(&l, gs, sb);
-	/* The agent's socket of before the checkpoint is dead, and the
-	 * watcher moves the new one to its name: it goes back aside (where
-	 * rn_pause.c had it, so a failed restore leaves the sandbox paused as
-	 * it was), and is removed once the restore worked. */
-	snprintf(aside, sizeof(aside), "%s" RN_PAUSED_SUFFIX, sb->agent_socket);
-	if (rename(sb->agent_socket, aside) < 0)
-		return sbx_err_sys(err, "move the agent socket of %s", sb->id);
-	if (make_cgroups(sb, err) < 0 || fork_watcher(&l, sb, err) < 0)
-		goto fail;
-	sb->reaped = 0;
-	snprintf(a.sockdir, sizeof(a.sockdir), "%s", l.sockdir);
-	a.watcher = sb->pid;
-	if (rn_worker_start(sb->drv->r, sb, restore_worker, &a, restore_done, err) < 0)
-		goto fail;
-	return 1;
-fail:
-	restore_undo(sb);
-	return -1;
-}
-
-static int gv_pause(struct rn_sandbox *sb, struct sbx_err *err)
-{
-	if (sb->spec.network != RN_NET_DENY_ALL)
-		return runsc_op(sb, "pause", NULL, NULL, err);
-	return gv_checkpoint(sb, err);
-}
-
-static int gv_resume(struct rn_sandbox *sb, struct sbx_err *err)
-{
-	if (!sb_of(sb)->checkpointed)
-		return runsc_op(sb, "resume", NULL, NULL, err);
-	return gv_restore(sb, err);
-}
-
-/* At start-up: a sandbox paused to disk by a previous run (its image,
- * state.json and paused.json there) is paused again in this one; resume
- * restores it as after any pause (its socket tmpfs, root overlay and
- * tmpfs are still mounted: the runner's end did not unmount them). */
-static int gv_adopt(struct rn_driver *d, const char *id, const char *dir)
-{
-	struct gv_state *gs = state_of(d);
-	char p[PATH_MAX + 64];
-	struct rn_sandbox *sb;
-	struct gv_sb *gb;
-
-	snprintf(p, sizeof(p), "%s/" GV_CKPT_DIR "/checkpoint.img", dir);
-	if (!gs || access(p, F_OK) < 0)
-		return -1;
-	snprintf(p, sizeof(p), "%s/sock/agent.sock" RN_PAUSED_SUFFIX, dir);
-	if (access(p, F_OK) < 0 || !(gb = calloc(1, sizeof(*gb))))
-		return -1;
-	sb = rn_state_adopt_paused(d->r, d, id, dir);
-	if (!sb) {
-		free(gb);
-		return -1;
-	}
-	gb->slot = -1;
-	gb->checkpointed = 1;
-	snprintf(gb->cg, sizeof(gb->cg), "%s/%s", gs->cg_parent, sb->id);
-	sb->drv_data = gb;
-	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
-	return 0;
-}
-
 /* The root's upper dir (driver_gvisor_root.c), the sandbox stopped for
  * the copy by `runsc pause` unless it is paused already (a checkpointed
  * one has no process left: its files are as they were at the pause). */
@@ -977,10 +673,10 @@ static int gv_snapshot(struct rn_sandbox *sb, const char *dst, struct rn_layer_s
 	int was_paused = sb->status == RN_PAUSED, rc;
 	struct sbx_err e2 = { 0, "" };
 
-	if (!was_paused && runsc_op(sb, "pause", NULL, NULL, err) < 0)
+	if (!was_paused && gv_runsc_op(sb, "pause", NULL, NULL, err) < 0)
 		return -1;
 	rc = gv_root_copy(sb, dst, st, err);
-	if (!was_paused && runsc_op(sb, "resume", NULL, NULL, &e2) < 0) {
+	if (!was_paused && gv_runsc_op(sb, "resume", NULL, NULL, &e2) < 0) {
 		/* it stays paused by runsc: said once here and to the caller
 		 * (a stop still kills it) */
 		sbx_err_log("%s: resume after the snapshot: %s", sb->id, e2.msg);

@@ -18,6 +18,9 @@
 #define GV_GUEST_DIR "guest"
 /* A paused sandbox's checkpoint image: <sandbox dir>/GV_CKPT_DIR. */
 #define GV_CKPT_DIR "checkpoint"
+/* An allow-all sandbox's network namespace, held by a bind mount at
+ * <sandbox dir>/GV_NETNS_NAME from start to cleanup (driver_gvisor_netns.c). */
+#define GV_NETNS_NAME "netns"
 /* The agent's "no host socket left" mark (guest/agent.h AG_QUIESCED_SUFFIX) */
 #define GV_QUIESCED_NAME GV_AGENT_SOCK_NAME ".quiesced"
 #define GV_MIN_VERSION 20240729L   /* statx fix, systrap */
@@ -31,7 +34,7 @@ struct gv_bundle {
 	const char *sockdir;         /* host dir bound rw at GV_AGENT_SOCK_DIR */
 	const char *etcdir;          /* generated hosts, hostname, resolv.conf */
 	const char *cgroup_path;     /* linux.cgroupsPath */
-	const char *netns_path;      /* "" = a new empty netns */
+	const char *netns_path;      /* "" = a new empty netns; else the held one */
 	int64_t host_pids;           /* host pids.max backstop */
 	int slot;                    /* its veth addresses (the resolver's), or -1 */
 };
@@ -53,23 +56,26 @@ int gv_sock_hide(const char *sockdir, pid_t sentry, int *sentry_st);
 /* The sandbox's watcher, in the runner's child forked for it: starts runsc
  * (argv), runs as long as the sandbox's sentry and ends as it did; with
  * net_fd >= 0 it first makes the sandbox's network namespace, handing it
- * over through net_fd; with poke (a restore) it runs that runsc command
- * too once argv returned, which tells the agent to listen again
- * (driver_gvisor_watch.c). */
+ * over through net_fd; with held (a restore of allow-all: the path of the
+ * namespace the runner kept, else NULL or "") it joins that one; with
+ * poke (a restore) it runs that runsc command too once argv returned,
+ * which tells the agent to listen again (driver_gvisor_watch.c). */
 void gv_watch(char *const argv[], char *const poke[], const char *pidfile,
-	      const char *sockdir, int agent_stderr, int net_fd) __attribute__((noreturn));
+	      const char *sockdir, int agent_stderr, int net_fd,
+	      const char *held) __attribute__((noreturn));
 /* The same, in a fresh process: the forked child execs the runner's
  * binary as `sandbox-runner GV_WATCH_CMD ...`, whose main hands the
  * arguments to gv_watch_main. */
 #define GV_WATCH_CMD "gvisor-watch"
 void gv_watch_exec(char *const argv[], char *const poke[], const char *pidfile,
-		   const char *sockdir, int agent_stderr, int net_fd) __attribute__((noreturn));
+		   const char *sockdir, int agent_stderr, int net_fd,
+		   const char *held) __attribute__((noreturn));
 int gv_watch_main(int argc, char **argv);
 
 /* Before `runsc checkpoint`: wait until the agent made
  * sockdir/GV_GUEST_DIR/GV_QUIESCED_NAME (it closed every connection and
  * its listener). 0, or -1 (ETIMEDOUT) after timeout_ms; gv_ckpt_unmark
- * removes the file (driver_gvisor_ckpt.c). */
+ * removes the file (driver_gvisor_ckpt_wait.c). */
 int gv_ckpt_wait_closed(const char *sockdir, int timeout_ms);
 void gv_ckpt_unmark(const char *sockdir);
 /* The agent listening again at sockdir/GV_GUEST_DIR/agent.sock (after
@@ -80,6 +86,15 @@ int gv_sock_rehide(const char *sockdir, int timeout_ms);
  * listens again and the watcher moved its socket). 0; 1 when the watcher
  * (the runner's child, reaped by the runner) is gone first; -1 (ETIMEDOUT). */
 int gv_ckpt_wait_listening(const char *sockdir, pid_t watcher, int timeout_ms);
+
+/* The network namespace of watcher held at path (an empty file made
+ * here, a bind mount on it). 0, or -1 with err. */
+int gv_netns_hold(pid_t watcher, const char *path, struct sbx_err *err);
+/* Unmount and remove the held namespace at path, if any: with the
+ * sandbox's processes gone the kernel ends it, its veth with it. */
+void gv_netns_drop(const char *path);
+/* 1 when path is a held network namespace (an nsfs bind mount), else 0. */
+int gv_netns_held(const char *path);
 
 struct rn_layer_stats;
 

@@ -11,16 +11,19 @@
  * offset), default signals, its own session.
  *
  * With net_fd (allow-all), it first makes the sandbox's network namespace,
- * and a private mount namespace in which /proc/sys/net is hidden under a
+ * then a private mount namespace in which /proc/sys/net is hidden under a
  * tiny tmpfs: runsc 20240729 takes the presence of
  * /proc/sys/net/core/rmem_default for "in the host's network namespace"
  * and refuses --network=sandbox, but every netns has that file since the
  * sysctl became per-namespace (gVisor issue 10704, fixed in later
  * releases). It reports 'n' on net_fd and waits for the runner's byte:
- * the runner gives the netns its veth and addresses (runsc takes them into
- * its netstack when it starts) and writes config.json with
- * /proc/<watcher>/ns/net as its path. The netns lives as long as the
- * watcher and the sentry; its end takes the veth with it. The mount
+ * the runner holds the netns by a bind mount at <sandbox dir>/netns, gives
+ * it its veth and addresses (runsc takes them into its netstack when it
+ * starts) and writes config.json with that path. The bind mount keeps the
+ * netns, its veth and its host address through a checkpoint, when no
+ * process of the sandbox is left; a restore's watcher joins it (held, a
+ * path) instead of making one. The netns ends when the runner unmounts it
+ * at cleanup and the sandbox's processes are gone. The mount
  * namespace's copies of other sandboxes' mounts do not keep them: removing
  * a sandbox's dir on the host detaches its mount points in every
  * namespace (checked).
@@ -54,8 +57,21 @@
 
 #include "rn_child.h"
 
-/* The sandbox's network and mount namespaces (allow-all), then 'n' to the
- * runner and wait for its byte: it has given the netns its veth. */
+/* A private mount namespace in which /proc/sys/net is hidden (runsc's
+ * "host netns" test, above), once the network namespace is the sandbox's. */
+static void hide_proc_sys_net(void)
+{
+	if (unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", "/proc/sys/net", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "size=4k,nr_inodes=2,mode=0555") < 0)
+		_exit(125);
+}
+
+/* The sandbox's network namespace (allow-all), then 'n' to the runner and
+ * wait for its byte: it has held the netns by a bind mount and given it its
+ * veth. The mount namespace comes after, so it has the runner's bind
+ * mount, which config.json names. */
 static void make_netns(int net_fd)
 {
 	char go;
@@ -64,11 +80,7 @@ static void make_netns(int net_fd)
 	/* A new netns's lo is down; runsc copies it into its netstack as it
 	 * finds it, and without it 127.0.0.1 inside (the agent's forward to
 	 * a preview, a server talking to itself) would go out the veth. */
-	if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 ||
-	    rn_child_loopback_up(0, NULL) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("tmpfs", "/proc/sys/net", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  "size=4k,nr_inodes=2,mode=0555") < 0 ||
+	if (unshare(CLONE_NEWNET) < 0 || rn_child_loopback_up(0, NULL) < 0 ||
 	    write(net_fd, "n", 1) != 1)
 		_exit(125);
 	while ((n = read(net_fd, &go, 1)) < 0 && errno == EINTR)
@@ -76,6 +88,19 @@ static void make_netns(int net_fd)
 	if (n != 1)
 		_exit(125);    /* the runner gave up on this sandbox */
 	close(net_fd);
+	hide_proc_sys_net();
+}
+
+/* A restore's: the namespace the runner held across the checkpoint, its
+ * veth and addresses given back already. */
+static void join_netns(const char *held)
+{
+	int fd = open(held, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || setns(fd, CLONE_NEWNET) < 0)
+		_exit(125);
+	close(fd);
+	hide_proc_sys_net();
 }
 
 /* /dev/null for stdin and stdout, and for stderr unless the agent keeps
@@ -183,7 +208,7 @@ static void __attribute__((noreturn)) exit_as(int sentry_st)
 #define WATCH_ARGS_MAX 40
 
 void gv_watch_exec(char *const argv[], char *const poke[], const char *pidfile,
-		   const char *sockdir, int agent_stderr, int net_fd)
+		   const char *sockdir, int agent_stderr, int net_fd, const char *held)
 {
 	char *v[WATCH_ARGS_MAX + 1], fd[16];
 	int n = 0;
@@ -195,6 +220,7 @@ void gv_watch_exec(char *const argv[], char *const poke[], const char *pidfile,
 	v[n++] = (char *)sockdir;
 	v[n++] = agent_stderr ? "1" : "0";
 	v[n++] = fd;
+	v[n++] = (char *)(held ? held : "");
 	for (int i = 0; argv[i] && n < WATCH_ARGS_MAX - 2; i++)
 		v[n++] = argv[i];
 	v[n++] = "--";
@@ -205,29 +231,29 @@ void gv_watch_exec(char *const argv[], char *const poke[], const char *pidfile,
 	if (n < WATCH_ARGS_MAX && (net_fd < 0 || fcntl(net_fd, F_SETFD, 0) == 0))
 		execv("/proc/self/exe", v);
 	/* no exec (a binary gone): this copy watches, as it can */
-	gv_watch(argv, poke, pidfile, sockdir, agent_stderr, net_fd);
+	gv_watch(argv, poke, pidfile, sockdir, agent_stderr, net_fd, held);
 }
 
 int gv_watch_main(int argc, char **argv)
 {
-	/* GV_WATCH_CMD pidfile sockdir stderr netfd runsc-argv... -- poke... */
+	/* GV_WATCH_CMD pidfile sockdir stderr netfd held runsc-argv... -- poke... */
 	char **poke;
 	int sep;
 
-	if (argc < 7)
+	if (argc < 8)
 		return 2;
-	for (sep = 5; sep < argc && strcmp(argv[sep], "--"); sep++)
+	for (sep = 6; sep < argc && strcmp(argv[sep], "--"); sep++)
 		;
-	if (sep == argc || sep == 5)
+	if (sep == argc || sep == 6)
 		return 2;
 	argv[sep] = NULL;
 	poke = sep + 1 < argc ? argv + sep + 1 : NULL;
-	gv_watch(argv + 5, poke, argv[1], argv[2], !strcmp(argv[3], "1"),
-		 (int)strtol(argv[4], NULL, 10));
+	gv_watch(argv + 6, poke, argv[1], argv[2], !strcmp(argv[3], "1"),
+		 (int)strtol(argv[4], NULL, 10), argv[5]);
 }
 
 void gv_watch(char *const argv[], char *const poke[], const char *pidfile,
-	      const char *sockdir, int agent_stderr, int net_fd)
+	      const char *sockdir, int agent_stderr, int net_fd, const char *held)
 {
 	int sentry_st = -1;
 	pid_t sentry;
@@ -236,6 +262,8 @@ void gv_watch(char *const argv[], char *const poke[], const char *pidfile,
 	setsid();
 	if (net_fd >= 0)
 		make_netns(net_fd);
+	else if (held && held[0])
+		join_netns(held);
 	fresh_stdio(agent_stderr);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		_exit(126);

@@ -137,6 +137,11 @@ void rn_egress_detach(struct rn_sandbox *sb)
 	free_egress(e);
 }
 
+void rn_egress_drop_slot(int slot)
+{
+	eg_fw_apply(slot, gateway_of(slot), RN_NET_DENY_ALL, NULL);
+}
+
 int rn_egress_set_policy(struct rn_sandbox *sb, enum rn_network mode,
 			 struct rn_policy *policy, struct sbx_err *err)
 {

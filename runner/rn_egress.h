@@ -23,6 +23,10 @@ int rn_egress_attach(struct rn_sandbox *sb, int slot, struct sbx_err *err);
 /* Close everything of sb's egress and remove its rules (no-op if none). */
 void rn_egress_detach(struct rn_sandbox *sb);
 
+/* Remove the firewall rules of slot, whose sandbox is gone with no egress
+ * attached in this runner (a restart's reconcile of a lost one). */
+void rn_egress_drop_slot(int slot);
+
 /* Replace sb's policy (spec.network, spec.policy; ownership of policy
  * moves here, also on failure): new connections and DNS queries follow it
  * at once, the firewall follows a change of mode, and open proxied

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -113,17 +114,24 @@ static int setup_host(struct sbx_err *err)
 	return 0;
 }
 
-int rn_net_allow_all(pid_t pid, int slot, struct sbx_err *err)
+/* slot's host end (+1) and sandbox end (+2) addresses */
+static void slot_addrs(int slot, char host[20], char guest[20])
 {
 	unsigned base = (10u << 24) | (201u << 16) | ((unsigned)slot * 4u);
+
+	snprintf(host, 20, "%u.%u.%u.%u", base >> 24, (base >> 16) & 255, (base >> 8) & 255,
+		 (base & 255) + 1);
+	snprintf(guest, 20, "%u.%u.%u.%u", base >> 24, (base >> 16) & 255, (base >> 8) & 255,
+		 (base & 255) + 2);
+}
+
+int rn_net_allow_all(pid_t pid, int slot, struct sbx_err *err)
+{
 	char host[20], guest[20], line[1024];
 
 	if (run(check_line, NULL) < 0 && setup_host(err) < 0)
 		return -1;
-	snprintf(host, sizeof(host), "%u.%u.%u.%u", base >> 24, (base >> 16) & 255,
-		 (base >> 8) & 255, (base & 255) + 1);
-	snprintf(guest, sizeof(guest), "%u.%u.%u.%u", base >> 24, (base >> 16) & 255,
-		 (base >> 8) & 255, (base & 255) + 2);
+	slot_addrs(slot, host, guest);
 	/* IPv6 off on both ends: no link-local path to the host. Strict
 	 * reverse-path filtering on the host end: a packet from the sandbox
 	 * whose source address is not its own /30 is dropped (a second layer
@@ -146,6 +154,24 @@ int rn_net_allow_all(pid_t pid, int slot, struct sbx_err *err)
 		 "ip route add default via %s'",
 		 slot, slot, (int)pid, slot, slot, slot, RN_LINK_SEGMENT, host, slot, slot,
 		 (int)pid, RN_LINK_SEGMENT, guest, host);
+	return run(line, err);
+}
+
+int rn_net_readdress(const char *netns, int slot, struct sbx_err *err)
+{
+	char host[20], guest[20], line[PATH_MAX + 512];
+
+	/* the path is the runner's own (the sandbox's dir), never quoted by
+	 * a sandbox; the shared rules are checked as for a new veth */
+	if (strchr(netns, '\''))
+		return sbx_err_set(err, EINVAL, "netns path %.200s has a quote", netns);
+	if (run(check_line, NULL) < 0 && setup_host(err) < 0)
+		return -1;
+	slot_addrs(slot, host, guest);
+	snprintf(line, sizeof(line),
+		 "exec >/dev/null 2>&1; nsenter --net='%s' sh -c 'ip link set eth0 up && "
+		 "ip addr replace %s/30 dev eth0 && ip route replace default via %s'",
+		 netns, guest, host);
 	return run(line, err);
 }
 

@@ -23,6 +23,12 @@ extern const char *const rn_net_denied[];
  * default route through the host. The first call installs the host's
  * forwarding and firewall rules. 0 or -1 with err. */
 int rn_net_allow_all(pid_t pid, int slot, struct sbx_err *err);
+/* Give eth0 of the network namespace held at netns (a path) slot's
+ * address and default route again: runsc takes them off the interface
+ * into its netstack, and `runsc restore` into that namespace reads them
+ * from it as a start does. The veth and host end are untouched. 0 or -1
+ * with err. */
+int rn_net_readdress(const char *netns, int slot, struct sbx_err *err);
 /* Run a shell line of ip/iptables commands (the runner's own text, never
  * a sandbox's), waiting for it: 0 when it exited 0, else -1 with err. */
 int rn_net_run(const char *line, struct sbx_err *err);

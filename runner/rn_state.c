@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "rn_loop.h"
+#include "rn_policy.h"
 #include "rn_warm.h"
 #include "sbx_fs.h"
 #include "sbx_id.h"
@@ -141,6 +142,18 @@ void rn_state_kill(const char *dir)
 	cJSON_Delete(o);
 }
 
+int rn_state_slot(const char *dir)
+{
+	cJSON *o = state_read(dir), *v;
+	int slot = -1;
+
+	v = o ? cJSON_GetObjectItemCaseSensitive(o, "slot") : NULL;
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e6)
+		slot = v->valueint;
+	cJSON_Delete(o);
+	return slot;
+}
+
 /* A number of o within [lo, hi], else def. */
 static int64_t num(const cJSON *o, const char *key, int64_t lo, int64_t hi, int64_t def)
 {
@@ -219,6 +232,17 @@ void rn_state_keep_lost(struct runner *r, struct rn_driver *drv, const char *id,
 
 /* ---- a paused sandbox that outlives the runner ---- */
 
+/* 1 when p has a rule that sets headers (a brokered credential): its
+ * values are secrets, which no file of the runner holds. */
+static int brokers(const struct rn_policy *p)
+{
+	for (int i = 0; p && i < p->n_allow; i++)
+		for (int k = 0; p->rules[i] && k < p->rules[i]->n; k++)
+			if (p->rules[i]->r[k].kind == RN_RULE_TRANSFORM)
+				return 1;
+	return 0;
+}
+
 int rn_state_save_paused(const struct rn_sandbox *sb, struct sbx_err *err)
 {
 	cJSON *o = cJSON_CreateObject(), *a;
@@ -236,6 +260,14 @@ int rn_state_save_paused(const struct rn_sandbox *sb, struct sbx_err *err)
 	cJSON_AddStringToObject(o, "workdir", sb->spec.workdir);
 	cJSON_AddStringToObject(o, "snapshot", sb->spec.snapshot);
 	cJSON_AddBoolToObject(o, "persistent", sb->spec.persistent);
+	/* the network policy, to enforce again after a restart; one that
+	 * brokers credentials is not written (a restart loses the sandbox,
+	 * rn_state_adopt_paused) */
+	if (brokers(sb->spec.policy))
+		cJSON_AddBoolToObject(o, "brokered", 1);
+	else
+		cJSON_AddItemToObject(o, "network", rn_policy_json(sb->spec.network,
+								   sb->spec.policy));
 	return json_save(sb->dir, "paused.json", o, err);
 }
 
@@ -243,6 +275,24 @@ int rn_state_save_paused(const struct rn_sandbox *sb, struct sbx_err *err)
 static cJSON *paused_read(const char *dir)
 {
 	return json_read(dir, "paused.json", RN_ENV_BYTES + STATE_MAX);
+}
+
+/* The network of paused.json p into spec: the policy in force at the
+ * pause (a PATCH may have changed the mode state.json, net, was written
+ * with). A file of a runner before allow-all sandboxes were paused to
+ * disk has none, and was deny-all. 0, or -1 when bad or brokered. */
+static int paused_network(const cJSON *p, const char *net, struct rn_spec *spec)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "network");
+	struct sbx_err err = { 0, "" };
+
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "brokered")))
+		return -1;
+	if (!v) {
+		spec->network = RN_NET_DENY_ALL;
+		return strcmp(net, "deny-all") ? -1 : 0;
+	}
+	return rn_policy_parse(v, &spec->network, &spec->policy, &err) < 0 ? -1 : 0;
 }
 
 /* ports and env names of p into spec; -1 when one is bad. */
@@ -299,8 +349,7 @@ struct rn_sandbox *rn_state_adopt_paused(struct runner *r, struct rn_driver *drv
 	str(p, "workdir", "/ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-",
 	    sb->spec.workdir, sizeof(sb->spec.workdir));
 	str(p, "snapshot", OWNER_CHARS, sb->spec.snapshot, sizeof(sb->spec.snapshot));
-	/* only a deny-all sandbox is paused to disk (driver_gvisor.c) */
-	if (!sb->spec.owner[0] || !sb->spec.image[0] || strcmp(net, "deny-all") ||
+	if (!sb->spec.owner[0] || !sb->spec.image[0] || paused_network(p, net, &sb->spec) < 0 ||
 	    sb->spec.timeout_ms < 0 || sb->spec.vcpus < 0 || sb->spec.memory_mb < 0 ||
 	    sb->spec.pids < 0 || sb->spec.disk_mb < 0 || sb->spec.nofile < 0 ||
 	    sb->spec.idle_timeout_ms < 0 || paused_lists(p, &sb->spec) < 0) {

@@ -28,6 +28,9 @@ int rn_state_save(const struct rn_sandbox *sb, const char *driver, int slot,
  * was started, and wait up to 2 s for it to go. */
 void rn_state_kill(const char *dir);
 
+/* The slot <dir>/state.json names, or -1 (none, or no file). */
+int rn_state_slot(const char *dir);
+
 /* Keep a record of sandbox id, which a previous run of the runner left
  * in dir and drv's reconcile_dir is about to kill and remove: status
  * failed, stop_reason runner_restart, with what <dir>/state.json says of
@@ -38,15 +41,15 @@ void rn_state_keep_lost(struct runner *r, struct rn_driver *drv, const char *id,
 
 /* A paused sandbox's settings beyond state.json (ports, env names, the
  * image's workdir, its snapshot, idle timeout, persistent, the timeout
- * left), for a
+ * left, its network policy unless that brokers credentials), for a
  * driver whose paused sandboxes outlive the runner: <dir>/paused.json,
  * written whole (temp file, renamed). 0, or -1 with err. */
 int rn_state_save_paused(const struct rn_sandbox *sb, struct sbx_err *err);
 
 /* The sandbox of <dir>/state.json and paused.json back in the runner's
  * list, status paused, pid 0 and reaped (nothing of it runs), or NULL
- * when either file is missing or bad (the caller reconciles the dir as
- * lost). The driver sets drv_data and agent_socket. */
+ * when either file is missing or bad, or its policy brokered credentials
+ * (the caller reconciles the dir as lost). The driver sets drv_data and agent_socket. */
 struct rn_sandbox *rn_state_adopt_paused(struct runner *r, struct rn_driver *drv,
 					 const char *id, const char *dir);
 

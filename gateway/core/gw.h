@@ -45,6 +45,8 @@ struct gw_owned {            /* which key created which sandbox */
 	char id[80];
 	int key;
 	int live;
+	int resuming;               /* calls in flight that may bring it back (kept):
+				     * it counts against its key's limit meanwhile */
 	char *agent_socket;         /* host path of its agent (malloc'd), or NULL */
 };
 
@@ -74,7 +76,8 @@ struct gw_vh {
 	unsigned char token_secret[32];   /* stream tokens' HMAC key */
 	struct gw_ws_session *sessions;   /* open WebSocket sessions (stream/gw_ws.h) */
 	int max_sandboxes_per_key;
-	int creating[GW_MAX_KEYS];  /* creates sent to the runner, not answered */
+	int creating[GW_MAX_KEYS];  /* creates sent to the runner, not answered (a
+				     * resume in flight counts in gw_owned.resuming) */
 	int64_t max_timeout_ms;
 	struct gw_owned owned[GW_MAX_OWNED];
 	int nowned;
@@ -139,15 +142,33 @@ int gw_auth_reload(struct gw_vh *vh, const char *keys_file, const char *env);
 int gw_owner_get(struct gw_vh *vh, const char *id);  /* key index or -1 */
 int gw_owner_add(struct gw_vh *vh, const char *id, int key);
 void gw_owner_set_live(struct gw_vh *vh, const char *id, int live);
+/* The key's sandboxes that count against its limit: live ones and kept
+ * ones a call is resuming (gw_owner_resume_hold). */
 int gw_owner_count_live(struct gw_vh *vh, int key);
+/* 1 when sandbox id counts among them now (not a kept one left alone). */
+int gw_owner_counted(struct gw_vh *vh, const char *id);
 /* Whether bringing kept sandbox id back (a persistent one resumed) keeps
  * key within its sandbox limit, the check a create passes: 1 when it
- * counts already (live) or the key has room. */
+ * counts already (live, or being resumed) or the key has room. */
 int gw_owner_resume_room(struct gw_vh *vh, const char *id, int key);
-/* Mark runner request req as one that may resume sandbox id first
- * ("resume":true), with "resume_limit" when that would pass key's limit
- * (the runner then refuses the resume with limit_reached). */
-void gw_owner_resume_req(struct gw_vh *vh, cJSON *req, const char *id, int key);
+/* Runner request req may resume sandbox id (an explicit resume, or a
+ * request marked "resume":true): with room, a kept id is counted as
+ * resuming until gw_owner_resume_release, as a create is counted while it
+ * is on its way, so two resumes racing for the last place cannot both
+ * pass; without room "resume_limit" goes with req (the runner then
+ * refuses the resume with limit_reached). 1 when it counted (the caller
+ * releases it once, at the runner's reply or when the call ends), else 0. */
+int gw_owner_resume_hold(struct gw_vh *vh, cJSON *req, const char *id, int key);
+/* The same for a request that resumes only as a side effect: marks it
+ * "resume":true first. */
+int gw_owner_resume_req(struct gw_vh *vh, cJSON *req, const char *id, int key);
+void gw_owner_resume_release(struct gw_vh *vh, const char *id);
+/* The same when the call ended without the runner's answer (its client
+ * went away, the connection broke): the runner may have resumed it, so it
+ * counts as live from now. Counting one too many is undone by the refresh
+ * every refusal at the limit asks first; one too few would let the key
+ * pass its limit. */
+void gw_owner_resume_lost(struct gw_vh *vh, const char *id);
 /* Remember where a sandbox's agent listens (from the runner's object). */
 void gw_owner_set_agent(struct gw_vh *vh, const char *id, const char *path);
 /* A revoked key's sandboxes become nobody's at once; their stop requests

@@ -28,7 +28,7 @@ int gw_owner_add(struct gw_vh *vh, const char *id, int key)
 	if (vh->nowned >= GW_MAX_OWNED) {
 		/* drop the oldest stopped entry to make room */
 		int i;
-		for (i = 0; i < vh->nowned && vh->owned[i].live; i++)
+		for (i = 0; i < vh->nowned && (vh->owned[i].live || vh->owned[i].resuming); i++)
 			;
 		if (i == vh->nowned)
 			return -1;
@@ -41,6 +41,7 @@ int gw_owner_add(struct gw_vh *vh, const char *id, int key)
 	strcpy(o->id, id);
 	o->key = key;
 	o->live = 1;
+	o->resuming = 0;
 	o->agent_socket = NULL;
 	return 0;
 }
@@ -92,26 +93,69 @@ int gw_owner_count_live(struct gw_vh *vh, int key)
 {
 	int n = 0;
 	for (int i = 0; i < vh->nowned; i++)
-		n += vh->owned[i].key == key && vh->owned[i].live;
+		n += vh->owned[i].key == key && (vh->owned[i].live || vh->owned[i].resuming);
 	return n;
+}
+
+static struct gw_owned *entry(struct gw_vh *vh, const char *id)
+{
+	for (int i = 0; i < vh->nowned; i++)
+		if (!strcmp(vh->owned[i].id, id))
+			return &vh->owned[i];
+	return NULL;
+}
+
+int gw_owner_counted(struct gw_vh *vh, const char *id)
+{
+	const struct gw_owned *o = entry(vh, id);
+
+	return o && (o->live || o->resuming);
 }
 
 int gw_owner_resume_room(struct gw_vh *vh, const char *id, int key)
 {
-	for (int i = 0; i < vh->nowned; i++)
-		if (!strcmp(vh->owned[i].id, id) && vh->owned[i].live)
-			return 1;
+	const struct gw_owned *o = entry(vh, id);
+
+	if (o && (o->live || o->resuming))
+		return 1;
 	if (key < 0 || key >= GW_MAX_KEYS)
 		return 1;   /* an owner this gateway does not know: nothing counted here */
 	/* creates still on their way count, as for a create */
 	return gw_owner_count_live(vh, key) + vh->creating[key] < vh->max_sandboxes_per_key;
 }
 
-void gw_owner_resume_req(struct gw_vh *vh, cJSON *req, const char *id, int key)
+int gw_owner_resume_hold(struct gw_vh *vh, cJSON *req, const char *id, int key)
+{
+	struct gw_owned *o = entry(vh, id);
+
+	if (!gw_owner_resume_room(vh, id, key)) {
+		cJSON_AddNumberToObject(req, "resume_limit", vh->max_sandboxes_per_key);
+		return 0;
+	}
+	if (!o || o->live || o->key != key)
+		return 0;   /* counted already, or by no key of ours */
+	o->resuming++;
+	return 1;
+}
+
+int gw_owner_resume_req(struct gw_vh *vh, cJSON *req, const char *id, int key)
 {
 	cJSON_AddTrueToObject(req, "resume");
-	if (!gw_owner_resume_room(vh, id, key))
-		cJSON_AddNumberToObject(req, "resume_limit", vh->max_sandboxes_per_key);
+	return gw_owner_resume_hold(vh, req, id, key);
+}
+
+void gw_owner_resume_release(struct gw_vh *vh, const char *id)
+{
+	struct gw_owned *o = entry(vh, id);
+
+	if (o && o->resuming > 0)
+		o->resuming--;
+}
+
+void gw_owner_resume_lost(struct gw_vh *vh, const char *id)
+{
+	gw_owner_set_live(vh, id, 1);
+	gw_owner_resume_release(vh, id);
 }
 
 /* ---- runner calls (list, stop): each its own gw_up, freed when it

@@ -38,6 +38,8 @@ static struct {
 	unsigned char missed[GW_RUNNERS_MAX];    /* status replies missed in a row */
 	unsigned char tried[GW_RUNNERS_MAX];     /* has answered or failed once */
 	unsigned char need_caps[GW_RUNNERS_MAX]; /* its capabilities to fetch (once per time up) */
+	unsigned char awaited[GW_RUNNERS_MAX];   /* its probe ends gw_probe_again's round */
+	struct gw_probe_wait *waiters;
 } pr;
 
 static int idx(const struct gw_runner *rn)
@@ -175,12 +177,46 @@ static void answered(struct probe *p)
 	pr.tried[idx(p->rn)] = 1;
 }
 
+/* A probe ended (its outcome applied): the round of gw_probe_again is
+ * over once no runner it asked is still to answer. */
+static void round_over(void)
+{
+	for (int k = 0; pr.vh && k < pr.vh->nrunners; k++)
+		if (pr.awaited[k])
+			return;
+	/* each waiter is off the list before its callback runs: a callback
+	 * may wait again (a new round) */
+	while (pr.waiters) {
+		struct gw_probe_wait *w = pr.waiters;
+		pr.waiters = w->next;
+		w->next = NULL;
+		w->cb(w);
+	}
+}
+
+static void round_check(int i)
+{
+	pr.awaited[i] = 0;
+	round_over();
+}
+
+static int apply_reply(struct gw_up *u, const cJSON *o, int ok, const char *why);
+
 static int probe_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, int fd)
+{
+	int i = idx(((struct probe *)u->owner)->rn);
+	int rc = apply_reply(u, o, ok, why);
+
+	(void)fd;
+	round_check(i);
+	return rc;
+}
+
+static int apply_reply(struct gw_up *u, const cJSON *o, int ok, const char *why)
 {
 	struct probe *p = u->owner;
 	struct gw_runner *rn = p->rn;
 	struct gw_vh *vh = u->vh;
-	(void)fd;
 
 	answered(p);
 	if (!o) {
@@ -242,6 +278,7 @@ static void probe_closed(struct gw_up *u, int by_peer, int lost)
 	if (!p->answered) {
 		answered(p);
 		gw_runner_set_state(u->vh, p->rn, GW_RUNNER_DOWN, "closed the connection without answering");
+		round_check(idx(p->rn));
 	}
 	gw_up_release(u);
 	free(p);
@@ -273,6 +310,7 @@ static void send_probe(struct gw_vh *vh, struct gw_runner *rn)
 			gw_runner_failed(vh, rn, e, "cannot start the status probe");
 		gw_up_release(&p->up);
 		free(p);
+		pr.awaited[i] = 0;   /* answered: not there (the caller ends the round) */
 		return;
 	}
 	rn->probe = &p->up;
@@ -280,8 +318,16 @@ static void send_probe(struct gw_vh *vh, struct gw_runner *rn)
 	p->seq = gw_runner_seq_next();
 }
 
+static void missed_apply(struct gw_vh *vh, struct gw_runner *rn);
+
 /* rn's status went unanswered for GW_PROBE_TIMEOUT_MS. */
 static void missed(struct gw_vh *vh, struct gw_runner *rn)
+{
+	missed_apply(vh, rn);
+	round_check(idx(rn));
+}
+
+static void missed_apply(struct gw_vh *vh, struct gw_runner *rn)
 {
 	struct probe *p = rn->probe->owner;
 	int i = idx(rn), n = pr.missed[i] + 1;
@@ -351,6 +397,7 @@ void gw_probe_forget(struct gw_vh *vh, struct gw_runner *rn)
 	pr.tried[i] = 0;
 	pr.need_caps[i] = 0;
 	pr.missed[i] = 0;
+	pr.awaited[i] = 0;
 	gw_up_keep_sweep(rn, 0, 1);
 	rn->keep_alive = 0;
 }
@@ -359,6 +406,35 @@ void gw_probe_soon(struct gw_vh *vh, struct gw_runner *rn)
 {
 	if (!rn->probe)
 		pr.last_sent[rn - vh->runners] = 0;   /* the next tick asks it */
+}
+
+void gw_probe_again(struct gw_vh *vh, struct gw_probe_wait *w, void (*cb)(struct gw_probe_wait *w))
+{
+	w->cb = cb;
+	w->next = pr.waiters;
+	pr.waiters = w;
+	for (int i = 0; pr.started && i < vh->nrunners; i++) {
+		struct gw_runner *rn = &vh->runners[i];
+		if (rn->state == GW_RUNNER_UP || rn->state == GW_RUNNER_REFUSED ||
+		    (rn->gone && rn->state == GW_RUNNER_DOWN))
+			continue;
+		pr.awaited[i] = 1;
+		if (!rn->probe)
+			send_probe(vh, rn);   /* a connect refused at once ends it here */
+		if (!rn->probe)
+			pr.awaited[i] = 0;
+	}
+	round_over();
+}
+
+void gw_probe_wait_cancel(struct gw_probe_wait *w)
+{
+	for (struct gw_probe_wait **p = &pr.waiters; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			w->next = NULL;
+			return;
+		}
 }
 
 int gw_probe_first_round(struct gw_vh *vh)
@@ -386,4 +462,5 @@ void gw_probe_stop(struct gw_vh *vh)
 		}
 	}
 	pr.started = 0;
+	pr.waiters = NULL;
 }

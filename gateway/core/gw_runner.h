@@ -159,6 +159,18 @@ void gw_probe_forget(struct gw_vh *vh, struct gw_runner *rn);
 int gw_probe_first_round(struct gw_vh *vh);
 /* Ask rn its status at the next tick (a request saw a sign it is gone). */
 void gw_probe_soon(struct gw_vh *vh, struct gw_runner *rn);
+/* Ask every runner that is not up (down, or not answered yet; not one
+ * refused, nor one that left DNS) its status now, and call w->cb once each
+ * of them answered or failed (at once when none is to be asked). For a
+ * create that found no runner up: one restarted a moment ago is up again
+ * before its next periodic status says so. Callers waiting at the same
+ * time share the round. */
+struct gw_probe_wait {
+	struct gw_probe_wait *next;
+	void (*cb)(struct gw_probe_wait *w);
+};
+void gw_probe_again(struct gw_vh *vh, struct gw_probe_wait *w, void (*cb)(struct gw_probe_wait *w));
+void gw_probe_wait_cancel(struct gw_probe_wait *w);
 /* Apply a status (or ping/capabilities) reply object to rn: 0, or -1 with
  * rn refused (a bad or taken name). */
 int gw_probe_apply(struct gw_vh *vh, struct gw_runner *rn, const struct cJSON *o, uint64_t seq);

@@ -77,6 +77,9 @@ struct gw_pconn {
 	int via_stream;              /* use the runner's spliced stream, not a passed socket */
 	int auth;                    /* the sandbox wants its preview token (known after get) */
 	int resume;                  /* it is a kept persistent sandbox: the connect resumes it */
+	int resume_held;             /* ... counted against its key's limit until the reply */
+	int refreshed;               /* the owner table was refreshed for its limit once */
+	struct gw_owner_wait owner_wait;
 	int tok_ok, tok_query;       /* this request carries the token / in ?token= */
 	char redirect[2048];         /* its target without the token parameter */
 	char peer[64];

@@ -22,10 +22,21 @@
 #include "../core/gw_fdguard.h"
 #include "sbx_log.h"
 
+/* The connect that may resume it was answered (or never reached the
+ * runner): lost, it ended without an answer (gw_owner_resume_lost). */
+static void resume_settled(struct gw_pconn *c, int lost)
+{
+	if (c->resume_held)
+		(lost ? gw_owner_resume_lost : gw_owner_resume_release)(c->f->vh, c->sid);
+	c->resume_held = 0;
+}
+
 void gw_proxy_up_close(struct gw_pconn *c)
 {
 	gw_up_close(&c->up);
 	c->up_phase = GW_PU_GONE;
+	gw_owner_wait_cancel(&c->owner_wait);
+	resume_settled(c, 1);
 }
 
 static int open_runner(struct gw_pconn *c, enum gw_pup phase)
@@ -44,8 +55,10 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 	} else {
 		req = gw_up_connect_req(c->sid, c->port, phase == GW_PU_FDWAIT);
 		flags |= phase == GW_PU_FDWAIT ? GW_UP_PASS_FD : GW_UP_RAW;
-		if (c->resume)   /* within its owner key's sandbox limit */
-			gw_owner_resume_req(c->f->vh, req, c->sid, gw_owner_get(c->f->vh, c->sid));
+		resume_settled(c, 0);
+		if (c->resume)   /* within its owner key's sandbox limit, counted as a create */
+			c->resume_held = gw_owner_resume_req(c->f->vh, req, c->sid,
+							     gw_owner_get(c->f->vh, c->sid));
 	}
 	c->up_phase = phase;
 	char msg[200];
@@ -53,10 +66,15 @@ static int open_runner(struct gw_pconn *c, enum gw_pup phase)
 
 	if (status) {
 		cJSON_Delete(req);
+		resume_settled(c, 0);   /* nothing reached the runner */
 		return gw_proxy_fail(c, status, status == 404 ? "no such sandbox" : msg), -1;
 	}
 	/* rn is usable: neither GW_UP_ENORUNNER nor GW_UP_EDOWN comes back */
-	switch (gw_up_open_runner(&c->up, c->wsi, rn, req, NULL, flags)) {
+	int rc = gw_up_open_runner(&c->up, c->wsi, rn, req, NULL, flags);
+
+	if (rc)
+		resume_settled(c, 0);   /* nothing reached the runner */
+	switch (rc) {
 	case 0:
 		return 0;
 	case GW_UP_ECONNECT:
@@ -215,10 +233,26 @@ static int guest_socket(struct gw_pconn *c, int fd)
 	return 1;
 }
 
+static void connect_next(struct gw_pconn *c)
+{
+	open_runner(c, c->via_stream || c->f->preview_stream ? GW_PU_CONNECT : GW_PU_FDWAIT);
+}
+
+static void limit_refreshed(struct gw_owner_wait *w)
+{
+	struct gw_pconn *c = lws_container_of(w, struct gw_pconn, owner_wait);
+
+	connect_next(c);
+}
+
 static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, int fd)
 {
 	struct gw_pconn *c = u->owner;
-	int rc = o ? check_reply(c, o, ok) : -1;
+	int rc;
+
+	if (o || gw_up_unreachable(u))   /* check_reply marks a resumed one live in this turn */
+		resume_settled(c, 0);
+	rc = o ? check_reply(c, o, ok) : -1;
 
 	if (!o && gw_up_unreachable(u))
 		gw_proxy_fail(c, 503, "the runner is unavailable");
@@ -230,9 +264,16 @@ static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, in
 			close(fd);
 		return -1;
 	}
+	if (rc > 0 && c->resume && !c->refreshed &&
+	    !gw_owner_resume_room(c->f->vh, c->sid, gw_owner_get(c->f->vh, c->sid))) {
+		/* at the limit by the table: some may have ended unseen, so the
+		 * runners are asked first, as a create and a /v1 resume do */
+		c->refreshed = 1;
+		gw_owner_refresh(c->f->vh, &c->owner_wait, limit_refreshed);
+		return 1;
+	}
 	if (rc > 0)   /* get done: this socket is finished, connect next */
-		return open_runner(c, c->via_stream || c->f->preview_stream ? GW_PU_CONNECT :
-				   GW_PU_FDWAIT), 1;
+		return connect_next(c), 1;
 	if (c->up_phase == GW_PU_FDWAIT)
 		return guest_socket(c, fd);
 	return stream_started(c);

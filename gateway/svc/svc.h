@@ -109,6 +109,8 @@ struct svc_call {
 	cJSON *held_body;           /* its body meanwhile */
 	int refreshed;
 	struct gw_place *place;
+	struct gw_probe_wait probe_wait;   /* a create asking the runners not up again */
+	int reprobed;               /* ... once */
 	struct gw_fan *fan;
 	struct gw_own_wait own_wait;
 	void (*admitted)(struct svc_call *c);
@@ -117,6 +119,8 @@ struct svc_call {
 	int resumed;                /* the operation resumed a kept persistent
 	                             * sandbox first (svc_agent; REST says so in
 	                             * X-Sandbox-Resumed) */
+	int resume_held;            /* counted as resuming c->sid (gw_owner_resume_hold)
+	                             * until the runner's reply, or the call's end */
 	int parent_closed;          /* lws closed the upstream with wsi (the front
 	                             * end is going away): the fail or cut end
 	                             * that follows is moot */
@@ -158,6 +162,15 @@ int svc_runner_on(struct svc_call *c, struct gw_runner *rn, cJSON *req, svc_fram
 /* A runner reply that says "resumed": the call resumed a kept sandbox
  * (c->resumed; it is live again). */
 void svc_note_resumed(struct svc_call *c, const cJSON *reply);
+/* The request that may resume c->sid (req consumed by the caller's open):
+ * marked, and counted against the key's limit until the runner answered
+ * (svc_resume_settled), so resumes racing for the last place are told
+ * apart as creates are. explicit: the resume op itself (no "resume"). */
+void svc_resume_mark(struct svc_call *c, cJSON *req, int explicit_op);
+void svc_resume_settled(struct svc_call *c);
+/* The call ended or failed without the runner's answer: it may have
+ * resumed the sandbox, which then counts as live (gw_owner_resume_lost). */
+void svc_resume_dropped(struct svc_call *c);
 int svc_send(struct svc_call *c, enum sbx_frame_type t, const void *p, size_t n);
 /* Parse a frame as a JSON object; with need_ok an error reply fails the
  * call. NULL after failing. */

@@ -24,8 +24,10 @@ void svc_call_reset(struct svc_call *c)
 	if (c->create_pending && c->vh && c->key >= 0)
 		c->vh->creating[c->key]--;
 	c->create_pending = 0;
+	svc_resume_dropped(c);   /* the call ended before the runner answered */
 	gw_up_release(&c->up);
 	gw_owner_wait_cancel(&c->owner_wait);
+	gw_probe_wait_cancel(&c->probe_wait);
 	gw_owner_lookup_cancel(&c->own_wait);
 	gw_place_free(c->place);
 	c->place = NULL;
@@ -39,7 +41,7 @@ void svc_call_reset(struct svc_call *c)
 	memset(&c->op, 0, sizeof c->op);
 	memset(&c->up, 0, sizeof c->up);
 	c->on_frame = NULL;
-	c->answered = c->ended = c->refreshed = c->parent_closed = 0;
+	c->answered = c->ended = c->refreshed = c->parent_closed = c->reprobed = 0;
 	c->admitted = NULL;
 }
 
@@ -64,6 +66,7 @@ int svc_fail(struct svc_call *c, int status, const char *code, const char *fmt, 
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	gw_up_close(&c->up);
+	svc_resume_dropped(c);   /* failed before the runner's answer (after it: settled) */
 	c->answered = c->ended = 1;
 	c->sink->fail(c, status, code, msg);
 	return -1;

@@ -3,7 +3,8 @@
  * clock; commands, files and previews answer 409 paused until resume. A
  * fork is a snapshot of the sandbox and count creates from it, on its
  * runner, with its settings (limits, ports, network, isolation, private
- * previews) and without its env: secrets are given again. */
+ * previews) and without its env: secrets are given again. A kept
+ * persistent source is resumed for its snapshot, as a snapshot of it is. */
 #include <stdio.h>
 #include <string.h>
 #include "svc.h"
@@ -34,8 +35,7 @@ void svc_sandbox_resume(struct svc_call *c)
 	cJSON *req = id_req(c, "resume");
 
 	/* a kept one started again passes the key's sandbox limit as a create */
-	if (!gw_owner_resume_room(c->vh, c->sid, c->key))
-		cJSON_AddNumberToObject(req, "resume_limit", c->vh->max_sandboxes_per_key);
+	svc_resume_mark(c, req, 1);
 	svc_runner(c, req, on_sandbox);
 }
 
@@ -122,6 +122,7 @@ static int on_snapshot(struct svc_call *c, const struct sbx_frame *f)
 
 	if (!s)
 		return -1;
+	svc_note_resumed(c, whole);   /* a kept source came back for it */
 	cJSON_DeleteItemFromObjectCaseSensitive(s, "owner");
 	cJSON_AddItemToObject(c->op.acc, "snapshot", cJSON_DetachItemViaPointer(whole, s));
 	cJSON_Delete(whole);
@@ -157,6 +158,8 @@ static int on_settings(struct svc_call *c, const struct sbx_frame *f)
 	}
 	req = id_req(c, "snapshot");
 	cJSON_AddStringToObject(req, "owner", c->vh->key_tags[c->key]);
+	/* a kept source comes back first, as for a snapshot of it */
+	svc_resume_mark(c, req, 0);
 	return svc_runner(c, req, on_snapshot) < 0 ? -1 : 0;
 }
 
@@ -174,12 +177,15 @@ void svc_fork(struct svc_call *c, cJSON *body)
 	cJSON *over = cJSON_CreateObject();
 	sbx_json_move(over, body, fork_overrides, sizeof fork_overrides / sizeof fork_overrides[0]);
 	cJSON_Delete(body);
-	/* the per-key limit, counted before anything is made */
+	/* the per-key limit, counted before anything is made: the forks, and
+	 * a kept source that comes back for its snapshot */
 	int have = gw_owner_count_live(c->vh, c->key) + c->vh->creating[c->key];
-	if (have + n > c->vh->max_sandboxes_per_key) {
+	int back = !gw_owner_counted(c->vh, c->sid);
+	if (have + back + n > c->vh->max_sandboxes_per_key) {
 		cJSON_Delete(over);
-		svc_fail(c, 429, "limit_reached", "this key has %d sandboxes; %lld more would pass "
-			 "its limit of %d", have, (long long)n, c->vh->max_sandboxes_per_key);
+		svc_fail(c, 429, "limit_reached", "this key has %d sandboxes; %lld more%s would pass "
+			 "its limit of %d", have, (long long)n, back ? " and resuming the kept source" :
+			 "", c->vh->max_sandboxes_per_key);
 		return;
 	}
 	c->step = (int)n;

@@ -193,6 +193,58 @@ static int iso_is_why(struct svc_call *c, const struct gw_runner *const *rs, int
 	return 1;
 }
 
+/* A runner the periodic status shows not up may be back already (restarted
+ * a moment ago: a get by a sandbox's id reaches it at once). A create
+ * that found no runner to take it asks those once more (gw_probe_again),
+ * then places again: never a 422 for a runner whose state is a second
+ * old. 1 when it waits for that. */
+static void reprobed(struct gw_probe_wait *w)
+{
+	struct svc_call *c = lws_container_of(w, struct svc_call, probe_wait);
+	struct gw_place *p = c->place;
+	cJSON *req = p->req;
+	svc_frame_cb cb = p->cb;
+
+	p->req = NULL;
+	gw_place_free(p);
+	c->place = NULL;
+	svc_place_create(c, req, cb);
+}
+
+static int reprobe(struct svc_call *c)
+{
+	struct gw_vh *vh = c->vh;
+	int some = 0;
+
+	for (int i = 0; i < vh->nrunners && !some; i++)
+		some = vh->runners[i].state == GW_RUNNER_UNKNOWN ||
+		       (vh->runners[i].state == GW_RUNNER_DOWN && !vh->runners[i].gone);
+	if (!some || c->reprobed)
+		return 0;
+	c->reprobed = 1;
+	gw_probe_again(vh, &c->probe_wait, reprobed);   /* may call reprobed at once */
+	return 1;
+}
+
+/* A runner not up whose last status offered iso: the isolation is there,
+ * its runner is not answering (503 runner_unavailable, as for its
+ * sandboxes). 1 when answered. */
+static int iso_on_down(struct svc_call *c, const struct gw_runner *const *rs, int n,
+		       const char *iso)
+{
+	const char *why;
+
+	for (int i = 0; i < n; i++)
+		if (rs[i]->state == GW_RUNNER_DOWN && !rs[i]->gone &&
+		    gw_runner_iso_state(rs[i], iso, &why) == 1) {
+			svc_fail(c, 503, "runner_unavailable", "isolation %.32s is offered by runner "
+				 "%s, which is not answering (%s)", iso, rs[i]->name[0] ? rs[i]->name :
+				 rs[i]->addr, rs[i]->why);
+			return 1;
+		}
+	return 0;
+}
+
 /* The candidates best first (gw_place_order), those that have the image
  * asked for ahead of the rest (a runner without it pulls it first), at
  * most GW_PLACE_TRIES. */
@@ -242,6 +294,10 @@ void svc_place_create(struct svc_call *c, cJSON *req, svc_frame_cb cb)
 				      "(known: %s)", iso, names[0] ? names : "none: no runner is up");
 			return;
 		}
+		if (known == 1 && reprobe(c))
+			return;
+		if (known == 1 && (none_up(c) || iso_on_down(c, rs, vh->nrunners, iso)))
+			return;
 		if (known == 1 && !iso_is_why(c, rs, vh->nrunners, iso)) {
 			svc_fail(c, 422, "isolation_unavailable", "isolation %.32s is not available on "
 				      "any runner that is up", iso);
@@ -259,6 +315,8 @@ void svc_place_create(struct svc_call *c, cJSON *req, svc_frame_cb cb)
 		if (vh->runners[i].state == GW_RUNNER_DOWN && gw_runner_usable(&vh->runners[i]) &&
 		    !vh->runners[i].gone)
 			p->order[p->n++] = i;
+	if (!p->n && reprobe(c))
+		return;
 	if (!p->n && none_up(c))
 		return;
 	if (!p->n && iso_is_why(c, rs, vh->nrunners, iso))

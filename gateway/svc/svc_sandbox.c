@@ -313,7 +313,7 @@ void svc_extend(struct svc_call *c, cJSON *body)
 	if (max > 86400000)   /* the runner's own bound (docs/runner.md) */
 		max = 86400000;
 	cJSON_AddNumberToObject(req, "max_lifetime_ms", (double)(max < 1 ? 1 : max));
-	gw_owner_resume_req(c->vh, req, c->sid, c->key);   /* a kept one comes back first */
+	svc_resume_mark(c, req, 0);   /* a kept one comes back first */
 	svc_runner(c, req, on_one_200);
 }
 
@@ -336,7 +336,7 @@ void svc_network(struct svc_call *c, cJSON *body)
 	}
 	cJSON *req = id_req(c, "set_network");
 	cJSON_AddItemToObject(req, "network", net);
-	gw_owner_resume_req(c->vh, req, c->sid, c->key);   /* a kept one comes back first */
+	svc_resume_mark(c, req, 0);   /* a kept one comes back first */
 	svc_runner(c, req, on_one_200);
 }
 

@@ -87,7 +87,7 @@ void svc_snapshot_take(struct svc_call *c, cJSON *body)
 		cJSON_AddNumberToObject(req, "expires_in_ms", (double)exp);
 	if (keep)
 		cJSON_AddNumberToObject(req, "keep_last", (double)keep);
-	gw_owner_resume_req(c->vh, req, c->sid, c->key);   /* a kept one comes back first */
+	svc_resume_mark(c, req, 0);   /* a kept one comes back first */
 	svc_runner(c, req, on_taken);
 }
 

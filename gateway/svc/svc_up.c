@@ -11,6 +11,8 @@ static int up_reply(struct gw_up *u, const cJSON *o, int ok, const char *why, in
 {
 	struct svc_call *c = u->owner;
 	(void)fd;   /* never asked for */
+	if (o || gw_up_unreachable(u))   /* an answer, or the request never reached it */
+		svc_resume_settled(c);   /* "resumed" below marks it live in this same turn */
 	if (!o) {
 		struct gw_refusal ref;
 		gw_refusal_upstream(u, why, 1, &ref);
@@ -34,10 +36,36 @@ void svc_note_resumed(struct svc_call *c, const cJSON *reply)
 	}
 }
 
+void svc_resume_mark(struct svc_call *c, cJSON *req, int explicit_op)
+{
+	svc_resume_settled(c);   /* a call resumes through one request at a time */
+	c->resume_held = explicit_op ? gw_owner_resume_hold(c->vh, req, c->sid, c->key) :
+		gw_owner_resume_req(c->vh, req, c->sid, c->key);
+}
+
+void svc_resume_settled(struct svc_call *c)
+{
+	if (c->resume_held && c->vh)
+		gw_owner_resume_release(c->vh, c->sid);
+	c->resume_held = 0;
+}
+
+void svc_resume_dropped(struct svc_call *c)
+{
+	if (c->resume_held && c->vh)
+		gw_owner_resume_lost(c->vh, c->sid);
+	c->resume_held = 0;
+}
+
 static int up_frame(struct gw_up *u, const struct sbx_frame *f)
 {
 	struct svc_call *c = u->owner;
-	int rc = c->on_frame(c, f);
+	int rc;
+
+	/* a runner op's reply is its first frame; the op's callback marks a
+	 * resumed sandbox live in this same turn, so nothing sees it uncounted */
+	svc_resume_settled(c);
+	rc = c->on_frame(c, f);
 	if (!rc && c->sink->full && c->sink->full(c))
 		gw_up_pause(u, 1);
 	return rc;
@@ -129,6 +157,8 @@ static int open_up(struct svc_call *c, const char *sid, cJSON *first, cJSON *nex
 		rc = gw_up_open(&c->up, c->wsi, sid, first, next, 0);
 	else
 		rc = gw_up_open_runner(&c->up, c->wsi, rn, first, next, 0);
+	if (rc)
+		svc_resume_settled(c);   /* nothing reached the runner */
 	return rc ? open_error(c, rc, rn) : 0;
 }
 
@@ -143,7 +173,7 @@ int svc_agent(struct svc_call *c, cJSON *agent_req, svc_frame_cb cb)
 
 	/* a persistent sandbox that was kept comes back for any agent op,
 	 * within its key's sandbox limit */
-	gw_owner_resume_req(c->vh, connect, c->sid, c->key);
+	svc_resume_mark(c, connect, 0);
 	return open_up(c, c->sid, connect, agent_req, cb);
 }
 

@@ -114,6 +114,12 @@ sbx exec "$pid_" -- sh -c 'echo mine > mine.txt'
 check "create --persistent: sbx stop keeps it (stopped, resumable)" \
 	"$(sbx --json stop "$pid_" | python3 -c 'import json,sys;d=json.load(sys.stdin);print(d["status"],d["resumable"])')" "stopped True"
 check "create --persistent: kept by sbx stop, exec brings it back with its files" "$(sbx exec "$pid_" -- cat mine.txt)" mine
+sbx stop "$pid_" >/dev/null
+kfid=$(sbx fork "$pid_")
+check "fork of a kept sandbox: resumes it first, the fork has its files" "$(sbx exec "$kfid" -- cat mine.txt)" mine
+check "fork of a kept sandbox: the source runs again" \
+	"$(sbx --json ls | python3 -c 'import json,sys;print([s["status"] for s in json.load(sys.stdin)["sandboxes"] if s["id"]==sys.argv[1]])' "$pid_")" "['running']"
+sbx rm "$kfid" >/dev/null
 check "create --persistent: sbx rm ends it for good (not resumable)" \
 	"$(sbx --json rm "$pid_" | python3 -c 'import json,sys;print(json.load(sys.stdin)["resumable"])')" False
 check "create --persistent: after sbx rm exec is a ConflictError (114)" "$(sbx exec "$pid_" -- true 2>/dev/null; echo $?)" 114

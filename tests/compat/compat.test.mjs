@@ -281,6 +281,11 @@ await check('persistent: stop() keeps it, runCommand resumes it (the SDK\'s auto
 	const again = await Sandbox.get({ ...opts, name: p.name, resume: true, onResume: (x) => { resumedBy = x.name; } });
 	eq(again.status, 'running', 'Sandbox.get with resume brings it back');
 	eq(resumedBy, p.name, 'onResume was told');
+	await p.stop();
+	const f = await Sandbox.fork({ ...opts, sourceSandbox: p.name });
+	eq((await (await f.runCommand('cat', ['kept.txt'])).stdout()), 'before the stop\n', 'Sandbox.fork of a kept one resumes it first, then forks it');
+	eq((await Sandbox.get({ ...opts, name: p.name })).status, 'running', 'the forked kept one runs again');
+	await f.delete();
 	await p.delete();
 	let e; try { await p.runCommand('true'); } catch (x) { e = x; }
 	assert(e instanceof APIError && e.response.status === 410, `deleted: no resume: ${e}`);

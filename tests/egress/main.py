@@ -327,6 +327,11 @@ def allow_all_cases():
     req("DELETE", "/v1/sandboxes/" + sid)
 
 
+ISOLATION = os.environ.get("SANDBOX_TEST_ISOLATION", "jail")
+# what a connection open at a pause gets for its next byte after resume:
+# the jail's frozen one goes on; gvisor's checkpoint aborts one over the
+# veth (runsc --net-disconnect-ok: it cannot save it)
+CONN_AFTER = {"gvisor": "ConnectionAbortedError"}.get(ISOLATION, "echoed")
 SECRET = "sk-" + os.urandom(12).hex()
 ECHO_RULES = [
     {"match": {"path": {"startsWith": "/blocked"}},
@@ -503,6 +508,94 @@ def broker_cases():
                 check("%s never holds the secret" % os.path.basename(f), SECRET in fh.read(), False)
 
 
+# Runs inside a sandbox: a connection to the fake internet's /pipe (every
+# byte echoed) open across a pause; /tmp/conn says "open" once the first
+# byte came back, then, after /tmp/go appears, what a second byte got.
+HOLD_CONN = r"""
+import os, socket, time
+s = socket.create_connection((os.environ["ADDR"], 80), timeout=30)
+s.sendall(b"GET /pipe HTTP/1.1\r\nHost: " + os.environ["HOST"].encode() + b"\r\n\r\na")
+got = b""
+while not got.endswith(b"a"):
+    got += s.recv(4096)
+open("/tmp/conn", "w").write("open")
+while not os.path.exists("/tmp/go"):
+    time.sleep(0.05)
+try:
+    s.settimeout(20)
+    s.sendall(b"b")
+    c = s.recv(4096)
+    out = "echoed" if c == b"b" else ("eof" if not c else "other")
+except ConnectionResetError:
+    out = "reset"
+except socket.timeout:
+    out = "timeout"
+except OSError as e:
+    out = type(e).__name__
+open("/tmp/conn", "w").write(out)
+"""
+
+
+def pause_resume(sid, who):
+    """Pause and resume sid; under gvisor the pause is a checkpoint on disk."""
+    st, d = req("POST", "/v1/sandboxes/%s/pause" % sid, timeout=300)
+    check("%s: paused" % who, (st, d.get("status") if isinstance(d, dict) else d), (200, "paused"))
+    if ISOLATION == "gvisor":
+        img = os.path.join(DIR, "state", "sandboxes", sid, "checkpoint", "checkpoint.img")
+        check("%s: paused to disk (a checkpoint image, no process left)" % who,
+              os.path.exists(img), True)
+    st, d = req("POST", "/v1/sandboxes/%s/resume" % sid, timeout=300)
+    check("%s: resumed" % who, (st, d.get("status") if isinstance(d, dict) else d), (200, "running"))
+
+
+def wait_file(sid, path, want_not=""):
+    for _ in range(300):
+        r = sh(sid, "cat %s 2>/dev/null" % path)
+        if r and r != want_not:
+            return r
+        time.sleep(0.1)
+    return r
+
+
+def pause_cases():
+    """The network across a pause: the allow-list still enforced, allow-all
+    still out, an open connection as docs/runner.md says."""
+    if ISOLATION not in ("jail", "gvisor"):
+        counts[2] += 1
+        print("SKIP: pause and the network: pause under %s is not this suite's" % ISOLATION)
+        return
+    sid = create({"allow": ["allowed.test"]})
+    check("pause (allow-list): before, the allowed name is reached",
+          cl(sid, "http", "allowed.test", "allowed.test"), "200 server=198.51.100.1 host=allowed.test sni=-")
+    req("POST", "/v1/sandboxes/%s/commands" % sid,
+        {"cmd": "python3", "args": ["-c", HOLD_CONN], "env": {"ADDR": "198.51.100.1", "HOST": "allowed.test"},
+         "detached": True})
+    check("pause (allow-list): a proxied connection is open before", wait_file(sid, "/tmp/conn"), "open")
+    pause_resume(sid, "pause (allow-list)")
+    sh(sid, "touch /tmp/go")
+    check("pause (allow-list): the connection open at the pause, as docs/runner.md says",
+          wait_file(sid, "/tmp/conn", "open"), CONN_AFTER)
+    check("pause (allow-list): after resume the allowed name is reached through the proxy",
+          cl(sid, "http", "allowed.test", "allowed.test"), "200 server=198.51.100.1 host=allowed.test sni=-")
+    check("pause (allow-list): ... over HTTPS too",
+          cl(sid, "https", "allowed.test", "allowed.test"),
+          "200 server=198.51.100.1 host=allowed.test sni=allowed.test")
+    check("pause (allow-list): after resume a denied name still does not resolve",
+          cl(sid, "dns", "denied.test", 1), "nxdomain ")
+    check("pause (allow-list): after resume a denied SNI to its server's address is still reset",
+          cl(sid, "https", "198.51.100.2", "denied.test"), "reset")
+    r = cl(sid, "http", "198.51.100.1", "198.51.100.1")
+    result("pause (allow-list): after resume an IP literal as Host is still 403", r.startswith("403 "), r)
+    req("DELETE", "/v1/sandboxes/" + sid)
+    sid = create("allow-all")
+    pause_resume(sid, "pause (allow-all)")
+    check("pause (allow-all): after resume names resolve through the runner's resolver",
+          cl(sid, "dns", "denied.test", 1), "noerror 198.51.100.2")
+    check("pause (allow-all): after resume HTTP goes out directly",
+          cl(sid, "http", "denied.test", "denied.test"), "200 server=198.51.100.2 host=denied.test sni=-")
+    req("DELETE", "/v1/sandboxes/" + sid)
+
+
 def main():
     policy_cases()
     broker_cases()
@@ -516,6 +609,8 @@ def main():
     update_cases(sid)
     req("DELETE", "/v1/sandboxes/" + sid)
     allow_all_cases()
+    # last: its allow-all sandbox reaches the denied server, as allow_all_cases'
+    pause_cases()
 
 
 try:

@@ -253,6 +253,14 @@ async function main() {
   check('stop_sandbox keeps a persistent sandbox: stopped and resumable', [stopKeep.status, stopKeep.resumable], ['stopped', true]);
   check('run_command resumes it, its file is there',
     (await call('run_command', { sandbox_id: kept.id, cmd: 'cat', args: ['mine.txt'] })).structuredContent?.stdout, 'before-stop\n');
+  await call('stop_sandbox', { sandbox_id: kept.id });
+  const keptFork = await call('fork_sandbox', { sandbox_id: kept.id, count: 1 });
+  check('fork_sandbox of a kept sandbox resumes it first, then forks it', [keptFork.isError ?? false, keptFork.structuredContent?.sandboxes?.length], [false, 1]);
+  const keptForkId = keptFork.structuredContent?.sandboxes?.[0]?.id ?? 'none';
+  check('... the fork has its file',
+    (await call('run_command', { sandbox_id: keptForkId, cmd: 'cat', args: ['mine.txt'] })).structuredContent?.stdout, 'before-stop\n');
+  await call('delete_sandbox', { sandbox_id: keptForkId });
+  if (keptFork.structuredContent?.snapshot) await call('delete_snapshot', { snapshot_id: keptFork.structuredContent.snapshot.id });
   check('delete_sandbox ends it for good', (await call('delete_sandbox', { sandbox_id: kept.id })).structuredContent.resumable, false);
   const afterDelete = await call('run_command', { sandbox_id: kept.id, cmd: 'true' });
   check('after delete_sandbox nothing resumes it: tool error conflict', [afterDelete.isError, afterDelete._meta?.code], [true, 'conflict']);

@@ -93,7 +93,13 @@ check "gvisor restart: paused" "$(api POST "/sandboxes/$G/pause"; j 'o["status"]
 kill -9 "$RUNNER_PID"
 wait "$RUNNER_PID" 2>/dev/null
 rm -f "$T/runner.sock"
+for _ in $(seq 150); do [ "$(api GET /runners; j '[r["state"] for r in o["runners"]]')" = "200['down']" ] && break; sleep 0.2; done
 start_runner "$RN" "$T/runner.sock" "$T/state" || h_abort "runner did not restart"
+# at once, while the gateway still believes the runner down: the create
+# asks it again (runner_back below stays for the checks that follow)
+check "gvisor restart: a create at once is placed on the restarted runner (201, not 422)" \
+	"$(api POST /sandboxes '{"isolation":"gvisor","memory_mb":64}'; j 'o.get("status", o.get("error"))')" 201running
+api DELETE "/sandboxes/$(j 'o["id"]')" >/dev/null
 for _ in $(seq 100); do [ "$(api GET "/sandboxes/$G")" = 200 ] && break; sleep 0.2; done
 check "gvisor restart: the restarted runner has it, paused" "$(j 'o["status"], o.get("stop_reason")')" "paused None"
 runner_back
@@ -129,6 +135,17 @@ check "gvisor kept: a stop keeps it paused to disk" \
 1"
 check "gvisor kept: a preview request resumes it and its server answers, its state kept" "$(preview "$PV")" "kept 2"
 check "gvisor kept: it runs again" "$(api GET "/sandboxes/$PV"; j 'o["status"]')" 200running
+run "$PV" 'echo at-the-stop > gk.txt' >/dev/null
+api POST "/sandboxes/$PV/stop" >/dev/null
+check "gvisor kept: a fork resumes it first, then forks it (201, X-Sandbox-Resumed: 1)" \
+	"$(curl -s -m 300 -D "$T/hdrs" -o "$T/body" -w '%{http_code}' -X POST -H "$A" -d '{"count":1}' "$U/sandboxes/$PV/fork"; tr -d '\r' <"$T/hdrs" | grep -ci '^x-sandbox-resumed: 1$')" 2011
+PVF=$(j 'o["sandboxes"][0]["id"]') PVS=$(j 'o["snapshot"]["id"]')
+check "gvisor kept: ... the fork has its file" "$(run "$PVF" 'cat gk.txt')" at-the-stop
+check "gvisor kept: ... the source runs again, its server's state kept" \
+	"$(api GET "/sandboxes/$PV"; j 'o["status"]'; preview "$PV")" "200running
+kept 3"
+api DELETE "/sandboxes/$PVF" >/dev/null
+api DELETE "/snapshots/$PVS" >/dev/null
 api DELETE "/sandboxes/$PV" >/dev/null
 
 # ---- the runner's loop answers while a checkpoint of 256 MiB runs (in a
@@ -165,3 +182,115 @@ for _ in $(seq 100); do [ ! -e "$GSTATE/$G" ] && { gone=1; break; }; sleep 0.2; 
 check "gvisor delete paused: its dir and checkpoint image are removed" "$gone" 1
 check "gvisor delete paused: no cgroup or runsc state left" "$(host_left "$G")" 0
 check "gvisor delete paused: no mount left" "$(grep -c "$G" /proc/mounts)" 0
+
+# ---- allow-all: paused to disk too, its network namespace held ----
+# procs_of ID: how many processes of runsc (sentry, gofer, runsc itself)
+# name the sandbox
+procs_of() { pgrep -fc "runsc.*$1" || true; }
+# net_left SLOT IFINDEX: the host end of the sandbox's veth (by its index:
+# another runner on the host may have the slot again) and, unless the slot
+# has a veth again, its firewall rules (a new owner's veth comes before its
+# rules, and goes after them)
+net_left() {
+	local n=0 f rules
+	rules=$(iptables-save 2>/dev/null | grep -c -- "-i sbxh$1 ")
+	for f in /sys/class/net/*/ifindex; do [ "$(cat "$f" 2>/dev/null)" = "$2" ] && n=$((n + 1)); done
+	[ -e "/sys/class/net/sbxh$1" ] || n=$((n + rules))
+	echo "$n"
+}
+GA=$(create '{"isolation":"gvisor","network":"allow-all","memory_mb":256,"ports":[3000],"timeout_ms":600000}')
+[ -n "$GA" ] || h_abort "gvisor allow-all create: $(cat "$T/body")"
+GSLOT=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["slot"])' "$GSTATE/$GA/state.json")
+GIFX=$(cat "/sys/class/net/sbxh$GSLOT/ifindex")
+api POST "/sandboxes/$GA/commands" '{"cmd":"sh","args":["-c","i=0; while :; do i=$((i+1)); echo $i >> /tmp/count; sleep 0.05; done"],"detached":true}' >/dev/null
+api POST "/sandboxes/$GA/commands" '{"cmd":"node","args":["-e","let n=0;require(\"http\").createServer((q,s)=>s.end(\"net \"+(++n))).listen(3000,\"0.0.0.0\")"],"detached":true}' >/dev/null
+for _ in $(seq 150); do [ "$(preview "$GA")" = "net 1" ] && break; sleep 0.2; done
+for _ in $(seq 100); do [ "$(run "$GA" 'wc -l < /tmp/count')" -ge 3 ] && break; sleep 0.1; done
+RESOLV=$(run "$GA" 'cat /etc/resolv.conf')
+check "gvisor allow-all: its netns is held at <dir>/netns, its veth is up" \
+	"$(stat -f -c %T "$GSTATE/$GA/netns" 2>/dev/null) $(ip link show "sbxh$GSLOT" 2>/dev/null | grep -c 'state UP')" "nsfs 1"
+check "gvisor allow-all pause: paused" "$(api POST "/sandboxes/$GA/pause"; j 'o["status"]')" 200paused
+check "gvisor allow-all pause: to disk (checkpoint.img)" \
+	"$(ls "$GSTATE/$GA/checkpoint" 2>/dev/null | grep -c '^checkpoint.img$')" 1
+check "gvisor allow-all pause: no sentry, gofer or cgroup of it left (its memory freed)" \
+	"$(procs_of "$GA") $(host_left "$GA")" "0 0"
+check "gvisor allow-all pause: the netns, its veth and its egress rules are kept, the slot marked kept" \
+	"$(stat -f -c %T "$GSTATE/$GA/netns" 2>/dev/null) $(cat "/sys/class/net/sbxh$GSLOT/ifindex") $(iptables-save | grep -c -- "-i sbxh$GSLOT " | awk '{print ($1 > 0)}') $(cat "/run/sandbox/slots/$GSLOT.kept")" "nsfs $GIFX 1 $GSTATE/$GA/netns"
+check "gvisor allow-all resume: running" "$(api POST "/sandboxes/$GA/resume"; j 'o["status"]')" 200running
+check "gvisor allow-all resume: the preview's server answers through the same URL, its count kept" \
+	"$(preview "$GA")" "net 2"
+n0=$(run "$GA" 'wc -l < /tmp/count')
+case $n0 in '' | *[!0-9]*) n0=0 ;; esac    # (a sandbox gone: a word)
+for _ in $(seq 100); do [ "$(run "$GA" 'wc -l < /tmp/count')" -gt $((n0 + 3)) ] && break; sleep 0.1; done
+check "gvisor allow-all resume: the counter went on from where it stood" \
+	"$(run "$GA" 'cat /tmp/count' | python3 -c 'import sys;n=[int(l) for l in sys.stdin.read().split()];print(n==list(range(1,len(n)+1)) and len(n)>3)')" True
+check "gvisor allow-all resume: the same resolver address in its resolv.conf" \
+	"$(run "$GA" 'cat /etc/resolv.conf')" "$RESOLV"
+
+# the runner killed while it is paused: taken back with its network; an
+# allow-list one beside it keeps its policy, enforced by the new runner's
+# resolver (a denied name is NXDOMAIN, answered by the runner itself)
+GL=$(create '{"isolation":"gvisor","network":{"allow":["allowed.test"]},"memory_mb":128,"timeout_ms":600000}')
+NXD='import socket
+try: socket.getaddrinfo("denied.test", 80); print("resolved")
+except socket.gaierror as e: print("nxdomain" if e.errno == socket.EAI_NONAME else e.errno)'
+check "gvisor allow-list restart: before, a denied name is NXDOMAIN" \
+	"$(run "$GL" "python3 -c '$NXD'")" nxdomain
+check "gvisor allow-list restart: paused" "$(api POST "/sandboxes/$GL/pause"; j 'o["status"]')" 200paused
+# one whose policy brokers a credential: its secret is never on disk, so
+# the restart loses it, and its reconcile leaves nothing of its network
+GK=$(create '{"isolation":"gvisor","network":{"allow":{"allowed.test":[{"transform":[{"headers":{"x-k":"brokered-s3cr3t"}}]}]}},"memory_mb":128,"timeout_ms":600000}')
+KSLOT=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["slot"])' "$GSTATE/$GK/state.json")
+KIFX=$(cat "/sys/class/net/sbxh$KSLOT/ifindex")
+check "gvisor brokered restart: paused, its secret in no file of its dir" \
+	"$(api POST "/sandboxes/$GK/pause"; j 'o["status"]'; grep -rlc brokered-s3cr3t "$GSTATE/$GK" --exclude-dir=checkpoint --exclude-dir=rw --exclude-dir=root | wc -l)" "200paused
+0"
+check "gvisor allow-all restart: paused" "$(api POST "/sandboxes/$GA/pause"; j 'o["status"]')" 200paused
+kill -9 "$RUNNER_PID"
+wait "$RUNNER_PID" 2>/dev/null
+rm -f "$T/runner.sock"
+start_runner "$RN" "$T/runner.sock" "$T/state" || h_abort "runner did not restart"
+for _ in $(seq 100); do [ "$(api GET "/sandboxes/$GA")" = 200 ] && break; sleep 0.2; done
+check "gvisor allow-all restart: the restarted runner has it, paused, allow-all" \
+	"$(j 'o["status"], o.get("stop_reason"), o["network"]')" "paused None allow-all"
+runner_back
+check "gvisor allow-all restart: resume restores it" "$(api POST "/sandboxes/$GA/resume"; j 'o["status"]')" 200running
+check "gvisor brokered restart: lost with the runner (runner_restart)" \
+	"$(api GET "/sandboxes/$GK"; j 'o["status"], o.get("stop_reason")')" "200failed runner_restart"
+gone=
+for _ in $(seq 100); do
+	[ ! -e "$GSTATE/$GK" ] && [ "$(net_left "$KSLOT" "$KIFX")" = 0 ] && { gone=1; break; }
+	sleep 0.2
+done
+check "gvisor brokered restart: its dir, netns mount, veth and slot rules are gone" \
+	"$gone $(cat /proc/[0-9]*/mountinfo 2>/dev/null | grep -c "$GK/netns")" "1 0"
+check "gvisor allow-list restart: the restarted runner has it, paused, its policy kept" \
+	"$(api GET "/sandboxes/$GL"; j 'o["status"], o["network"]')" "200paused {'allow': ['allowed.test'], 'deny_cidrs': []}"
+check "gvisor allow-list restart: resumed, the new runner's resolver still refuses a denied name" \
+	"$(api POST "/sandboxes/$GL/resume"; j 'o["status"]'; run "$GL" "python3 -c '$NXD'")" "200running
+nxdomain"
+check "gvisor allow-all restart: its server kept its state, through the same URL" "$(preview "$GA")" "net 3"
+n0=$(run "$GA" 'wc -l < /tmp/count')
+case $n0 in '' | *[!0-9]*) n0=0 ;; esac    # (a sandbox gone: a word)
+for _ in $(seq 100); do [ "$(run "$GA" 'wc -l < /tmp/count')" -gt $((n0 + 3)) ] && break; sleep 0.1; done
+check "gvisor allow-all restart: the counter went on from where it stood" \
+	"$(run "$GA" 'cat /tmp/count' | python3 -c 'import sys;n=[int(l) for l in sys.stdin.read().split()];print(n==list(range(1,len(n)+1)))')" True
+
+# deleted while paused: nothing of it or its network left
+check "gvisor allow-all delete paused: paused" "$(api POST "/sandboxes/$GA/pause"; j 'o["status"]')" 200paused
+check "gvisor allow-all delete paused: before, a later sandbox's watcher holds a copy of its netns mount" \
+	"$(cat /proc/[0-9]*/mountinfo 2>/dev/null | grep -c "$GA/netns" | awk '{print ($1 > 1)}')" 1
+check "gvisor allow-all delete paused: stopped" "$(api DELETE "/sandboxes/$GA"; j 'o["status"]')" 200stopped
+gone=0
+for _ in $(seq 100); do [ ! -e "$GSTATE/$GA" ] && { gone=1; break; }; sleep 0.2; done
+check "gvisor allow-all delete paused: its dir, checkpoint and netns file are removed" "$gone" 1
+check "gvisor allow-all delete paused: no process, cgroup, runsc state or mount left" \
+	"$(procs_of "$GA") $(host_left "$GA") $(grep -c "$GA" /proc/mounts)" "0 0 0"
+# the netns bind mount was copied into the mount namespaces of every
+# watcher started since (GL's, still running): its removal detached those
+# too, so no namespace keeps the netns alive
+check "gvisor allow-all delete paused: no mount namespace of any process holds its netns" \
+	"$(cat /proc/[0-9]*/mountinfo 2>/dev/null | grep -c "$GA/netns")" 0
+api DELETE "/sandboxes/$GL" >/dev/null
+check "gvisor allow-all delete paused: no veth, firewall rule or kept mark of its slot left" \
+	"$(net_left "$GSLOT" "$GIFX") $(ls "/run/sandbox/slots/$GSLOT.kept" 2>/dev/null | wc -l)" "0 0"

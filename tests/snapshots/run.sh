@@ -139,8 +139,20 @@ api POST "/sandboxes/$SRC/pause" >/dev/null
 kill -9 "$RUNNER_PID"
 wait "$RUNNER_PID" 2>/dev/null
 rm -f "$T/runner.sock"
+# the gateway sees the runner down before it comes back (its status probe)
+down=
+for _ in $(seq 150); do
+	[ "$(api GET /runners; j '[r["state"] for r in o["runners"]]')" = "200['down']" ] && { down=1; break; }
+	sleep 0.2
+done
+check "restart: the gateway saw the runner down" "$down" 1
 # a small store for what follows: 1 MiB
 start_runner "$RN" "$T/runner.sock" "$T/state" --max-snapshot-mb 1 || h_abort "runner did not restart"
+# at once, before the gateway's next status probe: the create asks the
+# runner it believed down again, rather than refusing the isolation
+check "restart: a create at once is placed on the restarted runner (201, not 422 isolation_unavailable)" \
+	"$(api POST /sandboxes "{\"isolation\":\"$ISO\",\"memory_mb\":64}"; j 'o.get("status", o.get("error"))')" 201running
+api DELETE "/sandboxes/$(j 'o["id"]')" >/dev/null
 ok=
 for _ in $(seq 100); do [ "$(api GET "/sandboxes/$SRC")" = 200 ] && { ok=1; break; }; sleep 0.2; done
 check "restart: the paused sandbox is lost with the runner, said as runner_restart" \
