@@ -409,6 +409,8 @@ int rn_sandbox_tick(struct runner *r)
 				sb->status = RN_RUNNING;
 				sbx_info("%s: ready in %lld ms", sb->id,
 					 (long long)(now - sb->created_mono));
+				if (sb->drv->ops->ready)
+					sb->drv->ops->ready(sb);
 				rn_conn_sandbox_changed(r, sb);
 			} else if (now >= sb->ready_by_mono) {
 				snprintf(sb->error, sizeof(sb->error),
