@@ -158,6 +158,71 @@ def limits(t, r, sid):
              out.strip() == "alive" and status_of(t, r, sid) == "running", out)
 
 
+COUNTER = ("n=0; while :; do n=$((n+1)); read u _ </proc/uptime; echo \"$n $u\" >>/tmp/count; "
+           "echo $n; sleep 0.1; done")
+
+
+def cgroups_of(sid):
+    """the sandbox's cgroup dirs in every hierarchy (v1) or the one (v2)"""
+    import glob
+    return glob.glob("/sys/fs/cgroup/sandbox/vm_*/" + sid) + \
+        glob.glob("/sys/fs/cgroup/*/sandbox/vm_*/" + sid)
+
+
+def pause(t, r, sid):
+    """pause freezes the VM's cgroup, memory kept: a stream open at the
+    pause ends with the error paused, commands answer paused, a counter
+    inside stands still (its clock shows one gap of at least the pause)
+    and goes on after resume, one process; new streams attach after
+    resume. Leaves sid paused (run stops it so)."""
+    s, rep = t.rc.connect(r.sock, sid, 1024)
+    t.rc.send_frame(s, {"op": "exec", "cmd": "/bin/sh", "args": ["-c", COUNTER],
+                        "uid": 1000, "gid": 1000, "attach": True})
+    s.settimeout(60)
+    live = False
+    while not live:
+        ft, payload = t.rc.recv_frame(s)
+        live = ft == 1
+    rep = r.req({"op": "pause", "id": sid}, timeout=60)
+    t.result("vm pause: the sandbox is paused",
+             rep.get("ok") and rep["sandbox"]["status"] == "paused", json.dumps(rep)[:300])
+    end = None
+    try:
+        while end is None:
+            ft, payload = t.rc.recv_frame(s)
+            if ft == 3:
+                end = json.loads(payload)
+    except (EOFError, OSError) as e:
+        end = {"ended": str(e)}
+    s.close()
+    t.result("vm pause: the stream open at the pause ends with the error paused",
+             end.get("ok") is False and end.get("error", {}).get("code") == "paused",
+             json.dumps(end)[:300])
+    s, rep = t.rc.connect(r.sock, sid, 1024)
+    s.close()
+    t.result("vm pause: a command while paused answers paused",
+             rep.get("error", {}).get("code") == "paused", json.dumps(rep)[:300])
+    t0 = time.time()
+    time.sleep(3)
+    rep = r.req({"op": "resume", "id": sid}, timeout=60)
+    t.result("vm resume: running again",
+             rep.get("ok") and rep["sandbox"]["status"] == "running", json.dumps(rep)[:300])
+    n0 = int(r.sh(sid, "wc -l </tmp/count", timeout=60) or 0)
+    t.wait_until(lambda: int(r.sh(sid, "wc -l </tmp/count", timeout=60) or 0) > n0 + 3, 60)
+    out = r.sh(sid, "cat /tmp/count", timeout=60)
+    rows = [ln.split() for ln in out.splitlines() if ln]
+    n = [int(a) for a, _ in rows]
+    u = [float(b) for _, b in rows]
+    gap = max(b - a for a, b in zip(u, u[1:])) if len(u) > 1 else 0
+    # frozen for over 3 s (the sleep between the answers), 0.1 s steps
+    t.result("vm pause: the counter stood still while paused and went on after resume, "
+             "one process (largest step %.1f s of %.1f s paused)" % (gap, time.time() - t0),
+             n == list(range(1, len(n) + 1)) and len(n) > n0 + 3 and gap >= 2.0, out[-300:])
+    rep = r.req({"op": "pause", "id": sid}, timeout=60)
+    t.result("vm pause: paused again, to be stopped paused",
+             rep.get("ok") and rep["sandbox"]["status"] == "paused", json.dumps(rep)[:300])
+
+
 def run(t):
     r = t.Runner("tv%d" % t.N, t.AGENT)
     try:
@@ -225,6 +290,8 @@ def run(t):
         t.result("disk full inside: the host's file is still the disk limit (200 MiB)",
                  size == 200 << 20, str(size))
         limits(t, r, sid)
+        pause(t, r, sid)
+        t.result("the paused vm sandbox has its cgroup", cgroups_of(sid) != [])
         r.req({"op": "stop", "id": sid})
         t.result("stop ends the vm sandbox", ended(t, r, sid) and status_of(t, r, sid) == "stopped")
         # the agent, the guest's PID 1, answers the ACPI power button with a
@@ -236,6 +303,14 @@ def run(t):
                  t.wait_until(lambda: not processes_of(sid), 10) is True and
                  not os.path.exists(os.path.join(r.state, "sandboxes", sid)),
                  str(processes_of(sid)))
+        t.result("stop of the paused one leaves no cgroup and no backend socket",
+                 cgroups_of(sid) == [] and not any(os.path.exists(os.path.join(
+                     r.state, "sandboxes", sid, x)) for x in ("v.sock", "v.sock.paused")),
+                 str(cgroups_of(sid)))
+        rep = create(r, persistent=True)
+        t.result("persistent under vm: refused as unsupported, naming why",
+                 rep.get("error", {}).get("code") == "unsupported" and
+                 "snapshots" in rep["error"].get("message", ""), json.dumps(rep)[:300])
 
         allow_all(t, r)
 
