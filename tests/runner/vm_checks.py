@@ -187,13 +187,15 @@ def pause(t, r, sid):
     t.result("vm pause: the sandbox is paused",
              rep.get("ok") and rep["sandbox"]["status"] == "paused", json.dumps(rep)[:300])
     end = None
+    until = time.time() + 60   # bounded: a stream the pause did not end goes on
     try:
-        while end is None:
+        while end is None and time.time() < until:
             ft, payload = t.rc.recv_frame(s)
             if ft == 3:
                 end = json.loads(payload)
     except (EOFError, OSError) as e:
         end = {"ended": str(e)}
+    end = end or {"ended": "still streaming after 60 s"}
     s.close()
     t.result("vm pause: the stream open at the pause ends with the error paused",
              end.get("ok") is False and end.get("error", {}).get("code") == "paused",
