@@ -36,7 +36,7 @@ pids+=($!)
 for _ in $(seq 100); do [ -S "$T/r.sock" ] && break; sleep 0.05; done
 P=$((20000 + RANDOM % 20000))
 SANDBOX_API_KEYS=$KEY bin/sandbox-gateway --port $P --runner-socket "$T/r.sock" >"$T/gw.log" 2>&1 &
-pids+=($!)
+pids+=($!) GWPID=$!
 for _ in $(seq 100); do curl -s -m 1 -o /dev/null http://127.0.0.1:$P/healthz && break; sleep 0.05; done
 API=http://127.0.0.1:$P/v1/sandboxes
 ID=$(curl -s -m 20 -H "$A" -d '{"ports":[3000],"vcpus":1}' $API | python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
@@ -87,16 +87,30 @@ http {
 }
 EOF
 $NS nginx -c "$T/nginx/nginx.conf" &
-pids+=($!)
+pids+=($!) NGPID=$!
 for _ in $(seq 50); do $NS curl -s -m 1 -o /dev/null http://127.0.0.1:3080/ && break; sleep 0.1; done
 
-run() { # name wrk-prefix url [header]: appends "rps p99ms" to $T/res.<name>
-	local out rps p99
+# CPU time (ns) of a process, its threads and its children's (nginx's
+# worker): requests/s swings with the machine's other work, CPU per
+# request much less (still some: a busy machine batches more per wakeup)
+cpu_ns() {
+	local s=0 p t a
+	for p in $1 $(pgrep -P "$1"); do
+		for t in /proc/$p/task/*/schedstat; do read -r a _ <"$t" && s=$((s + a)); done
+	done
+	echo $s
+}
+run() { # name wrk-prefix url [header]: appends "rps p99ms cpu-us-a-request" to $T/res.<name>
+	local out rps p99 pid c0 n us=0
+	case $1 in nginx) pid=$NGPID ;; gateway) pid=$GWPID ;; *) pid= ;; esac
+	[ -n "$pid" ] && c0=$(cpu_ns $pid)
 	out=$($2 wrk -t1 -c"$C" -d"${DUR}s" --latency ${4:+-H "$4"} "$3" 2>&1)
+	n=$(echo "$out" | awk '/requests in/{print $1}')
+	[ -n "$pid" ] && [ "${n:-0}" -gt 0 ] && us=$(( ($(cpu_ns $pid) - c0) / n / 1000 ))
 	rps=$(echo "$out" | awk '/^Requests\/sec/{print $2}')
 	p99=$(echo "$out" | awk '$1=="99%"{v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; print v}')
 	echo "$out" | grep -E 'Non-2xx|Socket errors' | sed "s/^/  $1: /"
-	echo "$rps $p99" >>"$T/res.$1"
+	echo "$rps $p99 $us" >>"$T/res.$1"
 }
 # The machine is shared: the three run in turn, ROUNDS times, and the
 # medians are compared (a burst of other work then hits all three alike).
@@ -105,17 +119,21 @@ report() { # connections: medians of the rounds and the ratios
 import statistics, sys
 med = {}
 for n in ("direct", "nginx", "gateway"):
-    rows = [tuple(map(float, l.split())) for l in open(f"{sys.argv[1]}/res.{n}") if len(l.split()) == 2]
+    rows = [tuple(map(float, l.split())) for l in open(f"{sys.argv[1]}/res.{n}") if len(l.split()) == 3]
     med[n] = (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows))
     print(f"{n:8} {med[n][0]:10.0f} req/s  p99 {med[n][1]:7.2f} ms   (rounds: " +
           ", ".join(f"{r[0]:.0f}/{r[1]:.2f}" for r in rows) + ")")
 (rd, pd), (rn, pn), (rg, pg) = med["direct"], med["nginx"], med["gateway"]
 print(f"gateway/nginx requests/s: {rg / rn:.2f}   gateway/direct: {rg / rd:.2f}   nginx/direct: {rn / rd:.2f}")
+# CPU per request of the proxy itself (its threads, nginx's worker too)
+cpu = {n: statistics.median(float(l.split()[2]) for l in open(f"{sys.argv[1]}/res.{n}") if len(l.split()) == 3)
+       for n in ("nginx", "gateway")}
+print(f"CPU a request, median of the rounds: gateway {cpu['gateway']:.0f} us, nginx {cpu['nginx']:.0f} us")
 # added p99: the three ran in turn in each round, so each round's
 # difference compares like with like; the median of those, with their
 # spread (a round where the baseline had an outlier shows as one low end,
 # not as the figure)
-rows = {n: [tuple(map(float, l.split())) for l in open(f"{sys.argv[1]}/res.{n}") if len(l.split()) == 2]
+rows = {n: [tuple(map(float, l.split())) for l in open(f"{sys.argv[1]}/res.{n}") if len(l.split()) == 3]
         for n in ("direct", "nginx", "gateway")}
 def added(n):
     d = sorted(x[1] - y[1] for x, y in zip(rows[n], rows["direct"]))
@@ -130,6 +148,8 @@ print(f"figure: preview proxy requests/s ({c} conns)|{rg:.0f}|req/s|-")
 print(f"figure: preview proxy / nginx requests/s ({c} conns)|{rg / rn:.2f}|ratio|>= 1.2")
 print(f"figure: preview proxy added p99 over direct ({c} conns, rounds)|{pg - pd:.2f}|ms|-")
 print(f"figure: nginx added p99 over direct ({c} conns)|{pn - pd:.2f}|ms|-")
+print(f"figure: preview proxy CPU a request ({c} conns)|{cpu['gateway']:.0f}|us|-")
+print(f"figure: nginx CPU a request ({c} conns)|{cpu['nginx']:.0f}|us|-")
 EOF
 }
 # Two loads: CONN connections (throughput; every process competes for the

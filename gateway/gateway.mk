@@ -13,9 +13,13 @@ $(OUT)/obj/gen/gw_openapi_doc.o: $(GW_OPENAPI_C) $(OUT)/flags
 
 $(BINDIR)/sandbox-gateway: $(call obj,$(GW_SRCS)) $(OUT)/obj/gen/gw_openapi_doc.o $(LIBSBX)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_LWS) $(LIBS_CJSON) $(LIBS_ZLIB) -lresolv -pthread -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_LWS) $(LIBS_UV) $(LIBS_CJSON) $(LIBS_ZLIB) -lresolv -pthread -lm
 
 ALL_BINS += $(BINDIR)/sandbox-gateway
+
+# the loop lws runs on (gateway/core/gw_loop.c); lws loads its libuv
+# plugin itself, the gateway makes the loop
+LIBS_UV := $(shell pkg-config --libs libuv 2>/dev/null || echo -luv)
 
 # cmocka test of the pure preview-proxy parsers (HTTP/1.1 head, chunked
 # framing, TLS SNI, preview host names).

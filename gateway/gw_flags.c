@@ -13,13 +13,14 @@
 #include "mcp/gw_mcp.h"
 #include "gw_flags.h"
 #include "proxy/gw_plimit.h"
+#include "core/gw_loop.h"
 
 enum {
 	F_PORT, F_LISTEN, F_RUNNER, F_KEYS, F_PDOMAIN, F_MAXKEY, F_MAXTIMEOUT, F_WEB,
 	F_STATE, F_IMAGE, F_CERT, F_KEY, F_INSECURE, F_HEADER_TO, F_IDLE_TO, F_PSTREAM,
 	F_KEEPALIVE, F_METRICS, F_PSECRET, F_FDRES, F_PMAX_SBX, F_PMAX_CLIENT, F_DRIVERS, F_ISOLATION, F_RUNNERS, F_RUNNERS_DNS, F_RUNNER_PORT, F_DISCOVERY_MS, F_VERBOSE,
 	F_RUNNER_CA, F_RUNNER_CERT, F_RUNNER_KEY,
-	F_PUBLIC_URL, F_MCP_ORIGINS, F_MCP_SESSIONS,
+	F_PUBLIC_URL, F_MCP_ORIGINS, F_MCP_SESSIONS, F_EVLOOP,
 	F_HELP, F_COUNT
 };
 
@@ -73,6 +74,7 @@ static const struct flag flags[F_COUNT] = {
 	[F_PUBLIC_URL] = { "public-url", "URL", 0, 0, AT(public_url), "scheme://host[:port] people reach the gateway at (a name, a TLS proxy); /mcp accepts it as an Origin (default none)" },
 	[F_MCP_ORIGINS] = { "mcp-allowed-origins", "LIST", 0, 0, AT(mcp_origins), "more Origins /mcp accepts, comma-separated scheme://host[:port] (default none: only the gateway's own URL and --public-url)" },
 	[F_MCP_SESSIONS] = { "mcp-sessions-per-key", "N", 1, GW_MCP_SESSIONS_PER_KEY_MAX, AT(mcp_sessions_per_key), "MCP sessions a key may hold; a key's new one past this replaces its own least recently used (default 64)" },
+	[F_EVLOOP] = { "event-loop", "uv|poll", 0, 0, AT(event_loop), "uv: epoll, through lws's libuv plugin (poll when that cannot load); poll: lws's own poll() loop (default uv)" },
 	[F_HELP] = { "help", NULL, 0, 0, NOWHERE, "this text" },
 };
 
@@ -119,6 +121,7 @@ static void defaults(struct gw_flags *f)
 	f->runner_port = 7443;
 	f->discovery_ms = 5000;   /* gw_fdguard.c: 256, at most a quarter of the limit */
 	f->mcp_sessions_per_key = GW_MCP_SESSIONS_PER_KEY;
+	f->event_loop = "uv";
 }
 
 int gw_flags_parse(struct gw_flags *f, int argc, char **argv)
@@ -166,6 +169,10 @@ int gw_flags_parse(struct gw_flags *f, int argc, char **argv)
 	if ((f->runner_ca || f->runner_cert || f->runner_key) &&
 	    !(f->runner_ca && f->runner_cert && f->runner_key)) {
 		fprintf(stderr, "sandbox-gateway: --runner-ca, --runner-cert and --runner-key go together\n");
+		return 2;
+	}
+	if (gw_loop_parse(f->event_loop) < 0) {
+		fprintf(stderr, "sandbox-gateway: --event-loop: uv or poll, not '%s'\n", f->event_loop);
 		return 2;
 	}
 	if (!f->cert != !f->key) {

@@ -9,7 +9,7 @@ struct gw_flags {
 	const char *metrics_key_file, *psecret_file, *drivers, *default_isolation;
 	const char *runners, *runners_dns;
 	const char *runner_ca, *runner_cert, *runner_key;
-	const char *public_url, *mcp_origins;
+	const char *public_url, *mcp_origins, *event_loop;
 	long long port, max_per_key, max_timeout_ms, header_timeout_s, idle_timeout_s;
 	long long keepalive_s, fd_reserve, pmax_sandbox, pmax_client;
 	long long runner_port, discovery_ms, mcp_sessions_per_key;

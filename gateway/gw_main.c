@@ -20,6 +20,7 @@
 #include "proxy/gw_front.h"
 #include "proxy/gw_proxy.h"
 #include "core/gw_fdguard.h"
+#include "core/gw_loop.h"
 #include "proxy/gw_plimit.h"
 #include "sbx_log.h"
 
@@ -40,6 +41,7 @@ static const struct lws_protocols protocols[] = {
 	{ "http", gw_http_callback, sizeof(struct gw_req), 0, 0, NULL, 0 },
 	{ "gw-up", gw_up_callback, 0, 0, 0, NULL, 0 },
 	GW_FRONT_PROTOCOLS,
+	GW_LOOP_PROTOCOL,
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
@@ -172,7 +174,7 @@ static struct lws_context *make_context(const struct gw_flags *fl)
 	ci.ka_time = 60;
 	ci.ka_probes = 3;
 	ci.ka_interval = 10;
-	return lws_create_context(&ci);
+	return gw_loop_create(&ci, (enum gw_loop_kind)gw_loop_parse(fl->event_loop));
 }
 
 static struct lws_vhost *make_vhost(struct lws_context *ctx, struct gw_vh *vh,
@@ -234,6 +236,7 @@ static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *
 		sbx_err_log("lws_create_context failed");
 		goto out;
 	}
+	sbx_info("event loop: %s", gw_loop_name());
 	vh->ctx = sig_ctx = ctx;
 	vh->vhost = make_vhost(ctx, vh, fl);
 	if (!vh->vhost) {
@@ -248,10 +251,10 @@ static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *
 	if (fl->runners_dns &&
 	    gw_discovery_start(vh, fl->runners_dns, (int)fl->runner_port, (int)fl->discovery_ms))
 		goto out;
-	while (gw_probe_first_round(vh) && !stop_flag && lws_service(ctx, 0) >= 0)
+	while (gw_probe_first_round(vh) && !stop_flag && gw_loop_turn(ctx) >= 0)
 		;
 	gw_owner_sync(vh);
-	while (gw_owner_syncing() && !stop_flag && lws_service(ctx, 0) >= 0)
+	while (gw_owner_syncing() && !stop_flag && gw_loop_turn(ctx) >= 0)
 		;
 	if (gw_front_bind_protocols(front, protocols) ||
 	    gw_front_start(front, addr, vh->port, &err)) {
@@ -271,7 +274,7 @@ static int run(struct gw_vh *vh, struct gw_front *front, const struct gw_flags *
 	gw_runner_watch_start(vh, gw_local_runner_check);
 	rc = 0;
 	while (!stop_flag) {
-		if (lws_service(ctx, 0) < 0)
+		if (gw_loop_run(ctx) < 0)
 			break;
 		if (reload_flag) {
 			reload_flag = 0;
@@ -286,8 +289,7 @@ out:
 	gw_owner_stop();
 	gw_fd_stop();
 	sig_ctx = NULL;
-	if (ctx)
-		lws_context_destroy(ctx);
+	gw_loop_destroy(ctx);
 	gw_local_runner_stop();   /* nothing without an embedded runner */
 	gw_runners_free(vh);
 	return rc;

@@ -396,12 +396,16 @@ int main(int argc, char **argv)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	base_dir_init(f.workdir);
 	ag_peer_init();
+	/* PID 1 of a VM: the host stops it with the power button, and the
+	 * guest ends with a power-off (init may not just exit). The button is
+	 * open before the agent listens: the host may press it as soon as its
+	 * dial is answered, and a press nobody has open is lost. */
+	vm_init = f.listen && !strncmp(f.listen, "vsock:", 6) && getpid() == 1;
+	if (vm_init)
+		pev.fd = ag_power_button_open();
 	if (start_listening(f.listen, &lev, &sev, &tev) < 0)
 		return 1;
-	/* PID 1 of a VM: the host stops it with the power button, and the
-	 * guest ends with a power-off (init may not just exit) */
-	vm_init = ag.vsock && getpid() == 1;
-	if (vm_init && (pev.fd = ag_power_button_open()) >= 0)
+	if (vm_init && pev.fd >= 0)
 		ag_ev_set(&pev, EPOLLIN);
 	else if (vm_init)
 		sbx_warn("no power button: the host's stop will kill the VM");

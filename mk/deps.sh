@@ -8,6 +8,8 @@ PKGS="build-essential pkg-config clang libclang-rt-14-dev \
 libwebsockets-dev libssl-dev libcjson-dev libseccomp-dev libcmocka-dev zlib1g-dev \
 debootstrap iproute2 iptables bubblewrap curl nodejs npm python3 util-linux procps websocketd \
 wrk nginx chromium stress-ng"
+# the gateway's event loop: libuv, and lws's plugin that runs on it (gateway/core/gw_loop.c)
+PKGS="$PKGS libuv1-dev libwebsockets-evlib-uv"
 # the gateway build turns docs/openapi.yaml into JSON with it (mk/openapi_c.py)
 PKGS="$PKGS python3-yaml"
 # The Python client (clients/python): what it imports, what builds it, and the

@@ -16,19 +16,25 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 stamp start
-run= loader= net= pids=
+run= loader= net= pids= machine=
 for a in $(cat /proc/cmdline); do
 	case "$a" in
 	sbx.run=*) run=${a#sbx.run=} ;;
+	sbx.machine=*) machine=${a#sbx.machine=} ;;
 	sbx.loader=*) loader=${a#sbx.loader=} ;;
 	sbx.net=*) net=${a#sbx.net=} ;;
 	sbx.pids=*) pids=${a#sbx.pids=} ;;
 	esac
 done
-# the NIC's modules only for a VM that has one (each insmod is a tenth of
-# a second under TCG)
+# the NIC's modules only for a VM that has one, and each machine's own
+# transport and panic device: virtio-mmio on microvm (sbx.machine=microvm,
+# no PCI), PCI on q35 (each insmod is a tenth of a second under TCG)
 while read -r m; do
-	case "$m" in failover | net_failover | virtio_net) [ -n "$net" ] || continue ;; esac
+	case "$m" in
+	failover | net_failover | virtio_net) [ -n "$net" ] || continue ;;
+	virtio_mmio | pvpanic-mmio) [ "$machine" = microvm ] || continue ;;
+	pvpanic-pci) [ "$machine" != microvm ] || continue ;;
+	esac
 	insmod "/lib/modules/$m.ko" || echo "sbx-init: insmod $m failed"
 done </lib/modules/order
 stamp modules

@@ -14,10 +14,13 @@ set -euo pipefail
 VM_DIR=${SANDBOX_VM_DIR:-/var/cache/sandbox/vm}
 SERIES=6.12
 # load order: each after what it depends on (the .ko's own depends= line)
-MODULES="net/vmw_vsock/vsock net/vmw_vsock/vmw_vsock_virtio_transport_common \
+# (virtio_mmio and pvpanic-mmio: microvm's devices, which has no PCI)
+MODULES="drivers/virtio/virtio_mmio net/vmw_vsock/vsock \
+net/vmw_vsock/vmw_vsock_virtio_transport_common \
 net/vmw_vsock/vmw_vsock_virtio_transport drivers/block/virtio_blk \
 fs/overlayfs/overlay lib/libcrc32c fs/erofs/erofs drivers/acpi/button drivers/input/evdev \
-drivers/misc/pvpanic/pvpanic drivers/misc/pvpanic/pvpanic-pci net/core/failover \
+drivers/misc/pvpanic/pvpanic drivers/misc/pvpanic/pvpanic-pci \
+drivers/misc/pvpanic/pvpanic-mmio net/core/failover \
 drivers/net/net_failover drivers/net/virtio_net"
 
 die() { echo "vm-kernel: $*" >&2; exit 1; }

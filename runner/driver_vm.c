@@ -182,14 +182,17 @@ static int vm_init(struct rn_driver *d, struct sbx_err *err)
 		goto fail;
 	if (vm_runner_initrd(vs, r->state_dir, r->runtime_dir, err) < 0)
 		goto fail;
-	/* KVM when it runs guests, else TCG with a bounded translation cache */
-	vm_accel_choose(vs);
+	/* KVM when it runs guests, else TCG with a bounded translation cache;
+	 * microvm when QEMU has it */
+	if (vm_accel_choose(vs, err) < 0)
+		goto fail;
 	snprintf(d->accel, sizeof(d->accel), "%.*s", (int)strcspn(vs->accel, ","), vs->accel);
+	snprintf(d->machine, sizeof(d->machine), "%s", vs->machine);
 	snprintf(vs->cg_parent, sizeof(vs->cg_parent), VM_CG_TOP "/vm_%s", r->name);
 	build_root_disks(d, vs);
 	d->data = vs;
-	sbx_info("vm driver: %s (%s), kernel %s, backend %s", vs->qemu, vs->accel, vs->kernel,
-		 vs->vsockd);
+	sbx_info("vm driver: %s (%s, %s, the guest's TSC %ld kHz), kernel %s, backend %s", vs->qemu,
+		 vs->accel, vs->machine, vs->tsc_khz, vs->kernel, vs->vsockd);
 	return 0;
 fail:
 	free(vs);
@@ -202,7 +205,7 @@ struct vm_args {
 	struct vm_launch l;
 	char vu[PATH_MAX + 16], uds[PATH_MAX + 16], mem[64], memsz[32], smp[32];
 	char chardev[PATH_MAX + 48], root[PATH_MAX + 64], scratch[PATH_MAX + 64];
-	char append[640], serial[PATH_MAX + 32], qmp[PATH_MAX + 64], rootdisk[PATH_MAX];
+	char append[704], serial[PATH_MAX + 32], qmp[PATH_MAX + 64], rootdisk[PATH_MAX];
 	char disk[PATH_MAX + 16], seed[PATH_MAX + 16], netdev[64];
 };
 
@@ -210,7 +213,8 @@ static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_s
 		 int slot)
 {
 	int i = 0;
-	char **q = a->l.qemu_argv, net[64];
+	char **q = a->l.qemu_argv, net[64], machine[64] = "";
+	int mmio = !strcmp(vs->machine, "microvm");
 
 	snprintf(a->l.dir, sizeof(a->l.dir), "%s", sb->dir);
 	snprintf(a->vu, sizeof(a->vu), "%s/vu.sock", sb->dir);
@@ -236,20 +240,34 @@ static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_s
 		 (long long)sb->spec.memory_mb);
 	snprintf(a->smp, sizeof(a->smp), "%lld", (long long)(sb->spec.vcpus > 0 ? sb->spec.vcpus : 1));
 	snprintf(a->chardev, sizeof(a->chardev), "socket,id=vu,path=%s", a->vu);
-	snprintf(a->root, sizeof(a->root), "file=%s,if=virtio,format=raw,readonly=on", a->rootdisk);
-	snprintf(a->scratch, sizeof(a->scratch), "file=%s,if=virtio,format=raw", a->disk);
+	/* microvm's disks are virtio-mmio devices of their own (-device) */
+	snprintf(a->root, sizeof(a->root), "file=%s,%s,format=raw,readonly=on", a->rootdisk,
+		 mmio ? "id=root,if=none" : "if=virtio");
+	snprintf(a->scratch, sizeof(a->scratch), "file=%s,%s,format=raw", a->disk,
+		 mmio ? "id=scratch,if=none" : "if=virtio");
 	snprintf(a->serial, sizeof(a->serial), "file:%s/console.log", sb->dir);
 	snprintf(a->qmp, sizeof(a->qmp), "unix:%s/qmp.sock,server=on,wait=off", sb->dir);
 	vm_net_cmdline(slot, net, sizeof(net));
+	/* init loads the machine's transport; microvm has no PCI bus to look
+	 * for, and a microvm guest under TCG is told its TSC's rate, which it
+	 * has no clock to measure against */
+	if (mmio && vs->tsc_khz > 0)
+		snprintf(machine, sizeof(machine), " sbx.machine=microvm pci=off tsc_early_khz=%ld",
+			 vs->tsc_khz);
+	else if (mmio)
+		snprintf(machine, sizeof(machine), " sbx.machine=microvm pci=off");
 	/* the pids limit is the guest's own (its init puts the agent in a
 	 * cgroup with it): the host's processes are QEMU's few */
 	snprintf(a->append, sizeof(a->append),
-		 "console=ttyS0 quiet panic=-1 " VM_BOOT_FAST " sbx.loader=%s sbx.pids=%lld%s",
-		 vs->loader, (long long)(sb->spec.pids > 0 ? sb->spec.pids : 0), net);
+		 "console=ttyS0 quiet panic=-1 " VM_BOOT_FAST " sbx.loader=%s sbx.pids=%lld%s%s",
+		 vs->loader, (long long)(sb->spec.pids > 0 ? sb->spec.pids : 0), net, machine);
 	snprintf(a->netdev, sizeof(a->netdev), "tap,id=n0,ifname=%s,script=no,downscript=no",
 		 VM_TAP);
 	q[i++] = (char *)vs->qemu;
-	q[i++] = "-M"; q[i++] = "q35";
+	/* microvm: the ISA serial port, the RTC (the guest's wall clock at
+	 * boot), ACPI for the power button and power-off (its GED), no
+	 * option ROMs to run */
+	q[i++] = "-M"; q[i++] = mmio ? "microvm,x-option-roms=off,rtc=on,acpi=on" : "q35";
 	q[i++] = "-accel"; q[i++] = (char *)vs->accel;
 	q[i++] = "-cpu"; q[i++] = "max";
 	q[i++] = "-m"; q[i++] = a->memsz;
@@ -261,19 +279,29 @@ static void plan(struct vm_args *a, const struct vm_state *vs, const struct rn_s
 	q[i++] = "-object"; q[i++] = a->mem;
 	q[i++] = "-machine"; q[i++] = "memory-backend=mem";
 	q[i++] = "-chardev"; q[i++] = a->chardev;
-	q[i++] = "-device"; q[i++] = "vhost-user-vsock-pci,chardev=vu";
+	q[i++] = "-device"; q[i++] = mmio ? "vhost-user-vsock-device,chardev=vu" :
+					    "vhost-user-vsock-pci,chardev=vu";
+	/* the root is vda, the sandbox's disk vdb: the guest's init says so */
 	q[i++] = "-drive"; q[i++] = a->root;
+	if (mmio) {
+		q[i++] = "-device"; q[i++] = "virtio-blk-device,drive=root";
+	}
 	q[i++] = "-drive"; q[i++] = a->scratch;
+	if (mmio) {
+		q[i++] = "-device"; q[i++] = "virtio-blk-device,drive=scratch";
+	}
 	if (slot >= 0) {
 		q[i++] = "-netdev"; q[i++] = a->netdev;
-		q[i++] = "-device"; q[i++] = "virtio-net-pci,netdev=n0";
+		q[i++] = "-device"; q[i++] = mmio ? "virtio-net-device,netdev=n0" :
+						    "virtio-net-pci,netdev=n0";
 	}
 	q[i++] = "-kernel"; q[i++] = (char *)vs->kernel;
 	q[i++] = "-initrd"; q[i++] = (char *)vs->initrd;
 	q[i++] = "-append"; q[i++] = a->append;
-	/* a guest kernel's panic ends QEMU with status 1 (pvpanic), never
-	 * looks like the guest's own power-off; a reset ends it too */
-	q[i++] = "-device"; q[i++] = "pvpanic-pci";
+	/* a guest kernel's panic ends QEMU with status 1 (pvpanic: the ISA
+	 * device on microvm, which ACPI describes), never looks like the
+	 * guest's own power-off; a reset ends it too */
+	q[i++] = "-device"; q[i++] = mmio ? "pvpanic" : "pvpanic-pci";
 	q[i++] = "-action"; q[i++] = "panic=exit-failure";
 	q[i++] = "-no-reboot";
 	q[i] = NULL;
@@ -417,14 +445,19 @@ static int sweep(const struct rn_cgroup *cg, const char *path)
 	return rn_cgroup_remove(cg, path, VM_CG_TOP);
 }
 
-/* How the VM ended, from its supervisor's exit status (vm_supervise):
- * logged for a stop, the sandbox's error when it ended on its own. */
 /* The last lines of a file of the sandbox's dir (the guest's console,
  * QEMU's log) into the runner's log, once: a VM that ended by itself takes
- * them with its dir, and they say why (a panic, init's failure). */
+ * them with its dir, and they say why (a panic, init's failure). A guest
+ * kernel's report (an oops, a BUG, a panic) is logged from its first line
+ * too: the end of the console is only its last registers. */
+#define VM_TAIL_READ 16384
+#define VM_TAIL_LOG 640
+#define VM_REPORT_LOG 1500
 static void log_tail(const struct rn_sandbox *sb, const char *name)
 {
-	char p[PATH_MAX + 32], buf[640];
+	static const char *const report[] = { "BUG:", "Oops", "general protection",
+					       "Kernel panic", NULL };
+	char p[PATH_MAX + 32], *buf, *first = NULL;
 	int fd;
 	off_t size;
 	ssize_t n;
@@ -433,18 +466,33 @@ static void log_tail(const struct rn_sandbox *sb, const char *name)
 	if ((fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return;
 	size = lseek(fd, 0, SEEK_END);
-	n = size > 0 ? pread(fd, buf, sizeof(buf) - 1, size > (off_t)sizeof(buf) - 1 ?
-			     size - (off_t)sizeof(buf) + 1 : 0) : 0;
+	buf = malloc(VM_TAIL_READ + 1);
+	n = buf && size > 0 ? pread(fd, buf, VM_TAIL_READ, size > VM_TAIL_READ ?
+				    size - VM_TAIL_READ : 0) : 0;
 	close(fd);
-	if (n <= 0)
+	if (n <= 0) {
+		free(buf);
 		return;
+	}
 	buf[n] = 0;
-	for (char *c = buf; *c; c++)
+	for (char *c = buf; c < buf + n; c++)
 		if (*c == '\n' || *c == '\r' || (unsigned char)*c < 0x20)
 			*c = *c == '\n' ? '|' : ' ';
-	sbx_warn("%s: the VM ended by itself; the end of its %s: %s", sb->id, name, buf);
+	for (int i = 0; report[i]; i++) {
+		char *at = strstr(buf, report[i]);
+		if (at && (!first || at < first))
+			first = at;
+	}
+	if (first && buf + n - first > VM_TAIL_LOG)
+		sbx_warn("%s: the VM ended by itself; its guest kernel's report in its %s: %.*s",
+			 sb->id, name, VM_REPORT_LOG, first);
+	sbx_warn("%s: the VM ended by itself; the end of its %s: %s", sb->id, name,
+		 n > VM_TAIL_LOG ? buf + n - VM_TAIL_LOG : buf);
+	free(buf);
 }
 
+/* How the VM ended, from its supervisor's exit status (vm_supervise):
+ * logged for a stop, the sandbox's error when it ended on its own. */
 static void explain_end(struct rn_sandbox *sb)
 {
 	int st = sb->wait_status, code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -455,6 +503,7 @@ static void explain_end(struct rn_sandbox *sb)
 	case VM_END_QEMU: why = "QEMU ended with an error (a guest kernel panic does so)"; break;
 	case VM_END_BACKEND: why = "its vsock backend (sandbox-vsockd) ended"; break;
 	case VM_END_KILLED: why = "the guest did not power off in time and was killed"; break;
+	case VM_END_QEMU_SIGNAL: why = "QEMU crashed (it died of a signal)"; break;
 	default: why = "its supervisor ended"; break;
 	}
 	if (sb->reason == RN_REASON_ERROR && sb->oom_kills <= 0) {

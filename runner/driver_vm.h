@@ -31,6 +31,8 @@ struct vm_state {
 	char loader[64];
 	char cg_parent[64];
 	char accel[64];
+	char machine[16];           /* "microvm" or "q35" (driver_vm_accel.c) */
+	long tsc_khz;               /* the host's TSC rate: a microvm guest's under TCG */
 	struct rn_slots slots;      /* the veth addresses of allow-all VMs */
 };
 
@@ -60,7 +62,8 @@ struct vm_launch {
  * sandbox-vsockd and (once it listens) QEMU, and lives as long as both:
  * when either ends the other is ended and the supervisor exits with one of
  * VM_END_*. SIGTERM: ACPI power-down (the agent, the guest's PID 1, powers
- * the guest off), then after VM_POWERDOWN_MS SIGKILL. */
+ * the guest off), pressed again each second (a press before the agent
+ * opened the button is lost), then after VM_POWERDOWN_MS SIGKILL. */
 #define VM_POWERDOWN_MS 10000
 enum vm_end {
 	VM_END_POWEROFF = 0,    /* QEMU exited 0: the guest powered off */
@@ -68,12 +71,16 @@ enum vm_end {
 	VM_END_QEMU = 2,        /* QEMU failed: a guest panic (pvpanic) or its error */
 	VM_END_BACKEND = 3,     /* sandbox-vsockd ended first */
 	VM_END_KILLED = 4,      /* QEMU killed after the power-down bound */
+	VM_END_QEMU_SIGNAL = 5, /* QEMU died of a signal no one here sent: it crashed */
 };
 void vm_supervise(struct vm_launch *l) __attribute__((noreturn));
 
 /* vs->accel: "kvm" when QEMU runs a guest with KVM here (tried once per
- * host boot and QEMU binary, driver_vm_accel.c), else TCG with tb-size */
-void vm_accel_choose(struct vm_state *vs);
+ * host boot and QEMU binary, driver_vm_accel.c), else TCG with tb-size;
+ * vs->machine: microvm when QEMU has it (and, under TCG, the host's TSC
+ * rate is known: vs->tsc_khz), else q35; SANDBOX_VM_MACHINE forces one.
+ * -1 with err only for a SANDBOX_VM_MACHINE that cannot be had. */
+int vm_accel_choose(struct vm_state *vs, struct sbx_err *err);
 
 /* The read-only root disk of the image at rootfs: an erofs image built
  * once under <cache>/images/<image>.erofs and rebuilt when the image's

@@ -74,6 +74,8 @@ static void powerdown(const char *dir)
 	close(fd);
 }
 
+#define VM_PRESS_AGAIN_MS 1000
+
 static void end(pid_t other, int code)
 {
 	if (other > 0) {
@@ -90,7 +92,7 @@ void vm_supervise(struct vm_launch *l)
 	int ready[2], st;
 	pid_t vsockd, qemu;
 	sigset_t set;
-	int64_t kill_at = 0;
+	int64_t kill_at = 0, press_at = 0;
 	struct pollfd pfd;
 
 	setsid();
@@ -131,14 +133,24 @@ void vm_supervise(struct vm_launch *l)
 		if (sig == SIGTERM && !kill_at) {
 			powerdown(l->dir);
 			kill_at = now_ms() + VM_POWERDOWN_MS;
+			press_at = now_ms() + VM_PRESS_AGAIN_MS;
+		}
+		/* again while it runs: a press before the agent has the button
+		 * open (a stop during the boot) is lost; the agent takes one */
+		if (press_at && now_ms() >= press_at && now_ms() < kill_at) {
+			powerdown(l->dir);
+			press_at = now_ms() + VM_PRESS_AGAIN_MS;
 		}
 		if (kill_at && now_ms() >= kill_at)
 			kill(qemu, SIGKILL);
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
 			if (p == qemu && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 				end(vsockd, VM_END_POWEROFF);
+			if (p == qemu && kill_at && now_ms() >= kill_at)
+				end(vsockd, VM_END_KILLED);
+			/* a panic (pvpanic) is an exit 1; a signal is QEMU's own crash */
 			if (p == qemu)
-				end(vsockd, kill_at && now_ms() >= kill_at ? VM_END_KILLED : VM_END_QEMU);
+				end(vsockd, WIFSIGNALED(st) ? VM_END_QEMU_SIGNAL : VM_END_QEMU);
 			/* the backend ends by itself (status 0) when QEMU hangs
 			 * up its vhost-user socket, i.e. as QEMU exits: QEMU's own
 			 * status, due any moment, says how the VM ended */

@@ -242,6 +242,8 @@ cJSON *rn_drivers_json(const struct runner *r)
 			cJSON_AddStringToObject(it, "reason", d->reason);
 		if (d->available && d->accel[0])
 			cJSON_AddStringToObject(it, "accel", d->accel);
+		if (d->available && d->machine[0])
+			cJSON_AddStringToObject(it, "machine", d->machine);
 		cJSON_AddItemToArray(a, it);
 	}
 	cJSON_AddStringToObject(o, "default", r->default_drv->ops->name);

@@ -81,6 +81,11 @@ cJSON *rn_status_json(const struct runner *r)
 		cJSON *it = cJSON_CreateObject();
 		cJSON_AddStringToObject(it, "name", r->drivers[i].ops->name);
 		cJSON_AddBoolToObject(it, "available", r->drivers[i].available);
+		/* how a vm runs guests, for an operator reading the status */
+		if (r->drivers[i].available && r->drivers[i].accel[0])
+			cJSON_AddStringToObject(it, "accel", r->drivers[i].accel);
+		if (r->drivers[i].available && r->drivers[i].machine[0])
+			cJSON_AddStringToObject(it, "machine", r->drivers[i].machine);
 		cJSON_AddItemToArray(a, it);
 	}
 	cJSON_AddStringToObject(o, "default_isolation", r->default_drv->ops->name);

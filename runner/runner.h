@@ -126,6 +126,7 @@ struct rn_driver {
 	char reason[512];               /* why not available ("" when it is) */
 	int agent_stderr;               /* --agent-stderr */
 	char accel[16];                 /* how it runs guests (vm: "kvm", "tcg"), or "" */
+	char machine[16];               /* and on which machine (vm: "microvm", "q35"), or "" */
 	void *data;                     /* the driver's own state */
 };
 

@@ -69,6 +69,7 @@ static void set_iso(struct gw_runner *rn, const cJSON *list, const char *def)
 			const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
 			const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "reason"));
 			const char *acc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "accel"));
+			const char *mach = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "machine"));
 			struct gw_runner_iso *it = &rn->iso[rn->niso];
 			if (!n || strlen(n) >= sizeof it->name || rn->niso >= GW_RUNNER_ISO_MAX)
 				continue;
@@ -76,6 +77,7 @@ static void set_iso(struct gw_runner *rn, const cJSON *list, const char *def)
 			it->available = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "available"));
 			it->reason[0] = '\0';
 			it->accel[0] = '\0';
+			it->machine[0] = '\0';
 			if (why)
 				snprintf(it->reason, sizeof it->reason, "%s", why);
 			for (int k = 0; k < nold; k++)
@@ -83,11 +85,15 @@ static void set_iso(struct gw_runner *rn, const cJSON *list, const char *def)
 					if (!why)
 						memcpy(it->reason, old[k].reason, sizeof it->reason);
 					memcpy(it->accel, old[k].accel, sizeof it->accel);
+					memcpy(it->machine, old[k].machine, sizeof it->machine);
 				}
 			/* a word of lower-case letters, or nothing */
 			if (acc && *acc && strlen(acc) < sizeof it->accel &&
 			    strspn(acc, "abcdefghijklmnopqrstuvwxyz") == strlen(acc))
 				snprintf(it->accel, sizeof it->accel, "%s", acc);
+			if (mach && *mach && strlen(mach) < sizeof it->machine &&
+			    strspn(mach, "abcdefghijklmnopqrstuvwxyz0123456789") == strlen(mach))
+				snprintf(it->machine, sizeof it->machine, "%s", mach);
 			rn->niso++;
 		}
 	}

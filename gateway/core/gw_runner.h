@@ -33,6 +33,7 @@ struct gw_runner_iso {
 	int available;
 	char reason[160];   /* why not available (its `capabilities`), "" unknown */
 	char accel[16];     /* how it runs guests (vm: "kvm" or "tcg"), "" none said */
+	char machine[16];   /* and on which machine (vm: "microvm" or "q35"), "" none said */
 };
 
 struct gw_up;

@@ -385,6 +385,9 @@ cJSON *gw_runners_capabilities(struct gw_vh *vh)
 				if (rn->iso[k].accel[0] &&
 				    !cJSON_GetObjectItemCaseSensitive(hit, "accel"))
 					cJSON_AddStringToObject(hit, "accel", rn->iso[k].accel);
+				if (rn->iso[k].machine[0] &&
+				    !cJSON_GetObjectItemCaseSensitive(hit, "machine"))
+					cJSON_AddStringToObject(hit, "machine", rn->iso[k].machine);
 			}
 		}
 	}

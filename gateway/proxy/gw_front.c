@@ -144,6 +144,10 @@ static int hand_over(struct gw_front *f, struct gw_sniff *s, int preview)
 		}
 		return -1;
 	}
+	/* lws stops watching the number first: epoll (gw_loop.c) watches the
+	 * socket the number named when it was added, and would go on
+	 * reporting it under that number once the number names /dev/null */
+	lws_rx_flow_control(s->wsi, 0 | LWS_RXFLOW_REASON_FLAG_PROCESS_NOW);
 	if (dup3(f->devnull, fd, O_CLOEXEC) < 0) {
 		sbx_warn("dup3: %s", strerror(errno));
 		close(nfd);   /* never adopted: ours to close */

@@ -165,6 +165,20 @@ void gw_ws_output_flow(struct gw_ws_session *s)
 		svc_resume(&s->main);
 }
 
+/* Why the close waits for a timer: Debian's lws 4.1.6 is built with
+ * _DEBUG, and on the libuv loop (gw_loop.c) it closes a wsi twice when
+ * one of its callbacks returns -1 ("close_and_handled uv repeat test" in
+ * lws_service_fd_tsi); the second close kills the connection the first
+ * had left open to send our close frame, so clients saw 1006, never the
+ * code. From a timer, outside the wsi's own service, lws closes it once,
+ * the polite way: our close frame, then the client's answer. */
+static void close_now(lws_sorted_usec_list_t *sul)
+{
+	struct gw_ws_session *s = lws_container_of(sul, struct gw_ws_session, close_sul);
+
+	lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
+}
+
 static int writeable(struct gw_ws_session *s)
 {
 	struct lws *wsi = s->wsi;
@@ -185,7 +199,8 @@ static int writeable(struct gw_ws_session *s)
 		lws_close_reason(wsi, (enum lws_close_status)(h[WSQ_HDR] << 8 | h[WSQ_HDR + 1]),
 				 h + WSQ_HDR + 2, len - 2);
 		consume(s);
-		return -1;
+		lws_sul_schedule(lws_get_context(wsi), 0, &s->close_sul, close_now, 1);
+		return 0;
 	}
 	/* lws writes the frame header into the headroom before the payload */
 	if (lws_write(wsi, h + WSQ_HDR, len, h[0] == WSQ_TEXT ? LWS_WRITE_TEXT : LWS_WRITE_BINARY) <
@@ -271,10 +286,8 @@ static int receive(struct gw_ws_session *s, const unsigned char *in, size_t len)
 		return 0;
 	}
 	if (sbx_buf_append(&s->text, in, len)) {
-		s->closing = 1;
-		lws_close_reason(wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
-				 (unsigned char *)"text message too large", 22);
-		return -1;
+		gw_ws_queue_close(s, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "text message too large");
+		return 0;
 	}
 	if (end && !s->closing)
 		text_message(s);
@@ -440,6 +453,7 @@ static int established(struct gw_ws_session *s)
  * never saw it: the session leaves the list and drops its calls. */
 static void closed(struct gw_ws_session *s)
 {
+	lws_sul_cancel(&s->close_sul);
 	if (!s->open)
 		return;
 	s->open = 0;

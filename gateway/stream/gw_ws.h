@@ -31,6 +31,7 @@ struct gw_ws_session {
 	struct sbx_buf q;
 	size_t q_last;              /* where the last record starts, from q's head */
 	int closing, paused, up_lost, drop;
+	lws_sorted_usec_list_t close_sul;   /* the close, one turn later (gw_ws.c) */
 	/* from the client */
 	int rx_paused;              /* reading the client is paused */
 	int in_mid, in_bin, in_tagged;

@@ -115,13 +115,14 @@ suite_isolation() { # port (gateway on the suite's runner)
 	check "$n: unknown isolation 422 unknown_isolation naming the known ones" "$c $(jerr nosuch jail)" "422 unknown_isolation True"
 	c=$(code -H "$A" -d '{"isolation":["jail"]}' $u/v1/sandboxes)
 	check "$n: isolation not a string 422 invalid" "$c $(jerr isolation)" "422 invalid True"
-	# vm says how it runs guests: KVM when QEMU runs a guest with it here, else TCG
+	# vm says how it runs guests: KVM when QEMU runs a guest with it here,
+	# else TCG; on microvm when QEMU has it, else q35
 	code -H "$A" $u/v1/capabilities >/dev/null
-	c=$(python3 -c 'import json,sys;v=[x for x in json.load(open(sys.argv[1]))["isolation"] if x["name"]=="vm"];print(v[0].get("accel") if v and v[0]["available"] else "unavailable")' "$T/body")
+	c=$(python3 -c 'import json,sys;v=[x for x in json.load(open(sys.argv[1]))["isolation"] if x["name"]=="vm"];print("%s %s" % (v[0].get("accel"), v[0].get("machine")) if v and v[0]["available"] else "unavailable")' "$T/body")
 	case "$c" in
-	kvm | tcg) pass "$n: capabilities says how vm runs guests ($c)" ;;
+	"kvm microvm" | "kvm q35" | "tcg microvm" | "tcg q35") pass "$n: capabilities says how vm runs guests ($c)" ;;
 	unavailable) skip "$n: vm is not available here: no accel to show" ;;
-	*) fail "$n: capabilities: vm's accel is '$c'" ;;
+	*) fail "$n: capabilities: vm's accel and machine are '$c'" ;;
 	esac
 	c=$(code -H "$A" -d '{"isolation":"jail","timeout_ms":60000}' $u/v1/sandboxes)
 	check "$n: isolation jail 201, reported; refused creates took no quota" \

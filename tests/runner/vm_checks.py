@@ -225,6 +225,32 @@ def pause(t, r, sid):
              rep.get("ok") and rep["sandbox"]["status"] == "paused", json.dumps(rep)[:300])
 
 
+def machine(t, r, sid):
+    """the runner says which machine and accel its VMs use (microvm, with
+    virtio-mmio devices, when QEMU has it; q35, with PCI, otherwise or by
+    SANDBOX_VM_MACHINE), and the guest's devices are that machine's; the
+    guest's wall clock is the host's (microvm's RTC)"""
+    cap = r.req({"op": "capabilities"})["capabilities"]
+    vm = [x for x in cap["isolation"] if x["name"] == "vm"][0]
+    want = os.environ.get("SANDBOX_VM_MACHINE") or vm.get("machine")
+    t.result("capabilities: vm runs on %s with %s" % (vm.get("machine"), vm.get("accel")),
+             vm.get("machine") in ("microvm", "q35") and vm.get("machine") == want
+             and vm.get("accel") in ("kvm", "tcg"), json.dumps(vm))
+    st = [x for x in r.req({"op": "status"})["runner"]["isolation"] if x["name"] == "vm"]
+    t.result("status: vm's machine and accel as capabilities says",
+             st and st[0].get("machine") == vm.get("machine") and st[0].get("accel") == vm.get("accel"),
+             json.dumps(st))
+    out = r.sh(sid, "for d in /sys/bus/virtio/devices/*; do readlink -f $d; done; date +%s")
+    lines = out.split()
+    devs, clock = lines[:-1], lines[-1:]
+    bus = "/LNRO0005:" if vm.get("machine") == "microvm" else "/pci0000:00/"
+    # vsock and the two disks at least, every one on the machine's bus
+    t.result("the guest's virtio devices are %s's (%s)" % (vm.get("machine"), bus.strip("/:")),
+             len(devs) >= 3 and all(bus in d for d in devs), out)
+    t.result("the guest's clock is the host's (within 60 s)",
+             clock and clock[0].isdigit() and abs(int(clock[0]) - time.time()) < 60, out)
+
+
 def run(t):
     r = t.Runner("tv%d" % t.N, t.AGENT)
     try:
@@ -242,6 +268,7 @@ def run(t):
         t.result("the kernel is the guest's, not the host's (%s)" % platform.release(),
                  out.split()[0] != platform.release() and "cloud-amd64" in out.split()[0], out)
         t.result("commands run as sandbox (uid 1000)", out.split()[1:] == ["sandbox"], out)
+        machine(t, r, sid)
         out = r.sh(sid, "root:tr '\\0' '|' </proc/1/environ")
         t.result("the agent's env is the sandbox's, and only that",
                  sorted(out.split("|")) == ["", "MY_TOKEN=" + secret, "OTHER=x=y"], repr(out))
@@ -313,6 +340,21 @@ def run(t):
         t.result("persistent under vm: refused as unsupported, naming why",
                  rep.get("error", {}).get("code") == "unsupported" and
                  "snapshots" in rep["error"].get("message", ""), json.dumps(rep)[:300])
+
+        # a stop as soon as the create returns: the agent has the power
+        # button open before its dial is answered (a press before that was
+        # lost, and the guest was killed after 10 s)
+        rep = create(r, timeout_ms=600000)
+        if rep.get("ok"):
+            sid = rep["sandbox"]["id"]
+            r.req({"op": "stop", "id": sid})
+            ended(t, r, sid)
+            t.result("a stop right after create: the guest powered off on the power button",
+                     (sid + ": the VM ended: the guest powered off") in r.logtext(),
+                     "\n".join(ln for ln in r.logtext().splitlines() if sid in ln)[-600:])
+        else:
+            t.result("a stop right after create: the guest powered off on the power button",
+                     False, json.dumps(rep))
 
         allow_all(t, r)
 
