@@ -238,7 +238,10 @@ def pause(t, r):
     t.result("vm pause: paused again",
              rep.get("ok") and rep["sandbox"]["status"] == "paused", json.dumps(rep)[:300])
     t.result("the paused vm sandbox has its cgroup", cgroups_of(sid) != [])
-    r.req({"op": "stop", "id": sid})
+    try:   # answered once everything is removed: a frozen VM that is not thawed never goes
+        r.req({"op": "stop", "id": sid}, timeout=120)
+    except OSError:
+        pass
     t.result("stop of a paused vm sandbox ends it: thawed, the guest powered off",
              ended(t, r, sid) and status_of(t, r, sid) == "stopped" and
              (sid + ": the VM ended: the guest powered off") in r.logtext(),
