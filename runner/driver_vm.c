@@ -453,7 +453,7 @@ static int sweep(const struct rn_cgroup *cg, const char *path)
 #define VM_TAIL_READ 16384
 #define VM_TAIL_LOG 640
 #define VM_REPORT_LOG 1500
-static void log_tail(const struct rn_sandbox *sb, const char *name)
+static void log_tail(const struct rn_sandbox *sb, const char *name, const char *what)
 {
 	static const char *const report[] = { "BUG:", "Oops", "general protection",
 					       "Kernel panic", NULL };
@@ -484,9 +484,9 @@ static void log_tail(const struct rn_sandbox *sb, const char *name)
 			first = at;
 	}
 	if (first && buf + n - first > VM_TAIL_LOG)
-		sbx_warn("%s: the VM ended by itself; its guest kernel's report in its %s: %.*s",
-			 sb->id, name, VM_REPORT_LOG, first);
-	sbx_warn("%s: the VM ended by itself; the end of its %s: %s", sb->id, name,
+		sbx_warn("%s: %s; its guest kernel's report in its %s: %.*s",
+			 sb->id, what, name, VM_REPORT_LOG, first);
+	sbx_warn("%s: %s; the end of its %s: %s", sb->id, what, name,
 		 n > VM_TAIL_LOG ? buf + n - VM_TAIL_LOG : buf);
 	free(buf);
 }
@@ -508,8 +508,8 @@ static void explain_end(struct rn_sandbox *sb)
 	}
 	if (sb->reason == RN_REASON_ERROR && sb->oom_kills <= 0) {
 		snprintf(sb->error, sizeof(sb->error), "the VM ended: %s", why);
-		log_tail(sb, "console.log");
-		log_tail(sb, "qemu.log");
+		log_tail(sb, "console.log", "the VM ended by itself");
+		log_tail(sb, "qemu.log", "the VM ended by itself");
 	} else
 		sbx_info("%s: the VM ended: %s", sb->id, why);
 }
@@ -589,6 +589,22 @@ static void vm_reconcile(struct rn_driver *d)
 	rn_cgroup_remove(&d->r->cg, parent, VM_CG_TOP);
 }
 
+/* the guest is up: its supervisor boots it no more (vm_supervise); a
+ * first boot that died is said once, with its console's report */
+static void vm_ready(struct rn_sandbox *sb)
+{
+	char p[PATH_MAX + 32];
+
+	if (sb->pid > 0)
+		kill(sb->pid, VM_SIG_READY);
+	snprintf(p, sizeof(p), "%s/" VM_FIRST_CONSOLE, sb->dir);
+	if (access(p, F_OK) == 0) {
+		sbx_warn("%s: its guest died before its agent answered and was booted once more",
+			 sb->id);
+		log_tail(sb, VM_FIRST_CONSOLE, "its first boot died");
+	}
+}
+
 const struct rn_driver_ops rn_driver_vm = {
 	.name = "vm",
 	.probe = vm_probe,
@@ -601,6 +617,7 @@ const struct rn_driver_ops rn_driver_vm = {
 	.pids_hits = vm_pids_hits,
 	.reconcile_dir = vm_reconcile_dir,
 	.reconcile = vm_reconcile,
+	.ready = vm_ready,
 	/* no NIC: connect and previews go through the agent's forward */
 	.open_port = NULL,
 	/* the cgroup frozen, memory kept (driver_vm_pause.c) */

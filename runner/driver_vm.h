@@ -8,6 +8,7 @@
 #define DRIVER_VM_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "rn_slot.h"
@@ -65,6 +66,14 @@ struct vm_launch {
  * the guest off), pressed again each second (a press before the agent
  * opened the button is lost), then after VM_POWERDOWN_MS SIGKILL. */
 #define VM_POWERDOWN_MS 10000
+/* A guest that dies before its agent first answered (the runner sends
+ * VM_SIG_READY then) is booted once more, with a new backend: nothing of
+ * the sandbox's has run in it yet. Under TCG here about 1 boot in 40
+ * ended in the guest kernel's early init (a double fault in its
+ * allocator), on q35 and microvm alike. */
+#define VM_SIG_READY SIGUSR1
+#define VM_BOOT_TRIES 2
+#define VM_FIRST_CONSOLE "console.1.log"   /* the console of a boot that died */
 enum vm_end {
 	VM_END_POWEROFF = 0,    /* QEMU exited 0: the guest powered off */
 	VM_END_FAILED = 1,      /* the supervisor could not start the two */

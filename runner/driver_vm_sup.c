@@ -86,17 +86,84 @@ static void end(pid_t other, int code)
 	_exit(code);
 }
 
-void vm_supervise(struct vm_launch *l)
+/* sandbox-vsockd, and QEMU once the backend listens: 0, or -1 (the one
+ * started is ended) */
+static int start_pair(struct vm_launch *l, pid_t *vsockd, pid_t *qemu)
 {
 	char log[PATH_MAX + 16], go;
-	int ready[2], st;
+	int ready[2];
+	struct pollfd pfd;
+
+	*vsockd = *qemu = -1;
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return -1;
+	snprintf(log, sizeof(log), "%s/vsockd.log", l->dir);
+	*vsockd = spawn(l->vsockd_argv, ready[1], log, 0);
+	close(ready[1]);
+	if (*vsockd < 0) {
+		close(ready[0]);
+		return -1;
+	}
+	pfd = (struct pollfd){ .fd = ready[0], .events = POLLIN };
+	if (poll(&pfd, 1, 10000) != 1 || read(ready[0], &go, 1) != 1) {
+		close(ready[0]);
+		return -1;
+	}
+	close(ready[0]);
+	snprintf(log, sizeof(log), "%s/qemu.log", l->dir);
+	*qemu = spawn(l->qemu_argv, -1, log, 0);
+	return *qemu < 0 ? -1 : 0;
+}
+
+/* QEMU truncates its logs at start: the dead boot's are kept aside */
+static void keep_first_logs(const char *dir, int qemu_status)
+{
+	char a[PATH_MAX + 32], b[PATH_MAX + 32];
+	int fd;
+
+	snprintf(a, sizeof(a), "%s/console.log", dir);
+	snprintf(b, sizeof(b), "%s/" VM_FIRST_CONSOLE, dir);
+	rename(a, b);
+	/* (made if QEMU died before it wrote one: the runner's sign) */
+	fd = open(b, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		dprintf(fd, "\n[QEMU %s %d]\n", WIFSIGNALED(qemu_status) ? "died of signal" :
+			"exited with", WIFSIGNALED(qemu_status) ? WTERMSIG(qemu_status) :
+			WEXITSTATUS(qemu_status));
+		close(fd);
+	}
+	snprintf(a, sizeof(a), "%s/qemu.log", dir);
+	snprintf(b, sizeof(b), "%s/qemu.1.log", dir);
+	rename(a, b);
+}
+
+static void reap(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	*pid = -1;
+}
+
+void vm_supervise(struct vm_launch *l)
+{
+	char go;
+	int st, dead_status = 0, booted = 0, stopping = 0, tries = 1;
 	pid_t vsockd, qemu;
 	sigset_t set;
-	int64_t kill_at = 0, press_at = 0;
-	struct pollfd pfd;
+	int64_t kill_at = 0, press_at = 0, backend_dead_at = 0;
 
 	setsid();
 	rn_child_defaults();
+	/* the runner's VM_SIG_READY comes seconds later, once the guest's
+	 * agent answered: blocked long before */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, VM_SIG_READY);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 	if (rn_child_stdio(l->keep_stderr) < 0)
 		_exit(1);
 	/* a network namespace of our own, QEMU's: empty, or the veth the
@@ -106,30 +173,17 @@ void vm_supervise(struct vm_launch *l)
 	    read(l->go_fd, &go, 1) != 1 || go != 'g')
 		_exit(1);
 	close(l->go_fd);
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	if (pipe2(ready, O_CLOEXEC) < 0)
-		_exit(1);
-	snprintf(log, sizeof(log), "%s/vsockd.log", l->dir);
-	vsockd = spawn(l->vsockd_argv, ready[1], log, 0);
-	close(ready[1]);
-	if (vsockd < 0)
-		_exit(1);
-	pfd = (struct pollfd){ .fd = ready[0], .events = POLLIN };
-	if (poll(&pfd, 1, 10000) != 1 || read(ready[0], &go, 1) != 1)
-		end(vsockd, 1);
-	close(ready[0]);
-	snprintf(log, sizeof(log), "%s/qemu.log", l->dir);
-	qemu = spawn(l->qemu_argv, -1, log, 0);
-	if (qemu < 0)
-		end(vsockd, 1);
+	if (start_pair(l, &vsockd, &qemu) < 0)
+		end(vsockd, VM_END_FAILED);
 	for (;;) {
 		struct timespec ts = { 0, 200 * 1000000 };
-		int sig = sigtimedwait(&set, NULL, &ts);
+		int sig = sigtimedwait(&set, NULL, &ts), died = 0;
 		pid_t p;
 
+		if (sig == VM_SIG_READY)
+			booted = 1;
+		if (sig == SIGTERM)
+			stopping = 1;
 		if (sig == SIGTERM && !kill_at) {
 			powerdown(l->dir);
 			kill_at = now_ms() + VM_POWERDOWN_MS;
@@ -141,13 +195,19 @@ void vm_supervise(struct vm_launch *l)
 			powerdown(l->dir);
 			press_at = now_ms() + VM_PRESS_AGAIN_MS;
 		}
-		if (kill_at && now_ms() >= kill_at)
+		if (kill_at && now_ms() >= kill_at && qemu > 0)
 			kill(qemu, SIGKILL);
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
 			if (p == qemu && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 				end(vsockd, VM_END_POWEROFF);
 			if (p == qemu && kill_at && now_ms() >= kill_at)
 				end(vsockd, VM_END_KILLED);
+			if (p == qemu && !booted && !stopping && tries < VM_BOOT_TRIES) {
+				qemu = -1;
+				dead_status = st;
+				died = 1;
+				continue;
+			}
 			/* a panic (pvpanic) is an exit 1; a signal is QEMU's own crash */
 			if (p == qemu)
 				end(vsockd, WIFSIGNALED(st) ? VM_END_QEMU_SIGNAL : VM_END_QEMU);
@@ -159,8 +219,23 @@ void vm_supervise(struct vm_launch *l)
 				if (!kill_at)
 					kill_at = now_ms() + VM_POWERDOWN_MS;
 			} else if (p == vsockd) {
-				end(qemu, VM_END_BACKEND);
+				/* it fails when QEMU dies under it (a guest
+				 * panic): QEMU's status, if it comes within a
+				 * second, says what happened first */
+				vsockd = -1;
+				backend_dead_at = now_ms();
 			}
 		}
+		if (died) {
+			tries++;
+			reap(&vsockd);
+			keep_first_logs(l->dir, dead_status);
+			kill_at = backend_dead_at = 0;
+			if (start_pair(l, &vsockd, &qemu) < 0)
+				end(vsockd, VM_END_FAILED);
+			continue;
+		}
+		if (backend_dead_at && now_ms() - backend_dead_at >= 1000)
+			end(qemu, VM_END_BACKEND);
 	}
 }

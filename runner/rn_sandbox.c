@@ -409,6 +409,8 @@ int rn_sandbox_tick(struct runner *r)
 				sb->status = RN_RUNNING;
 				sbx_info("%s: ready in %lld ms", sb->id,
 					 (long long)(now - sb->created_mono));
+				if (sb->drv->ops->ready)
+					sb->drv->ops->ready(sb);
 				rn_conn_sandbox_changed(r, sb);
 			} else if (now >= sb->ready_by_mono) {
 				snprintf(sb->error, sizeof(sb->error),
@@ -416,7 +418,11 @@ int rn_sandbox_tick(struct runner *r)
 					 (long long)(sb->ready_by_mono - sb->created_mono));
 				rn_sandbox_stop(r, sb, RN_REASON_ERROR);
 			} else {
-				WANT(now + 1);
+				/* every ms while a jail or gvisor agent is due;
+				 * past 200 ms (a VM's kernel still booting) every
+				 * 10 ms: each dial a VM's vsock refuses is a
+				 * request and a reset through its guest kernel */
+				WANT(now + (now - sb->created_mono < 200 ? 1 : 10));
 			}
 		}
 		if (sb->transition) {

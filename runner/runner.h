@@ -107,6 +107,9 @@ struct rn_driver_ops {
 	 * it is paused already. 0 or -1 with err (dst removed). */
 	int (*snapshot)(struct rn_sandbox *sb, const char *dst, struct rn_layer_stats *st,
 			struct sbx_err *err);
+	/* Optional: told once, on the loop, when sb's agent first answered
+	 * (the vm driver's supervisor stops booting its guest again then). */
+	void (*ready)(struct rn_sandbox *sb);
 	/* 1: a persistent sandbox's stop pauses it (memory kept) instead of
 	 * keeping a snapshot of its files (rn_persist.c) */
 	int persist_paused;

@@ -278,6 +278,45 @@ def machine(t, r, sid):
              clock and clock[0].isdigit() and abs(int(clock[0]) - time.time()) < 60, out)
 
 
+def qemu_pids(r):
+    """the QEMU processes of this runner's sandboxes (their disks are in its dir)"""
+    return [p for p in processes_of(r.state)
+            if b"qemu-system" in open("/proc/%d/cmdline" % p, "rb").read()]
+
+
+def boot_retry(t, r):
+    """a guest that dies before its agent first answered (a guest kernel
+    that crashes in early boot; here QEMU is killed as soon as it starts)
+    is booted once more: the create answers a running sandbox that works,
+    and the runner's log says so"""
+    import threading
+    before, box, killed = set(qemu_pids(r)), {}, None
+    th = threading.Thread(target=lambda: box.update(rep=create(r, timeout_ms=600000)))
+    th.start()
+    end = time.time() + 60
+    while time.time() < end and killed is None:
+        new = [p for p in qemu_pids(r) if p not in before]
+        if new:
+            os.kill(new[0], signal.SIGKILL)
+            killed = new[0]
+        time.sleep(0.01)
+    th.join(200)
+    rep = box.get("rep", {})
+    ok = bool(rep.get("ok")) and rep["sandbox"]["status"] == "running"
+    sid = rep["sandbox"]["id"] if ok else None
+    t.result("a guest that dies before its agent answers is booted once more (QEMU killed at boot)",
+             killed is not None and ok and
+             (sid + ": its guest died before its agent answered and was booted once more")
+             in r.logtext(), json.dumps(rep)[:300])
+    if not ok:
+        return
+    t.result("the sandbox booted the second time runs commands", r.sh(sid, "echo again") == "again\n")
+    r.req({"op": "stop", "id": sid})
+    t.result("stop of it leaves nothing (both boots' processes)",
+             ended(t, r, sid) and t.wait_until(lambda: not processes_of(sid), 10) is True,
+             str(processes_of(sid)))
+
+
 def run(t):
     r = t.Runner("tv%d" % t.N, t.AGENT)
     try:
@@ -401,6 +440,8 @@ def run(t):
                      t.wait_until(lambda: not processes_of(sid), 10) is True, str(processes_of(sid)))
         else:
             t.result("a kernel crash inside ends the sandbox as failed", False, json.dumps(rep))
+
+        boot_retry(t, r)
 
         # kill -9 of the vsock backend: the sandbox fails cleanly
         rep = create(r, timeout_ms=600000)
