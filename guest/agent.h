@@ -153,6 +153,10 @@ void ag_conn_accept(void);
 void ag_conn_event(struct ag_conn *c, uint32_t events);
 void ag_conn_sweep(int64_t now);
 void ag_conn_close(struct ag_conn *c);
+/* End every connection but keep (may be NULL): a stream or wait on a
+ * command with a `paused` error frame first, as far as its socket takes it
+ * at once. The commands and their output stay. Before a pause. */
+void ag_conn_pause_all(struct ag_conn *keep);
 void ag_conn_free_dead(void);
 int ag_conn_json(struct ag_conn *c, cJSON *o);   /* consumes o */
 void ag_conn_fail(struct ag_conn *c, const char *code, const char *fmt, ...)

@@ -82,6 +82,22 @@ void ag_conn_close(struct ag_conn *c)
 	dead_conns = c;
 }
 
+void ag_conn_pause_all(struct ag_conn *keep)
+{
+	for (;;) {
+		struct ag_conn *c = ag.conns;
+
+		while (c && c == keep)
+			c = c->next;
+		if (!c)
+			break;
+		if (c->cmd && c->state != AG_ST_CLOSING)
+			ag_conn_fail(c, "paused", "the sandbox was paused: attach again after "
+				     "it is resumed");
+		ag_conn_close(c);
+	}
+}
+
 void ag_conn_free_dead(void)
 {
 	while (dead_conns) {
@@ -312,6 +328,21 @@ static void start_request(struct ag_conn *c, const unsigned char *p, uint32_t n)
 		ag_conn_flush(c);
 		break;
 	}
+	case AG_OP_QUIESCE:
+		/* a VM's pause (the vm driver, before it freezes the VM): the
+		 * host cannot signal the guest's PID 1 as it does a jail's
+		 * (SIGUSR1). The listener stays: the runner moves the host's
+		 * socket aside while paused, so nothing new reaches it. */
+		if (!ag.vsock) {
+			ag_conn_fail(c, "bad_request", "quiesce is the vm driver's: elsewhere "
+				     "the runner signals the agent");
+			break;
+		}
+		c->quiet = 1;
+		ag_conn_pause_all(c);
+		sbx_info("quiesced for a pause: every other connection closed");
+		ag_conn_ok(c);
+		break;
 	case AG_OP_WRITE_FILE: case AG_OP_READ_FILE: case AG_OP_MKDIR:
 	case AG_OP_LIST: case AG_OP_STAT:
 		ag_fs_request(c, &r);

@@ -185,14 +185,7 @@ static void quiesce(void)
 	char done[PATH_MAX];
 	int fd;
 
-	while (ag.conns) {
-		struct ag_conn *c = ag.conns;
-
-		if (c->cmd && c->state != AG_ST_CLOSING)
-			ag_conn_fail(c, "paused", "the sandbox was paused: attach again after "
-				     "it is resumed");
-		ag_conn_close(c);
-	}
+	ag_conn_pause_all(NULL);
 	if (listen_ev->fd >= 0) {
 		ag_ev_del(listen_ev);
 		close(listen_ev->fd);

@@ -16,6 +16,7 @@ static const struct { const char *name; enum ag_op op; } ops[] = {
 	{"write_file", AG_OP_WRITE_FILE}, {"read_file", AG_OP_READ_FILE},
 	{"mkdir", AG_OP_MKDIR}, {"list", AG_OP_LIST}, {"stat", AG_OP_STAT},
 	{"forward", AG_OP_FORWARD}, {"idle", AG_OP_IDLE},
+	{"quiesce", AG_OP_QUIESCE},
 };
 
 static const struct { const char *name; int sig; } sigs[] = {
@@ -240,6 +241,7 @@ static int parse_fields(struct ag_req *r, struct sbx_err *err)
 	case AG_OP_PING:
 	case AG_OP_COMMANDS:
 	case AG_OP_IDLE:
+	case AG_OP_QUIESCE:
 		return 0;
 	case AG_OP_EXEC:
 		return parse_exec(r, err);

@@ -434,6 +434,7 @@ fail:
  * not go within VM_POWERDOWN_MS; the cgroup is the backstop in cleanup */
 static void vm_kill(struct rn_sandbox *sb)
 {
+	vm_thaw(sb);   /* a paused one: its frozen supervisor takes no signal */
 	if (sb->pid > 0 && !sb->reaped)
 		kill(sb->pid, SIGTERM);
 }
@@ -619,6 +620,9 @@ const struct rn_driver_ops rn_driver_vm = {
 	.ready = vm_ready,
 	/* no NIC: connect and previews go through the agent's forward */
 	.open_port = NULL,
+	/* the cgroup frozen, memory kept (driver_vm_pause.c) */
+	.pause = vm_pause_op,
+	.resume = vm_resume_op,
 	/* a kernel boots first, translated instruction by instruction
 	 * without KVM, on a host that may be busy */
 	.ready_timeout_ms = 90000,

@@ -113,4 +113,13 @@ int vm_runner_initrd(struct vm_state *vs, const char *state_dir, const char *run
  * and the last line of its output. */
 int vm_run(char *const argv[], struct sbx_err *err);
 
+/* Pause and resume (rn_driver_ops.pause, .resume): the agent ends its
+ * connections (`paused`), then the sandbox's cgroup is frozen, QEMU and its
+ * backend with it; resume thaws it. vm_thaw: thaw before a stop (a frozen
+ * supervisor takes no SIGTERM). driver_vm_pause.c. */
+struct rn_sandbox;
+int vm_pause_op(struct rn_sandbox *sb, struct sbx_err *err);
+int vm_resume_op(struct rn_sandbox *sb, struct sbx_err *err);
+void vm_thaw(struct rn_sandbox *sb);
+
 #endif

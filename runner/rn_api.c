@@ -174,6 +174,16 @@ static void create(struct runner *r, struct rn_conn *c, const cJSON *req, int pu
 		rn_spec_free(&spec);
 		return;
 	}
+	if (spec.persistent && !drv->ops->snapshot && !drv->ops->persist_paused) {
+		/* a persistent sandbox is kept as a snapshot of its files (or
+		 * paused to disk): refused now, not at its first stop */
+		char msg[200];
+		snprintf(msg, sizeof msg, "persistent: isolation %s cannot keep a sandbox "
+			 "(it takes no snapshots of its files)", drv->ops->name);
+		rn_spec_free(&spec);
+		rn_conn_reply_err(c, "unsupported", msg);
+		return;
+	}
 	if (spec.image_ref[0] && !resolve_ref(r, c, req, &spec, pulled)) {
 		rn_spec_free(&spec);
 		return;

@@ -639,6 +639,22 @@ def t_idle():
     check(r["idle_ms"] == 0 and r["connections"] >= 1, "a connected client is activity: %r" % r)
 
 
+def t_quiesce_not_vsock():
+    # quiesce is the vm driver's request to a VM's agent (on vsock); on a
+    # UNIX listener the runner signals instead: refused, nothing ended
+    cid = exec_bg(cmd="cat", stdin=True)
+    c = Conn(SOCK)
+    c.req({"op": "attach", "id": cid})
+    check(c.json().get("ok"))
+    r = call(SOCK, {"op": "quiesce"})
+    check(r.get("ok") is False and r["error"]["code"] == "bad_request", "quiesce: %r" % r)
+    n = call(SOCK, {"op": "idle"})["connections"]
+    check(n >= 1, "the attached stream lives on: %d other connections" % n)
+    c.close()
+    call(SOCK, {"op": "stdin_eof", "id": cid})
+    wait(cid)
+
+
 def agent_rss_kb(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -931,6 +947,7 @@ TESTS = [t_ping_and_handshake, t_two_chunks_in_time, t_replay_and_offset,
          t_retention_truncated_attach, t_exit_codes_signals, t_timeout,
          t_126_127, t_env_cwd_uid, t_stdin, t_readers_independent, t_finished_eviction,
          t_status_commands, t_files, t_forward, t_pty, t_attach_no_follow, t_pty_paced, t_pty_hangup_on_detach, t_idle,
+         t_quiesce_not_vsock,
          t_bad_input, t_socket_fuzz, t_flood, t_pid1]
 
 

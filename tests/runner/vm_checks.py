@@ -158,6 +158,100 @@ def limits(t, r, sid):
              out.strip() == "alive" and status_of(t, r, sid) == "running", out)
 
 
+COUNTER = ("n=0; while :; do n=$((n+1)); read u _ </proc/uptime; echo \"$n $u\" >>/tmp/count; "
+           "echo $n; sleep 0.1; done")
+
+
+def cgroups_of(sid):
+    """the sandbox's cgroup dirs in every hierarchy (v1) or the one (v2)"""
+    import glob
+    return glob.glob("/sys/fs/cgroup/sandbox/vm_*/" + sid) + \
+        glob.glob("/sys/fs/cgroup/*/sandbox/vm_*/" + sid)
+
+
+def pause(t, r):
+    """pause freezes the VM's cgroup, memory kept: a stream open at the
+    pause ends with the error paused, commands answer paused, a counter
+    inside stands still (its clock shows one gap of at least the pause)
+    and goes on after resume, one process; new streams attach after
+    resume; a stop while paused thaws it, powers it off and leaves nothing.
+    A sandbox of its own: each command keeps a retention buffer in the
+    agent, and the first sandbox's guest has little memory left."""
+    rep = create(r, timeout_ms=600000, memory_mb=512)
+    if not rep.get("ok"):
+        t.result("vm pause: create", False, json.dumps(rep)[:300])
+        return
+    sid = rep["sandbox"]["id"]
+    s, rep = t.rc.connect(r.sock, sid, 1024)
+    t.rc.send_frame(s, {"op": "exec", "cmd": "/bin/sh", "args": ["-c", COUNTER],
+                        "uid": 1000, "gid": 1000, "attach": True})
+    s.settimeout(60)
+    last = 0
+    while not last:
+        ft, payload = t.rc.recv_frame(s)
+        if ft == 1 and payload.split():
+            last = int(payload.split()[-1])
+    rep = r.req({"op": "pause", "id": sid}, timeout=60)
+    t.result("vm pause: the sandbox is paused",
+             rep.get("ok") and rep["sandbox"]["status"] == "paused", json.dumps(rep)[:300])
+    end = None
+    until = time.time() + 60   # bounded: a stream the pause did not end goes on
+    try:
+        while end is None and time.time() < until:
+            ft, payload = t.rc.recv_frame(s)
+            if ft == 3:
+                end = json.loads(payload)
+            elif ft == 1 and payload.split():
+                last = int(payload.split()[-1])
+    except (EOFError, OSError) as e:
+        end = {"ended": str(e)}
+    end = end or {"ended": "still streaming after 60 s"}
+    s.close()
+    t.result("vm pause: the stream open at the pause ends with the error paused",
+             end.get("ok") is False and end.get("error", {}).get("code") == "paused",
+             json.dumps(end)[:300])
+    s, rep = t.rc.connect(r.sock, sid, 1024)
+    s.close()
+    t.result("vm pause: a command while paused answers paused",
+             rep.get("error", {}).get("code") == "paused", json.dumps(rep)[:300])
+    t0 = time.time()
+    time.sleep(3)
+    rep = r.req({"op": "resume", "id": sid}, timeout=60)
+    t.result("vm resume: running again",
+             rep.get("ok") and rep["sandbox"]["status"] == "running", json.dumps(rep)[:300])
+    held = time.time() - t0
+    # few commands: each keeps a retention buffer in the guest's agent
+    for _ in range(12):
+        time.sleep(5)
+        out = r.sh(sid, "cat /tmp/count", timeout=60)
+        if len(out.splitlines()) > last + 3:
+            break
+    rows = [ln.split() for ln in out.splitlines() if ln]
+    n = [int(a) for a, _ in rows]
+    u = [float(b) for _, b in rows]
+    gap = max(b - a for a, b in zip(u, u[1:])) if len(u) > 1 else 0
+    # frozen for over 3 s (the sleep between the answers), 0.1 s steps
+    t.result("vm pause: the counter stood still while paused and went on after resume, "
+             "one process (largest step %.1f s of %.1f s paused)" % (gap, held),
+             n == list(range(1, len(n) + 1)) and len(n) > last + 3 and gap >= 2.0, out[-300:])
+    rep = r.req({"op": "pause", "id": sid}, timeout=60)
+    t.result("vm pause: paused again",
+             rep.get("ok") and rep["sandbox"]["status"] == "paused", json.dumps(rep)[:300])
+    t.result("the paused vm sandbox has its cgroup", cgroups_of(sid) != [])
+    try:   # answered once everything is removed: a frozen VM that is not thawed never goes
+        r.req({"op": "stop", "id": sid}, timeout=120)
+    except OSError:
+        pass
+    t.result("stop of a paused vm sandbox ends it: thawed, the guest powered off",
+             ended(t, r, sid) and status_of(t, r, sid) == "stopped" and
+             (sid + ": the VM ended: the guest powered off") in r.logtext(),
+             "\n".join(ln for ln in r.logtext().splitlines() if sid in ln)[-600:])
+    t.result("stop of a paused vm sandbox leaves no process, cgroup, dir or backend socket",
+             t.wait_until(lambda: not processes_of(sid), 10) is True and cgroups_of(sid) == []
+             and not os.path.exists(os.path.join(r.state, "sandboxes", sid)),
+             str(processes_of(sid)) + str(cgroups_of(sid)))
+
+
 def machine(t, r, sid):
     """the runner says which machine and accel its VMs use (microvm, with
     virtio-mmio devices, when QEMU has it; q35, with PCI, otherwise or by
@@ -302,6 +396,12 @@ def run(t):
                  t.wait_until(lambda: not processes_of(sid), 10) is True and
                  not os.path.exists(os.path.join(r.state, "sandboxes", sid)),
                  str(processes_of(sid)))
+
+        pause(t, r)
+        rep = create(r, persistent=True)
+        t.result("persistent under vm: refused as unsupported, naming why",
+                 rep.get("error", {}).get("code") == "unsupported" and
+                 "snapshots" in rep["error"].get("message", ""), json.dumps(rep)[:300])
 
         # a stop as soon as the create returns: the agent has the power
         # button open before its dial is answered (a press before that was
