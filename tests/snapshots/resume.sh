@@ -57,14 +57,19 @@ api DELETE "/sandboxes/$PR" >/dev/null
 # ---- the key's sandbox limit: a second gateway on the same runner, one
 # sandbox a key ----
 GW_MAIN_PID=$GW_PID GW_MAIN_LOG=$GW_LOG
-GW_LOG=$T/gateway-limit.log
-QP=
-for _ in 1 2 3; do
-	QP=$(random_port)
-	SANDBOX_API_KEYS=key-limit start_gateway "$GW" "$QP" "$GW_LOG" --runner-socket "$T/runner.sock" \
-		--max-sandboxes-per-key 1 && break
-	QP=
-done
+limited_gateway() { # KEY LIMIT LOG: another gateway on the same runner, KEY's
+	# sandbox limit LIMIT, on a free port (up to three tries: one may be
+	# taken); sets GW_LOG and LIM_PORT ("" when it did not start)
+	GW_LOG=$3 LIM_PORT=
+	for _ in 1 2 3; do
+		LIM_PORT=$(random_port)
+		SANDBOX_API_KEYS=$1 start_gateway "$GW" "$LIM_PORT" "$GW_LOG" --runner-socket "$T/runner.sock" \
+			--max-sandboxes-per-key "$2" && return
+		LIM_PORT=
+	done
+}
+limited_gateway key-limit 1 "$T/gateway-limit.log"
+QP=$LIM_PORT
 if [ -z "$QP" ]; then
 	fail "limit: the second gateway did not start: $(tail -3 "$GW_LOG")"
 else
@@ -102,14 +107,8 @@ fi
 # 2, one sandbox running and two kept, both kept ones resumed at once.
 # A resume on its way counts as a create on its way, so exactly one
 # passes, whichever the gateway takes first, and 2 run, never 3. ----
-GW_LOG=$T/gateway-race.log
-RP=
-for _ in 1 2 3; do
-	RP=$(random_port)
-	SANDBOX_API_KEYS=key-race start_gateway "$GW" "$RP" "$GW_LOG" --runner-socket "$T/runner.sock" \
-		--max-sandboxes-per-key 2 && break
-	RP=
-done
+limited_gateway key-race 2 "$T/gateway-race.log"
+RP=$LIM_PORT
 if [ -z "$RP" ]; then
 	fail "race: the race gateway did not start: $(tail -3 "$GW_LOG")"
 else
