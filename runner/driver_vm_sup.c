@@ -76,18 +76,24 @@ static void powerdown(const char *dir)
 
 #define VM_PRESS_AGAIN_MS 1000
 
-static void end(pid_t other, int code)
+static void reap(pid_t *pid)
 {
-	if (other > 0) {
-		kill(other, SIGKILL);
-		while (waitpid(other, NULL, 0) < 0 && errno == EINTR)
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
+	*pid = -1;
+}
+
+static void end(pid_t other, int code)
+{
+	reap(&other);
 	_exit(code);
 }
 
-/* sandbox-vsockd, and QEMU once the backend listens: 0, or -1 (the one
- * started is ended) */
+/* sandbox-vsockd, and QEMU once the backend listens: 0, or -1 (the
+ * caller ends what was started) */
 static int start_pair(struct vm_launch *l, pid_t *vsockd, pid_t *qemu)
 {
 	char log[PATH_MAX + 16], go;
@@ -115,7 +121,8 @@ static int start_pair(struct vm_launch *l, pid_t *vsockd, pid_t *qemu)
 	return *qemu < 0 ? -1 : 0;
 }
 
-/* QEMU truncates its logs at start: the dead boot's are kept aside */
+/* QEMU truncates its console file at start: the dead boot's logs are
+ * kept aside */
 static void keep_first_logs(const char *dir, int qemu_status)
 {
 	char a[PATH_MAX + 32], b[PATH_MAX + 32];
@@ -135,16 +142,6 @@ static void keep_first_logs(const char *dir, int qemu_status)
 	snprintf(a, sizeof(a), "%s/qemu.log", dir);
 	snprintf(b, sizeof(b), "%s/qemu.1.log", dir);
 	rename(a, b);
-}
-
-static void reap(pid_t *pid)
-{
-	if (*pid > 0) {
-		kill(*pid, SIGKILL);
-		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	*pid = -1;
 }
 
 void vm_supervise(struct vm_launch *l)
