@@ -3,26 +3,51 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #define MOVE_FLAGS (SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
 
+/* Size the pipe toward side for cap bytes; its cap is what the pipe
+ * holds, whatever cap asked. The F_SETPIPE_SZ result. */
+static int size_pipe(struct sbx_ksplice *s, int side, size_t cap)
+{
+	int rc = fcntl(s->pipe[side][1], F_SETPIPE_SZ, (int)cap);
+	int sz = fcntl(s->pipe[side][1], F_GETPIPE_SZ);
+
+	s->cap[side] = sz > 0 && (size_t)sz < cap ? (size_t)sz : cap;
+	return rc;
+}
+
 int sbx_ksplice_init(struct sbx_ksplice *s, size_t cap)
 {
-	*s = (struct sbx_ksplice){ .pipe = { { -1, -1 }, { -1, -1 } }, .cap = cap };
+	*s = (struct sbx_ksplice){ .pipe = { { -1, -1 }, { -1, -1 } }, .cap = { cap, cap } };
 	for (int side = 0; side < 2; side++) {
-		int sz;
 		if (pipe2(s->pipe[side], O_NONBLOCK | O_CLOEXEC) < 0) {
 			s->pipe[side][0] = s->pipe[side][1] = -1;
 			return -1;
 		}
-		/* a pipe holds what its capacity says, whatever cap asks */
-		fcntl(s->pipe[side][1], F_SETPIPE_SZ, (int)cap);
-		sz = fcntl(s->pipe[side][1], F_GETPIPE_SZ);
-		if (sz > 0 && (size_t)sz < s->cap)
-			s->cap = (size_t)sz;
+		size_pipe(s, side, cap);
 	}
+	return 0;
+}
+
+int sbx_ksplice_grow(struct sbx_ksplice *s, enum sbx_splice_side side, size_t cap)
+{
+	size_t was = s->cap[side];
+
+	if (cap <= was || cap > INT_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (size_pipe(s, side, cap) < 0) {
+		int e = errno;
+		s->cap[side] = was;
+		errno = e;
+		return -1;
+	}
+	s->full[side] = 0;      /* the new slots are room */
 	return 0;
 }
 
@@ -41,7 +66,7 @@ int sbx_ksplice_queue(struct sbx_ksplice *s, enum sbx_splice_side side, const vo
 {
 	const char *c = p;
 
-	if (s->pending[side] || len > s->cap) {
+	if (s->pending[side] || len > s->cap[side]) {
 		errno = ENOBUFS;
 		return -1;
 	}
@@ -64,7 +89,7 @@ int sbx_ksplice_queue(struct sbx_ksplice *s, enum sbx_splice_side side, const vo
 long sbx_ksplice_read(struct sbx_ksplice *s, enum sbx_splice_side side, int fd)
 {
 	int to = !side;
-	size_t room = s->pending[to] < s->cap ? s->cap - s->pending[to] : 0;
+	size_t room = s->pending[to] < s->cap[to] ? s->cap[to] - s->pending[to] : 0;
 	ssize_t n;
 
 	if (s->eof[side] || !room || s->full[to])
@@ -133,7 +158,7 @@ unsigned sbx_ksplice_events(const struct sbx_ksplice *s, enum sbx_splice_side si
 	int to = !side;         /* where side's bytes go */
 	unsigned ev = 0;
 
-	if (!s->eof[side] && s->pending[to] < s->cap && !s->full[to])
+	if (!s->eof[side] && s->pending[to] < s->cap[to] && !s->full[to])
 		ev |= SBX_SPLICE_IN;
 	if (s->pending[side] && !s->gone[side])
 		ev |= SBX_SPLICE_OUT;

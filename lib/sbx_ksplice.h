@@ -25,7 +25,7 @@
 struct sbx_ksplice {
 	int pipe[2][2];          /* [side]: the pipe toward side, [0] read end, [1] write end */
 	size_t pending[2];       /* bytes in the pipe toward side */
-	size_t cap;              /* most bytes queued toward one side */
+	size_t cap[2];           /* most bytes queued toward side */
 	int full[2];             /* the pipe toward side refused a read: wait for a write */
 	int eof[2];              /* that side's read direction ended */
 	int shut[2];             /* we shut down the write direction to it */
@@ -36,6 +36,11 @@ struct sbx_ksplice {
  * then safe to sbx_ksplice_free). */
 int sbx_ksplice_init(struct sbx_ksplice *s, size_t cap);
 void sbx_ksplice_free(struct sbx_ksplice *s);
+
+/* Let the pipe toward side hold about cap bytes, more than it holds now
+ * (for a direction that moves bulk: fewer, larger splices). 0, or -1 with
+ * errno when the kernel refuses (the pipe keeps its size and cap). */
+int sbx_ksplice_grow(struct sbx_ksplice *s, enum sbx_splice_side side, size_t cap);
 
 /* Queue len bytes (read before the relay began, e.g. a peeked request
  * head) toward side, ahead of anything spliced. At most cap bytes, into

@@ -34,6 +34,15 @@
 #define SPLICE_PIPE (64 * 1024)      /* bytes queued per direction at most: the
 					 * kernel's default pipe, and what the userland
 					 * relay held (256 connections a sandbox) */
+/* A direction that has moved BULK_AFTER bytes gets a pipe of BULK_PIPE:
+ * a 64 KiB pipe costs two splices and a loop pass per 64 KiB, a third of
+ * the runner's CPU per MB of a large download. The growth of all the
+ * runner's connections together stays within BULK_BUDGET, so a stalled
+ * connection that grew pins at most BULK_PIPE and all of them at most
+ * the budget more than the 64 KiB pipes. */
+#define BULK_AFTER (4u << 20)
+#define BULK_PIPE (1024 * 1024)      /* the kernel's pipe-max-size default */
+#define BULK_BUDGET (16u << 20)
 
 enum eg_state { EG_PEEK, EG_RESOLVE, EG_CONNECT, EG_SPLICE, EG_DRAIN };
 
@@ -52,8 +61,13 @@ struct eg_conn {
 	int64_t deadline;
 	int logged;
 	int parked[2];                  /* hung up, out of epoll until there is room */
+	size_t bulk;                    /* bytes of bulk_used this connection's pipes took */
 	struct eg_conn *next;
 };
+
+/* Bytes the grown pipes of all connections hold over SPLICE_PIPE each
+ * (the runner's loop is the only user). */
+static size_t bulk_used;
 
 /* Connections closed during this loop pass: an epoll batch may still
  * hold their events (rn_loop.h), so their memory waits for eg_conn_reap. */
@@ -93,6 +107,8 @@ static void conn_free(struct eg_conn *c)
 	}
 	sbx_buf_free(&c->to_up);
 	sbx_ksplice_free(&c->sp);
+	bulk_used -= c->bulk;
+	c->bulk = 0;
 	rn_rules_free(c->rules);
 	c->rules = NULL;
 	c->next = dead;
@@ -189,18 +205,31 @@ static void splice_update(struct eg_conn *c)
 	}
 }
 
+/* n bytes read from side: counted, and the pipe they go through grown
+ * once the direction moves bulk and the budget has room. */
+static void moved(struct eg_conn *c, enum sbx_splice_side side, long n)
+{
+	enum sbx_splice_side to = side == SBX_SPLICE_A ? SBX_SPLICE_B : SBX_SPLICE_A;
+	unsigned long long *count = side == SBX_SPLICE_A ? &c->bytes_out : &c->bytes_in;
+	size_t more = BULK_PIPE - SPLICE_PIPE;
+
+	*count += (unsigned long long)n;
+	if (*count < BULK_AFTER || c->sp.cap[to] >= BULK_PIPE || bulk_used + more > BULK_BUDGET)
+		return;
+	if (sbx_ksplice_grow(&c->sp, to, BULK_PIPE) == 0) {
+		bulk_used += more;
+		c->bulk += more;
+	}
+}
+
 static void splice_side(struct eg_conn *c, enum sbx_splice_side side, int fd, uint32_t events)
 {
 	if (events & EPOLLHUP) {
 		/* the peer closed both ways: read what it sent as room allows,
 		 * then out of epoll (HUP would wake the loop for ever) */
 		long n;
-		while ((n = sbx_ksplice_read(&c->sp, side, fd)) > 0) {
-			if (side == SBX_SPLICE_A)
-				c->bytes_out += (unsigned long long)n;
-			else
-				c->bytes_in += (unsigned long long)n;
-		}
+		while ((n = sbx_ksplice_read(&c->sp, side, fd)) > 0)
+			moved(c, side, n);
 		rn_loop_del(ev_of(c, side));
 		if (c->sp.eof[side])
 			sbx_ksplice_gone(&c->sp, side);  /* nothing can be written to it */
@@ -212,10 +241,7 @@ static void splice_side(struct eg_conn *c, enum sbx_splice_side side, int fd, ui
 	if (events & (EPOLLIN | EPOLLERR)) {
 		long n = sbx_ksplice_read(&c->sp, side, fd);
 		if (n > 0) {
-			if (side == SBX_SPLICE_A)
-				c->bytes_out += (unsigned long long)n;
-			else
-				c->bytes_in += (unsigned long long)n;
+			moved(c, side, n);
 		} else if (n == -1) {
 			conn_done(c);
 			return;

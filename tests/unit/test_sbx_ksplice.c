@@ -308,6 +308,48 @@ static void test_stalled_reader_backpressure(void **state)
 	assert_int_equal(f->read_a, ab.total);
 }
 
+/* A pipe grown for bulk holds its new cap toward its side (1 MiB queued
+ * where 64 KiB was the most) and takes no more until it drains; the other
+ * direction keeps its cap, a shrink is refused, and the bytes read after
+ * the queued ones arrive behind them, in order. */
+static void test_grown_pipe_holds_its_new_cap(void **state)
+{
+	struct fx *f = *state;
+	static unsigned char big[1 << 20];
+	unsigned char buf[16384];
+	size_t got = 0, total = sizeof(big) + 1000;
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = pattern(i, 7);
+	assert_int_equal(sbx_ksplice_grow(&f->s, SBX_SPLICE_B, sizeof(big)), 0);
+	assert_int_equal(f->s.cap[SBX_SPLICE_B], sizeof(big));
+	assert_int_equal(fcntl(f->s.pipe[SBX_SPLICE_B][1], F_GETPIPE_SZ), sizeof(big));
+	assert_int_equal(f->s.cap[SBX_SPLICE_A], CAP);
+	errno = 0;
+	assert_int_equal(sbx_ksplice_grow(&f->s, SBX_SPLICE_B, CAP), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(f->s.cap[SBX_SPLICE_B], sizeof(big));
+
+	assert_int_equal(sbx_ksplice_queue(&f->s, SBX_SPLICE_B, big, sizeof(big)), 0);
+	assert_int_equal(f->s.pending[SBX_SPLICE_B], sizeof(big));
+	assert_false(sbx_ksplice_events(&f->s, SBX_SPLICE_A) & SBX_SPLICE_IN);
+	for (size_t i = 0; i < 1000; i++)
+		buf[i] = pattern(sizeof(big) + i, 7);
+	assert_int_equal(send(f->pa, buf, 1000, 0), 1000);
+	assert_int_equal(sbx_ksplice_read(&f->s, SBX_SPLICE_A, f->a), -2);    /* full: not read */
+	for (int guard = 0; got < total && guard < 100000; guard++) {
+		ssize_t k = recv(f->pb, buf, sizeof(buf), MSG_DONTWAIT);
+		for (ssize_t i = 0; i < k; i++, got++)
+			assert_int_equal(buf[i], pattern(got, 7));
+		assert_true(f->s.pending[SBX_SPLICE_B] <= sizeof(big));
+		pump(f);
+		if (k < 0)
+			wait_a_little(f);
+	}
+	assert_int_equal(got, total);
+	assert_int_equal(f->read_a, 1000);
+}
+
 /* Bytes queued before the relay began go out first, then the spliced ones. */
 static void test_queued_bytes_first(void **state)
 {
@@ -366,6 +408,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_eof_waits_for_queued_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_pipe_stops_reading, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stalled_reader_backpressure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_grown_pipe_holds_its_new_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queued_bytes_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_is_an_error, setup, teardown),
 	};
