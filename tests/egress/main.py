@@ -210,6 +210,31 @@ def splice_cases(sid):
            "%r %r" % (counts, ent))
 
 
+def leg_cases(sid):
+    """The proxy's socket toward the sandbox (a veth on the host) uses a
+    congestion control that does not pace, whatever the host's default:
+    BBR's pacing timers halved the spliced throughput (docs/runner.md)."""
+    sh(sid, "rm -f /tmp/conn /tmp/go")
+    since = max([e["seq"] for e in log_entries(sid)] or [0])
+    req("POST", "/v1/sandboxes/%s/commands" % sid,
+        {"cmd": "python3", "args": ["-c", HOLD_CONN], "env": {"ADDR": "198.51.100.1", "HOST": "allowed.test"},
+         "detached": True})
+    gw = sh(sid, "cat /etc/resolv.conf").split()[-1]
+    opened = wait_file(sid, "/tmp/conn")
+    ss = subprocess.run(["ss", "-Htni", "state", "established", "src", gw + ":15080"],
+                        capture_output=True, text=True).stdout
+    sh(sid, "touch /tmp/go")
+    ccs = sorted({w for w in ss.split() if w in ("bbr", "cubic", "reno")})
+    check("the proxy's leg toward the sandbox is cubic or reno, never the host's BBR",
+          (opened, ccs in (["cubic"], ["reno"]), wait_file(sid, "/tmp/conn", "open")),
+          ("open", True, "echoed"))
+    # its log entry is in before the log's own cases count entries
+    for _ in range(300):
+        if [e for e in log_entries(sid, since) if e["name"] == "allowed.test" and e["port"] == 80]:
+            break
+        time.sleep(0.1)
+
+
 def log_cases(sid):
     entries = log_entries(sid)
     ok = [e for e in entries if e["name"] == "allowed.test" and e["port"] == 443 and
@@ -605,6 +630,7 @@ def main():
           {"allow": ["allowed.test", "*.pkg.test", "rebind.test"], "deny_cidrs": []})
     allow_list_cases(sid)
     splice_cases(sid)
+    leg_cases(sid)
     log_cases(sid)
     update_cases(sid)
     req("DELETE", "/v1/sandboxes/" + sid)
