@@ -35,8 +35,8 @@
 					 * kernel's default pipe, and what the userland
 					 * relay held (256 connections a sandbox) */
 /* A direction that has moved BULK_AFTER bytes gets a pipe of BULK_PIPE:
- * a 64 KiB pipe costs two splices and a loop pass per 64 KiB, a third of
- * the runner's CPU per MB of a large download. The growth of all the
+ * a 64 KiB pipe costs two splices and a loop pass per 64 KiB, about a
+ * quarter of the runner's CPU per MB of a large download. The growth of all the
  * runner's connections together stays within BULK_BUDGET, so a stalled
  * connection that grew pins at most BULK_PIPE and all of them at most
  * the budget more than the 64 KiB pipes. */
@@ -449,8 +449,8 @@ static void on_in(struct rn_ev *ev, uint32_t events)
 /* The sandbox's leg is a veth on this host, with no bottleneck queue for
  * a congestion control to find. BBR (a common host default) paces every
  * burst with a high-resolution timer when the qdisc is not fq: on that leg
- * the timers cost the runner more CPU than the splice, half the spliced
- * throughput (bench/egress.sh). Cubic does not pace; reno, which every
+ * the timers were the largest share of the runner's CPU and cost a third
+ * of the spliced throughput (bench/egress.sh). Cubic does not pace; reno, which every
  * kernel has, where cubic is not built. The server's leg keeps the host's
  * choice: it crosses the real network. */
 static void local_leg_unpaced(int fd)
