@@ -632,6 +632,14 @@ static int gv_init(struct rn_driver *d, struct sbx_err *err)
 	d->data = gs;
 	sbx_info("gvisor driver: %s (version %ld, systrap), state %s", gs->runsc,
 		 gs->version, gs->root);
+	{
+		char w[PATH_MAX];
+
+		if (gv_watch_path(w, sizeof(w)) < 0)
+			sbx_warn("gvisor driver: no " GV_WATCH_EXE " beside the runner's binary: "
+				 "the runner's own binary watches each sandbox (about 0.6 MiB "
+				 "more per sandbox)");
+	}
 	return 0;
 fail:
 	free(gs);

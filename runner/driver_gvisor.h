@@ -63,10 +63,15 @@ int gv_sock_hide(const char *sockdir, pid_t sentry, int *sentry_st);
 void gv_watch(char *const argv[], char *const poke[], const char *pidfile,
 	      const char *sockdir, int agent_stderr, int net_fd,
 	      const char *held) __attribute__((noreturn));
-/* The same, in a fresh process: the forked child execs the runner's
- * binary as `sandbox-runner GV_WATCH_CMD ...`, whose main hands the
- * arguments to gv_watch_main. */
+/* The same, in a fresh process: the forked child execs GV_WATCH_EXE
+ * beside the runner's binary (else the runner's binary itself) as
+ * `GV_WATCH_EXE GV_WATCH_CMD ...`, whose main hands the arguments to
+ * gv_watch_main. */
 #define GV_WATCH_CMD "gvisor-watch"
+#define GV_WATCH_EXE "sandbox-gvisor-watch"
+/* GV_WATCH_EXE's path beside the runner's binary into out: 0 when it is
+ * there and executable, else -1. */
+int gv_watch_path(char *out, size_t n);
 void gv_watch_exec(char *const argv[], char *const poke[], const char *pidfile,
 		   const char *sockdir, int agent_stderr, int net_fd,
 		   const char *held) __attribute__((noreturn));

@@ -472,6 +472,15 @@ def t_agent_crash(r):
     sid = rep["sandbox"]["id"]
     with open(os.path.join(r.state, "sandboxes", sid, "state.json")) as f:
         pid = json.load(f)["pid"]
+    if GVISOR:
+        # the watcher lives as long as its sandbox: its own small program,
+        # not the runner's binary with libcrypto's relocated pages
+        exe = os.readlink("/proc/%d/exe" % pid)
+        with open("/proc/%d/maps" % pid) as f:
+            maps = f.read()
+        result("gvisor: the watcher is sandbox-gvisor-watch, with no libcrypto or libssl mapped",
+               os.path.basename(exe) == "sandbox-gvisor-watch" and "libcrypto" not in maps and
+               "libssl" not in maps, exe)
     os.kill(pid, signal.SIGKILL)
     g = wait_until(lambda: (lambda s: s if s["status"] in ("failed", "stopped") else None)(
         r.req({"op": "get", "id": sid})["sandbox"]), 30)
