@@ -32,7 +32,6 @@ struct gv_bundle {
 	const char *runtime_dir;     /* agent + libs, bound read-only */
 	const char *loader;          /* basename of ld.so in runtime_dir/lib */
 	const char *sockdir;         /* host dir bound rw at GV_AGENT_SOCK_DIR */
-	const char *etcdir;          /* generated hosts, hostname, resolv.conf */
 	const char *cgroup_path;     /* linux.cgroupsPath */
 	const char *netns_path;      /* "" = a new empty netns; else the held one */
 	int64_t host_pids;           /* host pids.max backstop */
@@ -41,7 +40,8 @@ struct gv_bundle {
 
 /* config.json text (cJSON_free it), or NULL when out of memory. */
 char *gv_spec_json(const struct gv_bundle *b);
-/* Write the /etc files into b->etcdir and config.json into bundle_dir. */
+/* Write the /etc files into the root b->rootfs (mounted) and config.json
+ * into bundle_dir. */
 int gv_spec_write(const struct gv_bundle *b, const char *bundle_dir, struct sbx_err *err);
 
 /* Under gVisor, after runsc started the sandbox: wait until the agent

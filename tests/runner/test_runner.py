@@ -260,6 +260,15 @@ def t_basic(r):
         host = f.read()
     result("/etc/passwd is the sandbox's", "sandbox:x:1000:1000" in out and out != host
            and "_apt" not in out, out)
+    out = r.sh(sid, "cat /etc/hostname /etc/hosts /etc/group; grep -c ' /etc/' /proc/self/mountinfo; "
+               "ls -l /etc/passwd /etc/resolv.conf | awk '{print $1, $3}'")
+    # as in the jail, the files are written into the root (under gvisor a
+    # bind mount per file cost host memory for the sandbox's life)
+    result("/etc/hostname, hosts and group are the sandbox's, files of its root owned by "
+           "root (no mount on any)",
+           out.startswith("sandbox\n127.0.0.1\tlocalhost sandbox\n") and
+           "sandbox:x:1000:" in out and "\n0\n" in out and
+           out.count("-rw-r--r-- root") == 2, out)
     out = r.sh(sid, "root:cat /proc/1/environ | tr '\\0' '\\n'; env")
     result("runner's secret env is not in the sandbox", SECRET not in out, out)
     result("the sandbox's env reaches the agent", ("MY_TOKEN=" + ENV_SECRET) in out, out)
