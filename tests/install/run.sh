@@ -28,11 +28,11 @@ check_prefix() { # prefix sysconfdir
 	fi
 	echo "landed in DESTDIR for PREFIX=$prefix:"
 	installed "$d" | sed 's/^/  /'
-	check "$prefix: the programs" "$(installed "$d" | grep -c "^$prefix/bin/")" 5
-	for p in sandbox-gateway sandbox-runner sandbox-gvisor-watch sandbox-agent sbx; do
+	check "$prefix: the programs" "$(installed "$d" | grep -c "^$prefix/bin/")" 6
+	for p in sandbox-gateway sandbox-runner sandbox-gvisor-watch sandbox-agent sandbox-vsockd sbx; do
 		[ -x "$d$prefix/bin/$p" ] && pass "$prefix: $p is executable" || fail "$prefix: $p missing or not executable"
 	done
-	for p in sandbox-gateway sandbox-runner sandbox-gvisor-watch sandbox-agent sbx; do hardened "$prefix" "$d$prefix/bin/$p"; done
+	for p in sandbox-gateway sandbox-runner sandbox-gvisor-watch sandbox-agent sandbox-vsockd sbx; do hardened "$prefix" "$d$prefix/bin/$p"; done
 	"$d$prefix/bin/sandbox-gateway" --help >"$T/help" 2>&1
 	grep -q -- '--runner-socket' "$T/help" && pass "$prefix: the installed gateway runs (--help)" ||
 		fail "$prefix: the installed gateway's --help: $(head -3 "$T/help")"
