@@ -342,6 +342,18 @@ if [ -z "$(h_services_missing)" ]; then
 		node tests/gateway/streams.mjs "http://127.0.0.1:$port" key-one key-two "$sgw" >"$T/streams.out" 2>&1
 		h_count "$T/streams.out"
 		[ $ka = 1 ] && keepalive_finish
+		# the same on libuv: a stream's output is written as it is read
+		# and from WRITEABLE alike, and lws changes a socket's events
+		# there through epoll_ctl (gw_ws.c)
+		port=$((port + 1))
+		SANDBOX_API_KEYS=key-one,key-two SANDBOX_METRICS_KEY=metrics-key start_gateway $gwb $port \
+			"$T/gw.$port.log" --runner-socket "$T/r.sock" --max-sandboxes-per-key 8 --event-loop uv
+		check "streams on libuv: the gateway runs on libuv" \
+			"$(grep -o 'event loop: [a-z]*' "$T/gw.$port.log")" "event loop: libuv"
+		node tests/gateway/streams.mjs "http://127.0.0.1:$port" key-one key-two "$GW_PID" \
+			>"$T/streams_uv.out" 2>&1
+		sed -i -E 's/^(PASS|FAIL|SKIP): /\1: libuv: /' "$T/streams_uv.out"
+		h_count "$T/streams_uv.out"
 	else
 		fail "streams: node_modules/ws missing (make node-deps)"
 	fi
