@@ -123,6 +123,8 @@ struct ag_ctx {
 	int shutting_down;
 	int64_t kill_at;
 	int64_t last_busy;      /* ms (monotonic): a command or connection ended */
+	int timer_fd;           /* the deadlines' 100 ms tick, armed only while one is set */
+	int timer_armed;
 };
 
 extern struct ag_ctx ag;
@@ -137,6 +139,9 @@ void ag_cmd_timeouts(int64_t now);
 
 /* agent_main.c */
 int64_t ag_now_ms(void);
+/* now + ms, and the 100 ms tick that enforces deadlines runs until none
+ * is left: every deadline and kill_at is set through it */
+int64_t ag_deadline_in(int64_t ms);
 int64_t ag_wall_ms(void);
 void ag_ev_set(struct ag_ev *e, uint32_t mask);
 void ag_ev_del(struct ag_ev *e);

@@ -730,7 +730,7 @@ static void do_exec(struct ag_conn *c, struct ag_req *r)
 	cmd->in = (struct ag_ev){ .kind = AG_EV_CMD_IN, .owner = cmd, .fd = sp.in };
 	cmd->in_fd_is_out = r->pty;
 	if (r->timeout_ms > 0)
-		cmd->kill_at = ag_now_ms() + r->timeout_ms;
+		cmd->kill_at = ag_deadline_in(r->timeout_ms);
 	out_events(cmd);
 	ag_ev_set(&cmd->err, EPOLLIN);
 	cmd->next = ag.cmds;

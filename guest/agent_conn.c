@@ -151,7 +151,7 @@ void ag_conn_accept(void)
 		 * (sandbox-vsockd --relay-port) for the forward: both as on a
 		 * UNIX socket. */
 		c->state = AG_ST_DETECT;
-		c->deadline = ag_now_ms() + AG_HANDSHAKE_MS;
+		c->deadline = ag_deadline_in(AG_HANDSHAKE_MS);
 		c->next = ag.conns;
 		if (ag.conns)
 			ag.conns->prev = c;
@@ -201,7 +201,7 @@ void ag_conn_closing(struct ag_conn *c)
 	ag_fs_abort(c);
 	c->state = AG_ST_CLOSING;
 	c->in_paused = 0;
-	c->deadline = ag_now_ms() + AG_LINGER_MS;
+	c->deadline = ag_deadline_in(AG_LINGER_MS);
 	sbx_buf_reset(&c->in);
 }
 
@@ -378,7 +378,7 @@ static int handshake(struct ag_conn *c)
 
 		sbx_buf_append(&c->out, ok, (size_t)k);
 		c->state = AG_ST_REQUEST;
-		c->deadline = ag_now_ms() + AG_FIRST_FRAME_MS;
+		c->deadline = ag_deadline_in(AG_FIRST_FRAME_MS);
 		return 0;
 	}
 	ag_fwd_start(c, (int)port, 1);
@@ -402,7 +402,7 @@ void ag_conn_process(struct ag_conn *c)
 				break;
 			c->state = sbx_buf_head(&c->in)[0] == 'C' ? AG_ST_HANDSHAKE : AG_ST_REQUEST;
 			if (c->state == AG_ST_REQUEST)
-				c->deadline = ag_now_ms() + AG_FIRST_FRAME_MS;
+				c->deadline = ag_deadline_in(AG_FIRST_FRAME_MS);
 			continue;
 		}
 		if (c->state == AG_ST_HANDSHAKE) {

@@ -54,7 +54,7 @@ void ag_fwd_start(struct ag_conn *c, int port, int handshake)
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
-	c->deadline = ag_now_ms() + AG_HANDSHAKE_MS;   /* for the connect */
+	c->deadline = ag_deadline_in(AG_HANDSHAKE_MS);   /* for the connect */
 	c->handshake_port = handshake ? port : 0;
 	if (fd < 0 || (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
 		       errno != EINPROGRESS)) {

@@ -225,7 +225,7 @@ static void begin_shutdown(const char *why)
 	sbx_info("%s: terminating all commands", why);
 	ag.shutting_down = 1;
 	epoll_ctl(ag.epfd, EPOLL_CTL_DEL, ag.listen_fd, NULL);
-	ag.kill_at = ag_now_ms() + AG_KILL_GRACE_MS;
+	ag.kill_at = ag_deadline_in(AG_KILL_GRACE_MS);
 	ag_cmd_kill_all(SIGTERM);
 }
 
@@ -274,20 +274,20 @@ static int fill_stdio(void)
 }
 
 /* The loop's three sources: the listening socket, the signalfd and a
- * 100 ms timer for deadlines. 0, or -1 after logging why. */
+ * timer for deadlines, armed only while one is set. An idle agent then
+ * sleeps until something happens: a 100 ms tick in every idle sandbox
+ * costs the host CPU by the number of sandboxes (most under gVisor, where
+ * each wake-up goes through the sentry). 0, or -1 after logging why. */
 static int start_listening(const char *spec, struct ag_ev *lev, struct ag_ev *sev,
 			   struct ag_ev *tev)
 {
-	struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
-
 	ag.last_busy = ag_now_ms();
 	ag.epfd = epoll_create1(EPOLL_CLOEXEC);
 	sev->fd = setup_signals();
 	listen_ev = lev;
 	lev->fd = ag.listen_fd = listen_on(spec);
-	tev->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (ag.epfd < 0 || sev->fd < 0 || lev->fd < 0 || tev->fd < 0 ||
-	    timerfd_settime(tev->fd, 0, &its, NULL) < 0) {
+	tev->fd = ag.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (ag.epfd < 0 || sev->fd < 0 || lev->fd < 0 || tev->fd < 0) {
 		sbx_err_log("start-up failed: %s", strerror(errno));
 		return -1;
 	}
@@ -300,6 +300,48 @@ static int start_listening(const char *spec, struct ag_ev *lev, struct ag_ev *se
 	return 0;
 }
 
+static void set_tick(int on)
+{
+	struct itimerspec its = { 0 };
+
+	if (on) {
+		its.it_interval.tv_nsec = 100000000;
+		its.it_value.tv_nsec = 100000000;
+	}
+	if (timerfd_settime(ag.timer_fd, 0, &its, NULL) < 0) {
+		/* a deadline that never fires would leave a stuck connection
+		 * or command for good: exit, and the runner sees the sandbox end */
+		sbx_err_log("timerfd_settime: %s", strerror(errno));
+		exit(1);
+	}
+	ag.timer_armed = on;
+}
+
+int64_t ag_deadline_in(int64_t ms)
+{
+	if (!ag.timer_armed)
+		set_tick(1);
+	return ag_now_ms() + ms;
+}
+
+/* Whether any deadline is still set: a connection's, a command's
+ * timeout_ms (or its SIGKILL repeat), or shutdown's grace. */
+static int deadline_pending(void)
+{
+	const struct ag_conn *c;
+	const struct ag_cmd *m;
+
+	if (ag.shutting_down)
+		return 1;
+	for (c = ag.conns; c; c = c->next)
+		if (c->deadline)
+			return 1;
+	for (m = ag.cmds; m; m = m->next)
+		if (!m->reaped && m->kill_at)
+			return 1;
+	return 0;
+}
+
 static void on_timer(int tfd)
 {
 	uint64_t ticks;
@@ -308,6 +350,8 @@ static void on_timer(int tfd)
 		sbx_warn("timerfd: %s", strerror(errno));
 	ag_conn_sweep(ag_now_ms());
 	ag_cmd_timeouts(ag_now_ms());
+	if (!deadline_pending())
+		set_tick(0);
 }
 
 /* One ready source, to its owner. */
@@ -352,7 +396,7 @@ static int shutdown_done(void)
 	}
 	if (ag_now_ms() >= ag.kill_at) {
 		ag_cmd_kill_all(SIGKILL);
-		ag.kill_at = ag_now_ms() + AG_KILL_GRACE_MS;
+		ag.kill_at = ag_deadline_in(AG_KILL_GRACE_MS);
 	}
 	return 0;
 }

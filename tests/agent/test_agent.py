@@ -943,10 +943,53 @@ def t_pid1():
             p.wait()
 
 
+def ctx_switches(pid):
+    n = 0
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                n += int(line.split()[1])
+    return n
+
+
+def t_no_tick_when_idle():
+    """An idle agent sleeps until something happens: its deadlines' tick
+    runs only while a deadline is set (a 100 ms tick in every idle sandbox
+    cost the host CPU by the number of sandboxes). A deadline set while it
+    sleeps still fires: a silent client is closed, a timeout_ms kills."""
+    sock = os.path.join(WORK, "tick.sock")
+    p = start_agent(sock)
+    try:
+        # the readiness pings' connections are gone once their close is
+        # seen; a tick still running ends at its next turn
+        end = time.monotonic() + 30
+        while True:
+            time.sleep(0.5)
+            a = ctx_switches(p.pid)
+            time.sleep(1.5)
+            b = ctx_switches(p.pid)
+            if b == a or time.monotonic() > end:
+                break
+        check(b == a, "the idle agent woke %d times in 1.5 s" % (b - a))
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(30)
+        s.connect(sock)
+        s.sendall(b"CONN")   # then nothing: the handshake's deadline
+        t0 = time.monotonic()
+        check(s.recv(100) == b"", "a silent client was not closed")
+        s.close()
+        check(time.monotonic() - t0 >= 1, "closed before its deadline")
+        r = run(sock, "sleep", ["30"], timeout_ms=300)[3]
+        check(r["signal"] == "SIGKILL", "timeout_ms while idle: %r" % r)
+    finally:
+        p.kill()
+        p.wait()
+
+
 TESTS = [t_ping_and_handshake, t_two_chunks_in_time, t_replay_and_offset,
          t_retention_truncated_attach, t_exit_codes_signals, t_timeout,
          t_126_127, t_env_cwd_uid, t_stdin, t_readers_independent, t_finished_eviction,
-         t_status_commands, t_files, t_forward, t_pty, t_attach_no_follow, t_pty_paced, t_pty_hangup_on_detach, t_idle,
+         t_status_commands, t_files, t_forward, t_pty, t_attach_no_follow, t_pty_paced, t_pty_hangup_on_detach, t_idle, t_no_tick_when_idle,
          t_quiesce_not_vsock,
          t_bad_input, t_socket_fuzz, t_flood, t_pid1]
 
