@@ -354,6 +354,20 @@ if [ -z "$(h_services_missing)" ]; then
 			>"$T/streams_uv.out" 2>&1
 		sed -i -E 's/^(PASS|FAIL|SKIP): /\1: libuv: /' "$T/streams_uv.out"
 		h_count "$T/streams_uv.out"
+		node tests/gateway/stream_whole.mjs "http://127.0.0.1:$port" key-two "one large stream, libuv" \
+			>"$T/whole_uv.out" 2>&1
+		h_count "$T/whole_uv.out"
+		# and over TLS (lws writes through OpenSSL), on each loop
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ws-tls.key" -out "$T/ws-tls.crt" \
+			-days 2 -subj /CN=localhost >/dev/null 2>&1
+		for loop in poll uv; do
+			port=$((port + 1))
+			SANDBOX_API_KEYS=key-one start_gateway $gwb $port "$T/gw.$port.log" \
+				--runner-socket "$T/r.sock" --event-loop $loop --cert "$T/ws-tls.crt" --key "$T/ws-tls.key"
+			node tests/gateway/stream_whole.mjs "https://127.0.0.1:$port" key-one \
+				"one large stream over TLS, $loop" >"$T/whole_tls_$loop.out" 2>&1
+			h_count "$T/whole_tls_$loop.out"
+		done
 	else
 		fail "streams: node_modules/ws missing (make node-deps)"
 	fi
