@@ -251,10 +251,10 @@ void gw_ws_flush(struct gw_ws_session *s)
 		gw_ws_want_write(s);
 		return;
 	}
-	if (drain(s, 0)) {   /* the socket failed: the WRITEABLE closes it */
-		s->drop = 1;
-		gw_ws_want_write(s);
-	}
+	/* a failed write leaves the socket unusable: lws asks for no
+	 * WRITEABLE on it any more, so it is closed from here */
+	if (drain(s, 0))
+		lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
 static int writeable(struct gw_ws_session *s)
