@@ -7,7 +7,7 @@ DESTDIR    ?=
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SBX_DATADIR := $(PREFIX)/share/sandbox
-INSTALL_PROGRAMS := sandbox-gateway sandbox-runner sandbox-agent sbx
+INSTALL_PROGRAMS := sandbox-gateway sandbox-runner sandbox-gvisor-watch sandbox-agent sandbox-vsockd sbx
 SYSTEMD_UNITS := $(wildcard deploy/systemd/*.service.in)
 
 .PHONY: install

@@ -114,9 +114,6 @@ static int make_dirs(const struct rn_sandbox *sb, const char *image, struct sbx_
 
 	if (rn_state_save(sb, "gvisor", sb->drv_data ? sb_of(sb)->slot : -1, err) < 0)
 		return -1;
-	rn_state_path(p, sb, "etc");
-	if (mkdir(p, 0755) < 0)
-		return sbx_err_sys(err, "mkdir %s", p);
 	/* The agent's socket dir is writable by root inside and visible on
 	 * the host: a dir of a tiny tmpfs of its own (the guest gets ENOSPC
 	 * after 64 KiB or 13 files), whose root holds the socket once the
@@ -183,7 +180,6 @@ void gv_plan_launch(struct gv_launch *l, const struct gv_state *gs, const struct
 
 	rn_state_path(l->sockdir, sb, "sock");
 	rn_state_path(l->guestdir, sb, "sock/" GV_GUEST_DIR);
-	rn_state_path(l->etcdir, sb, "etc");
 	rn_state_path(l->rootfs, sb, "root");
 	rn_state_path(l->pidfile, sb, "sentry.pid");
 	if (l->allow_all)
@@ -194,7 +190,6 @@ void gv_plan_launch(struct gv_launch *l, const struct gv_state *gs, const struct
 	l->b.runtime_dir = sb->drv->r->runtime_dir;
 	l->b.loader = gs->loader;
 	l->b.sockdir = l->guestdir;
-	l->b.etcdir = l->etcdir;
 	l->b.cgroup_path = l->cgpath;
 	l->b.netns_path = l->netns;
 	l->b.host_pids = host_pids(&sb->spec);
@@ -632,6 +627,14 @@ static int gv_init(struct rn_driver *d, struct sbx_err *err)
 	d->data = gs;
 	sbx_info("gvisor driver: %s (version %ld, systrap), state %s", gs->runsc,
 		 gs->version, gs->root);
+	{
+		char w[PATH_MAX];
+
+		if (gv_watch_path(w, sizeof(w)) < 0)
+			sbx_warn("gvisor driver: no " GV_WATCH_EXE " beside the runner's binary: "
+				 "the runner's own binary watches each sandbox (about 0.6 MiB "
+				 "more per sandbox)");
+	}
 	return 0;
 fail:
 	free(gs);

@@ -32,7 +32,6 @@ struct gv_bundle {
 	const char *runtime_dir;     /* agent + libs, bound read-only */
 	const char *loader;          /* basename of ld.so in runtime_dir/lib */
 	const char *sockdir;         /* host dir bound rw at GV_AGENT_SOCK_DIR */
-	const char *etcdir;          /* generated hosts, hostname, resolv.conf */
 	const char *cgroup_path;     /* linux.cgroupsPath */
 	const char *netns_path;      /* "" = a new empty netns; else the held one */
 	int64_t host_pids;           /* host pids.max backstop */
@@ -41,7 +40,8 @@ struct gv_bundle {
 
 /* config.json text (cJSON_free it), or NULL when out of memory. */
 char *gv_spec_json(const struct gv_bundle *b);
-/* Write the /etc files into b->etcdir and config.json into bundle_dir. */
+/* Write the /etc files into the root b->rootfs (mounted) and config.json
+ * into bundle_dir. */
 int gv_spec_write(const struct gv_bundle *b, const char *bundle_dir, struct sbx_err *err);
 
 /* Under gVisor, after runsc started the sandbox: wait until the agent
@@ -63,10 +63,15 @@ int gv_sock_hide(const char *sockdir, pid_t sentry, int *sentry_st);
 void gv_watch(char *const argv[], char *const poke[], const char *pidfile,
 	      const char *sockdir, int agent_stderr, int net_fd,
 	      const char *held) __attribute__((noreturn));
-/* The same, in a fresh process: the forked child execs the runner's
- * binary as `sandbox-runner GV_WATCH_CMD ...`, whose main hands the
- * arguments to gv_watch_main. */
+/* The same, in a fresh process: the forked child execs GV_WATCH_EXE
+ * beside the runner's binary (else the runner's binary itself) as
+ * `GV_WATCH_EXE GV_WATCH_CMD ...`, whose main hands the arguments to
+ * gv_watch_main. */
 #define GV_WATCH_CMD "gvisor-watch"
+#define GV_WATCH_EXE "sandbox-gvisor-watch"
+/* GV_WATCH_EXE's path beside the runner's binary into out: 0 when it is
+ * there and executable, else -1. */
+int gv_watch_path(char *out, size_t n);
 void gv_watch_exec(char *const argv[], char *const poke[], const char *pidfile,
 		   const char *sockdir, int agent_stderr, int net_fd,
 		   const char *held) __attribute__((noreturn));

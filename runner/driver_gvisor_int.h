@@ -36,7 +36,7 @@ struct gv_sb {
  * the bundle and argv point into it (it lives on gv_start's stack). */
 struct gv_launch {
 	char image[PATH_MAX + 64], rootfs[PATH_MAX], sockdir[PATH_MAX], guestdir[PATH_MAX];
-	char etcdir[PATH_MAX], pidfile[PATH_MAX];
+	char pidfile[PATH_MAX];
 	char cgpath[RN_ID_MAX + 98];
 	char netns[PATH_MAX];       /* "" (deny-all), or the held <dir>/netns */
 	char rootflag[PATH_MAX + 16], logflag[PATH_MAX + 16];

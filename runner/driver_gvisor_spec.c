@@ -2,8 +2,12 @@
  * cJSON: the sandbox's overlay root (image and snapshot layers, its writes
  * in a host upper dir: driver_gvisor_root.c),
  * the agent runtime read-only at /.sandbox, the agent's socket dir (a tiny
- * host tmpfs) at /run/sbx, generated /etc files, the sandbox's cgroup, and
- * the agent as PID 1 with the sandbox's env, rlimits and capabilities. */
+ * host tmpfs) at /run/sbx, the sandbox's cgroup, and the agent as PID 1
+ * with the sandbox's env, rlimits and capabilities. The generated /etc
+ * files are written into the root, as the jail writes them, not bound
+ * over it: every bind mount is a gofer connection and host mounts of its
+ * own, about 0.1 MiB of host memory each for as long as the sandbox runs
+ * (docs/runner.md). */
 #include "driver_gvisor.h"
 #include "rn_egress_trust.h"
 #include "rn_net.h"
@@ -134,11 +138,8 @@ static cJSON *mounts(const struct gv_bundle *b)
 {
 	static const char *const ro[] = { "rbind", "ro", "nosuid", "nodev", NULL };
 	static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", "noexec", NULL };
-	static const char *const file_ro[] = { "bind", "ro", "nosuid", "nodev", "noexec", NULL };
-	static const char *const etc[] = { "passwd", "group", "hosts", "hostname",
-					   "resolv.conf", NULL };
 	cJSON *m = cJSON_CreateArray();
-	char src[PATH_MAX + 32], dst[64];
+	char src[PATH_MAX + 32];
 
 	add_mount(m, "/proc", "proc", "proc", NULL);
 	add_mount(m, "/dev", "tmpfs", "tmpfs", NULL);
@@ -156,15 +157,6 @@ static cJSON *mounts(const struct gv_bundle *b)
 	add_mount(m, "/sys", "sysfs", "sysfs", NULL);
 	add_mount(m, RN_RUNTIME_MOUNT, "bind", b->runtime_dir, ro);
 	add_mount(m, GV_AGENT_SOCK_DIR, "bind", b->sockdir, rw);
-	for (int i = 0; etc[i]; i++) {
-		snprintf(src, sizeof(src), "%s/%s", b->etcdir, etc[i]);
-		snprintf(dst, sizeof(dst), "/etc/%s", etc[i]);
-		add_mount(m, dst, "bind", src, file_ro);
-	}
-	if (b->spec->network != RN_NET_DENY_ALL && rn_egress_trust_pem()) {
-		snprintf(src, sizeof(src), "%s/ca-certificates.crt", b->etcdir);
-		add_mount(m, "/" RN_TRUST_BUNDLE_PATH, "bind", src, file_ro);
-	}
 	return m;
 }
 
@@ -236,55 +228,84 @@ static int write_text(const char *dir, const char *name, const char *text,
 	return 0;
 }
 
-/* The image's trust bundle with the runner's egress CA, bound over the
- * image's (rn_egress_trust.h). */
-static int write_bundle(const struct gv_bundle *b, struct sbx_err *err)
+/* name in the root's /etc (etc, a dir fd): the image's file, or a symlink
+ * in its place, gives way to ours. The runner is the host's root here, so
+ * nothing of the path is followed: a layer's symlink never leads out. */
+static int write_etc_file(int etc, const char *name, const char *text, struct sbx_err *err)
 {
-	char path[PATH_MAX + 64], *base = NULL, *bundle;
-	struct stat st;
-	size_t len = 0;
-	int fd, rc;
+	size_t n = strlen(text);
+	int fd;
 
-	snprintf(path, sizeof(path), "%s/" RN_TRUST_BUNDLE_PATH, b->rootfs);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (32 << 20) &&
-	    (base = malloc((size_t)st.st_size + 1))) {
-		ssize_t r;
-		while (len < (size_t)st.st_size &&
-		       (r = read(fd, base + len, (size_t)st.st_size - len)) > 0)
-			len += (size_t)r;
-	}
-	if (fd >= 0)
+	if (unlinkat(etc, name, 0) < 0 && errno != ENOENT)
+		return sbx_err_sys(err, "remove the image's /etc/%s", name);
+	fd = openat(etc, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return sbx_err_sys(err, "create /etc/%s in the sandbox's root", name);
+	if (write(fd, text, n) != (ssize_t)n) {
 		close(fd);
-	bundle = rn_egress_trust_bundle(base, len);
-	free(base);
-	if (!bundle)
-		return sbx_err_set(err, ENOMEM, "out of memory");
-	rc = write_text(b->etcdir, "ca-certificates.crt", bundle, err);
-	free(bundle);
+		return sbx_err_sys(err, "write /etc/%s in the sandbox's root", name);
+	}
+	close(fd);
+	return 0;
+}
+
+/* The root's /etc, made when missing; never a symlink. */
+static int open_etc(const char *rootfs, struct sbx_err *err)
+{
+	int root = open(rootfs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), etc;
+
+	if (root < 0)
+		return sbx_err_sys(err, "open %s", rootfs);
+	etc = openat(root, "etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (etc < 0 && errno == ENOENT && mkdirat(root, "etc", 0755) == 0)
+		etc = openat(root, "etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(root);
+	if (etc < 0)
+		return sbx_err_sys(err, "the image's /etc is not a directory");
+	return etc;
+}
+
+/* The jail's files (jail_child.c): the image's own passwd may list system
+ * users the sandbox does not need; a sandbox with a network trusts the
+ * runner's egress CA. They land in the root's writable layer (a snapshot
+ * keeps them, a sandbox made from one gets its own again). */
+static int write_etc(const struct gv_bundle *b, struct sbx_err *err)
+{
+	char resolv[96];
+	int etc = open_etc(b->rootfs, err), rc;
+
+	if (etc < 0)
+		return -1;
+	rn_net_resolv_conf(b->spec->network, b->slot, resolv, sizeof(resolv));
+	rc = write_etc_file(etc, "passwd", "root:x:0:0:root:/root:/bin/bash\n"
+			    "sandbox:x:1000:1000:sandbox:/home/sandbox:/bin/bash\n"
+			    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", err) < 0 ||
+	     write_etc_file(etc, "group", "root:x:0:\ntty:x:5:\nsandbox:x:1000:\n"
+			    "nogroup:x:65534:\n", err) < 0 ||
+	     write_etc_file(etc, "hosts", "127.0.0.1\tlocalhost sandbox\n"
+			    "::1\tlocalhost ip6-localhost ip6-loopback\n", err) < 0 ||
+	     write_etc_file(etc, "hostname", "sandbox\n", err) < 0 ||
+	     write_etc_file(etc, "resolv.conf", resolv, err) < 0 ? -1 : 0;
+	close(etc);
+	if (rc == 0 && b->spec->network != RN_NET_DENY_ALL) {
+		/* an image whose /etc/ssl/certs is a symlink is left as it is
+		 * (its clients then refuse the decrypted names), as in the jail */
+		int root = open(b->rootfs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (root >= 0) {
+			(void)rn_egress_trust_install(root);
+			close(root);
+		}
+	}
 	return rc;
 }
 
 int gv_spec_write(const struct gv_bundle *b, const char *bundle_dir, struct sbx_err *err)
 {
-	char *txt, resolv[96];
+	char *txt;
 	int rc;
 
-	rn_net_resolv_conf(b->spec->network, b->slot, resolv, sizeof(resolv));
-	/* the jail's files (jail_child.c): the image's own passwd may list
-	 * system users the sandbox does not need */
-	if (write_text(b->etcdir, "passwd", "root:x:0:0:root:/root:/bin/bash\n"
-		       "sandbox:x:1000:1000:sandbox:/home/sandbox:/bin/bash\n"
-		       "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", err) < 0 ||
-	    write_text(b->etcdir, "group", "root:x:0:\ntty:x:5:\nsandbox:x:1000:\n"
-		       "nogroup:x:65534:\n", err) < 0 ||
-	    write_text(b->etcdir, "hosts", "127.0.0.1\tlocalhost sandbox\n"
-		       "::1\tlocalhost ip6-localhost ip6-loopback\n", err) < 0 ||
-	    write_text(b->etcdir, "hostname", "sandbox\n", err) < 0 ||
-	    write_text(b->etcdir, "resolv.conf", resolv, err) < 0)
-		return -1;
-	if (b->spec->network != RN_NET_DENY_ALL && rn_egress_trust_pem() &&
-	    write_bundle(b, err) < 0)
+	if (write_etc(b, err) < 0)
 		return -1;
 	txt = gv_spec_json(b);
 	if (!txt)

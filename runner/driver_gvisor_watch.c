@@ -1,8 +1,11 @@
 /* The sandbox's watcher: the runner's child (sb->pid), a fork of the
- * runner that execs the runner's own binary again ("gvisor-watch", below):
- * a fresh process of a few pages, instead of a copy of the runner's heap
- * that the runner's later writes make the watcher's own (about 1 MiB per
- * sandbox, measured), or a runsc process (`runsc run` in the foreground
+ * runner that execs sandbox-gvisor-watch, a program of its own beside the
+ * runner's binary (runner/gvwatch/), linked with libc alone ("gvisor-watch",
+ * below): a fresh process of a few pages, instead of a copy of the
+ * runner's heap that the runner's later writes make the watcher's own
+ * (about 1 MiB per sandbox, measured), the runner's own binary again
+ * (which it falls back to: libcrypto's relocated pages alone make that
+ * about 0.6 MiB more), or a runsc process (`runsc run` in the foreground
  * holds about 4 MiB). It starts
  * `runsc run --detach`; as a subreaper it inherits the sandbox's sentry and
  * gofer when that returns, and exits when the sentry does, with the
@@ -207,14 +210,31 @@ static void __attribute__((noreturn)) exit_as(int sentry_st)
 
 #define WATCH_ARGS_MAX 40
 
+int gv_watch_path(char *out, size_t n)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (k <= 0)
+		return -1;
+	self[k] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	if (snprintf(out, n, "%s/" GV_WATCH_EXE, self) >= (int)n)
+		return -1;
+	return access(out, X_OK);
+}
+
 void gv_watch_exec(char *const argv[], char *const poke[], const char *pidfile,
 		   const char *sockdir, int agent_stderr, int net_fd, const char *held)
 {
-	char *v[WATCH_ARGS_MAX + 1], fd[16];
+	char *v[WATCH_ARGS_MAX + 1], fd[16], exe[PATH_MAX];
 	int n = 0;
 
 	snprintf(fd, sizeof fd, "%d", net_fd);
-	v[n++] = "sandbox-runner";
+	v[n++] = GV_WATCH_EXE;
 	v[n++] = GV_WATCH_CMD;
 	v[n++] = (char *)pidfile;
 	v[n++] = (char *)sockdir;
@@ -228,8 +248,13 @@ void gv_watch_exec(char *const argv[], char *const poke[], const char *pidfile,
 		v[n++] = poke[i];
 	v[n] = NULL;
 	/* the channel to the runner (allow-all) crosses the exec */
-	if (n < WATCH_ARGS_MAX && (net_fd < 0 || fcntl(net_fd, F_SETFD, 0) == 0))
+	if (n < WATCH_ARGS_MAX && (net_fd < 0 || fcntl(net_fd, F_SETFD, 0) == 0)) {
+		if (gv_watch_path(exe, sizeof(exe)) == 0)
+			execv(exe, v);
+		/* without its own program, the runner's binary watches */
+		v[0] = "sandbox-runner";
 		execv("/proc/self/exe", v);
+	}
 	/* no exec (a binary gone): this copy watches, as it can */
 	gv_watch(argv, poke, pidfile, sockdir, agent_stderr, net_fd, held);
 }

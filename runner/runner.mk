@@ -62,3 +62,15 @@ FUZZ_EXTRA_fuzz_oci_manifest := runner/rn_oci_manifest.c
 build/fuzz/fuzz_oci_manifest: runner/rn_oci_manifest.c runner/rn_oci_manifest.h
 FUZZ_EXTRA_fuzz_oci_layer := $(OCI_UNPACK_SRCS) $(LIBS_ZLIB) $(LIBS_SSL)
 build/fuzz/fuzz_oci_layer: $(OCI_UNPACK_SRCS) runner/rn_oci_layer.h runner/rn_oci_tar.h
+
+# sandbox-gvisor-watch: a gvisor sandbox's watcher (driver_gvisor_watch.c),
+# found beside sandbox-runner; libc alone, so each idle sandbox's watcher
+# holds no libcrypto pages.
+GVWATCH_SRCS := runner/gvwatch/gvwatch_main.c runner/driver_gvisor_watch.c \
+                runner/driver_gvisor_sock.c runner/rn_child.c
+
+$(BINDIR)/sandbox-gvisor-watch: $(call obj,$(GVWATCH_SRCS)) $(LIBSBX)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^
+
+ALL_BINS += $(BINDIR)/sandbox-gvisor-watch

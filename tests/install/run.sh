@@ -1,6 +1,6 @@
 #!/bin/bash
 # Install suite: `make install` into a temporary DESTDIR, with PREFIX=/usr
-# and PREFIX=/opt/sbx; lists what landed and checks it: the four programs
+# and PREFIX=/opt/sbx; lists what landed and checks it: the five programs
 # (executable, built hardened, and they run: --help), the web demo, the two systemd units
 # with their paths filled in for PREFIX (and accepted by systemd-analyze
 # verify where it exists), and nothing else.
@@ -28,11 +28,11 @@ check_prefix() { # prefix sysconfdir
 	fi
 	echo "landed in DESTDIR for PREFIX=$prefix:"
 	installed "$d" | sed 's/^/  /'
-	check "$prefix: the programs" "$(installed "$d" | grep -c "^$prefix/bin/")" 4
-	for p in sandbox-gateway sandbox-runner sandbox-agent sbx; do
+	check "$prefix: the programs" "$(installed "$d" | grep -c "^$prefix/bin/")" 6
+	for p in sandbox-gateway sandbox-runner sandbox-gvisor-watch sandbox-agent sandbox-vsockd sbx; do
 		[ -x "$d$prefix/bin/$p" ] && pass "$prefix: $p is executable" || fail "$prefix: $p missing or not executable"
 	done
-	for p in sandbox-gateway sandbox-runner sandbox-agent sbx; do hardened "$prefix" "$d$prefix/bin/$p"; done
+	for p in sandbox-gateway sandbox-runner sandbox-gvisor-watch sandbox-agent sandbox-vsockd sbx; do hardened "$prefix" "$d$prefix/bin/$p"; done
 	"$d$prefix/bin/sandbox-gateway" --help >"$T/help" 2>&1
 	grep -q -- '--runner-socket' "$T/help" && pass "$prefix: the installed gateway runs (--help)" ||
 		fail "$prefix: the installed gateway's --help: $(head -3 "$T/help")"

@@ -260,6 +260,15 @@ def t_basic(r):
         host = f.read()
     result("/etc/passwd is the sandbox's", "sandbox:x:1000:1000" in out and out != host
            and "_apt" not in out, out)
+    out = r.sh(sid, "cat /etc/hostname /etc/hosts /etc/group; grep -c ' /etc/' /proc/self/mountinfo; "
+               "ls -l /etc/passwd /etc/resolv.conf | awk '{print $1, $3}'")
+    # as in the jail, the files are written into the root (under gvisor a
+    # bind mount per file cost host memory for the sandbox's life)
+    result("/etc/hostname, hosts and group are the sandbox's, files of its root owned by "
+           "root (no mount on any)",
+           out.startswith("sandbox\n127.0.0.1\tlocalhost sandbox\n") and
+           "sandbox:x:1000:" in out and "\n0\n" in out and
+           out.count("-rw-r--r-- root") == 2, out)
     out = r.sh(sid, "root:cat /proc/1/environ | tr '\\0' '\\n'; env")
     result("runner's secret env is not in the sandbox", SECRET not in out, out)
     result("the sandbox's env reaches the agent", ("MY_TOKEN=" + ENV_SECRET) in out, out)
@@ -472,6 +481,15 @@ def t_agent_crash(r):
     sid = rep["sandbox"]["id"]
     with open(os.path.join(r.state, "sandboxes", sid, "state.json")) as f:
         pid = json.load(f)["pid"]
+    if GVISOR:
+        # the watcher lives as long as its sandbox: its own small program,
+        # not the runner's binary with libcrypto's relocated pages
+        exe = os.readlink("/proc/%d/exe" % pid)
+        with open("/proc/%d/maps" % pid) as f:
+            maps = f.read()
+        result("gvisor: the watcher is sandbox-gvisor-watch, with no libcrypto or libssl mapped",
+               os.path.basename(exe) == "sandbox-gvisor-watch" and "libcrypto" not in maps and
+               "libssl" not in maps, exe)
     os.kill(pid, signal.SIGKILL)
     g = wait_until(lambda: (lambda s: s if s["status"] in ("failed", "stopped") else None)(
         r.req({"op": "get", "id": sid})["sandbox"]), 30)
