@@ -985,10 +985,19 @@ static int tls_lost_early(struct gw_up *u, struct lws *wsi)
 	return 0;
 }
 
+static int read_done(struct gw_up *u, struct lws *wsi)
+{
+	if (u->wsi == wsi && u->ops->read_done)
+		u->ops->read_done(u);
+	return 0;
+}
+
 int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		   void *user, void *in, size_t len)
 {
 	struct gw_up *u = lws_get_opaque_user_data(wsi);
+	int rc;
+
 	(void)user;
 	if (u && u->wsi != wsi)
 		u = NULL;
@@ -997,25 +1006,29 @@ int gw_up_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		if (!u)
 			return -1;
 		if (u->tls) {
-			int rc = tls_rx(wsi, u, in, len);
+			rc = tls_rx(wsi, u, in, len);
 			if (rc == 1 && gw_up_keep_park(u, wsi))
 				return 0;   /* kept for the next request */
-			return rc == -2 ? tls_peer_closed(u, wsi) : rc ? end(u, wsi) : 0;
+			return rc == -2 ? tls_peer_closed(u, wsi) : rc ? end(u, wsi) : read_done(u, wsi);
 		}
-		return rx(wsi, u, in, len) ? end(u, wsi) : 0;
+		return rx(wsi, u, in, len) ? end(u, wsi) : read_done(u, wsi);
 	case LWS_CALLBACK_RAW_RX_FILE:
 		if (!u)
 			return -1;
 		switch (rx_fd(wsi, u)) {
 		case 0:
-			return 0;
+			return read_done(u, wsi);
 		case -2:
 			return -1;   /* RAW_CLOSE_FILE follows */
 		default:
 			return end(u, wsi);
 		}
 	case LWS_CALLBACK_RAW_WRITEABLE:
-		return u ? writeable(wsi, u) : 0;
+		if (!u)
+			return 0;
+		if ((rc = writeable(wsi, u)))
+			return rc;
+		return read_done(u, wsi);   /* TLS plaintext a pause left may have gone over */
 	case LWS_CALLBACK_RAW_CLOSE:
 	case LWS_CALLBACK_RAW_CLOSE_FILE:
 		if (u && u->tls && !u->tls->got_plain)

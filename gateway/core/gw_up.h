@@ -73,6 +73,10 @@ struct gw_up_ops {
 	/* Optional: a WRITEABLE found nothing to send in the open phase;
 	 * nonzero closes (as a callback's 1). */
 	int (*drained)(struct gw_up *u);
+	/* Optional: the frames of one read (or of one WRITEABLE's TLS
+	 * plaintext) were all handed over, and u is still open: what they
+	 * queued may go on in one write. */
+	void (*read_done)(struct gw_up *u);
 	/* Optional: the connection ended other than by gw_up_close: by_peer
 	 * when the socket closed on its own, and then lost when the peer went
 	 * away (EOF or an error) rather than lws closing it with its parent. */

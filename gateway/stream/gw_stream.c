@@ -225,9 +225,15 @@ static void main_drained(struct svc_call *c)
 	gw_ws_input_flow(session_of(c));
 }
 
+static void main_flush(struct svc_call *c)
+{
+	gw_ws_flush(session_of(c));
+}
+
 static const struct svc_sink main_sink = {
 	.reply = main_reply, .fail = main_fail, .begin = main_begin, .data = main_data,
 	.event = main_event, .end = main_end, .full = main_full, .drained = main_drained,
+	.flush = main_flush,
 };
 
 void gw_session_init(struct gw_ws_session *s)

@@ -93,6 +93,21 @@ static int queue_output(struct gw_ws_session *s, unsigned kind, const unsigned c
 	return 0;
 }
 
+/* Why asked once: on the libuv loop every lws_callback_on_writable is a
+ * uv_poll_start, which libuv carries out as an epoll_ctl DEL and ADD of
+ * the socket and which drops the socket's events still waiting in the
+ * turn's batch, asked already or not; output queued piece by piece asked
+ * for each piece. The ws role takes POLLOUT away only right before our
+ * SERVER_WRITEABLE (lws_handle_POLLOUT_event), so one request stands
+ * until then. */
+void gw_ws_want_write(struct gw_ws_session *s)
+{
+	if (s->write_asked)
+		return;
+	s->write_asked = 1;
+	lws_callback_on_writable(s->wsi);
+}
+
 static int queue(struct gw_ws_session *s, unsigned kind, const void *p, size_t n)
 {
 	if (s->closing)
@@ -101,7 +116,12 @@ static int queue(struct gw_ws_session *s, unsigned kind, const void *p, size_t n
 		return -1;
 	if (kind == WSQ_CLOSE)
 		s->closing = 1;
-	lws_callback_on_writable(s->wsi);
+	/* output comes from reads of the upstream, each ending in
+	 * gw_ws_flush: it goes out there, in one write per read */
+	if (is_output(kind))
+		s->unflushed = 1;
+	else
+		gw_ws_want_write(s);
 	return 0;
 }
 
@@ -179,38 +199,74 @@ static void close_now(lws_sorted_usec_list_t *sul)
 	lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
 }
 
-static int writeable(struct gw_ws_session *s)
+/* Messages go out while the socket takes them whole: one WRITEABLE
+ * empties the queue of a client that keeps up, where one message each
+ * cost a turn of the loop and two changes of the socket's events (lws
+ * takes POLLOUT away before the callback, the next request puts it
+ * back). lws 4.1.6 allows writes back to back (a part the kernel did not
+ * take is kept in order ahead of the next); the first such part ends the
+ * round, and lws asks for the WRITEABLE that sends it. The close record
+ * waits for a WRITEABLE (in_writeable 0). -1 when a write failed. */
+static int drain(struct gw_ws_session *s, int in_writeable)
 {
 	struct lws *wsi = s->wsi;
-	unsigned char *h;
-	uint32_t len;
 
+	while (s->q.len && !lws_partial_buffered(wsi)) {
+		unsigned char *h = sbx_buf_head(&s->q);
+		uint32_t len = rec_len(h);
+
+		if (h[0] == WSQ_CLOSE) {
+			if (!in_writeable)
+				break;
+			lws_close_reason(wsi,
+					 (enum lws_close_status)(h[WSQ_HDR] << 8 | h[WSQ_HDR + 1]),
+					 h + WSQ_HDR + 2, len - 2);
+			consume(s);
+			lws_sul_schedule(lws_get_context(wsi), 0, &s->close_sul, close_now, 1);
+			return 0;
+		}
+		/* lws writes the frame header into the headroom before the payload */
+		if (lws_write(wsi, h + WSQ_HDR, len,
+			      h[0] == WSQ_TEXT ? LWS_WRITE_TEXT : LWS_WRITE_BINARY) < (int)len)
+			return -1;
+		consume(s);
+	}
+	if (s->q.len)
+		gw_ws_want_write(s);
+	gw_ws_output_flow(s);
+	return 0;
+}
+
+/* Why at once, outside a WRITEABLE: a client that keeps up then never
+ * needs one, and a WRITEABLE per read cost a turn of the loop and, on
+ * libuv, two epoll_ctl pairs (POLLOUT asked, then taken away before the
+ * callback). While a WRITEABLE is asked for, the socket was full or a
+ * message is ahead (a close): the output waits for it. */
+void gw_ws_flush(struct gw_ws_session *s)
+{
+	if (!s->unflushed)
+		return;
+	s->unflushed = 0;
+	if (!s->open || s->closing || s->write_asked) {
+		gw_ws_want_write(s);
+		return;
+	}
+	/* a failed write leaves the socket unusable: lws asks for no
+	 * WRITEABLE on it any more, so it is closed from here */
+	if (drain(s, 0))
+		lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+static int writeable(struct gw_ws_session *s)
+{
+	s->write_asked = 0;
 	if (s->drop)
 		return -1;
 	if (s->up_lost && !s->closing) {
 		s->up_lost = 0;
 		gw_ws_fail(s, 502, "internal", "the sandbox ended the stream");
 	}
-	if (!s->q.len)
-		return 0;
-	h = sbx_buf_head(&s->q);
-	len = rec_len(h);
-	if (h[0] == WSQ_CLOSE) {
-		lws_close_reason(wsi, (enum lws_close_status)(h[WSQ_HDR] << 8 | h[WSQ_HDR + 1]),
-				 h + WSQ_HDR + 2, len - 2);
-		consume(s);
-		lws_sul_schedule(lws_get_context(wsi), 0, &s->close_sul, close_now, 1);
-		return 0;
-	}
-	/* lws writes the frame header into the headroom before the payload */
-	if (lws_write(wsi, h + WSQ_HDR, len, h[0] == WSQ_TEXT ? LWS_WRITE_TEXT : LWS_WRITE_BINARY) <
-	    (int)len)
-		return -1;
-	consume(s);
-	if (s->q.len)
-		lws_callback_on_writable(wsi);
-	gw_ws_output_flow(s);
-	return 0;
+	return drain(s, 1);
 }
 
 /* Pause reading the client while what it sent has not gone upstream. */

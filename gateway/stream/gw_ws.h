@@ -31,6 +31,8 @@ struct gw_ws_session {
 	struct sbx_buf q;
 	size_t q_last;              /* where the last record starts, from q's head */
 	int closing, paused, up_lost, drop;
+	int write_asked;            /* a WRITEABLE is asked for and has not come */
+	int unflushed;              /* output queued since the last gw_ws_flush */
 	lws_sorted_usec_list_t close_sul;   /* the close, one turn later (gw_ws.c) */
 	/* from the client */
 	int rx_paused;              /* reading the client is paused */
@@ -54,6 +56,11 @@ void gw_ws_error(struct gw_ws_session *s, const char *code, const char *msg);
  * upstream is closed). */
 void gw_ws_fail(struct gw_ws_session *s, int status, const char *code, const char *msg);
 void gw_ws_output_flow(struct gw_ws_session *s);
+/* Ask for the session's WRITEABLE, once until it comes (gw_ws.c). */
+void gw_ws_want_write(struct gw_ws_session *s);
+/* One read of the stream's upstream was queued: it goes out now when the
+ * client's socket takes it, else in the WRITEABLE asked for. */
+void gw_ws_flush(struct gw_ws_session *s);
 void gw_ws_input_flow(struct gw_ws_session *s);
 
 /* gw_stream.c: what a session does upstream. Its svc call is readied

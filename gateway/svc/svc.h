@@ -73,6 +73,9 @@ struct svc_sink {
 	int (*full)(struct svc_call *c);
 	/* Optional: a streamed upload's queue went below the watermark. */
 	void (*drained)(struct svc_call *c);
+	/* Optional: the data of one read of the upstream was all told; what
+	 * it queued may go out now. */
+	void (*flush)(struct svc_call *c);
 	/* Optional: the call is waiting on something that may take long
 	 * (a create being refreshed, an owner lookup). */
 };

@@ -110,9 +110,16 @@ static void up_closed(struct gw_up *u, int by_peer, int lost)
 	}
 }
 
+static void up_read_done(struct gw_up *u)
+{
+	struct svc_call *c = u->owner;
+	if (c->sink->flush)
+		c->sink->flush(c);
+}
+
 static const struct gw_up_ops up_ops = {
 	.reply = up_reply, .frame = up_frame, .fail = up_fail,
-	.drained = up_drained, .sent = up_sent, .closed = up_closed,
+	.drained = up_drained, .sent = up_sent, .closed = up_closed, .read_done = up_read_done,
 };
 
 /* Fail c for gw_up_open's error rc on runner rn (may be NULL): -1. */
