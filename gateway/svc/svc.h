@@ -107,7 +107,7 @@ struct svc_call {
 	struct gw_up up;
 	svc_frame_cb on_frame;
 	struct gw_op op;
-	int create_pending;         /* counted in vh->creating[key] */
+	int create_pending;         /* creates counted in vh->creating[key] (a fork's: its count) */
 	struct gw_owner_wait owner_wait;   /* a create waiting for the owner refresh */
 	cJSON *held_body;           /* its body meanwhile */
 	int refreshed;

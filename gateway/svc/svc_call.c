@@ -22,7 +22,7 @@ void svc_call_init(struct svc_call *c, struct gw_vh *vh, struct lws *wsi,
 void svc_call_reset(struct svc_call *c)
 {
 	if (c->create_pending && c->vh && c->key >= 0)
-		c->vh->creating[c->key]--;
+		c->vh->creating[c->key] -= c->create_pending;
 	c->create_pending = 0;
 	svc_resume_dropped(c);   /* the call ended before the runner answered */
 	gw_up_release(&c->up);

@@ -85,6 +85,11 @@ static int on_created(struct svc_call *c, const struct sbx_frame *f)
 	}
 	gw_owner_set_agent(c->vh, id->valuestring, cJSON_GetStringValue(
 		cJSON_GetObjectItemCaseSensitive(s, "agent_socket")));
+	/* counted as live from here on, no longer as on its way */
+	if (c->create_pending > 0) {
+		c->create_pending--;
+		c->vh->creating[c->key]--;
+	}
 	c->vh->m.sandboxes_created++;
 	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(c->op.acc, "sandboxes"),
 			     svc_sandbox_public(c->vh, s));
@@ -189,6 +194,11 @@ void svc_fork(struct svc_call *c, cJSON *body)
 		return;
 	}
 	c->step = (int)n;
+	/* the forks count as creates on their way until each is made, as a
+	 * create does: a burst of forks and creates cannot all pass the check
+	 * before the first is answered */
+	c->vh->creating[c->key] += (int)n;
+	c->create_pending = (int)n;
 	c->op.acc = cJSON_CreateObject();
 	cJSON_AddArrayToObject(c->op.acc, "sandboxes");
 	cJSON_AddItemToObject(c->op.acc, "overrides", over);

@@ -152,6 +152,37 @@ else
 		check "race $round: two commands that resume at once: one 200, one 429 limit_reached; 2 run" \
 			"$(race /commands '{"cmd":"true"}')" "200 429limit_reached 2"
 	done
+	# a fork's creates count as on their way too: a fork of the running
+	# one and a create at once, one place left: exactly one passes,
+	# whichever the gateway takes first, and 2 run
+	fork_race() {
+		local p1
+		rapi POST "/sandboxes/$RR/fork" '{"count":1}' "$T/race1" >"$T/rs1" &
+		p1=$!
+		rapi POST /sandboxes '{"memory_mb":64}' "$T/race2" >"$T/rs2"
+		wait "$p1"
+		for n in 1 2; do
+			echo "$(cat "$T/rs$n")$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1])).get("error",{}).get("code",""))' "$T/race$n" 2>/dev/null)"
+		done | sort | tr '\n' ' '
+		rapi GET /sandboxes >/dev/null
+		j 'sum(s["status"] == "running" for s in o["sandboxes"])'
+		for id in $(python3 -c 'import json,sys
+for p in sys.argv[1:]:
+    try:
+        o = json.load(open(p))
+    except ValueError:
+        continue
+    for s in o.get("sandboxes", []) + ([o] if "id" in o and "status" in o else []):
+        print(s["id"])' "$T/race1" "$T/race2"); do
+			rapi DELETE "/sandboxes/$id" >/dev/null
+		done
+		id=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1])).get("snapshot",{}).get("id",""))' "$T/race1" 2>/dev/null)
+		[ -z "$id" ] || rapi DELETE "/snapshots/$id" >/dev/null
+	}
+	for round in 1 2 3; do
+		check "race $round: a fork and a create at once: one 201, one 429 limit_reached; 2 run" \
+			"$(fork_race)" "201 429limit_reached 2"
+	done
 	# another gateway of the same key, whose calls leave this one's count
 	# as it is
 	RACE_PID=$GW_PID RACE_LOG=$GW_LOG
