@@ -476,6 +476,22 @@ def t_stop_clean(r, sid):
     result("after stop: no state dir, cgroups or mounts left", left is True, str(leftovers(r, sid)))
 
 
+def timer_slacks(pid):
+    """{tid: timer slack in ns} of every thread of pid and of its children."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%s/timerslack_ns" % tid) as f:
+                out[int(tid)] = int(f.read())
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                kids = f.read().split()
+        except OSError:
+            continue    # a thread that ended meanwhile
+        for kid in kids:
+            out.update(timer_slacks(int(kid)))
+    return out
+
+
 def t_agent_crash(r):
     rep = r.create()
     sid = rep["sandbox"]["id"]
@@ -506,6 +522,11 @@ def t_agent_crash(r):
     st = subprocess.run(["runsc", "--root=" + os.path.join(r.state, "gvisor"), "state", sid],
                         capture_output=True, text=True)
     sentry = json.loads(st.stdout).get("pid", 0) if st.returncode == 0 else 0
+    # runsc starts the sentry with the watcher's 1 ms timer slack, which its
+    # threads and its systrap stubs inherit (driver_gvisor_watch.c)
+    slacks = timer_slacks(sentry) if sentry > 1 else {}
+    result("gvisor: the sentry's threads and its stubs have a 1 ms timer slack",
+           len(slacks) > 1 and set(slacks.values()) == {1000000}, str(slacks))
     if sentry > 1:
         os.kill(sentry, signal.SIGKILL)
     g = wait_until(lambda: (lambda s: s if s["status"] in ("failed", "stopped") else None)(
