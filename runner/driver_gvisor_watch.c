@@ -152,9 +152,9 @@ static char **runsc_env(void)
  * idle sentry's Go runtime wakes about a thousand times a second, and each
  * wake-up stirs a few of its threads. A 1 ms slack lets the host kernel
  * gather those wake-ups: an idle sentry used about a third less CPU
- * (docs/runner.md, "Density"). A timer inside the sandbox that has nothing
- * else to wake the sentry may fire up to 1 ms later; nothing waits on
- * anything but timers longer. Only the runsc processes get it: the
+ * (docs/runner.md, "Measured here", the gvisor density). A timer inside
+ * the sandbox with nothing else to wake the sentry may fire up to 1 ms
+ * later; I/O wakes it as before. Only the runsc processes get it: the
  * watcher's own fine poll for the agent's socket keeps the default. */
 #define GV_TIMER_SLACK_NS 1000000UL
 
