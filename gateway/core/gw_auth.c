@@ -261,7 +261,10 @@ int gw_auth_reload(struct gw_vh *vh, const char *keys_file, const char *env)
 		int i;
 		if (match(vh, nv.keys[j], strlen(nv.keys[j])) >= 0)
 			continue;
-		for (i = 0; i < vh->nkeys && vh->keys[i][0]; i++)
+		/* a revoked key's slot is taken again only once none of its
+		 * creates is on its way: their sandboxes, and their count, would
+		 * otherwise land on the new key */
+		for (i = 0; i < vh->nkeys && (vh->keys[i][0] || vh->creating[i] > 0); i++)
 			;
 		if (i == vh->nkeys) {
 			if (vh->nkeys >= GW_MAX_KEYS) {

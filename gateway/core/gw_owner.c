@@ -21,6 +21,8 @@ int gw_owner_get(struct gw_vh *vh, const char *id)
 	return -1;
 }
 
+static void stop_unreachable(struct gw_vh *vh, struct gw_owned *o, int key);
+
 int gw_owner_add(struct gw_vh *vh, const char *id, int key)
 {
 	if (strlen(id) >= sizeof vh->owned[0].id)
@@ -43,6 +45,10 @@ int gw_owner_add(struct gw_vh *vh, const char *id, int key)
 	o->live = 1;
 	o->resuming = 0;
 	o->agent_socket = NULL;
+	/* made for a key revoked while its create was on its way: nobody
+	 * can reach it, as the key's others when it went */
+	if (key >= 0 && !vh->keys[key][0])
+		stop_unreachable(vh, o, key);
 	return 0;
 }
 
@@ -387,6 +393,18 @@ static void stop_done(struct owner_call *c, const cJSON *o)
 			 c->key, c->id);
 }
 
+/* nobody could reach (or stop) it any more: it stops now, and is
+ * nobody's. */
+static void stop_unreachable(struct gw_vh *vh, struct gw_owned *o, int key)
+{
+	if (o->live)
+		call(vh, op_req("stop", o->id), o->id, key, stop_done);
+	o->live = 0;
+	free(o->agent_socket);
+	o->agent_socket = NULL;
+	o->key = -1;
+}
+
 void gw_owner_forget_key(struct gw_vh *vh, int key)
 {
 	int stopping = 0;
@@ -395,15 +413,8 @@ void gw_owner_forget_key(struct gw_vh *vh, int key)
 		struct gw_owned *o = &vh->owned[i];
 		if (o->key != key)
 			continue;
-		/* nobody could reach (or stop) them any more: they stop now */
-		if (o->live) {
-			call(vh, op_req("stop", o->id), o->id, key, stop_done);
-			o->live = 0;
-			stopping++;
-		}
-		free(o->agent_socket);
-		o->agent_socket = NULL;
-		o->key = -1;
+		stopping += o->live;
+		stop_unreachable(vh, o, key);
 	}
 	if (stopping)
 		sbx_info("revoked key %d: stopping %d sandbox(es)", key, stopping);

@@ -104,6 +104,10 @@ static int create_next(struct svc_call *c)
 	const char *snap_id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(snap, "id"));
 	cJSON *req, *out;
 
+	if (c->step > 0 && !c->vh->keys[c->key][0]) {
+		svc_fail(c, 401, "unauthorized", "the API key was revoked during the fork");
+		return 1;
+	}
 	if (c->step > 0) {
 		c->step--;
 		req = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(c->op.acc, "settings"), 1);

@@ -518,6 +518,37 @@ if [ -z "$(h_services_missing)" ]; then
 	for _ in $(seq 300); do grep -q "sandbox $fid stopped" "$T/gw.hup.log" && break; sleep 0.1; done
 	check "owner-sync: once the runner runs again the stop is confirmed" "$(grep -c "revoked key [0-9]*: sandbox $fid stopped" "$T/gw.hup.log")" 1
 
+	# a key revoked while its create is on its way (the runner frozen):
+	# the key added in the same reload does not take its place, so the
+	# sandbox made for the revoked key is nobody's and stops, and is not
+	# the new key's (it was, with the revoked key's count on it)
+	reload_keys() { # KEYS...: the keys file, SIGHUP, the reload's line
+		local n
+		n=$(grep -c 'keys reloaded' "$T/gw.hup.log")
+		printf '%s\n' "$@" >"$T/keys"
+		kill -HUP $hgw
+		for _ in $(seq 300); do [ "$(grep -c 'keys reloaded' "$T/gw.hup.log")" -gt "$n" ] && break; sleep 0.1; done
+	}
+	reload_keys key-a key-d
+	kill -STOP $rpid
+	curl -s -m 60 -o "$T/late.body" -w '%{http_code}' -H 'Authorization: Bearer key-d' -d '{}' \
+		http://127.0.0.1:$port/v1/sandboxes >"$T/late.code" &
+	lcurl=$!
+	sleep 0.5
+	reload_keys key-a key-e
+	kill -CONT $rpid
+	wait $lcurl
+	lid=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["id"])' "$T/late.body" 2>/dev/null)
+	if [ "$(cat "$T/late.code")" = 201 ] && [ -n "$lid" ]; then
+		for _ in $(seq 300); do grep -q "sandbox $lid stopped" "$T/gw.hup.log" && break; sleep 0.1; done
+		check "revoked mid-create: the key added beside it cannot reach its sandbox (404)" \
+			"$(code -H 'Authorization: Bearer key-e' http://127.0.0.1:$port/v1/sandboxes/$lid)" 404
+		check "revoked mid-create: the sandbox made for the revoked key is stopped" \
+			"$(grep -c "revoked key [0-9]*: sandbox $lid stopped" "$T/gw.hup.log")" 1
+	else
+		skip "revoked mid-create: the create did not reach the frozen runner ($(cat "$T/late.code"))"
+	fi
+
 
 	# the embedded default: no --runner-socket, the gateway runs its own
 	# runner; SIGTERM stops it all and leaves no runtime dir or process.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Install suite: `make install` into a temporary DESTDIR, with PREFIX=/usr
-# and PREFIX=/opt/sbx; lists what landed and checks it: the five programs
+# and PREFIX=/opt/sbx; lists what landed and checks it: the six programs
 # (executable, built hardened, and they run: --help), the web demo, the two systemd units
 # with their paths filled in for PREFIX (and accepted by systemd-analyze
 # verify where it exists), and nothing else.

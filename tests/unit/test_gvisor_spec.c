@@ -1,11 +1,16 @@
 /* Unit tests of the gvisor driver's pure parts: the OCI config.json it
  * writes for runsc (runner/driver_gvisor_spec.c) and the runsc version
  * parse of its probe (runner/driver_gvisor_version.c). */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <cJSON.h>
@@ -221,6 +226,119 @@ static void test_version(void **state)
 	assert_int_equal(gv_parse_version(""), -1);
 }
 
+/* ---- the /etc files written into the root (the runner is the host's
+ * root there: nothing of an image's path may lead it out) ---- */
+
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void file_is(const char *path, const char *want)
+{
+	char buf[256] = "";
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	assert_string_equal(buf, want);
+}
+
+static int spec_write_in(const char *root, const char *dir)
+{
+	struct rn_spec spec;
+	struct sbx_err err = { 0 };
+	struct gv_bundle b = {
+		.spec = &spec, .rootfs = root, .runtime_dir = "/st/runtime",
+		.loader = "ld-linux-x86-64.so.2", .sockdir = "/st/sock", .cgroup_path = "/x",
+		.netns_path = "", .host_pids = 64, .slot = -1,
+	};
+
+	base_spec(&spec);
+	return gv_spec_write(&b, dir, &err);
+}
+
+static void rm_tree(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* An image whose /etc/passwd is a symlink to a host file and whose
+ * /etc/hosts is a hard link to one: both host files stay as they were,
+ * the root's names become files of their own. */
+static void test_etc_links_not_followed(void **state)
+{
+	char dir[] = "/tmp/gvspec.XXXXXX", p[PATH_MAX], q[PATH_MAX];
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/root", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/root/etc", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/host_passwd", dir);
+	put_file(p, "HOST passwd\n");
+	snprintf(q, sizeof(q), "%s/root/etc/passwd", dir);
+	assert_int_equal(symlink(p, q), 0);
+	snprintf(p, sizeof(p), "%s/host_hosts", dir);
+	put_file(p, "HOST hosts\n");
+	snprintf(q, sizeof(q), "%s/root/etc/hosts", dir);
+	assert_int_equal(link(p, q), 0);
+
+	snprintf(p, sizeof(p), "%s/root", dir);
+	assert_int_equal(spec_write_in(p, dir), 0);
+
+	snprintf(p, sizeof(p), "%s/host_passwd", dir);
+	file_is(p, "HOST passwd\n");
+	snprintf(p, sizeof(p), "%s/host_hosts", dir);
+	file_is(p, "HOST hosts\n");
+	snprintf(p, sizeof(p), "%s/root/etc/passwd", dir);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	snprintf(p, sizeof(p), "%s/root/etc/hosts", dir);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISREG(st.st_mode) && st.st_nlink == 1);
+	file_is(p, "127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n");
+	snprintf(p, sizeof(p), "%s/config.json", dir);
+	assert_int_equal(lstat(p, &st), 0);
+	rm_tree(dir);
+}
+
+/* An image whose /etc is a symlink to a host directory: refused, and
+ * nothing lands where it points. */
+static void test_etc_symlink_dir_refused(void **state)
+{
+	char dir[] = "/tmp/gvspec.XXXXXX", p[PATH_MAX], q[PATH_MAX];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/root", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/host_etc", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(q, sizeof(q), "%s/root/etc", dir);
+	assert_int_equal(symlink(p, q), 0);
+
+	snprintf(p, sizeof(p), "%s/root", dir);
+	assert_int_equal(spec_write_in(p, dir), -1);
+	snprintf(p, sizeof(p), "%s/host_etc/passwd", dir);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/host_etc/resolv.conf", dir);
+	assert_int_equal(access(p, F_OK), -1);
+	rm_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +348,8 @@ int main(void)
 		cmocka_unit_test(test_mounts),
 		cmocka_unit_test(test_network_namespace),
 		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_etc_links_not_followed),
+		cmocka_unit_test(test_etc_symlink_dir_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
