@@ -125,20 +125,25 @@ else
 	rapi POST /sandboxes '{"persistent":true,"memory_mb":64,"ports":[3000]}' >/dev/null
 	K2=$(j 'o["id"]')
 	rapi POST "/sandboxes/$K2/stop" >/dev/null
-	# race TAIL BODY: POST /sandboxes/<kept>TAIL to both kept ones at once;
-	# prints the two answers (status and error code) in order, then how
-	# many of the key's sandboxes run; both are kept again after
-	race() {
+	# race_pair PATH1 BODY1 PATH2 BODY2: both POSTs at once; prints the two
+	# answers (status and error code) in order, then how many of the key's
+	# sandboxes run; the answers stay in $T/race1 and $T/race2
+	race_pair() {
 		local p1
-		rapi POST "/sandboxes/$K1$1" "$2" "$T/race1" >"$T/rs1" &
+		rapi POST "$1" "$2" "$T/race1" >"$T/rs1" &
 		p1=$!
-		rapi POST "/sandboxes/$K2$1" "$2" "$T/race2" >"$T/rs2"
+		rapi POST "$3" "$4" "$T/race2" >"$T/rs2"
 		wait "$p1"
 		for n in 1 2; do
 			echo "$(cat "$T/rs$n")$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1])).get("error",{}).get("code",""))' "$T/race$n" 2>/dev/null)"
 		done | sort | tr '\n' ' '
 		rapi GET /sandboxes >/dev/null
 		j 'sum(s["status"] == "running" for s in o["sandboxes"])'
+	}
+	# race TAIL BODY: POST /sandboxes/<kept>TAIL to both kept ones at once
+	# (race_pair); both are kept again after
+	race() {
+		race_pair "/sandboxes/$K1$1" "$2" "/sandboxes/$K2$1" "$2"
 		rapi POST "/sandboxes/$K1/stop" >/dev/null
 		rapi POST "/sandboxes/$K2/stop" >/dev/null
 	}
@@ -156,16 +161,7 @@ else
 	# one and a create at once, one place left: exactly one passes,
 	# whichever the gateway takes first, and 2 run
 	fork_race() {
-		local p1
-		rapi POST "/sandboxes/$RR/fork" '{"count":1}' "$T/race1" >"$T/rs1" &
-		p1=$!
-		rapi POST /sandboxes '{"memory_mb":64}' "$T/race2" >"$T/rs2"
-		wait "$p1"
-		for n in 1 2; do
-			echo "$(cat "$T/rs$n")$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1])).get("error",{}).get("code",""))' "$T/race$n" 2>/dev/null)"
-		done | sort | tr '\n' ' '
-		rapi GET /sandboxes >/dev/null
-		j 'sum(s["status"] == "running" for s in o["sandboxes"])'
+		race_pair "/sandboxes/$RR/fork" '{"count":1}' /sandboxes '{"memory_mb":64}'
 		for id in $(python3 -c 'import json,sys
 for p in sys.argv[1:]:
     try:
