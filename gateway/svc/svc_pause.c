@@ -104,11 +104,11 @@ static int create_next(struct svc_call *c)
 	const char *snap_id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(snap, "id"));
 	cJSON *req, *out;
 
-	if (c->step > 0 && !c->vh->keys[c->key][0]) {
-		svc_fail(c, 401, "unauthorized", "the API key was revoked during the fork");
-		return 1;
-	}
 	if (c->step > 0) {
+		if (!c->vh->keys[c->key][0]) {
+			svc_fail(c, 401, "unauthorized", "the API key was revoked during the fork");
+			return 1;
+		}
 		c->step--;
 		req = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(c->op.acc, "settings"), 1);
 		cJSON_AddStringToObject(req, "op", "create");
