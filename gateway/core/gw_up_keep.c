@@ -100,6 +100,9 @@ int gw_up_keep_park(struct gw_up *u, struct lws *wsi)
 	p->phase = GW_UP_OPEN;
 	p->idle_ms = sbx_now_ms();
 	lws_set_opaque_user_data(wsi, p);
+	/* the deadline its owner set (a list's 10 s) is not the next
+	 * request's: left, it would kill whichever request then has it */
+	lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
 	rn->idle[rn->nidle++] = p;
 	u->wsi = NULL;
 	u->tls = NULL;
