@@ -418,6 +418,15 @@ check "DNS: $RB's sandboxes stay reachable through g2 while it answers" \
 # ---- images: a create's registry reference pulled by the runner it lands on ----
 cluster_images
 
+# ---- kept-alive connections to the runners that never went away ----
+# A runner answers every request it was asked to keep the connection for;
+# one ended before its answer was the gateway's doing (an owner's old
+# deadline left on the connection killed the request that had it next,
+# and the runner was marked down: once a list of the unavailable runners
+# named one that was up).
+lost=$(cat "$T"/gw.g*.log | grep -cE "runner (${CL_ADDR[1]}|${CL_ADDR[2]}):$CL_RPORT: closed the kept-alive connection before answering")
+check "kept-alive connections to $RA and $RB: no request on one lost, in any gateway's log" "$lost" 0
+
 # ---- the end: gateways stop clean, nothing left behind ----
 for g in g1:$G1PID g2:$G2PID g3:$G3PID g4:$G4PID; do
 	kill "${g#*:}" 2>/dev/null; wait "${g#*:}" 2>/dev/null
