@@ -90,6 +90,8 @@ void vm_supervise(struct vm_launch *l) __attribute__((noreturn));
  * rate is known: vs->tsc_khz), else q35; SANDBOX_VM_MACHINE forces one.
  * -1 with err only for a SANDBOX_VM_MACHINE that cannot be had. */
 int vm_accel_choose(struct vm_state *vs, struct sbx_err *err);
+/* 1 when the guest kernel boots under KVM here (driver_vm_kvm.c) */
+int vm_kvm_boots(const char *qemu, const char *kernel);
 
 /* The read-only root disk of the image at rootfs: an erofs image built
  * once under <cache>/images/<image>.erofs and rebuilt when the image's
