@@ -507,9 +507,16 @@ static void explain_end(struct rn_sandbox *sb)
 	default: why = "its supervisor ended"; break;
 	}
 	if (sb->reason == RN_REASON_ERROR && sb->oom_kills <= 0) {
-		snprintf(sb->error, sizeof(sb->error), "the VM ended: %s", why);
-		log_tail(sb, "console.log", "the VM ended by itself");
-		log_tail(sb, "qemu.log", "the VM ended by itself");
+		/* the runner's own stop for an error (its agent never
+		 * answered) keeps that error: how the VM then ended is the
+		 * lesser news, and would hide it */
+		const char *what = sb->stop_asked ? "stopped for an error" : "the VM ended by itself";
+		if (sb->stop_asked)
+			sbx_warn("%s: %s; then the VM ended: %s", sb->id, sb->error, why);
+		else
+			snprintf(sb->error, sizeof(sb->error), "the VM ended: %s", why);
+		log_tail(sb, "console.log", what);
+		log_tail(sb, "qemu.log", what);
 	} else
 		sbx_info("%s: the VM ended: %s", sb->id, why);
 }

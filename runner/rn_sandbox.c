@@ -226,7 +226,7 @@ int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *
 	sb->status = RN_STARTING;
 	sb->reason = RN_REASON_NONE;
 	sb->error[0] = 0;
-	sb->reaped = sb->wait_status = sb->cleanup_tries = 0;
+	sb->reaped = sb->wait_status = sb->cleanup_tries = sb->stop_asked = 0;
 	sb->cleanup_retry_mono = sb->stopped_mono = sb->paused_mono = 0;
 	sb->idle_fd1 = sb->ready_fd1 = 0;
 	sb->idle_at = 0;
@@ -265,6 +265,7 @@ void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason rea
 		return;
 	sb->status = RN_STOPPING;
 	sb->reason = reason;
+	sb->stop_asked = 1;
 	r->tick_dirty = 1;
 	rn_idle_close(sb);
 	ready_close(sb);

@@ -138,6 +138,7 @@ struct rn_sandbox {
 	enum rn_status status;
 	enum rn_reason reason;
 	char error[256];                /* why it failed, if it did */
+	int stop_asked;                 /* by rn_sandbox_stop, not its own end */
 	struct rn_spec spec;
 	int64_t created_wall, created_mono, deadline_mono, ready_by_mono;
 	int64_t stopped_mono;
