@@ -160,7 +160,12 @@ guest=$(jq1 'd["stdout"].strip()')
 if [ -n "$guest" ] && [ "$guest" != "$(uname -r)" ]; then pass "gateway: uname -r is the guest's ($guest)"; else fail "gateway: uname -r is '$guest'"; fi
 check "gateway: sudo exec is uid 0" "$(curl -s -m 60 -H "$A" -d '{"cmd":"id","args":["-u"],"sudo":true}' "$u/$id/commands" | python3 -c 'import json,sys;print(json.load(sys.stdin)["stdout"].strip())')" 0
 check "gateway: delete 200" "$(code -H "$A" -X DELETE $u/$id)" 200
-# (pgrep never counts itself; QEMU and the backend name the sandbox's dir)
-for _ in $(seq 100); do pgrep -f -- "$id" >/dev/null || break; sleep 0.2; done
-check "gateway: nothing of the vm left after delete" "$(pgrep -fc -- "$id")" 0
+# (pgrep never counts itself; QEMU and the backend name the sandbox's dir;
+# without an id, from a failed create, it would count every process)
+if [ -n "$id" ]; then
+	for _ in $(seq 100); do pgrep -f -- "$id" >/dev/null || break; sleep 0.2; done
+	check "gateway: nothing of the vm left after delete" "$(pgrep -fc -- "$id")" 0
+else
+	fail "gateway: nothing of the vm left after delete: no sandbox to look for (the create failed)"
+fi
 h_finish
