@@ -23,6 +23,7 @@
 
 #include "agent.h"
 #include "agent_flags.h"
+#include "sbx_clock.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
 #include "sbx_net.h"
@@ -36,18 +37,12 @@ static const char *listen_spec;
 
 int64_t ag_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return sbx_mono_ms();
 }
 
 int64_t ag_wall_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return sbx_now_ms();
 }
 
 void ag_ev_set(struct ag_ev *e, uint32_t mask)

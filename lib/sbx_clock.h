@@ -1,4 +1,4 @@
-/* Wall-clock time as the API shows it. */
+/* Wall-clock time as the API shows it, and monotonic time for bounds. */
 #ifndef SBX_CLOCK_H
 #define SBX_CLOCK_H
 
@@ -6,5 +6,7 @@
 
 /* Milliseconds since the epoch (CLOCK_REALTIME). */
 int64_t sbx_now_ms(void);
+/* Milliseconds of CLOCK_MONOTONIC: for deadlines and durations. */
+int64_t sbx_mono_ms(void);
 
 #endif

@@ -23,19 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sbx_clock.h"
 #include "sbx_log.h"
 
 #define KVM_SILENT_MS 3000
 #define KVM_BOOT_MS 30000
 #define KVM_POLL_MS 50
-
-static int64_t mono_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 static pid_t start_guest(const char *qemu, const char *kernel, const char *serial)
 {
@@ -67,7 +60,7 @@ int vm_kvm_boots(const char *qemu, const char *kernel)
 {
 	char serial[] = "/tmp/sbx-kvm-boot.XXXXXX";
 	int fd = mkstemp(serial), st = 0, ok = 0;
-	int64_t t0 = mono_ms();
+	int64_t t0 = sbx_mono_ms();
 	const char *why = "it ended with an error";
 	pid_t pid, w;
 
@@ -82,7 +75,7 @@ int vm_kvm_boots(const char *qemu, const char *kernel)
 	for (;;) {
 		struct timespec nap = { 0, KVM_POLL_MS * 1000000L };
 		struct stat sst;
-		int64_t used = mono_ms() - t0;
+		int64_t used = sbx_mono_ms() - t0;
 
 		w = waitpid(pid, &st, WNOHANG);
 		if (w == pid || (w < 0 && errno != EINTR)) {
@@ -107,6 +100,6 @@ int vm_kvm_boots(const char *qemu, const char *kernel)
 	unlink(serial);
 	if (!ok)
 		sbx_info("vm: /dev/kvm opens, but our guest kernel did not boot with KVM (%s, "
-			 "after %lld ms): TCG", why, (long long)(mono_ms() - t0));
+			 "after %lld ms): TCG", why, (long long)(sbx_mono_ms() - t0));
 	return ok;
 }

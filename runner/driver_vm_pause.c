@@ -12,11 +12,11 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rn_cgroup.h"
 #include "runner.h"
+#include "sbx_clock.h"
 #include "sbx_dial.h"
 #include "sbx_frame.h"
 #include "sbx_json.h"
@@ -26,14 +26,6 @@
  * translating the guest (TCG) answers within a second; the runner's loop
  * waits, as for a jail's agent. */
 #define VM_QUIESCE_MS 10000
-
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 static const char *cgroup_of(const struct rn_sandbox *sb, struct sbx_err *err)
 {
@@ -82,7 +74,7 @@ static int quiesce_agent(const struct rn_sandbox *sb, struct sbx_err *err)
 	static const char req[] = "{\"op\":\"quiesce\"}";
 	unsigned char frame[SBX_FRAME_HDR + sizeof(req) - 1], buf[1024];
 	size_t n = 0;
-	int64_t until = now_ms() + VM_QUIESCE_MS;
+	int64_t until = sbx_mono_ms() + VM_QUIESCE_MS;
 	int fd = sbx_dial_start(sb->agent_socket, SBX_AGENT_PORT), rc = 0;
 
 	if (fd < 0)
@@ -95,7 +87,7 @@ static int quiesce_agent(const struct rn_sandbox *sb, struct sbx_err *err)
 	}
 	while (rc == 0) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int64_t left = until - now_ms();
+		int64_t left = until - sbx_mono_ms();
 		ssize_t got;
 
 		if (left <= 0 || poll(&p, 1, (int)left) == 0) {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "rn_child.h"
+#include "sbx_clock.h"
 
 static pid_t spawn(char *const argv[], int fd3, const char *log, int keep_stderr)
 {
@@ -38,14 +39,6 @@ static pid_t spawn(char *const argv[], int fd3, const char *log, int keep_stderr
 	}
 	execv(argv[0], argv);
 	_exit(127);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /* ACPI power button through QMP; best effort (a guest that does not
@@ -183,21 +176,21 @@ void vm_supervise(struct vm_launch *l)
 			stopping = 1;
 		if (sig == SIGTERM && !kill_at) {
 			powerdown(l->dir);
-			kill_at = now_ms() + VM_POWERDOWN_MS;
-			press_at = now_ms() + VM_PRESS_AGAIN_MS;
+			kill_at = sbx_mono_ms() + VM_POWERDOWN_MS;
+			press_at = sbx_mono_ms() + VM_PRESS_AGAIN_MS;
 		}
 		/* again while it runs: a press before the agent has the button
 		 * open (a stop during the boot) is lost; the agent takes one */
-		if (press_at && now_ms() >= press_at && now_ms() < kill_at) {
+		if (press_at && sbx_mono_ms() >= press_at && sbx_mono_ms() < kill_at) {
 			powerdown(l->dir);
-			press_at = now_ms() + VM_PRESS_AGAIN_MS;
+			press_at = sbx_mono_ms() + VM_PRESS_AGAIN_MS;
 		}
-		if (kill_at && now_ms() >= kill_at && qemu > 0)
+		if (kill_at && sbx_mono_ms() >= kill_at && qemu > 0)
 			kill(qemu, SIGKILL);
 		while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
 			if (p == qemu && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 				end(vsockd, VM_END_POWEROFF);
-			if (p == qemu && kill_at && now_ms() >= kill_at)
+			if (p == qemu && kill_at && sbx_mono_ms() >= kill_at)
 				end(vsockd, VM_END_KILLED);
 			if (p == qemu && !booted && !stopping && tries < VM_BOOT_TRIES) {
 				qemu = -1;
@@ -214,13 +207,13 @@ void vm_supervise(struct vm_launch *l)
 			if (p == vsockd && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 				vsockd = -1;
 				if (!kill_at)
-					kill_at = now_ms() + VM_POWERDOWN_MS;
+					kill_at = sbx_mono_ms() + VM_POWERDOWN_MS;
 			} else if (p == vsockd) {
 				/* it fails when QEMU dies under it (a guest
 				 * panic): QEMU's status, if it comes within a
 				 * second, says what happened first */
 				vsockd = -1;
-				backend_dead_at = now_ms();
+				backend_dead_at = sbx_mono_ms();
 			}
 		}
 		if (died) {
@@ -232,7 +225,7 @@ void vm_supervise(struct vm_launch *l)
 				end(vsockd, VM_END_FAILED);
 			continue;
 		}
-		if (backend_dead_at && now_ms() - backend_dead_at >= 1000)
+		if (backend_dead_at && sbx_mono_ms() - backend_dead_at >= 1000)
 			end(qemu, VM_END_BACKEND);
 	}
 }

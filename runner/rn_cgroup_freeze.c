@@ -5,18 +5,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "sbx_clock.h"
 #include "sbx_fs.h"
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* 1 when the file at p says the cgroup is frozen: v2 cgroup.events has
  * the line "frozen 1", v1 freezer.state reads FROZEN (FREEZING while
@@ -58,9 +50,9 @@ int rn_cgroup_freeze(const struct rn_cgroup *cg, const char *path, int on, struc
 	if (!on)
 		return 0;
 	/* the runner is one loop: a short bounded wait, the kernel is quick */
-	until = now_ms() + RN_CG_FREEZE_WAIT_MS;
+	until = sbx_mono_ms() + RN_CG_FREEZE_WAIT_MS;
 	while (!frozen(state, cg->v2)) {
-		if (now_ms() >= until) {
+		if (sbx_mono_ms() >= until) {
 			sbx_write_file(ctl, cg->v2 ? "0" : "THAWED", 0, 0);
 			return sbx_err_set(err, EBUSY, "cgroup %s did not freeze within %d ms",
 					   path, RN_CG_FREEZE_WAIT_MS);

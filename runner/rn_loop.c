@@ -2,8 +2,9 @@
 
 #include <errno.h>
 #include <sys/epoll.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "sbx_clock.h"
 
 /* The one epoll instance of the process. */
 static int loop_fd = -1;
@@ -56,13 +57,5 @@ int rn_loop_run_once(int timeout_ms)
 	return 0;
 }
 
-static int64_t clock_ms(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t rn_now_mono(void) { return clock_ms(CLOCK_MONOTONIC); }
-int64_t rn_now_wall(void) { return clock_ms(CLOCK_REALTIME); }
+int64_t rn_now_mono(void) { return sbx_mono_ms(); }
+int64_t rn_now_wall(void) { return sbx_now_ms(); }
