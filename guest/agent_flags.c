@@ -42,6 +42,9 @@ static const struct flag flags[] = {
 	{ "unsetenv", "NAME", K_UNSETENV, 0, 0, 0, 0, 1 },
 	/* an OCI image's WorkingDir: commands' default directory */
 	{ "workdir", "DIR", K_TEXT, AT(workdir), 0, 0, 0, 0 },
+	/* a descriptor the agent closes once it listens: the runner's pipe,
+	 * whose end tells it to dial now instead of on its next timer tick */
+	{ "ready-fd", "FD", K_BYTES, AT(ready_fd), 3, 1023, 0, 0 },
 };
 #define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
 

@@ -13,6 +13,7 @@ struct ag_flags {
 	enum sbx_log_level log_level;
 	int hangup_on_eof;
 	const char *workdir;            /* NULL: /home/sandbox, else the cwd */
+	size_t ready_fd;                /* closed once listening; 0: none */
 };
 
 /* Fill f from argv (defaults first); --unsetenv takes its name out of the

@@ -444,6 +444,8 @@ int main(int argc, char **argv)
 		pev.fd = ag_power_button_open();
 	if (start_listening(f.listen, &lev, &sev, &tev) < 0)
 		return 1;
+	if (f.ready_fd)   /* before any command runs: none inherits it */
+		close((int)f.ready_fd);
 	if (vm_init && pev.fd >= 0)
 		ag_ev_set(&pev, EPOLLIN);
 	else if (vm_init)

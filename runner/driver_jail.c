@@ -25,10 +25,12 @@
 #include "driver_jail.h"
 #include "driver_jail_port.h"
 #include "driver_jail_refuse.h"
+#include "driver_jail_seccomp.h"
 #include "rn_cgroup.h"
 #include "rn_egress.h"
 #include "rn_net.h"
 #include "rn_runtime.h"
+#include "rn_sandbox.h"
 #include "rn_slot.h"
 #include "rn_snap.h"
 #include "rn_state.h"
@@ -46,6 +48,10 @@ struct jail_state {
 	char loader[64];            /* "" when the runtime is not prepared */
 	int idmap_warned;
 	struct rn_slots slots;      /* uid ranges and veth addresses */
+	/* the seccomp policy, built once: each child (a copy of the runner's
+	 * memory) only loads it, where building it took milliseconds of
+	 * every create */
+	struct jail_seccomp_prog seccomp;
 };
 
 /* A sandbox's share (rn_sandbox.drv_data). */
@@ -267,6 +273,7 @@ struct jail_launch {
 	struct jail_plan plan;
 	uid_t base;                 /* host uid of the sandbox's root */
 	int sv[2];
+	int up[2];                  /* the agent's ready pipe (up[1] its --ready-fd), or -1 */
 	int report_fd;              /* a warmer's report pipe (rn_warm.h), or -1 */
 };
 
@@ -329,12 +336,19 @@ static void plan_launch(struct jail_launch *l, const struct jail_state *js,
 	plan->spec = &sb->spec;
 	plan->slot = sb_of(sb)->slot;
 	plan->agent_stderr = sb->drv->agent_stderr;
+	plan->seccomp = &js->seccomp;
 }
 
+/* The setup channel, and for a start in the runner itself the pipe the
+ * agent closes once it listens (a warmer's sandbox is not waited for:
+ * the runner's timer finds it ready). */
 static int open_channel(struct jail_launch *l, struct sbx_err *err)
 {
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l->sv) < 0)
 		return sbx_err_sys(err, "socketpair");
+	if (l->report_fd < 0 && pipe2(l->up, O_CLOEXEC) < 0)
+		return sbx_err_sys(err, "pipe");
+	l->plan.ready_fd = l->up[1];
 	return 0;
 }
 
@@ -368,10 +382,16 @@ static int clone_child(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_
 		return sbx_err_sys(err, "clone");
 	if (pid == 0) {
 		close(l->sv[0]);
+		if (l->up[0] >= 0)
+			close(l->up[0]);
 		jail_child_run(&l->plan, l->sv[1]);
 	}
 	close(l->sv[1]);
 	l->sv[1] = -1;
+	if (l->up[1] >= 0) {
+		close(l->up[1]);
+		l->up[1] = -1;
+	}
 	sb->pid = pid;
 	/* the runner learns the pid before the child can do anything (it
 	 * waits for go): a child that dies from here on is one it knows */
@@ -437,6 +457,9 @@ static void undo_start(struct jail_state *js, struct rn_sandbox *sb, struct jail
 		close(l->sv[0]);
 	if (l->sv[1] >= 0)
 		close(l->sv[1]);
+	for (int i = 0; i < 2; i++)
+		if (l->up[i] >= 0)
+			close(l->up[i]);
 	if (sb->pid > 0) {
 		kill(sb->pid, SIGKILL);
 		while (waitpid(sb->pid, &st, 0) < 0 && errno == EINTR)
@@ -472,6 +495,8 @@ static int launch(struct jail_state *js, struct jail_launch *l, struct rn_sandbo
 	close(l->sv[0]);
 	unmount_lower(sb);
 	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
+	if (l->up[0] >= 0)
+		rn_sandbox_watch_ready(sb, l->up[0]);
 	return 0;
 }
 
@@ -483,7 +508,7 @@ int jail_warm_reserve(struct rn_sandbox *sb, struct sbx_err *err)
 int jail_warm_launch(struct rn_sandbox *sb, int report_fd, struct sbx_err *err)
 {
 	struct jail_state *js = state_of(sb->drv);
-	struct jail_launch l = { .sv = { -1, -1 }, .report_fd = report_fd };
+	struct jail_launch l = { .sv = { -1, -1 }, .up = { -1, -1 }, .report_fd = report_fd };
 
 	if (check_runtime(js, sb, &l, err) < 0)
 		return -1;
@@ -512,7 +537,7 @@ int jail_warm_state(const struct rn_sandbox *sb, struct sbx_err *err)
 static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct jail_state *js = state_of(sb->drv);
-	struct jail_launch l = { .sv = { -1, -1 }, .report_fd = -1 };
+	struct jail_launch l = { .sv = { -1, -1 }, .up = { -1, -1 }, .report_fd = -1 };
 
 	if (check_runtime(js, sb, &l, err) < 0 || take_slot(js, sb, err) < 0)
 		return -1;
@@ -645,7 +670,8 @@ static int jail_init(struct rn_driver *d, struct sbx_err *err)
 	 * (capabilities and create say why); the runner still serves
 	 * get/list/stop and the other drivers. */
 	if (rn_runtime_prepare(r->agent_path, r->runtime_dir, js->loader,
-			       sizeof(js->loader), err) < 0) {
+			       sizeof(js->loader), err) < 0 ||
+	    jail_seccomp_compile(&js->seccomp, 0, err) < 0) {
 		free(js);
 		return -1;
 	}

@@ -10,11 +10,15 @@
 #include "runner.h"
 #include "sbx_err.h"
 
+struct jail_seccomp_prog;
+
 #define JAIL_UID_BASE 200000u     /* first host uid of slot 0 */
 #define JAIL_UID_COUNT 65536u     /* ids per sandbox: 0..65535 inside */
 #define JAIL_SANDBOX_UID 1000
 #define JAIL_AGENT_SOCK_DIR "/run/sbx"
 #define JAIL_AGENT_SOCK JAIL_AGENT_SOCK_DIR "/agent.sock"
+/* the agent's --ready-fd in a jail (3 is the setup channel, closed at exec) */
+#define JAIL_READY_FD 4
 
 /* What the child needs to build the sandbox; filled in by the parent
  * before clone, read by the child from its copy of memory. */
@@ -30,6 +34,8 @@ struct jail_plan {
 	const struct rn_spec *spec;
 	int slot;                /* its veth addresses (the resolver's) */
 	int agent_stderr;        /* keep the runner's stderr for the agent */
+	const struct jail_seccomp_prog *seccomp;   /* the driver's, compiled */
+	int ready_fd;            /* the runner's pipe, the agent's --ready-fd; -1 none */
 };
 
 /* Message the child sends on failure (a successful exec sends nothing:

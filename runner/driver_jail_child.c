@@ -261,9 +261,15 @@ static void set_limits(const struct rn_spec *s)
 	CHECK(setrlimit(RLIMIT_CORE, &core), "setrlimit CORE");
 }
 
-/* Keep only the sync channel (as fd 3, sync_fd) and fresh stdio. */
+/* Keep only the sync channel (as fd 3, sync_fd), the agent's ready pipe
+ * (as fd JAIL_READY_FD, kept across exec) and fresh stdio. */
 static void keep_channel(const struct jail_plan *p, int fd)
 {
+	/* out of the way of the dup2s below, whatever their numbers */
+	int ready = p->ready_fd >= 0 ? fcntl(p->ready_fd, F_DUPFD_CLOEXEC, 16) : -1;
+
+	if (p->ready_fd >= 0 && ready < 0)
+		_exit(126);
 	sync_fd = fd;
 	if (fd != 3) {
 		if (dup2(fd, 3) < 0)
@@ -271,9 +277,11 @@ static void keep_channel(const struct jail_plan *p, int fd)
 		sync_fd = 3;
 	}
 	fcntl(3, F_SETFD, FD_CLOEXEC);
+	if (ready >= 0 && dup2(ready, JAIL_READY_FD) < 0)   /* dup2 clears CLOEXEC */
+		_exit(126);
 	if (rn_child_stdio(p->agent_stderr) < 0)
 		fail(errno, "open /dev/null");
-	if (syscall(SYS_close_range, 4, ~0u, 0) < 0)
+	if (syscall(SYS_close_range, ready >= 0 ? JAIL_READY_FD + 1 : 4, ~0u, 0) < 0)
 		fail(errno, "close_range");
 }
 
@@ -314,7 +322,7 @@ static void lock_down(const struct jail_plan *p)
 	set_limits(p->spec);
 	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
 	trim_caps();
-	if (jail_seccomp_apply(&err) < 0)
+	if (jail_seccomp_load(p->seccomp, &err) < 0)
 		fail(err.code, "seccomp: %s", err.msg);
 }
 
@@ -341,12 +349,24 @@ static void __attribute__((noreturn)) exec_agent(const struct jail_plan *p)
 	snprintf(loader, sizeof(loader), RN_RUNTIME_MOUNT "/lib/%s", p->loader);
 	snprintf(libdir, sizeof(libdir), RN_RUNTIME_MOUNT "/lib");
 	{
-		char *const argv[] = {
+		char ready[16];
+		char *argv[12] = {
 			loader, "--library-path", libdir,
 			RN_RUNTIME_MOUNT "/sandbox-agent",
 			"--listen", "unix:" JAIL_AGENT_SOCK,
-			p->spec->workdir[0] ? "--workdir" : NULL, (char *)p->spec->workdir, NULL
 		};
+		int n = 6;
+
+		if (p->ready_fd >= 0) {
+			snprintf(ready, sizeof ready, "%d", JAIL_READY_FD);
+			argv[n++] = "--ready-fd";
+			argv[n++] = ready;
+		}
+		if (p->spec->workdir[0]) {
+			argv[n++] = "--workdir";
+			argv[n++] = (char *)p->spec->workdir;
+		}
+		argv[n] = NULL;
 		execve(loader, argv, envp);
 	}
 	fail(errno, "exec the agent %s", loader);

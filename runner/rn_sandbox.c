@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -58,9 +59,23 @@ struct rn_sandbox *rn_sandbox_find(struct runner *r, const char *id)
 	return NULL;
 }
 
+static void agent_up_close(struct rn_sandbox *sb)
+{
+	if (!sb->agent_up.cb)
+		return;
+	rn_loop_del(&sb->agent_up);
+	close(sb->agent_up.fd);
+	sb->agent_up.cb = NULL;
+	sb->agent_up.fd = -1;
+}
+
 static void ready_close(struct rn_sandbox *sb)
 {
+	agent_up_close(sb);
 	if (sb->ready_fd1) {
+		if (sb->ready_ev.cb)
+			rn_loop_del(&sb->ready_ev);
+		sb->ready_ev.cb = NULL;
 		close(sb->ready_fd1 - 1);
 		sb->ready_fd1 = 0;
 	}
@@ -229,6 +244,7 @@ int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *
 	sb->reaped = sb->wait_status = sb->cleanup_tries = sb->stop_asked = 0;
 	sb->cleanup_retry_mono = sb->stopped_mono = sb->paused_mono = 0;
 	sb->idle_fd1 = sb->ready_fd1 = 0;
+	sb->ready_ev.cb = sb->agent_up.cb = NULL;
 	sb->idle_at = 0;
 	sb->pid = 0;
 	sb->agent_socket[0] = 0;
@@ -301,6 +317,7 @@ int rn_sandbox_extend(struct runner *r, struct rn_sandbox *sb, int64_t ms,
 
 static void finish(struct runner *r, struct rn_sandbox *sb)
 {
+	ready_close(sb);   /* no descriptor of a sandbox outlives it */
 	r->n_live--;
 	r->committed_mb -= sb->spec.memory_mb;
 	r->n_warm -= sb->warm;
@@ -363,6 +380,39 @@ void rn_sandbox_reap(struct runner *r)
 	}
 }
 
+/* The agent's answer to the readiness dial (or its close) came: the next
+ * loop turn walks the sandboxes. Watched once per dial, so an answer
+ * that stays partial cannot keep waking the loop: the tick's timer
+ * looks again. */
+static void ready_answered(struct rn_ev *ev, uint32_t events)
+{
+	struct rn_sandbox *sb = ev->owner;
+
+	(void)events;
+	rn_loop_mod(ev, 0);
+	sb->drv->r->tick_dirty = 1;
+}
+
+static void agent_listens(struct rn_ev *ev, uint32_t events)
+{
+	struct rn_sandbox *sb = ev->owner;
+
+	(void)events;
+	agent_up_close(sb);
+	sb->drv->r->tick_dirty = 1;
+}
+
+void rn_sandbox_watch_ready(struct rn_sandbox *sb, int fd)
+{
+	agent_up_close(sb);
+	sb->agent_up = (struct rn_ev){ .fd = fd, .cb = agent_listens, .owner = sb };
+	if (rn_loop_add(&sb->agent_up, EPOLLIN | EPOLLRDHUP) < 0) {
+		close(fd);   /* the timer's dials find the agent */
+		sb->agent_up.cb = NULL;
+		sb->agent_up.fd = -1;
+	}
+}
+
 /* Readiness: the agent answered the handshake (a socket that accepts is
  * not yet a guest that answers). One dial at a time, in flight across
  * ticks: 1 ready, 0 not yet. A dial the guest refused or closed is
@@ -378,6 +428,9 @@ static int agent_ready(struct rn_sandbox *sb)
 		if (fd < 0)
 			return 0;
 		sb->ready_fd1 = fd + 1;
+		sb->ready_ev = (struct rn_ev){ .fd = fd, .cb = ready_answered, .owner = sb };
+		if (rn_loop_add(&sb->ready_ev, EPOLLIN | EPOLLRDHUP) < 0)
+			sb->ready_ev.cb = NULL;   /* the tick's timer finds the answer */
 	}
 	rc = sbx_dial_finish(sb->ready_fd1 - 1, SBX_AGENT_PORT);
 	if (rc == 0)

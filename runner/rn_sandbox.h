@@ -21,6 +21,10 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
 int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *err);
 /* Begin stopping sb for reason (no-op if already stopping or gone). */
 void rn_sandbox_stop(struct runner *r, struct rn_sandbox *sb, enum rn_reason reason);
+/* A driver's start: fd (taken over) reaches its end when sb's agent
+ * listens (or dies), and the readiness dial goes at once instead of on
+ * the next timer tick. */
+void rn_sandbox_watch_ready(struct rn_sandbox *sb, int fd);
 /* Extend the deadline by ms. -1 with err: EBUSY when not running, EINVAL
  * when expires_at would pass created_at + max_lifetime_ms (itself capped
  * at RN_TIMEOUT_MAX_MS, the most a create may ask for). */

@@ -655,6 +655,35 @@ def t_quiesce_not_vsock():
     wait(cid)
 
 
+def t_ready_fd():
+    # --ready-fd: the runner's pipe reaches its end only once the agent
+    # listens (a dial then succeeds at once), and no command inherits it
+    sock = os.path.join(WORK, "ready.sock")
+    r, w = os.pipe()
+    os.set_inheritable(w, True)
+    log = open(os.path.join(WORK, "agent-ready.log"), "ab")
+    p = subprocess.Popen([AGENT, "--listen", "unix:" + sock, "--ready-fd", str(w)],
+                         stdout=log, stderr=log, cwd=WORK, pass_fds=(w,))
+    os.close(w)
+    try:
+        got = os.read(r, 1)   # blocks until the agent closed its copy
+        check(got == b"", "the ready pipe carried %r" % got)
+        check(call(sock, {"op": "ping"}, timeout=2).get("ok"), "no answer right after the end")
+        _, out, _, ex = run(sock, "ls", ["/proc/self/fd"])
+        fds = sorted(int(x) for x in out.split())
+        check(ex and ex.get("exit_code") == 0 and 0 in fds, "ls /proc/self/fd: %r %r" % (out, ex))
+        # stdio and ls's own directory: the pipe (fd %d in the agent) is not there
+        check(set(fds) <= {0, 1, 2, 3}, "a command holds more (the pipe was %d): %r" % (w, fds))
+    finally:
+        os.close(r)
+        p.kill()
+        p.wait()
+    # a value outside 3-1023 is a usage error, before anything listens
+    bad = subprocess.run([AGENT, "--listen", "unix:" + sock + "2", "--ready-fd", "2"],
+                         capture_output=True, timeout=10)
+    check(bad.returncode == 2 and b"--ready-fd" in bad.stderr, "ready-fd 2: %r" % (bad,))
+
+
 def agent_rss_kb(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -990,7 +1019,7 @@ TESTS = [t_ping_and_handshake, t_two_chunks_in_time, t_replay_and_offset,
          t_retention_truncated_attach, t_exit_codes_signals, t_timeout,
          t_126_127, t_env_cwd_uid, t_stdin, t_readers_independent, t_finished_eviction,
          t_status_commands, t_files, t_forward, t_pty, t_attach_no_follow, t_pty_paced, t_pty_hangup_on_detach, t_idle, t_no_tick_when_idle,
-         t_quiesce_not_vsock,
+         t_quiesce_not_vsock, t_ready_fd,
          t_bad_input, t_socket_fuzz, t_flood, t_pid1]
 
 

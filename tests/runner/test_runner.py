@@ -726,6 +726,23 @@ def t_real_agent():
                "%s %r %s" % (first, out, ex))
         first, out, ex = agent_exec(r.sock, sid, "echo", ["hi"])
         result("exec via the agent: echo hi", out == b"hi\n", "%r %s" % (out, ex))
+        # the jail's ready pipe (--ready-fd 4) ends with the agent's start:
+        # no command gets it, and the agent holds no pipe when idle
+        first, out, ex = agent_exec(r.sock, sid, "ls", ["/proc/self/fd"])
+        fds = set(out.split())
+        result("a command holds its stdio only (no descriptor of the runner's)",
+               fds == {b"0", b"1", b"2", b"3"}, "%r %s" % (out, ex))
+        if ISOLATION == "jail":
+            with open("%s/sandboxes/%s/state.json" % (r.state, sid)) as f:
+                pid = json.load(f)["pid"]
+            links = []
+            for fd in os.listdir("/proc/%d/fd" % pid):
+                try:
+                    links.append(os.readlink("/proc/%d/fd/%s" % (pid, fd)))
+                except OSError:
+                    pass
+            result("the idle agent holds no pipe (its ready pipe is closed)",
+                   links and not [x for x in links if x.startswith("pipe:")], repr(links))
         first, out, ex = agent_exec(r.sock, sid, "head", ["-c", "4000000", "/dev/zero"])
         result("4 MB of output through the runner's spliced stream, whole",
                len(out) == 4000000 and ex and ex.get("exit_code") == 0, "%d %s" % (len(out), ex))
