@@ -211,9 +211,14 @@ def reset(port, host):
     """the client resets the connection mid-download"""
     s = connect(port)
     s.sendall(f'GET /download?mb=50 HTTP/1.1\r\nHost: {host}\r\n\r\n'.encode())
+    s.settimeout(30)
     n = 0
     while n < (1 << 20):
-        n += len(s.recv(65536))
+        d = s.recv(65536)
+        if not d:   # the server (or a suite killed meanwhile) closed first
+            print(f'closed after {n} bytes')
+            return
+        n += len(d)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
     s.close()
     print('reset')
