@@ -427,15 +427,18 @@ static int send_go(const struct jail_launch *l, struct sbx_err *err)
 	return 0;
 }
 
-/* First byte: the child builds its mounts. Moving a task into a v1 memory
- * cgroup waits for an RCU grace period (~10 ms here): done meanwhile. The
- * child waits for the second byte before it enters its cgroup namespace
- * and long before it runs anything of the user's; then its report. */
+/* First byte: the child builds its mounts (about a millisecond), and
+ * meanwhile the parent makes its cgroups and moves it in (a v1 memory
+ * cgroup move may wait for an RCU grace period). The child waits for the
+ * second byte before it enters its cgroup namespace and long before it
+ * runs anything of the user's; then its report. */
 static int run_child_setup(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct runner *r = sb->drv->r;
 
-	if (send_go(l, err) < 0 || rn_cgroup_attach(&r->cg, sb_of(sb)->cg, sb->pid, err) < 0)
+	if (send_go(l, err) < 0 ||
+	    rn_cgroup_create(&r->cg, sb_of(sb)->cg, &sb->spec, err) < 0 ||
+	    rn_cgroup_attach(&r->cg, sb_of(sb)->cg, sb->pid, err) < 0)
 		return -1;
 	if (sb->spec.network != RN_NET_DENY_ALL &&
 	    (rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0 ||
@@ -485,10 +488,9 @@ static int launch(struct jail_state *js, struct jail_launch *l, struct rn_sandbo
 {
 	plan_launch(l, js, sb);
 	sb->pid = 0;
-	if (make_dirs(sb, l->base, l->n_layers, err) < 0 ||
-	    rn_cgroup_create(&sb->drv->r->cg, sb_of(sb)->cg, &sb->spec, err) < 0 ||
-	    open_channel(l, err) < 0 || clone_child(l, sb, err) < 0 ||
-	    prepare_child(js, l, sb, err) < 0 || run_child_setup(l, sb, err) < 0) {
+	if (make_dirs(sb, l->base, l->n_layers, err) < 0 || open_channel(l, err) < 0 ||
+	    clone_child(l, sb, err) < 0 || prepare_child(js, l, sb, err) < 0 ||
+	    run_child_setup(l, sb, err) < 0) {
 		undo_start(js, sb, l);
 		return -1;
 	}
