@@ -451,15 +451,3 @@ void jail_seccomp_free(struct jail_seccomp_prog *prog)
 		prog->len[i] = 0;
 	}
 }
-
-int jail_seccomp_apply(struct sbx_err *err)
-{
-	struct jail_seccomp_prog prog;
-	int rc;
-
-	if (jail_seccomp_compile(&prog, 0, err) < 0)
-		return -1;
-	rc = jail_seccomp_load(&prog, err);
-	jail_seccomp_free(&prog);
-	return rc;
-}

@@ -2,15 +2,12 @@
  * stacked filters, an allowlist built on Docker's default profile and an
  * argument denylist, native architecture only.
  *
- * Two ways to use it:
- *  - jail_seccomp_apply(): build and load in one call, in the process that
- *    is about to exec (simple; allocates).
- *  - jail_seccomp_compile() once in the parent, then jail_seccomp_load() in
- *    each child: the child only makes two prctl() calls and allocates
- *    nothing, so it is safe after fork() of a threaded process or in a
- *    CLONE_VM child, and costs microseconds instead of a policy build.
- * Either way the caller sets PR_SET_NO_NEW_PRIVS first and loads right
- * before exec; every descendant inherits the filters. */
+ * jail_seccomp_compile() once in the parent, then jail_seccomp_load() in
+ * each child: the child only makes two prctl() calls and allocates
+ * nothing, so it is safe after fork() of a threaded process or in a
+ * CLONE_VM child, and costs microseconds instead of a policy build. The
+ * caller sets PR_SET_NO_NEW_PRIVS first and loads right before exec;
+ * every descendant inherits the filters. */
 #ifndef JAIL_SECCOMP_H
 #define JAIL_SECCOMP_H
 
@@ -53,9 +50,5 @@ int jail_seccomp_compile(struct jail_seccomp_prog *prog, unsigned flags,
 int jail_seccomp_load(const struct jail_seccomp_prog *prog, struct sbx_err *err);
 
 void jail_seccomp_free(struct jail_seccomp_prog *prog);
-
-/* compile(0) + load + free: the default policy in the calling process,
- * which must have set PR_SET_NO_NEW_PRIVS. */
-int jail_seccomp_apply(struct sbx_err *err);
 
 #endif
