@@ -59,26 +59,28 @@ struct rn_sandbox *rn_sandbox_find(struct runner *r, const char *id)
 	return NULL;
 }
 
-static void agent_up_close(struct rn_sandbox *sb)
+/* A descriptor of sb's readiness (the dial in flight, the agent's ready
+ * pipe), held while ev->cb is set and watched by the loop when it could
+ * be added: a failed add leaves it to the tick's timer. */
+static void ready_watch(struct rn_sandbox *sb, struct rn_ev *ev, int fd, rn_ev_cb cb)
 {
-	if (!sb->agent_up.cb)
+	*ev = (struct rn_ev){ .fd = fd, .cb = cb, .owner = sb };
+	rn_loop_add(ev, EPOLLIN | EPOLLRDHUP);
+}
+
+static void ready_unwatch(struct rn_ev *ev)
+{
+	if (!ev->cb)
 		return;
-	rn_loop_del(&sb->agent_up);
-	close(sb->agent_up.fd);
-	sb->agent_up.cb = NULL;
-	sb->agent_up.fd = -1;
+	rn_loop_del(ev);   /* one never added: epoll says ENOENT, nothing else */
+	close(ev->fd);
+	*ev = (struct rn_ev){ .fd = -1 };
 }
 
 static void ready_close(struct rn_sandbox *sb)
 {
-	agent_up_close(sb);
-	if (sb->ready_fd1) {
-		if (sb->ready_ev.cb)
-			rn_loop_del(&sb->ready_ev);
-		sb->ready_ev.cb = NULL;
-		close(sb->ready_fd1 - 1);
-		sb->ready_fd1 = 0;
-	}
+	ready_unwatch(&sb->agent_up);
+	ready_unwatch(&sb->ready_ev);
 }
 
 /* Drop the oldest final sandboxes beyond RN_KEEP_STOPPED. */
@@ -243,7 +245,7 @@ int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *
 	sb->error[0] = 0;
 	sb->reaped = sb->wait_status = sb->cleanup_tries = sb->stop_asked = 0;
 	sb->cleanup_retry_mono = sb->stopped_mono = sb->paused_mono = 0;
-	sb->idle_fd1 = sb->ready_fd1 = 0;
+	sb->idle_fd1 = 0;
 	sb->ready_ev.cb = sb->agent_up.cb = NULL;
 	sb->idle_at = 0;
 	sb->pid = 0;
@@ -398,19 +400,14 @@ static void agent_listens(struct rn_ev *ev, uint32_t events)
 	struct rn_sandbox *sb = ev->owner;
 
 	(void)events;
-	agent_up_close(sb);
+	ready_unwatch(&sb->agent_up);
 	sb->drv->r->tick_dirty = 1;
 }
 
 void rn_sandbox_watch_ready(struct rn_sandbox *sb, int fd)
 {
-	agent_up_close(sb);
-	sb->agent_up = (struct rn_ev){ .fd = fd, .cb = agent_listens, .owner = sb };
-	if (rn_loop_add(&sb->agent_up, EPOLLIN | EPOLLRDHUP) < 0) {
-		close(fd);   /* the timer's dials find the agent */
-		sb->agent_up.cb = NULL;
-		sb->agent_up.fd = -1;
-	}
+	ready_unwatch(&sb->agent_up);
+	ready_watch(sb, &sb->agent_up, fd, agent_listens);
 }
 
 /* Readiness: the agent answered the handshake (a socket that accepts is
@@ -421,21 +418,21 @@ static int agent_ready(struct rn_sandbox *sb)
 {
 	int rc;
 
-	if (!sb->ready_fd1) {
+	if (!sb->ready_ev.cb) {
 		/* the socket's directory is writable by root inside: the dial
 		 * never follows what it put there */
 		int fd = sbx_dial_start(sb->agent_socket, SBX_AGENT_PORT);
 		if (fd < 0)
 			return 0;
-		sb->ready_fd1 = fd + 1;
-		sb->ready_ev = (struct rn_ev){ .fd = fd, .cb = ready_answered, .owner = sb };
-		if (rn_loop_add(&sb->ready_ev, EPOLLIN | EPOLLRDHUP) < 0)
-			sb->ready_ev.cb = NULL;   /* the tick's timer finds the answer */
+		ready_watch(sb, &sb->ready_ev, fd, ready_answered);
 	}
-	rc = sbx_dial_finish(sb->ready_fd1 - 1, SBX_AGENT_PORT);
+	rc = sbx_dial_finish(sb->ready_ev.fd, SBX_AGENT_PORT);
 	if (rc == 0)
 		return 0;
-	ready_close(sb);
+	if (rc == 1)
+		ready_close(sb);
+	else   /* refused: the agent's pipe, if any, still says when to dial again */
+		ready_unwatch(&sb->ready_ev);
 	return rc == 1;
 }
 

@@ -151,8 +151,7 @@ struct rn_sandbox {
 	int wait_status;
 	long oom_kills;                 /* last seen, kept after cleanup */
 	long pids_hits;
-	int ready_fd1;                  /* readiness dial in flight: fd + 1, or 0 */
-	struct rn_ev ready_ev;          /* its answer wakes the loop (cb NULL: not watched) */
+	struct rn_ev ready_ev;          /* the readiness dial in flight (cb NULL: none) */
 	struct rn_ev agent_up;          /* a pipe the agent closes once it listens (cb NULL: none) */
 	int64_t sock_over_since;        /* socket memory over its bound since (0: not) */
 	int sock_refusing;              /* new connections refused (rn_sockwatch.h) */
