@@ -40,12 +40,14 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "rn_egress_bio.h"
 #include "rn_egress_ca.h"
 #include "rn_egress_relay.h"
 #include "sbx_http1.h"
 #include "sbx_log.h"
 
-#define IO_BUF (SBX_H1_HEAD_MAX + 16384)
+#define IO_BUF (SBX_H1_HEAD_MAX + 32768)
+#define TLS_RECORD_MAX 16384    /* the most plaintext one record holds */
 #define IO_TIMEOUT_S 60         /* a side silent this long ends the connection */
 #define CONNECT_TIMEOUT_MS 10000
 #define OUT_HEAD_MAX (SBX_H1_HEAD_MAX + 2 * 8192 * 4)
@@ -124,6 +126,18 @@ static long io_fill(struct io *io)
 		if (io->count)
 			*io->count += (unsigned long long)r;
 	}
+	/* the records already here as well (SSL_read gives one at a time),
+	 * so that one write carries them on: a partial one in the buffer is
+	 * on its way, and an error or the end shows again on the next read */
+	while (r > 0 && io->ssl && IO_BUF - io->len >= TLS_RECORD_MAX &&
+	       (SSL_pending(io->ssl) > 0 || SSL_has_pending(io->ssl))) {
+		long k = io_raw_read(io, io->buf + io->len, IO_BUF - io->len);
+		if (k <= 0)
+			break;
+		io->len += (size_t)k;
+		if (io->count)
+			*io->count += (unsigned long long)k;
+	}
 	return r;
 }
 
@@ -135,10 +149,8 @@ static void io_take(struct io *io, size_t n)
 		io->off = 0;
 }
 
-static int io_write(struct io *io, const void *p, size_t n)
+static int io_write_through(struct io *io, const char *c, size_t n)
 {
-	const char *c = p;
-
 	while (n) {
 		long w;
 		if (io->ssl) {
@@ -157,6 +169,20 @@ static int io_write(struct io *io, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+/* n bytes to io; over TLS, the records they make leave in one send */
+static int io_write(struct io *io, const void *p, size_t n)
+{
+	BIO *wb;
+	int rc;
+
+	if (!io->ssl)
+		return io_write_through(io, p, n);
+	wb = SSL_get_wbio(io->ssl);
+	eg_bio_gather(wb);
+	rc = io_write_through(io, p, n);
+	return eg_bio_send(wb) < 0 ? -1 : rc;
 }
 
 /* A parsed head at the start of io's buffer: its length, 0 at a clean end
@@ -388,72 +414,6 @@ fail:
 	return -1;
 }
 
-/* ---- the sandbox's TLS, with the peeked ClientHello read first ---- */
-
-struct pre_bio {
-	int fd;
-	const unsigned char *pre;
-	size_t pre_len;
-};
-
-static int pre_read(BIO *b, char *out, int n)
-{
-	struct pre_bio *pb = BIO_get_data(b);
-	ssize_t r;
-
-	if (n <= 0)
-		return 0;
-	if (pb->pre_len) {
-		size_t k = (size_t)n < pb->pre_len ? (size_t)n : pb->pre_len;
-		memcpy(out, pb->pre, k);
-		pb->pre += k;
-		pb->pre_len -= k;
-		return (int)k;
-	}
-	BIO_clear_retry_flags(b);
-	do
-		r = recv(pb->fd, out, (size_t)n, 0);
-	while (r < 0 && errno == EINTR);
-	if (r < 0 && errno == EAGAIN)
-		BIO_set_retry_read(b);  /* non-blocking after an upgrade */
-	return r < 0 ? -1 : (int)r;
-}
-
-static int pre_write(BIO *b, const char *p, int n)
-{
-	struct pre_bio *pb = BIO_get_data(b);
-	ssize_t w;
-
-	BIO_clear_retry_flags(b);
-	do
-		w = send(pb->fd, p, (size_t)n, MSG_NOSIGNAL);
-	while (w < 0 && errno == EINTR);
-	if (w < 0 && errno == EAGAIN)
-		BIO_set_retry_write(b);
-	return w < 0 ? -1 : (int)w;
-}
-
-static long pre_ctrl(BIO *b, int cmd, long num, void *ptr)
-{
-	(void)b;
-	(void)num;
-	(void)ptr;
-	return cmd == BIO_CTRL_FLUSH ? 1 : 0;
-}
-
-static BIO_METHOD *pre_method;
-static pthread_once_t pre_once = PTHREAD_ONCE_INIT;
-
-static void pre_init(void)
-{
-	pre_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "egress-pre");
-	if (pre_method) {
-		BIO_meth_set_read(pre_method, pre_read);
-		BIO_meth_set_write(pre_method, pre_write);
-		BIO_meth_set_ctrl(pre_method, pre_ctrl);
-	}
-}
-
 /* ---- rules applied to one request ---- */
 
 static const char *reason_of(int status)
@@ -638,6 +598,7 @@ static int up_open(struct eg_mitm *m, struct upstream *u, int *slot,
 {
 	struct sbx_err err = { 0, "" };
 	int fd = connect_to(a);
+	BIO *b;
 
 	if (fd < 0) {
 		snprintf(m->why, sizeof(m->why), "connect to %s failed", name);
@@ -656,10 +617,11 @@ static int up_open(struct eg_mitm *m, struct upstream *u, int *slot,
 	if (!tls)
 		return 0;
 	u->ssl = rn_egress_ca_client(name, &err);
-	if (!u->ssl || SSL_set_fd(u->ssl, fd) != 1) {
-		snprintf(m->why, sizeof(m->why), "%.100s", err.msg);
+	if (!u->ssl || !(b = eg_bio_new(fd, NULL, 0))) {
+		snprintf(m->why, sizeof(m->why), "%.100s", u->ssl ? "out of memory" : err.msg);
 		return -1;
 	}
+	SSL_set_bio(u->ssl, b, b);
 	if (SSL_connect(u->ssl) != 1) {
 		long v = SSL_get_verify_result(u->ssl);
 		if (v != X509_V_OK) {
@@ -894,7 +856,6 @@ static void *mitm_main(void *arg)
 	struct upstream up = { -1, NULL, { .fd = -1, .count = NULL, .pipe = sb.pipe } };
 	struct view_store *vs = malloc(sizeof(*vs));
 	SSL *ssl = NULL;
-	struct pre_bio pb = { m->in_fd, m->pre, m->pre_len };
 
 	sb.buf = malloc(IO_BUF);
 	up.io.buf = malloc(IO_BUF);
@@ -904,14 +865,11 @@ static void *mitm_main(void *arg)
 	if (m->port == 443) {
 		struct sbx_err err = { 0, "" };
 		BIO *b;
-		pthread_once(&pre_once, pre_init);
 		ssl = rn_egress_ca_server(m->name, &err);
-		if (!ssl || !pre_method || !(b = BIO_new(pre_method))) {
-			snprintf(m->why, sizeof(m->why), "%.100s", err.msg);
+		if (!ssl || !(b = eg_bio_new(m->in_fd, m->pre, m->pre_len))) {
+			snprintf(m->why, sizeof(m->why), "%.100s", ssl ? "out of memory" : err.msg);
 			goto out;
 		}
-		BIO_set_data(b, &pb);
-		BIO_set_init(b, 1);
 		SSL_set_bio(ssl, b, b);
 		if (SSL_accept(ssl) != 1) {
 			ERR_clear_error();

@@ -31,6 +31,10 @@ $(OUT)/tests/test_gvisor_sock: $(call obj,runner/driver_gvisor_sock.c)
 # cmocka test of the egress CA's trust bundle, env and install.
 $(OUT)/tests/test_rn_trust: $(call obj,runner/rn_egress_trust.c)
 
+# cmocka test of the decrypted egress connection's socket BIO.
+$(OUT)/tests/test_rn_egress_bio: $(call obj,runner/rn_egress_bio.c)
+UNIT_LIBS_test_rn_egress_bio := $(LIBS_SSL)
+
 # cmocka test of the vm driver's KVM boot probe (with a mock QEMU).
 $(OUT)/tests/test_vm_kvm: $(call obj,runner/driver_vm_kvm.c)
 
