@@ -357,8 +357,13 @@ static ssize_t read_chunk(struct ag_cmd *cmd, int fd, unsigned tag)
 	return n;
 }
 
-/* Read up to max chunks from one stream. Returns 1 if the stream ended. */
-static int read_stream(struct ag_cmd *cmd, struct ag_ev *e, unsigned tag, int max)
+/* Read up to max chunks from one stream. Returns 1 if the stream ended.
+ * With drain, reads on until the pipe is empty or ends (the command has
+ * exited); without, a short read ends the turn: epoll is level-triggered,
+ * so what comes after wakes the loop again, and the read that would only
+ * have found the pipe empty (two syscalls, each a trap into the sentry
+ * under gVisor) is not made. */
+static int read_stream(struct ag_cmd *cmd, struct ag_ev *e, unsigned tag, int max, int drain)
 {
 	int i, got = 0;
 
@@ -374,6 +379,8 @@ static int read_stream(struct ag_cmd *cmd, struct ag_ev *e, unsigned tag, int ma
 				fan_out(cmd);
 				got = 0;
 			}
+			if ((size_t)n < AG_CHUNK && !drain)
+				break;
 			continue;
 		}
 		if (got) {
@@ -433,8 +440,8 @@ static void finish(struct ag_cmd *cmd)
 	/* Whatever the command wrote before it exited is in the pipes now:
 	 * take it (bounded, in case a background child keeps writing), then
 	 * close. Output of such children after this point is not kept. */
-	read_stream(cmd, &cmd->out, SBX_FRAME_STDOUT, 64);
-	read_stream(cmd, &cmd->err, SBX_FRAME_STDERR, 64);
+	read_stream(cmd, &cmd->out, SBX_FRAME_STDOUT, 64, 1);
+	read_stream(cmd, &cmd->err, SBX_FRAME_STDERR, 64, 1);
 	if (cmd->stdin_conn && cmd->stdin_conn->state == AG_ST_STDIN) {
 		struct ag_conn *s = cmd->stdin_conn;
 
@@ -637,7 +644,8 @@ void ag_cmd_event(struct ag_ev *e, uint32_t events)
 			return;
 	}
 	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-		read_stream(cmd, e, e->kind == AG_EV_CMD_OUT ? SBX_FRAME_STDOUT : SBX_FRAME_STDERR, 16);
+		read_stream(cmd, e, e->kind == AG_EV_CMD_OUT ? SBX_FRAME_STDOUT : SBX_FRAME_STDERR, 16,
+			    0);
 }
 
 static void start_attach(struct ag_conn *c, struct ag_cmd *cmd, int64_t offset,
