@@ -79,7 +79,7 @@ static void layer_name(char *out, size_t n, int i)
 static int make_dirs(const struct rn_sandbox *sb, uid_t base, int n_layers,
 		     struct sbx_err *err)
 {
-	static const char *const subs[] = { "lower", "rw", "root", "sock", NULL };
+	static const char *const subs[] = { "lower", "rw", "root", NULL };
 	char p[PATH_MAX], opts[96], name[16];
 	long long inodes = sb->spec.disk_mb * 256;
 
@@ -108,13 +108,14 @@ static int make_dirs(const struct rn_sandbox *sb, uid_t base, int n_layers,
 	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		return sbx_err_sys(err, "mount tmpfs on %s", p);
 	/* The agent's socket dir is writable by root inside and visible on the
-	 * host: a tiny tmpfs of its own, so nothing written there lands on the
-	 * host's disk (disk_mb covers only the overlay). */
-	rn_state_path(p, sb, "sock");
-	snprintf(opts, sizeof(opts), "size=64k,nr_inodes=64,mode=0755,uid=%u,gid=%u",
-		 (unsigned)base, (unsigned)base);
-	if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
-		return sbx_err_sys(err, "mount tmpfs on %s", p);
+	 * host: a dir on that same tmpfs (what is written there counts in
+	 * disk_mb), not a tmpfs of its own. Every mount on the host is copied
+	 * into each new sandbox's mount namespace and torn down with it, so
+	 * each one a running sandbox holds makes every later create slower
+	 * (docs/runner.md, "Measured here"). */
+	rn_state_path(p, sb, JAIL_SOCK_SUBDIR);
+	if (mkdir(p, 0755) < 0 || chown(p, base, base) < 0)
+		return sbx_err_sys(err, "mkdir %s", p);
 	return 0;
 }
 
@@ -188,8 +189,8 @@ static void unmount_lower(const struct rn_sandbox *sb)
 	}
 }
 
-/* Every host-side mount of a sandbox: the lowers, the writable layer's
- * tmpfs and the socket tmpfs. */
+/* Every host-side mount of a sandbox: the lowers and the writable
+ * layer's tmpfs (and the socket tmpfs of a sandbox an older runner made). */
 static void unmount_all(const struct rn_sandbox *sb)
 {
 	unmount_lower(sb);
@@ -330,7 +331,7 @@ static void plan_launch(struct jail_launch *l, const struct jail_state *js,
 	strcat(plan->lowerdir, "lower");
 	rn_state_path(plan->rw, sb, "rw");
 	rn_state_path(plan->root, sb, "root");
-	rn_state_path(plan->sockdir, sb, "sock");
+	rn_state_path(plan->sockdir, sb, JAIL_SOCK_SUBDIR);
 	plan->runtime_dir = sb->drv->r->runtime_dir;
 	plan->loader = js->loader;
 	plan->spec = &sb->spec;
@@ -496,7 +497,7 @@ static int launch(struct jail_state *js, struct jail_launch *l, struct rn_sandbo
 	}
 	close(l->sv[0]);
 	unmount_lower(sb);
-	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
+	rn_state_path(sb->agent_socket, sb, JAIL_SOCK_SUBDIR "/agent.sock");
 	if (l->up[0] >= 0)
 		rn_sandbox_watch_ready(sb, l->up[0]);
 	return 0;

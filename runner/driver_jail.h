@@ -17,6 +17,7 @@ struct jail_seccomp_prog;
 #define JAIL_SANDBOX_UID 1000
 #define JAIL_AGENT_SOCK_DIR "/run/sbx"
 #define JAIL_AGENT_SOCK JAIL_AGENT_SOCK_DIR "/agent.sock"
+#define JAIL_SOCK_SUBDIR "rw/sock"      /* its host side, under the sandbox's dir */
 /* the agent's --ready-fd in a jail (3 is the setup channel, closed at exec) */
 #define JAIL_READY_FD 4
 

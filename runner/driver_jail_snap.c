@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,7 +62,10 @@ static int relisten_agent(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	char dir[PATH_MAX];
 
-	rn_state_path(dir, sb, "sock");
+	/* the dir of its socket (rw/sock; sock for a sandbox an older runner made) */
+	snprintf(dir, sizeof(dir), "%s", sb->agent_socket);
+	if (strrchr(dir, '/'))
+		*strrchr(dir, '/') = 0;
 	if (kill(sb->pid, SIGUSR2) < 0)
 		return sbx_err_sys(err, "signal the agent of %s", sb->id);
 	for (int i = 0; i * STEP_US < QUIESCE_MS * 1000; i++) {

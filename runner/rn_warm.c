@@ -111,7 +111,7 @@ static void on_msg(const struct rn_warm_msg *m)
 		fail(sb, why);
 		return;
 	}
-	rn_state_path(sb->agent_socket, sb, "sock/agent.sock");
+	rn_state_path(sb->agent_socket, sb, JAIL_SOCK_SUBDIR "/agent.sock");
 	sb->ready_by_mono = rn_now_mono() + RN_READY_TIMEOUT_MS;
 	pool.r->tick_dirty = 1;
 }

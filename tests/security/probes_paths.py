@@ -58,7 +58,11 @@ class HostListener:
 
 
 def sockdir_on_host(ctx, sid):
-    return os.path.join(ctx.state, "sandboxes", sid, "sock")
+    """The host side of the agent's socket dir: rw/sock under jail (a dir
+    on the writable layer's tmpfs), sock under gvisor."""
+    d = os.path.join(ctx.state, "sandboxes", sid)
+    return os.path.join(d, "rw", "sock") if os.path.isdir(os.path.join(d, "rw", "sock")) \
+        else os.path.join(d, "sock")
 
 
 def preview(ctx, sid, port=3000):
