@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "sbx_fs.h"
+
 struct eg_bio {
 	int fd;
 	const unsigned char *pre;
@@ -28,27 +30,22 @@ struct eg_bio {
 	size_t out_len;
 };
 
-static int send_all(int fd, const char *p, size_t n)
+/* n bytes to the socket whole (blocking: the request path); a failure
+ * is remembered for eg_bio_send */
+static int send_whole(struct eg_bio *eb, const char *p, size_t n)
 {
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
+	if (sbx_write_all(eb->fd, p, n) < 0) {
+		eb->failed = 1;
+		return -1;
 	}
 	return 0;
 }
 
 static int flush_out(struct eg_bio *eb)
 {
-	int rc = send_all(eb->fd, eb->out, eb->out_len);
+	int rc = send_whole(eb, eb->out, eb->out_len);
 
 	eb->out_len = 0;
-	if (rc < 0)
-		eb->failed = 1;
 	return rc;
 }
 
@@ -80,11 +77,11 @@ static int bio_read(BIO *b, char *out, int n)
 static int gather_write(struct eg_bio *eb, const char *p, int n)
 {
 	if (!eb->out && !(eb->out = malloc(EG_BIO_GATHER)))
-		return send_all(eb->fd, p, (size_t)n) < 0 ? -1 : n;
+		return send_whole(eb, p, (size_t)n) < 0 ? -1 : n;
 	if (eb->out_len + (size_t)n > EG_BIO_GATHER && eb->out_len && flush_out(eb) < 0)
 		return -1;
 	if ((size_t)n > EG_BIO_GATHER)
-		return send_all(eb->fd, p, (size_t)n) < 0 ? (eb->failed = 1, -1) : n;
+		return send_whole(eb, p, (size_t)n) < 0 ? -1 : n;
 	memcpy(eb->out + eb->out_len, p, (size_t)n);
 	eb->out_len += (size_t)n;
 	return n;

@@ -121,22 +121,18 @@ static long io_fill(struct io *io)
 	if (io->len >= IO_BUF)
 		return -1;
 	r = io_raw_read(io, io->buf + io->len, IO_BUF - io->len);
-	if (r > 0) {
-		io->len += (size_t)r;
-		if (io->count)
-			*io->count += (unsigned long long)r;
-	}
-	/* the records already here as well (SSL_read gives one at a time),
-	 * so that one write carries them on: a partial one in the buffer is
-	 * on its way, and an error or the end shows again on the next read */
-	while (r > 0 && io->ssl && IO_BUF - io->len >= TLS_RECORD_MAX &&
-	       (SSL_pending(io->ssl) > 0 || SSL_has_pending(io->ssl))) {
-		long k = io_raw_read(io, io->buf + io->len, IO_BUF - io->len);
-		if (k <= 0)
-			break;
+	/* then the records already here as well (SSL_read gives one at a
+	 * time), so that one write carries them on: a partial one in the
+	 * buffer is on its way, and an error or the end shows again on the
+	 * next read */
+	for (long k = r; k > 0;) {
 		io->len += (size_t)k;
 		if (io->count)
 			*io->count += (unsigned long long)k;
+		if (!io->ssl || IO_BUF - io->len < TLS_RECORD_MAX ||
+		    !(SSL_pending(io->ssl) > 0 || SSL_has_pending(io->ssl)))
+			break;
+		k = io_raw_read(io, io->buf + io->len, IO_BUF - io->len);
 	}
 	return r;
 }
