@@ -217,6 +217,14 @@ def alive(pid):
         return False
 
 
+def sockdir_on_host(state, sid):
+    """The host side of a sandbox's agent socket dir: rw/sock under jail (a
+    dir on the writable layer's tmpfs), sock under gvisor."""
+    d = os.path.join(state, "sandboxes", sid)
+    jail = os.path.join(d, "rw", "sock")
+    return jail if os.path.isdir(jail) else os.path.join(d, "sock")
+
+
 def cg_dir(sid):
     """A sandbox's cgroup path below a hierarchy: sandbox/<id> for the jail,
     sandbox/gvisor_<runner>/<id> for gvisor (the runner's name is in the id)."""

@@ -934,11 +934,7 @@ def p33(ctx):
     sid = ctx.own()
     other = ctx.sandbox()
     r0, g0 = lib.rss_kb(ctx.runner_pid), lib.rss_kb(ctx.gw_pid)
-    # the agent socket's host side: rw/sock under jail, sock under gvisor
-    d = os.path.join(ctx.state, "sandboxes", sid)
-    sock = os.path.join(d, "rw", "sock", "agent.sock")
-    if not os.path.isdir(os.path.dirname(sock)):
-        sock = os.path.join(d, "sock", "agent.sock")
+    sock = os.path.join(lib.sockdir_on_host(ctx.state, sid), "agent.sock")
 
     def sock_id():
         try:

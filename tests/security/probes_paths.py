@@ -57,14 +57,6 @@ class HostListener:
         os.unlink(self.path)
 
 
-def sockdir_on_host(ctx, sid):
-    """The host side of the agent's socket dir: rw/sock under jail (a dir
-    on the writable layer's tmpfs), sock under gvisor."""
-    d = os.path.join(ctx.state, "sandboxes", sid)
-    return os.path.join(d, "rw", "sock") if os.path.isdir(os.path.join(d, "rw", "sock")) \
-        else os.path.join(d, "sock")
-
-
 def preview(ctx, sid, port=3000):
     anon = lib.Api(ctx.port, None)
     st, body, _ = anon.req("GET", "/", headers={"Host": "%d-%s.localhost" % (port, sid)},
@@ -82,7 +74,7 @@ def p90(ctx):
     try:
         # idle_timeout_ms makes the runner probe the agent every second
         sid = ctx.own(idle_timeout_ms=600000, ports=[3000])
-        sdir = sockdir_on_host(ctx, sid)
+        sdir = lib.sockdir_on_host(ctx.state, sid)
         # /run/sbx on the host: the jail's sock/, gvisor's sock/guest/
         gdir = os.path.join(sdir, "guest") if gvisor else sdir
         if not os.path.lexists(os.path.join(sdir, "agent.sock")):
