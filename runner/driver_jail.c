@@ -46,6 +46,7 @@
 /* The driver's state (rn_driver.data), made by jail_init. */
 struct jail_state {
 	char loader[64];            /* "" when the runtime is not prepared */
+	char preload[RN_RUNTIME_PRELOAD_MAX];   /* rn_runtime.h; "" none */
 	int idmap_warned;
 	struct rn_slots slots;      /* uid ranges and veth addresses */
 	/* the seccomp policy, built once: each child (a copy of the runner's
@@ -243,8 +244,10 @@ static int own_userns_as(uid_t id, struct sbx_err *err)
 	return 0;
 }
 
-/* Wait for the child's verdict: EOF means it exec'd the agent. */
-static int wait_child(int fd, struct sbx_err *err)
+/* The child's next message on the setup channel: 1 its network
+ * namespace byte, 0 EOF (the channel is close-on-exec: it exec'd the
+ * agent), -1 with err set to its failure report or to why none came. */
+static int read_child(int fd, struct sbx_err *err)
 {
 	struct pollfd pfd = { fd, POLLIN, 0 };
 	struct jail_sync_msg m;
@@ -259,10 +262,33 @@ static int wait_child(int fd, struct sbx_err *err)
 	n = recv(fd, &m, sizeof(m), 0);
 	if (n == 0)
 		return 0;
+	if (n == 1 && !memcmp(&m, JAIL_SYNC_NETNS, 1))
+		return 1;
 	if (n != (ssize_t)sizeof(m))
 		return sbx_err_set(err, EPROTO, "sandbox setup died without a report");
 	m.msg[sizeof(m.msg) - 1] = 0;
 	return sbx_err_set(err, m.err ? m.err : EIO, "sandbox setup: %s", m.msg);
+}
+
+/* The child made its network namespace: from here /proc/<pid>/ns/net is
+ * the sandbox's, not the host's. */
+static int wait_netns(int fd, struct sbx_err *err)
+{
+	int rc = read_child(fd, err);
+
+	if (rc == 0)
+		return sbx_err_set(err, EPROTO, "sandbox setup ended before its network namespace");
+	return rc < 0 ? -1 : 0;
+}
+
+/* Wait for the child's verdict: EOF means it exec'd the agent. */
+static int wait_child(int fd, struct sbx_err *err)
+{
+	int rc = read_child(fd, err);
+
+	if (rc == 1)
+		return sbx_err_set(err, EPROTO, "sandbox setup sent its network namespace twice");
+	return rc;
 }
 
 /* One start: the image, the child's plan, the sandbox's uid range and the
@@ -334,6 +360,7 @@ static void plan_launch(struct jail_launch *l, const struct jail_state *js,
 	rn_state_path(plan->sockdir, sb, JAIL_SOCK_SUBDIR);
 	plan->runtime_dir = sb->drv->r->runtime_dir;
 	plan->loader = js->loader;
+	plan->preload = js->preload;
 	plan->spec = &sb->spec;
 	plan->slot = sb_of(sb)->slot;
 	plan->agent_stderr = sb->drv->agent_stderr;
@@ -353,10 +380,12 @@ static int open_channel(struct jail_launch *l, struct sbx_err *err)
 	return 0;
 }
 
-/* The child, in its new user, pid, net, ipc and uts namespaces: sb->pid
- * from here on. A raw clone behaves like fork: no stack to allocate, and
- * the child is PID 1 of its new pid namespace. Mount and cgroup namespaces
- * come later, once the parent has set up the child's cgroup and image. */
+/* The child, in its new user, pid, ipc and uts namespaces: sb->pid from
+ * here on. A raw clone behaves like fork: no stack to allocate, and the
+ * child is PID 1 of its new pid namespace. The child makes its network
+ * namespace itself while the parent prepares (wait_netns); mount and
+ * cgroup namespaces come later, once the parent has set up the child's
+ * cgroup and image. */
 static int clone_child(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
 {
 	pid_t pid;
@@ -368,8 +397,8 @@ static int clone_child(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_
 
 	if (own_userns_as(l->base, err) < 0)
 		return -1;
-	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |
-			     CLONE_NEWIPC | CLONE_NEWUTS | parent | SIGCHLD, NULL, NULL, NULL, 0);
+	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWIPC |
+			     CLONE_NEWUTS | parent | SIGCHLD, NULL, NULL, NULL, 0);
 	if (pid != 0) {
 		int ce = errno;
 
@@ -430,9 +459,10 @@ static int send_go(const struct jail_launch *l, struct sbx_err *err)
 
 /* First byte: the child builds its mounts (about a millisecond), and
  * meanwhile the parent makes its cgroups and moves it in (a v1 memory
- * cgroup move may wait for an RCU grace period). The child waits for the
- * second byte before it enters its cgroup namespace and long before it
- * runs anything of the user's; then its report. */
+ * cgroup move may wait for an RCU grace period), then, once the child's
+ * network namespace exists, its network. The child waits for the second
+ * byte before it enters its cgroup namespace and long before it runs
+ * anything of the user's; then its report. */
 static int run_child_setup(struct jail_launch *l, struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct runner *r = sb->drv->r;
@@ -440,6 +470,8 @@ static int run_child_setup(struct jail_launch *l, struct rn_sandbox *sb, struct 
 	if (send_go(l, err) < 0 ||
 	    rn_cgroup_create(&r->cg, sb_of(sb)->cg, &sb->spec, err) < 0 ||
 	    rn_cgroup_attach(&r->cg, sb_of(sb)->cg, sb->pid, err) < 0)
+		return -1;
+	if (wait_netns(l->sv[0], err) < 0)
 		return -1;
 	if (sb->spec.network != RN_NET_DENY_ALL &&
 	    (rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0 ||
@@ -489,8 +521,10 @@ static int launch(struct jail_state *js, struct jail_launch *l, struct rn_sandbo
 {
 	plan_launch(l, js, sb);
 	sb->pid = 0;
-	if (make_dirs(sb, l->base, l->n_layers, err) < 0 || open_channel(l, err) < 0 ||
-	    clone_child(l, sb, err) < 0 || prepare_child(js, l, sb, err) < 0 ||
+	/* the clone first: the child makes its network namespace while the
+	 * parent makes its dirs (it walks them only after the first go) */
+	if (open_channel(l, err) < 0 || clone_child(l, sb, err) < 0 ||
+	    make_dirs(sb, l->base, l->n_layers, err) < 0 || prepare_child(js, l, sb, err) < 0 ||
 	    run_child_setup(l, sb, err) < 0) {
 		undo_start(js, sb, l);
 		return -1;
@@ -678,6 +712,7 @@ static int jail_init(struct rn_driver *d, struct sbx_err *err)
 		free(js);
 		return -1;
 	}
+	(void)rn_runtime_preload(r->runtime_dir, js->preload, sizeof(js->preload));
 	d->data = js;
 	sbx_info("jail driver: cgroup %s, agent %s", r->cg.name, r->agent_path);
 	return 0;

@@ -32,12 +32,17 @@ struct jail_plan {
 	char sockdir[PATH_MAX];  /* host dir bound at JAIL_AGENT_SOCK_DIR */
 	const char *runtime_dir; /* agent + libs, bound read-only */
 	const char *loader;      /* basename of ld.so inside runtime/lib */
+	const char *preload;     /* ld.so's --preload list, or "" */
 	const struct rn_spec *spec;
 	int slot;                /* its veth addresses (the resolver's) */
 	int agent_stderr;        /* keep the runner's stderr for the agent */
 	const struct jail_seccomp_prog *seccomp;   /* the driver's, compiled */
 	int ready_fd;            /* the runner's pipe, the agent's --ready-fd; -1 none */
 };
+
+/* The child's first message: its network namespace exists (one byte, so
+ * never taken for a jail_sync_msg). */
+#define JAIL_SYNC_NETNS "n"
 
 /* Message the child sends on failure (a successful exec sends nothing:
  * the parent sees EOF because the channel is close-on-exec). */

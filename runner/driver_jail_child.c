@@ -350,12 +350,16 @@ static void __attribute__((noreturn)) exec_agent(const struct jail_plan *p)
 	snprintf(libdir, sizeof(libdir), RN_RUNTIME_MOUNT "/lib");
 	{
 		char ready[16];
-		char *argv[12] = {
-			loader, "--library-path", libdir,
-			RN_RUNTIME_MOUNT "/sandbox-agent",
-			"--listen", "unix:" JAIL_AGENT_SOCK,
-		};
-		int n = 6;
+		char *argv[14] = { loader, "--library-path", libdir };
+		int n = 3;
+
+		if (p->preload[0]) {   /* named, not searched for (rn_runtime.h) */
+			argv[n++] = "--preload";
+			argv[n++] = (char *)p->preload;
+		}
+		argv[n++] = RN_RUNTIME_MOUNT "/sandbox-agent";
+		argv[n++] = "--listen";
+		argv[n++] = "unix:" JAIL_AGENT_SOCK;
 
 		if (p->ready_fd >= 0) {
 			snprintf(ready, sizeof ready, "%d", JAIL_READY_FD);
@@ -379,6 +383,13 @@ void jail_child_run(const struct jail_plan *p, int fd)
 	/* the agent (and every command) gets default signals and umask */
 	rn_child_defaults();
 	keep_channel(p, fd);
+	/* The network namespace is made here, not by the clone: making one
+	 * takes about 0.4 ms, spent beside the parent's preparation instead
+	 * of before it. The parent waits for this byte before it moves
+	 * anything into our network namespace. */
+	CHECK(unshare(CLONE_NEWNET), "unshare the network namespace");
+	if (write(3, JAIL_SYNC_NETNS, 1) != 1)
+		_exit(126);
 	/* The parent writes our uid/gid maps and cgroup, then says go. */
 	wait_go("no go from the parent");
 	become_root();

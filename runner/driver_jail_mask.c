@@ -5,7 +5,7 @@
  * anything of the user's runs: files that no ordinary tool needs with
  * /dev/null (empty to read, writes go nowhere), the host's helper commands
  * in /proc/sys with an empty read-only file, directories with an empty
- * read-only tmpfs, and /proc/meminfo and /proc/loadavg, which free, top,
+ * read-only directory, and /proc/meminfo and /proc/loadavg, which free, top,
  * uptime and language runtimes read, with a static read-only text of the
  * sandbox's own: its memory limit, a load of zero. What stays visible is
  * listed in docs/security.md. The agent's own entries (/proc/1) are
@@ -54,6 +54,17 @@ static const char *const proc_empty[] = {
 #define MASK_DIR "mask"          /* under the writable layer's tmpfs, unseen inside */
 #define RO_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
+/* Bind src read-only over dst, a path of /proc; 0 also when dst does not
+ * exist on this kernel (a mount on it fails ENOENT: no lookup first). */
+static int cover(const char *src, const char *dst, int read_only, struct sbx_err *err)
+{
+	if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+		return errno == ENOENT ? 0 : sbx_err_sys(err, "mask %s", dst);
+	if (read_only && mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | RO_FLAGS, NULL) < 0)
+		return sbx_err_sys(err, "make the mask of %s read-only", dst);
+	return 0;
+}
+
 /* Bind the text, as a read-only file dir/name, over each of dsts (files
  * of /proc) that exists. */
 static int cover_with_text(const char *dir, const char *name, const char *text,
@@ -65,14 +76,27 @@ static int cover_with_text(const char *dir, const char *name, const char *text,
 		return sbx_err_set(err, ENAMETOOLONG, "mask path for %s", name);
 	if (sbx_write_file(src, text, O_CREAT | O_EXCL | O_NOFOLLOW, 0444) < 0)
 		return sbx_err_sys(err, "create %s", src);
-	for (int i = 0; dsts[i]; i++) {
-		if (access(dsts[i], F_OK) < 0)
-			continue;
-		if (mount(src, dsts[i], NULL, MS_BIND, NULL) < 0)
-			return sbx_err_sys(err, "mask %s", dsts[i]);
-		if (mount(NULL, dsts[i], NULL, MS_BIND | MS_REMOUNT | RO_FLAGS, NULL) < 0)
-			return sbx_err_sys(err, "make the mask of %s read-only", dsts[i]);
-	}
+	for (int i = 0; dsts[i]; i++)
+		if (cover(src, dsts[i], 1, err) < 0)
+			return -1;
+	return 0;
+}
+
+/* An empty directory of the mask tmpfs, bound read-only over each of the
+ * directories to hide: binds, where a tmpfs each would be a superblock
+ * each (and every superblock's shrinker is set up for every memory
+ * cgroup of the host). */
+static int cover_dirs(const char *dir, struct sbx_err *err)
+{
+	char src[PATH_MAX];
+
+	if (snprintf(src, sizeof(src), "%s/empty", dir) >= (int)sizeof(src))
+		return sbx_err_set(err, ENAMETOOLONG, "mask path for the empty dir");
+	if (mkdir(src, 0555) < 0)
+		return sbx_err_sys(err, "mkdir %s", src);
+	for (int i = 0; proc_empty[i]; i++)
+		if (cover(src, proc_empty[i], 1, err) < 0)
+			return -1;
 	return 0;
 }
 
@@ -108,7 +132,8 @@ static int cover_with_own_texts(const struct jail_plan *p, struct sbx_err *err)
 		 "SwapFree:              0 kB\n", kb, kb, kb);
 	if (cover_with_text(dir, "meminfo", meminfo, meminfo_dst, err) < 0 ||
 	    cover_with_text(dir, "loadavg", "0.00 0.00 0.00 1/1 1\n", loadavg_dst, err) < 0 ||
-	    cover_with_text(dir, "blank", "", proc_blank, err) < 0)
+	    cover_with_text(dir, "blank", "", proc_blank, err) < 0 ||
+	    cover_dirs(dir, err) < 0)
 		return -1;
 	return 0;
 }
@@ -130,13 +155,8 @@ static int agent_proc_read_only(struct sbx_err *err)
 int jail_mask_proc(const struct jail_plan *p, struct sbx_err *err)
 {
 	for (int i = 0; proc_null[i]; i++)
-		if (access(proc_null[i], F_OK) == 0 &&
-		    mount("/dev/null", proc_null[i], NULL, MS_BIND, NULL) < 0)
-			return sbx_err_sys(err, "mask %s", proc_null[i]);
-	for (int i = 0; proc_empty[i]; i++)
-		if (access(proc_empty[i], F_OK) == 0 &&
-		    mount("tmpfs", proc_empty[i], "tmpfs", RO_FLAGS, "size=4k,mode=0555") < 0)
-			return sbx_err_sys(err, "mask %s", proc_empty[i]);
+		if (cover("/dev/null", proc_null[i], 0, err) < 0)
+			return -1;
 	if (agent_proc_read_only(err) < 0)
 		return -1;
 	return cover_with_own_texts(p, err);

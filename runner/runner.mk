@@ -45,6 +45,10 @@ $(OUT)/tests/test_rn_addr: $(call obj,runner/rn_addr.c)
 $(OUT)/tests/test_rn_images: $(call obj,runner/rn_images.c runner/rn_spec.c runner/rn_policy.c runner/rn_rules.c runner/rn_net.c)
 UNIT_LIBS_test_rn_images := $(LIBS_SSL)
 
+# cmocka test of the agent runtime's preload list.
+$(OUT)/tests/test_rn_runtime: $(call obj,runner/rn_runtime.c runner/rn_images.c runner/rn_spec.c runner/rn_policy.c runner/rn_rules.c runner/rn_net.c)
+UNIT_LIBS_test_rn_runtime := $(LIBS_SSL)
+
 # cmocka test of the egress proxy's name parsers and the network policy.
 $(OUT)/tests/test_sbx_sni: $(call obj,runner/rn_policy.c runner/rn_rules.c runner/rn_net.c runner/rn_spec.c)
 

@@ -13,7 +13,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import multihost
@@ -759,6 +758,19 @@ def t_real_agent():
                     pass
             result("the idle agent holds no pipe (its ready pipe is closed)",
                    links and not [x for x in links if x.startswith("pipe:")], repr(links))
+            # ld.so was told where the agent's shared objects are (the
+            # runtime's preload list), not left to search for them
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                argv = f.read().split(b"\0")
+            with open("%s/runtime/preload" % r.state, "rb") as f:
+                listed = f.read()
+            named = listed.split()
+            held = [os.path.exists("%s/runtime/lib/%s" % (r.state, os.path.basename(p.decode())))
+                    for p in named]
+            result("the agent's loader is given the runtime's shared objects (--preload)",
+                   b"--preload" in argv and argv[argv.index(b"--preload") + 1] == listed and
+                   b"/.sandbox/lib/libc.so.6" in named and all(held),
+                   "%r %r %r" % (argv, listed, held))
         first, out, ex = agent_exec(r.sock, sid, "head", ["-c", "4000000", "/dev/zero"])
         result("4 MB of output through the runner's spliced stream, whole",
                len(out) == 4000000 and ex and ex.get("exit_code") == 0, "%d %s" % (len(out), ex))
@@ -1230,7 +1242,6 @@ def t_allow_all(r):
             result("allow-all create", False, str(rep))
             return
         sid = rep["sandbox"]["id"]
-        slot_host = None
         b64 = base64.b64encode(PROBE.encode()).decode()
         targets = ["198.51.100.1:8080", "127.0.0.1:%d" % srv.getsockname()[1],
                    "192.0.2.2:22", "10.201.0.1:22", "169.254.169.254:80", "10.0.0.1:80",
