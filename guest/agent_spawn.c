@@ -176,6 +176,22 @@ static int nonblock(int fd)
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
+/* vfork: the child borrows the agent's memory until its exec (or _exit),
+ * so nothing of the agent's address space is copied or write-protected
+ * for each command, and the agent resumes once the command runs. child()
+ * writes only its own stack frames and makes raw-ish calls (no malloc; the
+ * agent is single-threaded, so setuid is the plain system call). Its own
+ * function, so that no variable of the caller's lives across the vfork. */
+static pid_t __attribute__((noinline))
+start_child(const struct ag_spawn *s, char **envp, int in, int out, int err, int slave)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0)
+		child(s, envp, in, out, err, slave);
+	return pid;
+}
+
 int ag_spawn(const struct ag_spawn *s, struct ag_spawned *r)
 {
 	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
@@ -215,11 +231,9 @@ int ag_spawn(const struct ag_spawn *s, struct ag_spawned *r)
 		/* Bigger pipes: fewer wake-ups for a flooding command. */
 		fcntl(pout[1], F_SETPIPE_SZ, 1 << 20);
 	}
-	pid = fork();
+	pid = start_child(s, envp, pin[0], pout[1], perr[1], slave);
 	if (pid < 0)
 		goto fail;
-	if (pid == 0)
-		child(s, envp, pin[0], pout[1], perr[1], slave);
 	free(envp);
 	r->pid = pid;
 	if (s->pty) {
