@@ -290,8 +290,6 @@ static int start_listening(const char *spec, struct ag_ev *lev, struct ag_ev *se
 	ag_ev_set(sev, EPOLLIN);
 	ag_ev_set(tev, EPOLLIN);
 	listen_spec = spec;
-	sbx_info("listening on %s (pid %d, retention %zu bytes)", spec,
-		 (int)getpid(), ag.retention);
 	return 0;
 }
 
@@ -446,6 +444,10 @@ int main(int argc, char **argv)
 		return 1;
 	if (f.ready_fd)   /* before any command runs: none inherits it */
 		close((int)f.ready_fd);
+	/* after the ready pipe: the log line's first time stamp loads the
+	 * time zone, which the runner need not wait for */
+	sbx_info("listening on %s (pid %d, retention %zu bytes)", f.listen,
+		 (int)getpid(), ag.retention);
 	if (vm_init && pev.fd >= 0)
 		ag_ev_set(&pev, EPOLLIN);
 	else if (vm_init)
