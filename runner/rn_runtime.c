@@ -71,11 +71,17 @@ static int write_preload(const char *dir, const char *list, struct sbx_err *err)
 	return 0;
 }
 
-static void add_preload(char *list, size_t len, const char *base)
+/* Append base's path inside to the list; -1 when it does not fit. */
+static int add_preload(char *list, size_t len, const char *base)
 {
 	size_t k = strlen(list);
+	int n = snprintf(list + k, len - k, "%s" RN_RUNTIME_MOUNT "/lib/%s", k ? " " : "", base);
 
-	snprintf(list + k, len - k, "%s" RN_RUNTIME_MOUNT "/lib/%s", k ? " " : "", base);
+	if (n < 0 || (size_t)n >= len - k) {
+		list[k] = 0;
+		return -1;
+	}
+	return 0;
 }
 
 static int prepare(const char *agent, const char *dir, char *loader,
@@ -84,7 +90,7 @@ static int prepare(const char *agent, const char *dir, char *loader,
 	char cmd[PATH_MAX + 32], line[PATH_MAX + 128], dst[PATH_MAX * 2], lib[PATH_MAX + 8];
 	char preload[RN_RUNTIME_PRELOAD_MAX] = "";
 	FILE *f;
-	int nlibs = 0;
+	int nlibs = 0, all_named = 1;
 
 	if (access(agent, X_OK) < 0)
 		return sbx_err_sys(err, "agent %s", agent);
@@ -118,18 +124,15 @@ static int prepare(const char *agent, const char *dir, char *loader,
 		}
 		if (strncmp(base, "ld-linux", 8) == 0 || strncmp(base, "ld-", 3) == 0)
 			snprintf(loader, loader_len, "%s", base);
-		else if (strlen(preload) + strlen(base) + sizeof(RN_RUNTIME_MOUNT "/lib/ ") <
-			 sizeof(preload))
-			add_preload(preload, sizeof(preload), base);
-		else   /* too many to name: all are searched for */
-			preload[0] = '\n';
+		else if (add_preload(preload, sizeof(preload), base) < 0)
+			all_named = 0;   /* too many to name: all are searched for */
 		nlibs++;
 	}
 	pclose(f);
 	if (!loader[0])
 		return sbx_err_set(err, ENOEXEC, "ldd %s listed no dynamic loader "
 				   "(the agent must be dynamically linked)", agent);
-	if (preload[0] != '\n' && write_preload(dir, preload, err) < 0)
+	if (all_named && write_preload(dir, preload, err) < 0)
 		return -1;
 	return 0;
 }
