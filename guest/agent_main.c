@@ -24,6 +24,7 @@
 #include "agent.h"
 #include "agent_flags.h"
 #include "sbx_clock.h"
+#include "sbx_dial.h"
 #include "sbx_fs.h"
 #include "sbx_log.h"
 #include "sbx_net.h"
@@ -442,8 +443,14 @@ int main(int argc, char **argv)
 		pev.fd = ag_power_button_open();
 	if (start_listening(f.listen, &lev, &sev, &tev) < 0)
 		return 1;
-	if (f.ready_fd)   /* before any command runs: none inherits it */
+	if (f.ready_fd) {   /* before any command runs: none inherits it */
+		/* one byte: "listening"; an end without it is an agent that
+		 * died, and the runner dials to see */
+		if (write((int)f.ready_fd, SBX_AGENT_READY_BYTE, 1) < 0) {
+			/* the runner is gone or dials instead */
+		}
 		close((int)f.ready_fd);
+	}
 	/* after the ready pipe: the log line's first time stamp loads the
 	 * time zone, which the runner need not wait for */
 	sbx_info("listening on %s (pid %d, retention %zu bytes)", f.listen,

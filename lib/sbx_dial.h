@@ -11,6 +11,10 @@
 
 #define SBX_AGENT_PORT 1024     /* the agent's framed protocol */
 #define SBX_DIAL_LINE_MAX 16    /* "OK 65535\n" and room for a \r */
+/* What an agent started with --ready-fd writes there once it listens,
+ * before it closes it: the jail's runner takes the byte for the
+ * handshake's answer (the pipe is the agent's own, end to end). */
+#define SBX_AGENT_READY_BYTE "l"
 
 /* Connect to the guest socket at path (non-blocking, close-on-exec,
  * symlink-safe for its last component: sbx_unix_connect_last) and write

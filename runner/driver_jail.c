@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -53,6 +54,7 @@ struct jail_state {
 	 * memory) only loads it, where building it took milliseconds of
 	 * every create */
 	struct jail_seccomp_prog seccomp;
+	int cap_last;               /* /proc/sys/kernel/cap_last_cap */
 };
 
 /* A sandbox's share (rn_sandbox.drv_data). */
@@ -302,6 +304,7 @@ struct jail_launch {
 	int sv[2];
 	int up[2];                  /* the agent's ready pipe (up[1] its --ready-fd), or -1 */
 	int report_fd;              /* a warmer's report pipe (rn_warm.h), or -1 */
+	int make_dir;               /* sb->dir is ours to make (not a warm one's) */
 };
 
 /* The image and the agent runtime, or why this runner cannot start it. */
@@ -365,6 +368,7 @@ static void plan_launch(struct jail_launch *l, const struct jail_state *js,
 	plan->slot = sb_of(sb)->slot;
 	plan->agent_stderr = sb->drv->agent_stderr;
 	plan->seccomp = &js->seccomp;
+	plan->cap_last = js->cap_last;
 }
 
 /* The setup channel, and for a start in the runner itself the pipe the
@@ -522,8 +526,11 @@ static int launch(struct jail_state *js, struct jail_launch *l, struct rn_sandbo
 	plan_launch(l, js, sb);
 	sb->pid = 0;
 	/* the clone first: the child makes its network namespace while the
-	 * parent makes its dirs (it walks them only after the first go) */
+	 * parent makes its dirs (it walks them only after the first go). A
+	 * runner that dies before the dir is marked leaves only the child,
+	 * which ends at its channel's EOF. */
 	if (open_channel(l, err) < 0 || clone_child(l, sb, err) < 0 ||
+	    (l->make_dir && rn_sandbox_make_dir(sb, err) < 0) ||
 	    make_dirs(sb, l->base, l->n_layers, err) < 0 || prepare_child(js, l, sb, err) < 0 ||
 	    run_child_setup(l, sb, err) < 0) {
 		undo_start(js, sb, l);
@@ -574,7 +581,8 @@ int jail_warm_state(const struct rn_sandbox *sb, struct sbx_err *err)
 static int jail_start(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	struct jail_state *js = state_of(sb->drv);
-	struct jail_launch l = { .sv = { -1, -1 }, .up = { -1, -1 }, .report_fd = -1 };
+	struct jail_launch l = { .sv = { -1, -1 }, .up = { -1, -1 }, .report_fd = -1,
+				 .make_dir = 1 };
 
 	if (check_runtime(js, sb, &l, err) < 0 || take_slot(js, sb, err) < 0)
 		return -1;
@@ -696,6 +704,20 @@ static int jail_probe(struct rn_driver *d, struct sbx_err *err)
 	return 0;
 }
 
+/* The highest capability this kernel knows (each child drops every one
+ * but its keep list from its bounding set): read once here, not in each
+ * child. */
+static int read_cap_last(void)
+{
+	char buf[16];
+	long v;
+
+	if (sbx_read_file("/proc/sys/kernel/cap_last_cap", buf, sizeof(buf)) <= 0)
+		return CAP_LAST_CAP;
+	v = strtol(buf, NULL, 10);
+	return v > 0 && v < 64 ? (int)v : CAP_LAST_CAP;
+}
+
 static int jail_init(struct rn_driver *d, struct sbx_err *err)
 {
 	struct runner *r = d->r;
@@ -713,6 +735,7 @@ static int jail_init(struct rn_driver *d, struct sbx_err *err)
 		return -1;
 	}
 	(void)rn_runtime_preload(r->runtime_dir, js->preload, sizeof(js->preload));
+	js->cap_last = read_cap_last();
 	d->data = js;
 	sbx_info("jail driver: cgroup %s, agent %s", r->cg.name, r->agent_path);
 	return 0;
@@ -735,4 +758,5 @@ const struct rn_driver_ops rn_driver_jail = {
 	.pause = jail_pause_op,
 	.resume = jail_resume_op,
 	.snapshot = jail_snapshot,
+	.makes_dir = 1,
 };

@@ -38,6 +38,7 @@ struct jail_plan {
 	int agent_stderr;        /* keep the runner's stderr for the agent */
 	const struct jail_seccomp_prog *seccomp;   /* the driver's, compiled */
 	int ready_fd;            /* the runner's pipe, the agent's --ready-fd; -1 none */
+	int cap_last;            /* the kernel's highest capability (read once) */
 };
 
 /* The child's first message: its network namespace exists (one byte, so

@@ -224,18 +224,11 @@ static const int keep_caps[] = {
 	CAP_AUDIT_WRITE, CAP_SETFCAP, -1
 };
 
-static void trim_caps(void)
+static void trim_caps(int last)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
-	int last = CAP_LAST_CAP;
-	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
 
-	if (f) {
-		if (fscanf(f, "%d", &last) != 1)
-			last = CAP_LAST_CAP;
-		fclose(f);
-	}
 	memset(d, 0, sizeof(d));
 	for (int i = 0; keep_caps[i] >= 0; i++) {
 		d[keep_caps[i] / 32].effective |= 1u << (keep_caps[i] % 32);
@@ -321,7 +314,7 @@ static void lock_down(const struct jail_plan *p)
 
 	set_limits(p->spec);
 	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
-	trim_caps();
+	trim_caps(p->cap_last);
 	if (jail_seccomp_load(p->seccomp, &err) < 0)
 		fail(err.code, "seccomp: %s", err.msg);
 }

@@ -131,7 +131,7 @@ int64_t rn_sandbox_memory_committed(const struct runner *r)
 
 /* The sandbox's dir, marked with the driver's name before the driver makes
  * anything in it: reconcile hands it to that driver only. */
-static int make_dir(const struct rn_sandbox *sb, struct sbx_err *err)
+int rn_sandbox_make_dir(const struct rn_sandbox *sb, struct sbx_err *err)
 {
 	if (mkdir(sb->dir, 0700) < 0)
 		return sbx_err_sys(err, "mkdir %s", sb->dir);
@@ -199,7 +199,7 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
 	sb->ready_by_mono = t0 + (sb->drv && sb->drv->ops->ready_timeout_ms ?
 				  sb->drv->ops->ready_timeout_ms : RN_READY_TIMEOUT_MS);
 	sb->status = RN_STARTING;
-	if (make_dir(sb, err) < 0) {
+	if (!drv->ops->makes_dir && rn_sandbox_make_dir(sb, err) < 0) {
 		sbx_err_log("create: %s", err->msg);
 		goto fail;
 	}
@@ -247,6 +247,7 @@ int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *
 	sb->cleanup_retry_mono = sb->stopped_mono = sb->paused_mono = 0;
 	sb->idle_fd1 = 0;
 	sb->ready_ev.cb = sb->agent_up.cb = NULL;
+	sb->agent_said_ready = 0;
 	sb->idle_at = 0;
 	sb->pid = 0;
 	sb->agent_socket[0] = 0;
@@ -257,7 +258,7 @@ int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *
 	sb->deadline_mono = t0 + sb->spec.timeout_ms;
 	sb->ready_by_mono = t0 + (sb->drv->ops->ready_timeout_ms ?
 				  sb->drv->ops->ready_timeout_ms : RN_READY_TIMEOUT_MS);
-	if (make_dir(sb, err) < 0)
+	if (!sb->drv->ops->makes_dir && rn_sandbox_make_dir(sb, err) < 0)
 		goto fail;
 	if (sb->drv->ops->start(sb, err) < 0) {
 		sbx_rmtree(sb->dir);
@@ -395,11 +396,16 @@ static void ready_answered(struct rn_ev *ev, uint32_t events)
 	sb->drv->r->tick_dirty = 1;
 }
 
+/* The agent's ready pipe: its byte (sbx_dial.h) says it listens, which
+ * the runner takes as its answer; an end without it (an agent that
+ * died before) leaves readiness to the dial. */
 static void agent_listens(struct rn_ev *ev, uint32_t events)
 {
 	struct rn_sandbox *sb = ev->owner;
+	char c;
 
 	(void)events;
+	sb->agent_said_ready = read(ev->fd, &c, 1) == 1 && c == SBX_AGENT_READY_BYTE[0];
 	ready_unwatch(&sb->agent_up);
 	sb->drv->r->tick_dirty = 1;
 }
@@ -418,6 +424,10 @@ static int agent_ready(struct rn_sandbox *sb)
 {
 	int rc;
 
+	if (sb->agent_said_ready) {
+		ready_close(sb);
+		return 1;
+	}
 	if (!sb->ready_ev.cb) {
 		/* the socket's directory is writable by root inside: the dial
 		 * never follows what it put there */
@@ -458,11 +468,12 @@ int rn_sandbox_tick(struct runner *r)
 		} else if (sb->status == RN_STARTING) {
 			if (agent_ready(sb)) {
 				sb->status = RN_RUNNING;
-				sbx_info("%s: ready in %lld ms", sb->id,
-					 (long long)(now - sb->created_mono));
 				if (sb->drv->ops->ready)
 					sb->drv->ops->ready(sb);
+				/* the waiting create's reply first, the log after */
 				rn_conn_sandbox_changed(r, sb);
+				sbx_info("%s: ready in %lld ms", sb->id,
+					 (long long)(now - sb->created_mono));
 			} else if (now >= sb->ready_by_mono) {
 				snprintf(sb->error, sizeof(sb->error),
 					 "the agent did not answer within %lld ms",

@@ -47,7 +47,7 @@ struct rn_driver_ops {
 	 * with err->msg as its reason. */
 	int (*init)(struct rn_driver *d, struct sbx_err *err);
 	/* Start sb. Called with sb->id, sb->spec, sb->drv set and sb->dir
-	 * made (empty but for RN_DRIVER_FILE). On success sb->pid is the
+	 * made (empty but for RN_DRIVER_FILE), unless makes_dir. On success sb->pid is the
 	 * runner's child whose exit means the sandbox is gone, and
 	 * sb->agent_socket the host path of the guest's hybrid-vsock socket
 	 * (the runner dials it: CONNECT/OK, lib/sbx_dial.h). On failure
@@ -116,6 +116,10 @@ struct rn_driver_ops {
 	/* How long the agent has to answer after start (0: RN_READY_TIMEOUT_MS);
 	 * a VM boots a kernel first. */
 	int ready_timeout_ms;
+	/* 1: start makes sb->dir itself (rn_sandbox_make_dir) before it makes
+	 * anything a reconcile must find, at the point of its own choosing
+	 * (the jail: beside its child's first steps) */
+	int makes_dir;
 };
 
 /* A driver as this runner has it: enabled (--drivers) or not, available
@@ -153,6 +157,7 @@ struct rn_sandbox {
 	long pids_hits;
 	struct rn_ev ready_ev;          /* the readiness dial in flight (cb NULL: none) */
 	struct rn_ev agent_up;          /* a pipe the agent closes once it listens (cb NULL: none) */
+	int agent_said_ready;           /* that pipe brought the agent's byte: it listens */
 	int64_t sock_over_since;        /* socket memory over its bound since (0: not) */
 	int sock_refusing;              /* new connections refused (rn_sockwatch.h) */
 	pid_t sock_job;                 /* that change still running (0: none) */

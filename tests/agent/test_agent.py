@@ -14,7 +14,6 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import agentc  # noqa: E402
 from agentc import Conn, call, collect, run, STDIN, STDOUT, STDERR, JSON, DATA, EOF  # noqa: E402
 
 AGENT, WORK = sys.argv[1], sys.argv[2]
@@ -656,8 +655,10 @@ def t_quiesce_not_vsock():
 
 
 def t_ready_fd():
-    # --ready-fd: the runner's pipe reaches its end only once the agent
-    # listens (a dial then succeeds at once), and no command inherits it
+    # --ready-fd: once the agent listens it writes one byte "l" (the
+    # jail's runner takes it for the handshake's answer) and closes the
+    # pipe; a connect right after the byte is answered, and no command
+    # inherits the pipe
     sock = os.path.join(WORK, "ready.sock")
     r, w = os.pipe()
     os.set_inheritable(w, True)
@@ -666,9 +667,11 @@ def t_ready_fd():
                          stdout=log, stderr=log, cwd=WORK, pass_fds=(w,))
     os.close(w)
     try:
-        got = os.read(r, 1)   # blocks until the agent closed its copy
-        check(got == b"", "the ready pipe carried %r" % got)
-        check(call(sock, {"op": "ping"}, timeout=2).get("ok"), "no answer right after the end")
+        got = os.read(r, 1)   # blocks until the agent wrote or closed
+        check(got == b"l", "the ready pipe carried %r, not the byte l" % got)
+        check(call(sock, {"op": "ping"}, timeout=2).get("ok"), "no answer right after the byte")
+        got = os.read(r, 16)  # then its end, nothing more
+        check(got == b"", "after the byte the ready pipe carried %r" % got)
         _, out, _, ex = run(sock, "ls", ["/proc/self/fd"])
         fds = sorted(int(x) for x in out.split())
         check(ex and ex.get("exit_code") == 0 and 0 in fds, "ls /proc/self/fd: %r %r" % (out, ex))
