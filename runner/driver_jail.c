@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/netlink.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -28,6 +29,7 @@
 #include "driver_jail_refuse.h"
 #include "driver_jail_seccomp.h"
 #include "rn_cgroup.h"
+#include "rn_child.h"
 #include "rn_egress.h"
 #include "rn_net.h"
 #include "rn_runtime.h"
@@ -461,6 +463,21 @@ static int send_go(const struct jail_launch *l, struct sbx_err *err)
 	return 0;
 }
 
+/* The sandbox's lo, up with RN_LINK_SEGMENT (rn_child.h), made by the
+ * parent while the child builds its mounts: its rtnetlink round trip is
+ * off the child's path. */
+static int loopback_up(const struct rn_sandbox *sb, struct sbx_err *err)
+{
+	int s = jail_netns_socket(sb, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE, err);
+	int rc;
+
+	if (s < 0)
+		return -1;
+	rc = rn_loopback_up(s, RN_LINK_SEGMENT, err);
+	close(s);
+	return rc;
+}
+
 /* First byte: the child builds its mounts (about a millisecond), and
  * meanwhile the parent makes its cgroups and moves it in (a v1 memory
  * cgroup move may wait for an RCU grace period), then, once the child's
@@ -475,7 +492,7 @@ static int run_child_setup(struct jail_launch *l, struct rn_sandbox *sb, struct 
 	    rn_cgroup_create(&r->cg, sb_of(sb)->cg, &sb->spec, err) < 0 ||
 	    rn_cgroup_attach(&r->cg, sb_of(sb)->cg, sb->pid, err) < 0)
 		return -1;
-	if (wait_netns(l->sv[0], err) < 0)
+	if (wait_netns(l->sv[0], err) < 0 || loopback_up(sb, err) < 0)
 		return -1;
 	if (sb->spec.network != RN_NET_DENY_ALL &&
 	    (rn_net_allow_all(sb->pid, sb_of(sb)->slot, err) < 0 ||

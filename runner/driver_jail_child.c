@@ -371,8 +371,6 @@ static void __attribute__((noreturn)) exec_agent(const struct jail_plan *p)
 
 void jail_child_run(const struct jail_plan *p, int fd)
 {
-	struct sbx_err err = { 0, "" };
-
 	/* the agent (and every command) gets default signals and umask */
 	rn_child_defaults();
 	keep_channel(p, fd);
@@ -391,12 +389,11 @@ void jail_child_run(const struct jail_plan *p, int fd)
 	setup_dev();
 	setup_files(p);
 	CHECK(sethostname("sandbox", 7), "sethostname");
-	/* Second byte: the parent has moved us into our cgroups; the cgroup
-	 * namespace taken now has the sandbox's cgroup as its root. */
+	/* Second byte: the parent has moved us into our cgroups (and brought
+	 * our lo up); the cgroup namespace taken now has the sandbox's cgroup
+	 * as its root. */
 	wait_go("the parent did not finish the cgroup setup");
 	CHECK(unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
-	if (rn_child_loopback_up(RN_LINK_SEGMENT, &err) < 0)
-		fail(0, "%s", err.msg);   /* the message has the errno */
 	enter_root();
 	lock_down(p);
 	exec_agent(p);

@@ -18,7 +18,8 @@
 
 #include "sbx_log.h"
 
-int jail_open_port(struct rn_sandbox *sb, int port, struct sbx_err *err)
+int jail_netns_socket(const struct rn_sandbox *sb, int domain, int type, int protocol,
+		      struct sbx_err *err)
 {
 	char path[64];
 	int self = -1, ns = -1, fd = -1, e;
@@ -34,7 +35,7 @@ int jail_open_port(struct rn_sandbox *sb, int port, struct sbx_err *err)
 		sbx_err_sys(err, "enter network namespace of %s", sb->id);
 		goto out;
 	}
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(domain, type, protocol);
 	e = errno;
 	if (setns(self, CLONE_NEWNET) < 0) {
 		/* The runner must never go on inside a sandbox's network (later
@@ -46,8 +47,21 @@ int jail_open_port(struct rn_sandbox *sb, int port, struct sbx_err *err)
 	if (fd < 0) {
 		errno = e;
 		sbx_err_sys(err, "socket in %s", sb->id);
-		goto out;
 	}
+out:
+	if (self >= 0)
+		close(self);
+	if (ns >= 0)
+		close(ns);
+	return fd;
+}
+
+int jail_open_port(struct rn_sandbox *sb, int port, struct sbx_err *err)
+{
+	int fd = jail_netns_socket(sb, AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, err);
+
+	if (fd < 0)
+		return -1;
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	/* loopback answers at once: connected, refused, or (busy) in progress */
@@ -56,10 +70,5 @@ int jail_open_port(struct rn_sandbox *sb, int port, struct sbx_err *err)
 		close(fd);
 		fd = -1;
 	}
-out:
-	if (self >= 0)
-		close(self);
-	if (ns >= 0)
-		close(ns);
 	return fd;
 }

@@ -1,7 +1,9 @@
 /* The child preamble both drivers share (rn_child.h).
  *
- * The loopback: the jail's child sets it up while it still holds
- * CAP_NET_ADMIN in the sandbox's network namespace, up with an MTU and a
+ * The loopback: the jail's parent sets it up through an rtnetlink socket
+ * it made in the sandbox's network namespace (the runner, root on the
+ * host, holds CAP_NET_ADMIN over it), before the child runs anything of
+ * the sandbox's; up with an MTU and a
  * GSO size of RN_LINK_SEGMENT bytes. Why the size: past the sandbox's
  * socket budget (memory.kmem.tcp on v1) the kernel still forces about one
  * segment per socket and direction into the socket's queues, so what a
@@ -20,6 +22,7 @@
 #include <linux/rtnetlink.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -89,14 +92,17 @@ static int read_ack(int s, int segment, struct sbx_err *err)
 	return 0;
 }
 
-int rn_child_loopback_up(int segment, struct sbx_err *err)
+int rn_loopback_up(int s, int segment, struct sbx_err *err)
 {
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct ifreq ifr;
 	struct link_req r;
-	unsigned idx = if_nametoindex("lo");
-	int s, rc;
 
-	if (idx == 0)
+	/* lo's index in the socket's namespace (SIOCGIFINDEX answers for the
+	 * namespace the socket belongs to, not the caller's) */
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFINDEX, &ifr) < 0)
 		return sbx_err_sys(err, "loopback: no lo in the sandbox's namespace");
 	memset(&r, 0, sizeof(r));
 	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(r.ifi));
@@ -104,7 +110,7 @@ int rn_child_loopback_up(int segment, struct sbx_err *err)
 	r.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	r.nh.nlmsg_seq = 1;
 	r.ifi.ifi_family = AF_UNSPEC;
-	r.ifi.ifi_index = (int)idx;
+	r.ifi.ifi_index = ifr.ifr_ifindex;
 	r.ifi.ifi_flags = IFF_UP;
 	r.ifi.ifi_change = IFF_UP;
 	if (segment > 0) {
@@ -113,13 +119,19 @@ int rn_child_loopback_up(int segment, struct sbx_err *err)
 		 * kernel keeps the two together below that) */
 		put_u32(&r, IFLA_GSO_MAX_SIZE, (unsigned)segment);
 	}
-	s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (sendto(s, &r, r.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return sbx_err_sys(err, "loopback: send the rtnetlink request");
+	return read_ack(s, segment, err);
+}
+
+int rn_child_loopback_up(int segment, struct sbx_err *err)
+{
+	int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	int rc;
+
 	if (s < 0)
 		return sbx_err_sys(err, "loopback: rtnetlink socket");
-	if (sendto(s, &r, r.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
-		rc = sbx_err_sys(err, "loopback: send the rtnetlink request");
-	else
-		rc = read_ack(s, segment, err);
+	rc = rn_loopback_up(s, segment, err);
 	close(s);
 	return rc;
 }

@@ -28,5 +28,8 @@ int rn_child_stdio(int keep_stderr);
  * CAP_NET_ADMIN there); with segment > 0 also set its MTU and GSO size to
  * segment bytes, in the same rtnetlink request. 0 or -1 with err. */
 int rn_child_loopback_up(int segment, struct sbx_err *err);
+/* The same through s, an rtnetlink socket made in the namespace whose lo
+ * it is (the jail's parent does it for its child: driver_jail_port.h). */
+int rn_loopback_up(int s, int segment, struct sbx_err *err);
 
 #endif
