@@ -527,7 +527,8 @@ static void undo_start(struct jail_state *js, struct rn_sandbox *sb, struct jail
 	unmount_all(sb);
 	for (int i = 0; i < 100 && rn_cgroup_remove(&r->cg, jb->cg, NULL) == 1; i++)
 		usleep(1000);
-	sbx_rmtree(sb->dir);
+	if (sb->dir_made || !l->make_dir)   /* a warm one's was made for it */
+		sbx_rmtree(sb->dir);
 	rn_egress_detach(sb);
 	if (sb->spec.network != RN_NET_DENY_ALL)
 		rn_net_release(jb->slot);

@@ -131,7 +131,7 @@ int64_t rn_sandbox_memory_committed(const struct runner *r)
 
 /* The sandbox's dir, marked with the driver's name before the driver makes
  * anything in it: reconcile hands it to that driver only. */
-int rn_sandbox_make_dir(const struct rn_sandbox *sb, struct sbx_err *err)
+int rn_sandbox_make_dir(struct rn_sandbox *sb, struct sbx_err *err)
 {
 	if (mkdir(sb->dir, 0700) < 0)
 		return sbx_err_sys(err, "mkdir %s", sb->dir);
@@ -140,6 +140,7 @@ int rn_sandbox_make_dir(const struct rn_sandbox *sb, struct sbx_err *err)
 		sbx_rmtree(sb->dir);
 		return -1;
 	}
+	sb->dir_made = 1;
 	return 0;
 }
 
@@ -206,7 +207,8 @@ struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
 	if (drv->ops->start(sb, err) < 0) {
 		if (err->code != EINVAL)
 			sbx_err_log("create (%s): %s", drv->ops->name, err->msg);
-		sbx_rmtree(sb->dir);
+		if (sb->dir_made)
+			sbx_rmtree(sb->dir);
 		goto fail;
 	}
 	sb->next = r->sandboxes;
@@ -258,10 +260,12 @@ int rn_sandbox_restart(struct runner *r, struct rn_sandbox *sb, struct sbx_err *
 	sb->deadline_mono = t0 + sb->spec.timeout_ms;
 	sb->ready_by_mono = t0 + (sb->drv->ops->ready_timeout_ms ?
 				  sb->drv->ops->ready_timeout_ms : RN_READY_TIMEOUT_MS);
+	sb->dir_made = 0;
 	if (!sb->drv->ops->makes_dir && rn_sandbox_make_dir(sb, err) < 0)
 		goto fail;
 	if (sb->drv->ops->start(sb, err) < 0) {
-		sbx_rmtree(sb->dir);
+		if (sb->dir_made)
+			sbx_rmtree(sb->dir);
 		goto fail;
 	}
 	r->n_live++;

@@ -15,9 +15,10 @@
 struct rn_sandbox *rn_sandbox_create(struct runner *r, struct rn_driver *drv,
 				     struct rn_spec *spec, struct sbx_err *err);
 /* The sandbox's dir, marked with its driver's name (RN_DRIVER_FILE): the
- * runner's before start, or the driver's own step when it makes_dir. 0 or
- * -1 with err (nothing left). */
-int rn_sandbox_make_dir(const struct rn_sandbox *sb, struct sbx_err *err);
+ * runner's before start, or the driver's own step when it makes_dir. 0
+ * (sb->dir_made set: a failed start removes it) or -1 with err (nothing
+ * left; a dir that was already there is not this start's to remove). */
+int rn_sandbox_make_dir(struct rn_sandbox *sb, struct sbx_err *err);
 /* Start the final sandbox sb again as it is (its id, spec and driver;
  * rn_persist.c sets what it starts from): status starting, its clocks
  * from now. 0, or -1 with err (EAGAIN/ENOSPC capacity, other: the

@@ -158,6 +158,7 @@ struct rn_sandbox {
 	struct rn_ev ready_ev;          /* the readiness dial in flight (cb NULL: none) */
 	struct rn_ev agent_up;          /* a pipe the agent closes once it listens (cb NULL: none) */
 	int agent_said_ready;           /* that pipe brought the agent's byte: it listens */
+	int dir_made;                   /* this start made sb->dir (rn_sandbox_make_dir) */
 	int64_t sock_over_since;        /* socket memory over its bound since (0: not) */
 	int sock_refusing;              /* new connections refused (rn_sockwatch.h) */
 	pid_t sock_job;                 /* that change still running (0: none) */
