@@ -306,7 +306,7 @@ struct jail_launch {
 	int sv[2];
 	int up[2];                  /* the agent's ready pipe (up[1] its --ready-fd), or -1 */
 	int report_fd;              /* a warmer's report pipe (rn_warm.h), or -1 */
-	int make_dir;               /* sb->dir is ours to make (not a warm one's) */
+	int make_dir;               /* sb->dir is ours to make (a warm one's warmer made it) */
 };
 
 /* The image and the agent runtime, or why this runner cannot start it. */
@@ -527,7 +527,7 @@ static void undo_start(struct jail_state *js, struct rn_sandbox *sb, struct jail
 	unmount_all(sb);
 	for (int i = 0; i < 100 && rn_cgroup_remove(&r->cg, jb->cg, NULL) == 1; i++)
 		usleep(1000);
-	if (sb->dir_made || !l->make_dir)   /* a warm one's was made for it */
+	if (sb->dir_made)
 		sbx_rmtree(sb->dir);
 	rn_egress_detach(sb);
 	if (sb->spec.network != RN_NET_DENY_ALL)

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,12 +152,10 @@ static void __attribute__((noreturn)) warmer(struct rn_sandbox *sb, int fd)
 	char mark[PATH_MAX];
 
 	rn_state_path(mark, sb, RN_WARM_MARK);
-	if (mkdir(sb->dir, 0700) < 0)
-		sbx_err_sys(&err, "mkdir %s", sb->dir);
-	else if (rn_driver_mark_dir(sb->dir, sb->drv->ops->name) < 0 ||
-		 sbx_write_file(mark, "", O_CREAT | O_EXCL, 0600) < 0)
+	if (rn_sandbox_make_dir(sb, &err) == 0 &&
+	    sbx_write_file(mark, "", O_CREAT | O_EXCL, 0600) < 0)
 		sbx_err_sys(&err, "mark %s", sb->dir);
-	else
+	if (!err.msg[0])
 		jail_warm_launch(sb, fd, &err);
 	_exit(rn_warm_report(fd, RN_WARM_DONE, 0, err.msg[0] ? &err : NULL) < 0 || err.msg[0]);
 }
