@@ -74,7 +74,7 @@ static const struct flag flags[F_COUNT] = {
 	[F_PUBLIC_URL] = { "public-url", "URL", 0, 0, AT(public_url), "scheme://host[:port] people reach the gateway at (a name, a TLS proxy); /mcp accepts it as an Origin (default none)" },
 	[F_MCP_ORIGINS] = { "mcp-allowed-origins", "LIST", 0, 0, AT(mcp_origins), "more Origins /mcp accepts, comma-separated scheme://host[:port] (default none: only the gateway's own URL and --public-url)" },
 	[F_MCP_SESSIONS] = { "mcp-sessions-per-key", "N", 1, GW_MCP_SESSIONS_PER_KEY_MAX, AT(mcp_sessions_per_key), "MCP sessions a key may hold; a key's new one past this replaces its own least recently used (default 64)" },
-	[F_EVLOOP] = { "event-loop", "uv|poll", 0, 0, AT(event_loop), "uv: epoll, through lws's libuv plugin (poll when that cannot load); poll: lws's own poll() loop (default poll: a stream through libuv fell behind its command and lost output to the agent's retention bound)" },
+	[F_EVLOOP] = { "event-loop", "uv|poll", 0, 0, AT(event_loop), "uv: epoll, through lws's libuv plugin (poll when that cannot load); poll: lws's own poll() loop, whose every turn visits every open descriptor (default uv)" },
 	[F_HELP] = { "help", NULL, 0, 0, NOWHERE, "this text" },
 };
 
@@ -121,7 +121,7 @@ static void defaults(struct gw_flags *f)
 	f->runner_port = 7443;
 	f->discovery_ms = 5000;   /* gw_fdguard.c: 256, at most a quarter of the limit */
 	f->mcp_sessions_per_key = GW_MCP_SESSIONS_PER_KEY;
-	f->event_loop = "poll";
+	f->event_loop = "uv";
 }
 
 int gw_flags_parse(struct gw_flags *f, int argc, char **argv)

@@ -114,15 +114,15 @@ count_waits() { # gateway-pid port label
 if [ "${SANDBOX_TEST_ISOLATION:-jail}" = vm ]; then
 	skip "waits a request: a VM's port is not a socket the gateway holds"
 elif command -v strace >/dev/null; then
-	check "the gateway runs on poll by default" "$(grep -o 'event loop: [a-z]*' "$T/gw.log")" "event loop: poll"
-	count_waits $GWPID $P poll
+	check "the gateway runs on libuv by default" "$(grep -o 'event loop: [a-z]*' "$T/gw.log")" "event loop: libuv"
+	count_waits $GWPID $P libuv
 	PL=$((P + 5))
-	if start_gw $PL "$T/gwl.log" --event-loop uv; then
-		check "--event-loop uv runs on libuv" "$(grep -o 'event loop: [a-z]*' "$T/gwl.log")" "event loop: libuv"
-		count_waits $GW_PID $PL libuv
+	if start_gw $PL "$T/gwl.log" --event-loop poll; then
+		check "--event-loop poll runs on poll" "$(grep -o 'event loop: [a-z]*' "$T/gwl.log")" "event loop: poll"
+		count_waits $GW_PID $PL poll
 		kill $GW_PID; wait $GW_PID 2>/dev/null
 	else
-		fail "a gateway with --event-loop uv did not start"
+		fail "a gateway with --event-loop poll did not start"
 	fi
 fi
 if full "the gateway without lws's libuv plugin"; then
