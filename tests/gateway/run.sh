@@ -342,21 +342,21 @@ if [ -z "$(h_services_missing)" ]; then
 		node tests/gateway/streams.mjs "http://127.0.0.1:$port" key-one key-two "$sgw" >"$T/streams.out" 2>&1
 		h_count "$T/streams.out"
 		[ $ka = 1 ] && keepalive_finish
-		# the same on libuv: a stream's output is written as it is read
-		# and from WRITEABLE alike, and lws changes a socket's events
-		# there through epoll_ctl (gw_ws.c)
+		# the same on poll (the checks above ran on the default, libuv):
+		# a stream's output is written as it is read and from WRITEABLE
+		# alike, whichever loop tells the gateway a socket is ready (gw_ws.c)
 		port=$((port + 1))
 		SANDBOX_API_KEYS=key-one,key-two SANDBOX_METRICS_KEY=metrics-key start_gateway $gwb $port \
-			"$T/gw.$port.log" --runner-socket "$T/r.sock" --max-sandboxes-per-key 8 --event-loop uv
-		check "streams on libuv: the gateway runs on libuv" \
-			"$(grep -o 'event loop: [a-z]*' "$T/gw.$port.log")" "event loop: libuv"
+			"$T/gw.$port.log" --runner-socket "$T/r.sock" --max-sandboxes-per-key 8 --event-loop poll
+		check "streams on poll: the gateway runs on poll" \
+			"$(grep -o 'event loop: [a-z]*' "$T/gw.$port.log")" "event loop: poll"
 		node tests/gateway/streams.mjs "http://127.0.0.1:$port" key-one key-two "$GW_PID" \
-			>"$T/streams_uv.out" 2>&1
-		sed -i -E 's/^(PASS|FAIL|SKIP): /\1: libuv: /' "$T/streams_uv.out"
-		h_count "$T/streams_uv.out"
-		node tests/gateway/stream_whole.mjs "http://127.0.0.1:$port" key-two "one large stream, libuv" \
-			>"$T/whole_uv.out" 2>&1
-		h_count "$T/whole_uv.out"
+			>"$T/streams_poll.out" 2>&1
+		sed -i -E 's/^(PASS|FAIL|SKIP): /\1: poll: /' "$T/streams_poll.out"
+		h_count "$T/streams_poll.out"
+		node tests/gateway/stream_whole.mjs "http://127.0.0.1:$port" key-two "one large stream, poll" \
+			>"$T/whole_poll.out" 2>&1
+		h_count "$T/whole_poll.out"
 		# and over TLS (lws writes through OpenSSL), on each loop
 		openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ws-tls.key" -out "$T/ws-tls.crt" \
 			-days 2 -subj /CN=localhost >/dev/null 2>&1
