@@ -46,7 +46,7 @@ HARDEN_LDFLAGS := -pie -Wl,-z,relro,-z,now
 # later). Goals that only install packages, clean, or run sub-makes (which
 # check for themselves) need none.
 PKGS    := libwebsockets openssl libcjson libseccomp zlib
-NOPKG_GOALS := deps node-deps clean test run bench bench-density soak image image-rebuild web
+NOPKG_GOALS := deps node-deps clean test run bench bench-density soak image image-rebuild web guest-assets
 ifneq ($(filter-out $(NOPKG_GOALS),$(or $(MAKECMDGOALS),all)),)
 PKG_MISSING := $(shell for p in $(PKGS) cmocka; do pkg-config --exists $$p || echo $$p; done)
 ifneq ($(PKG_MISSING),)
@@ -73,7 +73,7 @@ UNIT_TESTS :=
 obj = $(patsubst %.c,$(OUT)/obj/%.o,$(1))
 
 .PHONY: bench-density
-.PHONY: all asan test bench run image fuzz clean deps unit-tests node-deps soak
+.PHONY: all asan test bench run image fuzz clean deps unit-tests node-deps soak guest-assets
 all:
 
 include lib/lib.mk
@@ -131,8 +131,7 @@ test: deps
 	$(MAKE) all
 	$(MAKE) VARIANT=asan all unit-tests
 	$(MAKE) fuzz-build
-	@if [ -f mk/image.mk ]; then $(MAKE) image; fi
-	@mk/vm.sh >/dev/null || echo "vm: no guest kernel or initramfs (mk/vm.sh failed): the vm driver's checks are skipped"
+	$(MAKE) guest-assets
 	tests/run.sh
 
 run: deps
@@ -141,13 +140,17 @@ run: deps
 	@if [ -f mk/image.mk ]; then $(MAKE) image; fi
 	mk/run.sh
 
-# the image and the VM's guest kernel as make test has them (a few minutes
-# once, not counted in the bench's own wall time): without them a fresh
-# machine's bench skips the sandboxes' figures and prints the VM's as n/a
+# what sandboxes boot from, for test and bench alike: the default image and
+# the VM's guest kernel (a few minutes once; outside the bench's own wall
+# time). Without them a fresh machine's bench skipped the sandboxes'
+# figures and printed the VM's as n/a.
+guest-assets:
+	@if [ -f mk/image.mk ]; then $(MAKE) image; fi
+	@mk/vm.sh >/dev/null || echo "vm: no guest kernel or initramfs (mk/vm.sh failed): the vm driver's checks are skipped, its figures print n/a"
+
 bench: deps
 	$(MAKE) all
-	@if [ -f mk/image.mk ]; then $(MAKE) image; fi
-	@mk/vm.sh >/dev/null || echo "vm: no guest kernel or initramfs (mk/vm.sh failed): the vm figures print n/a"
+	$(MAKE) guest-assets
 	bench/run.sh
 
 # 1000 idle jail sandboxes and 200 gvisor ones on one runner (issue 26):
